@@ -1,0 +1,9 @@
+import { defineRoute } from '../../core/http/route.ts';
+import { grantCredits } from '../../users/user.service.ts';
+import { grantCreditsBody, userIdParams } from '../admin.schema.ts';
+
+export default defineRoute({
+  params: userIdParams,
+  body: grantCreditsBody,
+  run: ({ params, body, platform, lineage }) => grantCredits(params.userId, body, platform, lineage.requestId),
+});

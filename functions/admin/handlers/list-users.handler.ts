@@ -1,0 +1,8 @@
+import { defineRoute } from '../../core/http/route.ts';
+import { listAccounts } from '../../users/user.service.ts';
+import { listUsersQuery } from '../admin.schema.ts';
+
+export default defineRoute({
+  query: listUsersQuery,
+  run: ({ query, platform }) => listAccounts(query, platform),
+});

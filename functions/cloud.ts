@@ -1,0 +1,48 @@
+import { CognitoJwtVerifier } from 'aws-jwt-verify';
+import { routes } from '../lib/manifest/routes.ts';
+import type { IdentityVerifier } from './core/auth/credentials.ts';
+import { configFromEnv, type Config } from './core/config.ts';
+import { createFallbackHandler, createRestHandler, type RestHandler } from './core/http/api-gateway.ts';
+import type { RouteDefinition } from './core/http/route.ts';
+import { createPlatform, type Platform } from './platform.ts';
+
+/**
+ * Composition root of every cloud function. The generated entry of an area function imports its
+ * handler modules and calls `areaHandler`; the platform is built once per execution environment.
+ */
+let platform: Platform | undefined;
+
+function cloudPlatform(): Platform {
+  platform ??= createPlatform(configFromEnv(), { identity: cognitoVerifier(configFromEnv()) });
+  return platform;
+}
+
+function cognitoVerifier(config: Config): IdentityVerifier | null {
+  if (!config.COGNITO_USER_POOL_ID || !config.COGNITO_CLIENT_ID) return null;
+  const verifier = CognitoJwtVerifier.create({ userPoolId: config.COGNITO_USER_POOL_ID, tokenUse: 'id', clientId: config.COGNITO_CLIENT_ID });
+  return {
+    async verify(token) {
+      try {
+        const payload = await verifier.verify(token);
+        return { subject: payload.sub, email: typeof payload['email'] === 'string' ? payload['email'] : null };
+      } catch {
+        return null;
+      }
+    },
+  };
+}
+
+/** The Lambda handler of `area`, given its handler modules keyed by route id. */
+export function areaHandler(area: string, definitions: Readonly<Record<string, RouteDefinition>>): RestHandler {
+  const bound = routes
+    .filter((r) => r.area === area && r.mode === 'buffered')
+    .map((spec) => {
+      const definition = definitions[spec.id];
+      if (definition === undefined) throw new Error(`Handler for route ${spec.id} is missing from the ${area} function`);
+      return { spec, definition };
+    });
+  return createRestHandler(bound, cloudPlatform);
+}
+
+/** The catch-all function behind `ANY /{proxy+}`: 404 and 405 in the platform's envelope. */
+export const fallbackHandler: RestHandler = createFallbackHandler(routes);

@@ -1,0 +1,49 @@
+import { AccessDeniedError, AliasRequiredError, AuthenticationRequiredError } from '../errors.ts';
+
+/** How the caller proved who they are. */
+export type CredentialKind = 'user-token' | 'role-token' | 'secret-key' | 'identity-provider';
+
+/** An authenticated account, carried in the request context instead of loose user ids. */
+export interface UserActor {
+  readonly kind: 'user';
+  readonly userId: string;
+  readonly alias: string | null;
+  readonly isAdmin: boolean;
+  readonly via: CredentialKind;
+  /** Token used, when the credential was a token. */
+  readonly tokenId: string | null;
+  /**
+   * `full` may do everything the account may; `role` (role tokens) may run and read resources but
+   * not manage tokens, keys or the account, and runs receive only `roleKeys`.
+   */
+  readonly scope: 'full' | 'role';
+  readonly roleKeys: readonly string[] | null;
+}
+
+export interface AnonymousActor {
+  readonly kind: 'anonymous';
+}
+
+export type Actor = UserActor | AnonymousActor;
+
+export const anonymous: AnonymousActor = Object.freeze({ kind: 'anonymous' });
+
+/** The caller as a user; anonymous callers get 401. */
+export function requireUser(actor: Actor): UserActor {
+  if (actor.kind !== 'user') throw new AuthenticationRequiredError();
+  return actor;
+}
+
+/** For account and credential management: role tokens are refused. */
+export function requireFullAccess(actor: Actor): UserActor {
+  const user = requireUser(actor);
+  if (user.scope !== 'full') throw new AccessDeniedError('Role tokens cannot manage tokens, keys or the account.');
+  return user;
+}
+
+/** Shared guard for every create endpoint: accounts need an alias before they own resources. */
+export function requireAlias(actor: Actor): UserActor & { readonly alias: string } {
+  const user = requireUser(actor);
+  if (user.alias === null) throw new AliasRequiredError();
+  return user as UserActor & { readonly alias: string };
+}

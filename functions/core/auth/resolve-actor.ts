@@ -1,0 +1,107 @@
+import type { AuthMode } from '../../../lib/manifest/types.ts';
+import { AccessDeniedError, AuthenticationRequiredError } from '../errors.ts';
+import { anonymous, type Actor, type UserActor } from './actor.ts';
+import type { AccountCredential, CredentialLookup, IdentityVerifier } from './credentials.ts';
+import { digestSecret, digestsEqual, isWellFormedSecret } from './secrets.ts';
+
+/** Skip rewriting `lastUsedAt` more often than this, so a busy token costs no extra write per request. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export interface CredentialInput {
+  /** Lower-cased header names. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly query: Readonly<Record<string, string>>;
+}
+
+export interface ResolveActorPorts {
+  readonly credentials: CredentialLookup;
+  readonly identity: IdentityVerifier | null;
+  readonly now: number;
+}
+
+/**
+ * Resolves the caller for a route's auth mode. Any presented credential must be valid, even on
+ * optional routes; failures never say which part was wrong.
+ */
+export async function resolveActor(mode: AuthMode, input: CredentialInput, ports: ResolveActorPorts): Promise<Actor> {
+  if (mode === 'public') return anonymous;
+  const actor = await authenticate(input, ports);
+  if (actor === null) {
+    if (mode === 'optional') return anonymous;
+    throw new AuthenticationRequiredError();
+  }
+  if (mode === 'admin' && !actor.isAdmin) throw new AccessDeniedError('This endpoint is for platform operators only.');
+  return actor;
+}
+
+/** Null when no credential was presented; throws when one was presented and is not valid. */
+async function authenticate(input: CredentialInput, ports: ResolveActorPorts): Promise<UserActor | null> {
+  const authorization = input.headers['authorization'];
+  if (authorization !== undefined) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (!match?.[1]) throw new AuthenticationRequiredError();
+    return authenticateBearer(match[1], ports);
+  }
+  const headerUser = input.headers['x-svc-userid'];
+  const headerSecret = input.headers['x-svc-secretkey'];
+  if (headerUser !== undefined || headerSecret !== undefined) return authenticateSecretKey(headerUser, headerSecret, ports);
+  const queryUser = input.query['userId'];
+  const querySecret = input.query['secretServiceKey'];
+  if (querySecret !== undefined) return authenticateSecretKey(queryUser, querySecret, ports);
+  return null;
+}
+
+async function authenticateBearer(token: string, ports: ResolveActorPorts): Promise<UserActor> {
+  const kind = isWellFormedSecret('userToken', token) ? 'user' : isWellFormedSecret('roleToken', token) ? 'role' : null;
+  if (kind === null) return authenticateSession(token, ports);
+  const digest = digestSecret(token);
+  const credential = await ports.credentials.findTokenByDigest(digest);
+  if (
+    credential === null ||
+    credential.kind !== kind ||
+    credential.status !== 'active' ||
+    !digestsEqual(credential.digest, digest) ||
+    (credential.expiresAt !== null && credential.expiresAt <= ports.now)
+  ) {
+    throw new AuthenticationRequiredError();
+  }
+  const account = await activeAccount(credential.userId, ports);
+  if (credential.lastUsedAt === null || ports.now - credential.lastUsedAt > LAST_USED_RESOLUTION_MS) {
+    await ports.credentials.markTokenUsed(credential.tokenId, ports.now);
+  }
+  return toActor(account, kind === 'user' ? 'user-token' : 'role-token', credential.tokenId, credential.keys);
+}
+
+async function authenticateSession(token: string, ports: ResolveActorPorts): Promise<UserActor> {
+  const identity = ports.identity === null ? null : await ports.identity.verify(token);
+  if (identity === null) throw new AuthenticationRequiredError();
+  const account = await ports.credentials.accountForIdentity(identity.subject, identity.email);
+  if (account.status !== 'active') throw new AuthenticationRequiredError();
+  return toActor(account, 'identity-provider', null, null);
+}
+
+async function authenticateSecretKey(userId: string | undefined, secret: string | undefined, ports: ResolveActorPorts): Promise<UserActor> {
+  if (!userId || !secret || !isWellFormedSecret('secretKey', secret)) throw new AuthenticationRequiredError();
+  const account = await activeAccount(userId, ports);
+  if (!digestsEqual(account.secretKeyDigest, digestSecret(secret))) throw new AuthenticationRequiredError();
+  return toActor(account, 'secret-key', null, null);
+}
+
+async function activeAccount(userId: string, ports: ResolveActorPorts): Promise<AccountCredential> {
+  const account = await ports.credentials.getAccount(userId);
+  if (account === null || account.status !== 'active') throw new AuthenticationRequiredError();
+  return account;
+}
+
+function toActor(account: AccountCredential, via: UserActor['via'], tokenId: string | null, roleKeys: readonly string[] | null): UserActor {
+  return {
+    kind: 'user',
+    userId: account.userId,
+    alias: account.alias,
+    isAdmin: account.isAdmin && via !== 'role-token',
+    via,
+    tokenId,
+    scope: via === 'role-token' ? 'role' : 'full',
+    roleKeys: via === 'role-token' ? (roleKeys ?? []) : null,
+  };
+}

@@ -1,0 +1,51 @@
+import { z } from 'zod';
+
+const optionalUrl = z.url().optional();
+
+const configSchema = z.object({
+  STAGE: z.string().min(1).default('local'),
+  AWS_REGION: z.string().min(1).default('us-east-1'),
+  TABLE_PREFIX: z.string().min(1),
+  BUCKET_PREFIX: z.string().min(1),
+  /** Local stand-ins (dynalite, s3rver); absent in the cloud. */
+  DYNAMODB_ENDPOINT: optionalUrl,
+  S3_ENDPOINT: optionalUrl,
+  /** Public host URLs. Absent ones are derived from the request (cloud API Gateway stage URL). */
+  BASE_URL: optionalUrl,
+  STREAM_URL: optionalUrl,
+  MCP_URL: optionalUrl,
+  VOICE_URL: optionalUrl,
+  CDN_URL: optionalUrl,
+  SITE_URL: optionalUrl,
+  CODE_URL: optionalUrl,
+  PLATFORM_VERSION: z.string().min(1).default('0.1.0'),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  COGNITO_USER_POOL_ID: z.string().min(1).optional(),
+  COGNITO_CLIENT_ID: z.string().min(1).optional(),
+  USAGE_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+});
+
+export type Config = Readonly<z.infer<typeof configSchema>>;
+
+export class ConfigError extends Error {}
+
+/**
+ * Validates configuration once, at start. Fails with one message naming every bad variable, so a
+ * misconfigured function or local start stops immediately instead of failing on some later request.
+ */
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const result = configSchema.safeParse(env);
+  if (!result.success) {
+    const problems = result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ConfigError(`Invalid platform configuration: ${problems}`);
+  }
+  return Object.freeze(result.data);
+}
+
+let cached: Config | undefined;
+
+/** Configuration from `process.env`, read once per process (cloud functions). */
+export function configFromEnv(): Config {
+  cached ??= parseConfig(process.env);
+  return cached;
+}

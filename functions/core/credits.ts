@@ -1,0 +1,99 @@
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Clock } from './clock.ts';
+import { isConditionFailed, type Db } from './db/dynamo.ts';
+import { InsufficientCreditsError, NotFoundError, ValidationError } from './errors.ts';
+import { sortableId } from './ids.ts';
+
+export interface LedgerEntry {
+  readonly userId: string;
+  readonly entryId: string;
+  /** Positive for grants, negative for debits. */
+  readonly amount: number;
+  readonly balanceAfter: number;
+  readonly reason: string;
+  readonly requestId: string | null;
+  readonly createdAt: number;
+}
+
+export interface CreditChange {
+  readonly reason: string;
+  readonly requestId: string | null;
+}
+
+/**
+ * The credit balance and its ledger. A debit is one conditional update (`credits >= cost`), so
+ * concurrent runs can never take a balance below zero; every change then appends a ledger entry.
+ */
+export interface Credits {
+  /** Throws `InsufficientCreditsError` (402) when the balance is short. */
+  debit(userId: string, amount: number, change: CreditChange): Promise<LedgerEntry>;
+  grant(userId: string, amount: number, change: CreditChange): Promise<LedgerEntry>;
+}
+
+/** Credits are kept to 4 decimal places so per-second billing adds up exactly in DynamoDB. */
+export function roundCredits(amount: number): number {
+  return Math.round(amount * 10_000) / 10_000;
+}
+
+export function createCredits(db: Db, clock: Clock): Credits {
+  const users = db.table('users');
+  const ledger = db.table('credit-ledger');
+
+  async function record(userId: string, amount: number, balanceAfter: number, change: CreditChange): Promise<LedgerEntry> {
+    const now = clock.now();
+    const entry: LedgerEntry = { userId, entryId: sortableId('led_', now), amount, balanceAfter, reason: change.reason, requestId: change.requestId, createdAt: now };
+    // Written after the balance moved: a crash in between loses a ledger line, never credits.
+    await db.doc.send(new PutCommand({ TableName: ledger, Item: entry }));
+    return entry;
+  }
+
+  function checkAmount(amount: number): number {
+    const rounded = roundCredits(amount);
+    if (!Number.isFinite(amount) || rounded <= 0) throw new ValidationError('Invalid credit amount', ['amount: must be a positive number']);
+    return rounded;
+  }
+
+  return {
+    async debit(userId, amount, change) {
+      const cost = checkAmount(amount);
+      try {
+        const out = await db.doc.send(
+          new UpdateCommand({
+            TableName: users,
+            Key: { userId },
+            UpdateExpression: 'SET credits = credits - :cost',
+            ConditionExpression: 'attribute_exists(userId) AND credits >= :cost',
+            ExpressionAttributeValues: { ':cost': cost },
+            ReturnValues: 'UPDATED_NEW',
+          }),
+        );
+        return await record(userId, -cost, Number(out.Attributes?.['credits']), change);
+      } catch (error) {
+        if (!isConditionFailed(error)) throw error;
+        // Read only on refusal, to say what the balance was; the refusal itself came from the condition.
+        const current = await db.doc.send(new GetCommand({ TableName: users, Key: { userId }, ProjectionExpression: 'credits' }));
+        if (current.Item === undefined) throw new NotFoundError('Account not found.');
+        throw new InsufficientCreditsError(cost, Number(current.Item['credits'] ?? 0));
+      }
+    },
+    async grant(userId, amount, change) {
+      const value = checkAmount(amount);
+      try {
+        const out = await db.doc.send(
+          new UpdateCommand({
+            TableName: users,
+            Key: { userId },
+            UpdateExpression: 'SET credits = credits + :v',
+            ConditionExpression: 'attribute_exists(userId)',
+            ExpressionAttributeValues: { ':v': value },
+            ReturnValues: 'UPDATED_NEW',
+          }),
+        );
+        return await record(userId, value, Number(out.Attributes?.['credits']), change);
+      } catch (error) {
+        if (isConditionFailed(error)) throw new NotFoundError('Account not found.');
+        throw error;
+      }
+    },
+  };
+}

@@ -1,0 +1,32 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { TableName } from '../../../lib/manifest/tables.ts';
+import type { Config } from '../config.ts';
+
+/** DynamoDB access shared by every store: one document client and the physical table names. */
+export interface Db {
+  readonly doc: DynamoDBDocumentClient;
+  table(name: TableName): string;
+}
+
+export function physicalTableName(prefix: string, name: TableName): string {
+  return `${prefix}${name}`;
+}
+
+export function createDb(config: Pick<Config, 'AWS_REGION' | 'TABLE_PREFIX' | 'DYNAMODB_ENDPOINT'>): Db {
+  const client = new DynamoDBClient({
+    region: config.AWS_REGION,
+    ...(config.DYNAMODB_ENDPOINT
+      ? { endpoint: config.DYNAMODB_ENDPOINT, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
+      : {}),
+  });
+  const doc = DynamoDBDocumentClient.from(client, {
+    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+  });
+  return { doc, table: (name) => physicalTableName(config.TABLE_PREFIX, name) };
+}
+
+/** True for the error DynamoDB returns when a ConditionExpression does not hold. */
+export function isConditionFailed(error: unknown): boolean {
+  return error instanceof Error && error.name === 'ConditionalCheckFailedException';
+}

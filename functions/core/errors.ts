@@ -1,0 +1,127 @@
+/**
+ * One error class per failure kind. Services throw these; `http/error-response.ts` is the one
+ * place that maps a kind to an HTTP status and code. Messages are written for the caller: they
+ * name the problem and never carry internals.
+ */
+export type ErrorKind =
+  | 'invalid-input'
+  | 'malformed-json'
+  | 'unsupported-content-type'
+  | 'authentication-required'
+  | 'insufficient-credits'
+  | 'access-denied'
+  | 'alias-required'
+  | 'not-found'
+  | 'method-not-allowed'
+  | 'conflict'
+  | 'gone'
+  | 'payload-too-large'
+  | 'rate-limited'
+  | 'execution-failed'
+  | 'timeout';
+
+export abstract class PlatformError extends Error {
+  abstract readonly kind: ErrorKind;
+  /** Overrides the kind's default error code (e.g. `AGENT_NOT_FOUND` instead of `NOT_FOUND`). */
+  readonly code: string | undefined;
+
+  constructor(message: string, code?: string) {
+    super(message);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** A field or parameter is missing or invalid. `issues` lists every problem found. */
+export class ValidationError extends PlatformError {
+  readonly kind = 'invalid-input';
+  constructor(
+    message: string,
+    readonly issues: readonly string[] = [],
+    code?: string,
+  ) {
+    super(message, code);
+  }
+}
+
+export class MalformedJsonError extends PlatformError {
+  readonly kind = 'malformed-json';
+}
+
+export class UnsupportedContentTypeError extends PlatformError {
+  readonly kind = 'unsupported-content-type';
+}
+
+/** Never says which part of the credential was wrong. */
+export class AuthenticationRequiredError extends PlatformError {
+  readonly kind = 'authentication-required';
+  constructor() {
+    super('Authentication required: provide a valid access token or user id and secret key.');
+  }
+}
+
+export class InsufficientCreditsError extends PlatformError {
+  readonly kind = 'insufficient-credits';
+  constructor(
+    readonly required: number,
+    readonly available: number,
+  ) {
+    super(`Insufficient credits: this call costs ${required} and the balance is ${available}.`);
+  }
+}
+
+export class AccessDeniedError extends PlatformError {
+  readonly kind = 'access-denied';
+}
+
+export class AliasRequiredError extends PlatformError {
+  readonly kind = 'alias-required';
+  constructor() {
+    super('An alias is required before creating resources. Set one with POST /user/alias {"alias": "your-name"}.');
+  }
+}
+
+export class NotFoundError extends PlatformError {
+  readonly kind = 'not-found';
+}
+
+export class MethodNotAllowedError extends PlatformError {
+  readonly kind = 'method-not-allowed';
+  constructor(
+    method: string,
+    readonly allowed: readonly string[],
+  ) {
+    super(`Method ${method} is not allowed here; use ${allowed.join(', ')}.`);
+  }
+}
+
+export class ConflictError extends PlatformError {
+  readonly kind = 'conflict';
+}
+
+export class GoneError extends PlatformError {
+  readonly kind = 'gone';
+}
+
+export class PayloadTooLargeError extends PlatformError {
+  readonly kind = 'payload-too-large';
+  constructor(readonly limitBytes: number) {
+    super(`Request body is larger than this endpoint's limit of ${limitBytes} bytes.`);
+  }
+}
+
+export class RateLimitedError extends PlatformError {
+  readonly kind = 'rate-limited';
+  constructor(readonly retryAfterSec: number) {
+    super(`Rate limit exceeded; retry after ${retryAfterSec} seconds.`);
+  }
+}
+
+/** User code failed; the message is the user's own error text, never a platform stack. */
+export class ExecutionFailedError extends PlatformError {
+  readonly kind = 'execution-failed';
+}
+
+export class TimeoutError extends PlatformError {
+  readonly kind = 'timeout';
+}

@@ -1,0 +1,117 @@
+import type { z } from 'zod';
+import type { RouteSpec } from '../../../lib/manifest/types.ts';
+import type { Platform } from '../../platform.ts';
+import { anonymous, type Actor } from '../auth/actor.ts';
+import { resolveActor } from '../auth/resolve-actor.ts';
+import { MalformedJsonError, PayloadTooLargeError, TimeoutError, UnsupportedContentTypeError, ValidationError } from '../errors.ts';
+import { errorBody, successBody } from './envelope.ts';
+import { toErrorResponse } from './error-response.ts';
+import { LINEAGE_HEADER, lineageOf, type Lineage } from './lineage.ts';
+import type { HttpRequest } from './request.ts';
+import { Reply, type RouteDefinition } from './route.ts';
+
+export interface HttpResponse {
+  readonly statusCode: number;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+  readonly isBase64Encoded: boolean;
+}
+
+const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** Headers every API response carries. Bearer credentials are never cookies, so `*` is safe for CORS. */
+export function commonHeaders(requestId: string): Record<string, string> {
+  return {
+    'x-request-id': requestId,
+    'cache-control': 'no-store',
+    'access-control-allow-origin': '*',
+    'access-control-expose-headers': 'x-request-id, x-conversation-id, retry-after',
+  };
+}
+
+/** Runs one request through a route: limits, auth, parsing, validation, the handler, the envelope. */
+export async function handleRequest(route: RouteSpec, definition: RouteDefinition, request: HttpRequest, platform: Platform): Promise<HttpResponse> {
+  const started = platform.clock.now();
+  const lineage = lineageOf(request.requestId, request.headers[LINEAGE_HEADER]);
+  const log = platform.log.child({ requestId: lineage.requestId, rootRequestId: lineage.rootRequestId, route: route.id });
+  let actor: Actor = anonymous;
+  let response: HttpResponse;
+  try {
+    if (request.body !== null && request.body.length > route.maxBodyBytes) throw new PayloadTooLargeError(route.maxBodyBytes);
+    actor = await resolveActor(route.auth, request, { credentials: platform.credentials, identity: platform.identity, now: platform.clock.now() });
+    const body = definition.body ? validate('request body', definition.body, parseJsonBody(request)) : undefined;
+    const query = definition.query ? validate('query parameters', definition.query, request.query) : undefined;
+    const params = definition.params ? validate('path parameters', definition.params, request.pathParams) : undefined;
+    const result = await withTimeout(route.timeoutSec, definition.run({ body, query, params, actor, lineage, request, platform, log }));
+    response = toSuccessResponse(route, result, lineage);
+  } catch (error) {
+    const failure = toErrorResponse(error);
+    if (failure.expected) log.info('request refused', { status: failure.status, code: failure.code });
+    else log.error('request failed', { error });
+    response = json(failure.status, errorBody(route.style, failure.code, failure.message, lineage), { ...commonHeaders(lineage.requestId), ...failure.headers });
+  }
+  log.info('request', {
+    method: request.method,
+    path: request.path,
+    status: response.statusCode,
+    durationMs: platform.clock.now() - started,
+    userId: actor.kind === 'user' ? actor.userId : null,
+  });
+  return response;
+}
+
+function toSuccessResponse(route: RouteSpec, result: unknown, lineage: Lineage): HttpResponse {
+  const headers = commonHeaders(lineage.requestId);
+  if (!(result instanceof Reply)) return json(200, successBody(route.style, result, lineage), headers);
+  if (result.raw !== undefined) {
+    const binary = Buffer.isBuffer(result.raw.body);
+    return {
+      statusCode: result.status,
+      headers: { ...headers, ...result.headers, 'content-type': result.raw.contentType },
+      body: binary ? (result.raw.body as Buffer).toString('base64') : (result.raw.body as string),
+      isBase64Encoded: binary,
+    };
+  }
+  return json(result.status, successBody(route.style, result.data, lineage, result.meta), { ...headers, ...result.headers });
+}
+
+export function json(statusCode: number, body: unknown, headers: Record<string, string>): HttpResponse {
+  return { statusCode, headers: { ...headers, 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(body), isBase64Encoded: false };
+}
+
+function parseJsonBody(request: HttpRequest): unknown {
+  if (!METHODS_WITH_BODY.has(request.method) || request.body === null || request.body.length === 0) return {};
+  const contentType = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (contentType !== 'application/json' && !contentType.endsWith('+json')) {
+    throw new UnsupportedContentTypeError(`Content-Type must be application/json${contentType ? ` (got ${contentType})` : ' (none was sent)'}.`);
+  }
+  try {
+    return JSON.parse(request.body.toString('utf8'));
+  } catch (error) {
+    throw new MalformedJsonError(`Request body is not valid JSON: ${(error as Error).message}.`);
+  }
+}
+
+/** Parses `input` with `schema`; a failure lists every problem with the field it concerns. */
+export function validate<S extends z.ZodType>(what: string, schema: S, input: unknown): z.infer<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const issues = result.error.issues.map((issue) => {
+    const field = issue.path.length > 0 ? issue.path.join('.') : what;
+    const missing = issue.code === 'invalid_type' && /received undefined$/.test(issue.message);
+    return `${field}: ${missing ? 'is required' : issue.message}`;
+  });
+  throw new ValidationError(`Invalid ${what}`, issues);
+}
+
+async function withTimeout<T>(seconds: number, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new TimeoutError(`The request did not complete within ${seconds} seconds.`)), seconds * 1000);
+  });
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

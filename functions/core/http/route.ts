@@ -1,0 +1,73 @@
+import type { z } from 'zod';
+import type { Platform } from '../../platform.ts';
+import type { Actor } from '../auth/actor.ts';
+import type { Logger } from '../logger.ts';
+import type { Lineage } from './lineage.ts';
+import type { HttpRequest } from './request.ts';
+
+/** What a handler receives: the parsed, validated request and the caller. */
+export interface RouteContext<B, Q, P> {
+  readonly body: B;
+  readonly query: Q;
+  readonly params: P;
+  readonly actor: Actor;
+  readonly lineage: Lineage;
+  readonly request: HttpRequest;
+  readonly platform: Platform;
+  readonly log: Logger;
+}
+
+/** A response other than "200 with `data` in the route's envelope". */
+export class Reply {
+  private constructor(
+    readonly status: number,
+    readonly data: unknown,
+    readonly headers: Readonly<Record<string, string>>,
+    readonly meta: Record<string, unknown> | undefined,
+    /** When set, sent as-is instead of an envelope. */
+    readonly raw: { body: string | Buffer; contentType: string } | undefined,
+  ) {}
+
+  static created(data: unknown): Reply {
+    return new Reply(201, data, {}, undefined, undefined);
+  }
+
+  static ok(data: unknown, options: { status?: number; headers?: Record<string, string>; meta?: Record<string, unknown> } = {}): Reply {
+    return new Reply(options.status ?? 200, data, options.headers ?? {}, options.meta, undefined);
+  }
+
+  static raw(body: string | Buffer, contentType: string, options: { status?: number; headers?: Record<string, string> } = {}): Reply {
+    return new Reply(options.status ?? 200, undefined, options.headers ?? {}, undefined, { body, contentType });
+  }
+}
+
+type Schema = z.ZodType;
+type Out<S> = S extends z.ZodType<infer T> ? T : undefined;
+
+/** A buffered route: schemas for what it reads, and the use case it runs. */
+export interface RouteDefinition {
+  readonly kind: 'buffered';
+  readonly body: Schema | undefined;
+  readonly query: Schema | undefined;
+  readonly params: Schema | undefined;
+  run(ctx: RouteContext<unknown, unknown, unknown>): Promise<unknown>;
+}
+
+/**
+ * Declares a handler. Handlers stay thin: the schemas do the parsing, `run` calls one service
+ * function and returns its result (or a `Reply`). Auth mode, envelope, limits come from the manifest.
+ */
+export function defineRoute<BS extends Schema | undefined = undefined, QS extends Schema | undefined = undefined, PS extends Schema | undefined = undefined>(def: {
+  body?: BS;
+  query?: QS;
+  params?: PS;
+  run(ctx: RouteContext<Out<BS>, Out<QS>, Out<PS>>): Promise<unknown>;
+}): RouteDefinition {
+  return {
+    kind: 'buffered',
+    body: def.body,
+    query: def.query,
+    params: def.params,
+    run: def.run as RouteDefinition['run'],
+  };
+}

@@ -1,0 +1,56 @@
+import type { CredentialLookup, IdentityVerifier } from './core/auth/credentials.ts';
+import { systemClock, type Clock } from './core/clock.ts';
+import type { Config } from './core/config.ts';
+import { createCredits, type Credits } from './core/credits.ts';
+import { createDb, type Db } from './core/db/dynamo.ts';
+import { createLogger, type Logger } from './core/logger.ts';
+import { createRateLimiter, type RateLimiter } from './core/rate-limit.ts';
+import { createTokenStore, type TokenStore } from './tokens/token.store.ts';
+import { createCredentialLookup } from './users/credential-lookup.ts';
+import { createUserStore, type UserStore } from './users/user.store.ts';
+
+/**
+ * Everything a handler may reach: configuration, the clock, the logger and the ports. Built once
+ * per process by a composition root (`functions/cloud.ts` for Lambda, `lib/local` for `npm start`);
+ * nothing else chooses adapters.
+ */
+export interface Platform {
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly db: Db;
+  readonly credentials: CredentialLookup;
+  readonly identity: IdentityVerifier | null;
+  readonly credits: Credits;
+  readonly rateLimiter: RateLimiter;
+  readonly users: UserStore;
+  readonly tokens: TokenStore;
+}
+
+/** Adapters that differ between the cloud and the local wiring. */
+export interface PlatformAdapters {
+  readonly identity: IdentityVerifier | null;
+  readonly clock?: Clock;
+  readonly log?: Logger;
+}
+
+export function createPlatform(config: Config, adapters: PlatformAdapters): Platform {
+  const clock = adapters.clock ?? systemClock;
+  const log = adapters.log ?? createLogger(config.LOG_LEVEL, { stage: config.STAGE });
+  const db = createDb(config);
+  const users = createUserStore(db);
+  const tokens = createTokenStore(db);
+  const credits = createCredits(db, clock);
+  return {
+    config,
+    clock,
+    log,
+    db,
+    users,
+    tokens,
+    credits,
+    identity: adapters.identity,
+    credentials: createCredentialLookup({ users, tokens, credits, clock }),
+    rateLimiter: createRateLimiter(db, clock),
+  };
+}

@@ -1,0 +1,9 @@
+import { requireFullAccess } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { createTokenBody } from '../token.schema.ts';
+import { createToken } from '../token.service.ts';
+
+export default defineRoute({
+  body: createTokenBody,
+  run: ({ actor, body, platform }) => createToken(requireFullAccess(actor), body, platform),
+});

@@ -1,0 +1,9 @@
+import { requireFullAccess } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { tokenIdParams } from '../token.schema.ts';
+import { getToken } from '../token.service.ts';
+
+export default defineRoute({
+  params: tokenIdParams,
+  run: ({ actor, params, platform }) => getToken(requireFullAccess(actor), params.tokenId, platform),
+});

@@ -1,0 +1,9 @@
+import { requireFullAccess } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { listTokensQuery } from '../token.schema.ts';
+import { listTokens } from '../token.service.ts';
+
+export default defineRoute({
+  query: listTokensQuery,
+  run: ({ actor, query, platform }) => listTokens(requireFullAccess(actor), query, platform),
+});

@@ -1,0 +1,9 @@
+import { requireFullAccess } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { tokenIdParams } from '../token.schema.ts';
+import { regenerateToken } from '../token.service.ts';
+
+export default defineRoute({
+  params: tokenIdParams,
+  run: ({ actor, params, platform }) => regenerateToken(requireFullAccess(actor), params.tokenId, platform),
+});

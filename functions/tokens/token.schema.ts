@@ -1,0 +1,58 @@
+import { z } from 'zod';
+
+export const MAX_ACTIVE_TOKENS = 50;
+
+const tokenName = z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters');
+export const tokenIdSchema = z.string().regex(/^tok_[0-9A-Za-z]{21}$/, 'is not a token id');
+
+export const createTokenBody = z
+  .object({
+    name: tokenName.default('default'),
+    /** Days until the token stops working; omit (with expiresAt) for a token that never expires. */
+    expiresInDays: z.number().int().min(1).max(3650).optional(),
+    /** Epoch milliseconds; alternative to expiresInDays. */
+    expiresAt: z.number().int().positive().optional(),
+  })
+  .refine((b) => b.expiresInDays === undefined || b.expiresAt === undefined, { message: 'give expiresInDays or expiresAt, not both' });
+
+export const listTokensQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  cursor: z.string().optional(),
+  includeRevoked: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+});
+
+export const tokenIdParams = z.object({ tokenId: tokenIdSchema });
+export const tokenIdBody = z.object({ tokenId: tokenIdSchema });
+export const updateTokenBody = z.object({ tokenId: tokenIdSchema, name: tokenName });
+
+/** One access token. The secret itself is never stored: only its SHA-256 digest. */
+export interface TokenRecord {
+  readonly tokenId: string;
+  readonly userId: string;
+  readonly kind: 'user' | 'role';
+  readonly name: string;
+  readonly digest: string;
+  readonly tokenPrefix: string;
+  readonly status: 'active' | 'revoked';
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  readonly expiresAt: number | null;
+  readonly lastUsedAt: number | null;
+  readonly revokedAt: number | null;
+  /** Role tokens: names of the keys attached. */
+  readonly keys: string[] | null;
+}
+
+/** How a token appears in list and get responses. */
+export function publicToken(token: TokenRecord) {
+  return {
+    tokenId: token.tokenId,
+    name: token.name,
+    tokenPrefix: token.tokenPrefix,
+    status: token.status,
+    createdAt: token.createdAt,
+    expiresAt: token.expiresAt,
+    lastUsedAt: token.lastUsedAt,
+    revokedAt: token.revokedAt,
+  };
+}

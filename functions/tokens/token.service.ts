@@ -1,0 +1,123 @@
+import type { UserActor } from '../core/auth/actor.ts';
+import { digestSecret, generateSecret, secretPrefixHint } from '../core/auth/secrets.ts';
+import type { Clock } from '../core/clock.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../core/errors.ts';
+import { sortableId } from '../core/ids.ts';
+import { MAX_ACTIVE_TOKENS, publicToken, type TokenRecord } from './token.schema.ts';
+import type { TokenStore } from './token.store.ts';
+
+export interface TokenPorts {
+  readonly tokens: TokenStore;
+  readonly clock: Clock;
+}
+
+const DAY_MS = 86_400_000;
+
+/** The only response that ever carries the token itself. */
+export interface IssuedToken {
+  readonly tokenId: string;
+  readonly token: string;
+  readonly name: string;
+  readonly tokenPrefix: string;
+  readonly createdAt: number;
+  readonly expiresAt: number | null;
+}
+
+/** Issues a user access token for `userId`; used by token create, admin user create and bootstrap. */
+export async function issueUserToken(userId: string, name: string, expiresAt: number | null, ports: TokenPorts): Promise<IssuedToken> {
+  const now = ports.clock.now();
+  const token = generateSecret('userToken');
+  const record: TokenRecord = {
+    tokenId: sortableId('tok_', now),
+    userId,
+    kind: 'user',
+    name,
+    digest: digestSecret(token),
+    tokenPrefix: secretPrefixHint(token),
+    status: 'active',
+    createdAt: now,
+    updatedAt: now,
+    expiresAt,
+    lastUsedAt: null,
+    revokedAt: null,
+    keys: null,
+  };
+  await ports.tokens.create(record);
+  return { tokenId: record.tokenId, token, name, tokenPrefix: record.tokenPrefix, createdAt: now, expiresAt };
+}
+
+export async function createToken(
+  actor: UserActor,
+  input: { name: string; expiresInDays?: number | undefined; expiresAt?: number | undefined },
+  ports: TokenPorts,
+): Promise<IssuedToken> {
+  const now = ports.clock.now();
+  const expiresAt = input.expiresInDays !== undefined ? now + input.expiresInDays * DAY_MS : (input.expiresAt ?? null);
+  if (expiresAt !== null && expiresAt <= now) throw new ValidationError('Invalid request body', ['expiresAt: must be in the future']);
+  if ((await ports.tokens.countActive(actor.userId, 'user')) >= MAX_ACTIVE_TOKENS) {
+    throw new ConflictError(`An account may hold at most ${MAX_ACTIVE_TOKENS} active tokens; revoke one first.`);
+  }
+  return issueUserToken(actor.userId, input.name, expiresAt, ports);
+}
+
+export async function listTokens(actor: UserActor, query: { limit: number; cursor?: string | undefined; includeRevoked: boolean }, ports: TokenPorts) {
+  const page = await ports.tokens.listByUser(actor.userId, { limit: query.limit, cursor: query.cursor, kind: 'user' });
+  const tokens = page.items.filter((t) => query.includeRevoked || t.status === 'active').map(publicToken);
+  return { tokens, count: tokens.length, nextCursor: page.nextCursor };
+}
+
+async function ownedToken(actor: UserActor, tokenId: string, ports: TokenPorts): Promise<TokenRecord> {
+  const token = await ports.tokens.get(tokenId);
+  // Another user's token is reported as absent, so token ids cannot be probed.
+  if (token === null || token.userId !== actor.userId || token.kind !== 'user') throw new NotFoundError(`Token ${tokenId} not found.`);
+  return token;
+}
+
+export async function getToken(actor: UserActor, tokenId: string, ports: TokenPorts) {
+  return publicToken(await ownedToken(actor, tokenId, ports));
+}
+
+export async function renameToken(actor: UserActor, input: { tokenId: string; name: string }, ports: TokenPorts) {
+  await ownedToken(actor, input.tokenId, ports);
+  const updated = await ports.tokens.rename(input.tokenId, actor.userId, input.name, ports.clock.now());
+  if (updated === null) throw new NotFoundError(`Token ${input.tokenId} not found.`);
+  return publicToken(updated);
+}
+
+export async function revokeToken(actor: UserActor, tokenId: string, ports: TokenPorts) {
+  const token = await ownedToken(actor, tokenId, ports);
+  await ports.tokens.revoke(token, ports.clock.now());
+  return { tokenId, status: 'revoked' as const, message: 'Token revoked.' };
+}
+
+/** Revokes every token of an account (account deletion); pages through all of them. */
+export async function revokeAllTokens(userId: string, ports: TokenPorts): Promise<number> {
+  let revoked = 0;
+  for (const kind of ['user', 'role'] as const) {
+    let cursor: string | undefined;
+    do {
+      const page = await ports.tokens.listByUser(userId, { limit: 100, cursor, kind });
+      for (const token of page.items) {
+        if (token.status !== 'active') continue;
+        await ports.tokens.revoke(token, ports.clock.now());
+        revoked++;
+      }
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor !== undefined);
+  }
+  return revoked;
+}
+
+/** New secret for an existing token id; the old secret stops working at once. */
+export async function regenerateToken(actor: UserActor, tokenId: string, ports: TokenPorts): Promise<IssuedToken> {
+  const current = await ownedToken(actor, tokenId, ports);
+  if (current.status !== 'active') throw new ConflictError(`Token ${tokenId} is revoked and cannot be regenerated.`);
+  const now = ports.clock.now();
+  if (current.expiresAt !== null && current.expiresAt <= now) throw new ConflictError(`Token ${tokenId} has expired; create a new one.`);
+  const token = generateSecret('userToken');
+  const tokenPrefix = secretPrefixHint(token);
+  if (!(await ports.tokens.replaceDigest(current, digestSecret(token), tokenPrefix, now))) {
+    throw new ConflictError(`Token ${tokenId} changed while regenerating; retry.`);
+  }
+  return { tokenId, token, name: current.name, tokenPrefix, createdAt: current.createdAt, expiresAt: current.expiresAt };
+}

@@ -1,0 +1,46 @@
+import type { AccountCredential, CredentialLookup, TokenCredential } from '../core/auth/credentials.ts';
+import type { TokenStore } from '../tokens/token.store.ts';
+import type { UserRecord } from './user.schema.ts';
+import { createAccount, type UserPorts } from './user.service.ts';
+
+function toAccount(user: UserRecord): AccountCredential {
+  return { userId: user.userId, alias: user.alias, isAdmin: user.isAdmin, status: user.status, secretKeyDigest: user.secretKeyDigest };
+}
+
+/** The kernel's credential port, answered from the users and tokens stores. */
+export function createCredentialLookup(ports: UserPorts & { tokens: TokenStore }): CredentialLookup {
+  return {
+    async findTokenByDigest(digest): Promise<TokenCredential | null> {
+      const token = await ports.tokens.findByDigest(digest);
+      if (token === null) return null;
+      return {
+        tokenId: token.tokenId,
+        userId: token.userId,
+        kind: token.kind,
+        digest: token.digest,
+        status: token.status,
+        expiresAt: token.expiresAt,
+        lastUsedAt: token.lastUsedAt,
+        keys: token.keys,
+      };
+    },
+    async getAccount(userId) {
+      const user = await ports.users.get(userId);
+      return user === null ? null : toAccount(user);
+    },
+    async accountForIdentity(subject, email) {
+      const existing = await ports.users.get(subject);
+      if (existing !== null) return toAccount(existing);
+      try {
+        await createAccount({ identitySubject: subject, email: email ?? undefined }, ports, null);
+      } catch (error) {
+        // A concurrent first sign-in created it; read it below.
+        if (!(error instanceof Error && error.name === 'ConflictError')) throw error;
+      }
+      const created = await ports.users.get(subject);
+      if (created === null) throw new Error(`Account for identity ${subject} could not be created`);
+      return toAccount(created);
+    },
+    markTokenUsed: (tokenId, now) => ports.tokens.markUsed(tokenId, now),
+  };
+}

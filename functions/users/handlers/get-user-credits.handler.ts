@@ -1,0 +1,7 @@
+import { requireUser } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { getUserCredits } from '../user.service.ts';
+
+export default defineRoute({
+  run: ({ actor, platform }) => getUserCredits(requireUser(actor), platform),
+});

@@ -1,0 +1,9 @@
+import { requireFullAccess } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { updateProfileBody } from '../user.schema.ts';
+import { updateProfile } from '../user.service.ts';
+
+export default defineRoute({
+  body: updateProfileBody,
+  run: ({ actor, body, platform }) => updateProfile(requireFullAccess(actor), body, platform),
+});

@@ -1,0 +1,140 @@
+import type { UserActor } from '../core/auth/actor.ts';
+import { digestSecret, generateSecret } from '../core/auth/secrets.ts';
+import type { Clock } from '../core/clock.ts';
+import type { Credits } from '../core/credits.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../core/errors.ts';
+import { uuid } from '../core/ids.ts';
+import type { TokenStore } from '../tokens/token.store.ts';
+import { issueUserToken, revokeAllTokens } from '../tokens/token.service.ts';
+import { publicUser, RESERVED_ALIASES, type UserRecord } from './user.schema.ts';
+import type { UserStore } from './user.store.ts';
+
+export interface UserPorts {
+  readonly users: UserStore;
+  readonly tokens: TokenStore;
+  readonly credits: Credits;
+  readonly clock: Clock;
+}
+
+/** A claim older than this whose account does not carry the alias was left by a crash and may be taken. */
+const STALE_CLAIM_MS = 60_000;
+
+async function currentUser(actor: UserActor, ports: Pick<UserPorts, 'users'>): Promise<UserRecord> {
+  const user = await ports.users.get(actor.userId);
+  if (user === null) throw new NotFoundError('Account not found.');
+  return user;
+}
+
+export async function getUserInfo(actor: UserActor, ports: Pick<UserPorts, 'users'>) {
+  return publicUser(await currentUser(actor, ports));
+}
+
+export async function getUserCredits(actor: UserActor, ports: Pick<UserPorts, 'users'>) {
+  const user = await currentUser(actor, ports);
+  return { userId: user.userId, credits: user.credits };
+}
+
+/**
+ * Sets or changes the account's alias. The claim (unique key in `aliases`) is written first, then
+ * the account; the previous alias is released last. A crash after the claim leaves a claim that
+ * the same user can complete and that others may take over once it is stale.
+ */
+export async function setAlias(actor: UserActor, alias: string, ports: UserPorts) {
+  if (RESERVED_ALIASES.has(alias)) throw new ValidationError('Invalid request body', [`alias: "${alias}" is reserved`]);
+  const user = await currentUser(actor, ports);
+  if (user.alias === alias) return { alias, previousAlias: alias, message: 'Alias unchanged.' };
+  const claim = { alias, userId: user.userId, claimedAt: ports.clock.now() };
+  if (!(await ports.users.claimAlias(claim)) && !(await takeOverStaleClaim(alias, claim, ports))) {
+    throw new ConflictError(`Alias "${alias}" is already taken.`);
+  }
+  if (!(await ports.users.setAlias(user.userId, alias, user.alias, ports.clock.now()))) {
+    await ports.users.releaseAlias(claim);
+    throw new ConflictError('The account changed while setting the alias; retry.');
+  }
+  if (user.alias !== null) {
+    const previous = await ports.users.getAliasClaim(user.alias);
+    if (previous !== null && previous.userId === user.userId) await ports.users.releaseAlias(previous);
+  }
+  return { alias, previousAlias: user.alias, message: user.alias === null ? 'Alias set.' : 'Alias changed.' };
+}
+
+async function takeOverStaleClaim(alias: string, claim: { alias: string; userId: string; claimedAt: number }, ports: UserPorts): Promise<boolean> {
+  const existing = await ports.users.getAliasClaim(alias);
+  if (existing === null) return ports.users.claimAlias(claim);
+  if (claim.claimedAt - existing.claimedAt < STALE_CLAIM_MS) return false;
+  const holder = await ports.users.get(existing.userId);
+  if (holder !== null && holder.alias === alias) return false;
+  await ports.users.releaseAlias(existing);
+  return ports.users.claimAlias(claim);
+}
+
+export async function updateProfile(actor: UserActor, fields: Partial<Pick<UserRecord, 'displayName' | 'email' | 'bio'>>, ports: Pick<UserPorts, 'users' | 'clock'>) {
+  const updated = await ports.users.updateProfile(actor.userId, fields, ports.clock.now());
+  if (updated === null) throw new NotFoundError('Account not found.');
+  return publicUser(updated);
+}
+
+/**
+ * Deletes the account: it is marked deleted first (every credential fails from that moment, since
+ * auth checks the account status), then its tokens are revoked. The alias stays reserved so that
+ * nobody else can take over its public addresses.
+ */
+export async function deleteAccount(actor: UserActor, ports: UserPorts) {
+  await ports.users.markDeleted(actor.userId, ports.clock.now());
+  const revokedTokens = await revokeAllTokens(actor.userId, ports);
+  return { userId: actor.userId, status: 'deleted' as const, revokedTokens, message: 'Account deleted.' };
+}
+
+export interface NewAccount {
+  readonly alias?: string | undefined;
+  readonly email?: string | undefined;
+  readonly credits?: number | undefined;
+  readonly isAdmin?: boolean | undefined;
+  /** Identity-provider subject; becomes the user id. */
+  readonly identitySubject?: string | undefined;
+}
+
+/** Creates an account with a first access token and a legacy secret key, both shown only here. */
+export async function createAccount(input: NewAccount, ports: UserPorts, requestId: string | null) {
+  const now = ports.clock.now();
+  const secretKey = generateSecret('secretKey');
+  const user: UserRecord = {
+    userId: input.identitySubject ?? uuid(),
+    kind: 'user',
+    alias: null,
+    email: input.email ?? null,
+    displayName: null,
+    bio: null,
+    credits: 0,
+    isAdmin: input.isAdmin ?? false,
+    status: 'active',
+    secretKeyDigest: digestSecret(secretKey),
+    identitySubject: input.identitySubject ?? null,
+    createdAt: now,
+    updatedAt: now,
+    deletedAt: null,
+  };
+  if (!(await ports.users.create(user))) throw new ConflictError('An account with this id already exists.');
+  const actor: UserActor = { kind: 'user', userId: user.userId, alias: null, isAdmin: user.isAdmin, via: 'user-token', tokenId: null, scope: 'full', roleKeys: null };
+  const alias = input.alias === undefined ? null : (await setAlias(actor, input.alias, ports)).alias;
+  if (input.credits !== undefined && input.credits > 0) {
+    await ports.credits.grant(user.userId, input.credits, { reason: 'initial grant', requestId });
+  }
+  const token = await issueUserToken(user.userId, 'default', null, ports);
+  return { userId: user.userId, alias, token: token.token, tokenId: token.tokenId, secretKey };
+}
+
+export async function listAccounts(query: { limit: number; cursor?: string | undefined }, ports: Pick<UserPorts, 'users'>) {
+  const page = await ports.users.list(query.limit, query.cursor ?? null);
+  return { users: page.items.map(publicUser), count: page.items.length, nextCursor: page.nextCursor };
+}
+
+export async function grantCredits(userId: string, input: { amount: number; reason: string }, ports: UserPorts, requestId: string) {
+  const user = await ports.users.get(userId);
+  if (user === null) throw new NotFoundError(`User ${userId} not found.`);
+  const entry =
+    input.amount >= 0
+      ? await ports.credits.grant(userId, input.amount, { reason: input.reason, requestId })
+      : await ports.credits.debit(userId, -input.amount, { reason: input.reason, requestId });
+  return { userId, amount: entry.amount, credits: entry.balanceAfter, entryId: entry.entryId, reason: entry.reason };
+}

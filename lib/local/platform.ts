@@ -1,0 +1,162 @@
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import type { Server } from 'node:http';
+import { S3Client } from '@aws-sdk/client-s3';
+import { buckets, routes, tables } from '../manifest/index.ts';
+import { parseConfig, type Config } from '../../functions/core/config.ts';
+import { createLogger, type LogLevel } from '../../functions/core/logger.ts';
+import { createPlatform, type Platform } from '../../functions/platform.ts';
+import { createAccount } from '../../functions/users/user.service.ts';
+import { loadRoutes } from './handlers.ts';
+import { createLocalServer, LOCAL_HOST_PREFIX } from './server.ts';
+import { ensureBuckets, ensureTables, startLocalStores } from './stores.ts';
+
+export interface LocalPlatformOptions {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  readonly logLevel?: LogLevel;
+}
+
+export interface RunningPlatform {
+  readonly url: string;
+  readonly dataDir: string;
+  /** Set when this start created the admin account. */
+  readonly createdAdminToken: string | null;
+  readonly platform: Platform;
+  close(): Promise<void>;
+}
+
+/** A failure the user can fix, explained in one line (no stack trace). */
+export class StartupError extends Error {}
+
+export const ADMIN_TOKEN_FILE = 'admin-token';
+const LOCK_FILE = 'platform.pid';
+const LOCAL_PREFIX = 'local-';
+
+/**
+ * Composition root of `npm start`: dynalite and s3rver under DATA_DIR, tables and buckets from the
+ * manifest, the handlers behind one HTTP port, an admin account on first start.
+ */
+export async function startLocalPlatform(options: LocalPlatformOptions): Promise<RunningPlatform> {
+  const dataDir = resolve(options.dataDir);
+  await mkdir(dataDir, { recursive: true });
+  await acquireLock(dataDir);
+  let platform: Platform | null = null;
+  const cleanup: (() => Promise<void>)[] = [() => rm(join(dataDir, LOCK_FILE), { force: true })];
+  const undo = async () => {
+    for (const step of cleanup.reverse()) await step().catch(() => undefined);
+  };
+  try {
+    const bound = await loadRoutes(routes);
+    const server = createLocalServer({ routes: bound, platform: () => platform });
+    await listen(server, options.port, options.host);
+    cleanup.push(() => closeServer(server));
+    const address = server.address() as AddressInfo;
+    const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${address.port}`;
+
+    const stores = await startLocalStores(dataDir);
+    cleanup.push(() => stores.close());
+    const config = localConfig(url, stores, options.logLevel ?? 'info');
+    const ready = createPlatform(config, { identity: null, log: createLogger(config.LOG_LEVEL, { stage: 'local' }) });
+    await ensureTables(ready.db.doc, LOCAL_PREFIX, tables);
+    await ensureBuckets(localS3Client(config), LOCAL_PREFIX, buckets);
+    const createdAdminToken = await bootstrapAdmin(ready, dataDir);
+    platform = ready;
+
+    return {
+      url,
+      dataDir,
+      createdAdminToken,
+      platform: ready,
+      close: undo,
+    };
+  } catch (error) {
+    await undo();
+    throw error;
+  }
+}
+
+function localConfig(url: string, stores: { dynamoEndpoint: string; s3Endpoint: string }, logLevel: LogLevel): Config {
+  const at = (host: keyof typeof LOCAL_HOST_PREFIX) => url + LOCAL_HOST_PREFIX[host];
+  return parseConfig({
+    STAGE: 'local',
+    AWS_REGION: 'us-east-1',
+    TABLE_PREFIX: LOCAL_PREFIX,
+    BUCKET_PREFIX: LOCAL_PREFIX,
+    DYNAMODB_ENDPOINT: stores.dynamoEndpoint,
+    S3_ENDPOINT: stores.s3Endpoint,
+    BASE_URL: at('base'),
+    STREAM_URL: at('stream'),
+    MCP_URL: at('mcp'),
+    VOICE_URL: at('voice').replace(/^http/, 'ws'),
+    CDN_URL: at('cdn'),
+    SITE_URL: at('site'),
+    CODE_URL: at('code'),
+    LOG_LEVEL: logLevel,
+  });
+}
+
+function localS3Client(config: Config): S3Client {
+  return new S3Client({
+    region: config.AWS_REGION,
+    endpoint: config.S3_ENDPOINT,
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+  });
+}
+
+/** On an empty DATA_DIR: the operator account (alias `admin`, 10,000 credits), its token in a mode-600 file. */
+async function bootstrapAdmin(platform: Platform, dataDir: string): Promise<string | null> {
+  if ((await platform.users.getAliasClaim('admin')) !== null) return null;
+  const admin = await createAccount({ alias: 'admin', credits: 10_000, isAdmin: true }, platform, null);
+  const file = join(dataDir, ADMIN_TOKEN_FILE);
+  await writeFile(file, admin.token + '\n', { mode: 0o600 });
+  await chmod(file, 0o600);
+  return admin.token;
+}
+
+async function acquireLock(dataDir: string): Promise<void> {
+  const file = join(dataDir, LOCK_FILE);
+  try {
+    await writeFile(file, String(process.pid), { flag: 'wx' });
+    return;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  const holder = Number((await readFile(file, 'utf8').catch(() => '')).trim());
+  if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
+    throw new StartupError(`DATA_DIR ${dataDir} is in use by another running platform (pid ${holder}); stop it or choose another DATA_DIR.`);
+  }
+  // The previous holder is gone: a stale lock from a crash.
+  await writeFile(file, String(process.pid));
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolveListen, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EADDRINUSE') reject(new StartupError(`Port ${port} on ${host} is already in use; set PORT to a free port.`));
+      else if (error.code === 'EADDRNOTAVAIL') reject(new StartupError(`Cannot listen on ${host}: no such local address; check HOST.`));
+      else reject(error);
+    });
+    server.listen(port, host, () => resolveListen());
+  });
+}
+
+/** Stops accepting, lets in-flight requests finish, then closes idle keep-alive sockets. */
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolveClose) => {
+    server.close(() => resolveClose());
+    server.closeIdleConnections();
+  });
+}

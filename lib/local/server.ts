@@ -1,0 +1,134 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import type { Host, RouteSpec } from '../manifest/types.ts';
+import { createFallbackHandler, createRestHandler, type BoundRoute } from '../../functions/core/http/api-gateway.ts';
+import { errorBody } from '../../functions/core/http/envelope.ts';
+import { toErrorResponse } from '../../functions/core/http/error-response.ts';
+import { lineageOf } from '../../functions/core/http/lineage.ts';
+import { commonHeaders, json } from '../../functions/core/http/pipeline.ts';
+import { RouteTable } from '../../functions/core/http/route-table.ts';
+import { PayloadTooLargeError } from '../../functions/core/errors.ts';
+import type { Platform } from '../../functions/platform.ts';
+import { toRestEvent } from './rest-event.ts';
+
+/** Path prefix of each host on the one local port; the base and MCP hosts are the root. */
+export const LOCAL_HOST_PREFIX: Record<Host, string> = {
+  base: '',
+  mcp: '',
+  stream: '/stream',
+  voice: '/voice',
+  cdn: '/cdn',
+  site: '/sites',
+  code: '/code',
+};
+
+interface Located {
+  readonly host: Host;
+  readonly path: string;
+}
+
+/** Which host a local path belongs to, and the path relative to that host. */
+function locate(pathname: string): Located {
+  for (const [host, prefix] of Object.entries(LOCAL_HOST_PREFIX) as [Host, string][]) {
+    if (prefix !== '' && (pathname === prefix || pathname.startsWith(prefix + '/'))) return { host, path: pathname.slice(prefix.length) || '/' };
+  }
+  return { host: 'base', path: pathname };
+}
+
+export interface LocalServerOptions {
+  readonly routes: readonly BoundRoute[];
+  /** Null until the stores are up: requests meanwhile get 503. */
+  readonly platform: () => Platform | null;
+}
+
+/**
+ * The local HTTP front door: it plays API Gateway's part. It matches the manifest route, refuses
+ * oversized bodies before reading them, builds the REST event and calls the same handler a cloud
+ * function would.
+ */
+export function createLocalServer(options: LocalServerOptions): Server {
+  const tables = new Map<Host, RouteTable<RouteSpec>>();
+  for (const host of Object.keys(LOCAL_HOST_PREFIX) as Host[]) {
+    const hostRoutes = options.routes.filter((r) => r.spec.host === host || (host === 'base' && r.spec.host === 'mcp')).map((r) => r.spec);
+    tables.set(host, new RouteTable(hostRoutes));
+  }
+  const fallback = createFallbackHandler(options.routes.map((r) => r.spec));
+  const dispatch = createRestHandler(options.routes, () => {
+    const platform = options.platform();
+    if (platform === null) throw new Error('platform not ready');
+    return platform;
+  });
+
+  return createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      options.platform()?.log.error('local server failure', { error });
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: 'Internal server error.' }));
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const requestId = randomUUID();
+    const url = new URL(req.url ?? '/', 'http://local');
+    const method = (req.method ?? 'GET').toUpperCase();
+    if (method === 'OPTIONS') return preflight(res, requestId);
+    if (options.platform() === null) return send(res, json(503, { error: 'The platform is starting.', requestId }, commonHeaders(requestId)));
+
+    const located = locate(url.pathname);
+    const match = tables.get(located.host)!.match(method, located.path);
+    if (match.kind !== 'found') {
+      req.resume();
+      const proxy = { proxy: located.path.replace(/^\//, '') };
+      return send(res, await fallback(toRestEvent(req, { requestId, path: located.path, resource: '/{proxy+}', pathParameters: proxy, query: url.searchParams, body: null })));
+    }
+    const limit = match.route.maxBodyBytes;
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (declared > limit) return refuseTooLarge(req, res, requestId, limit);
+    const body = await readBody(req, limit);
+    if (body === 'too-large') return refuseTooLarge(req, res, requestId, limit);
+
+    const event = toRestEvent(req, { requestId, path: located.path, resource: match.route.path, pathParameters: match.params, query: url.searchParams, body });
+    send(res, await dispatch(event));
+  }
+}
+
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null | 'too-large'> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let exceeded = false;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) exceeded = true;
+      else chunks.push(chunk);
+    });
+    req.on('end', () => resolve(exceeded ? 'too-large' : size === 0 ? null : Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function refuseTooLarge(req: IncomingMessage, res: ServerResponse, requestId: string, limit: number): void {
+  const failure = toErrorResponse(new PayloadTooLargeError(limit));
+  const response = json(failure.status, errorBody('B', failure.code, failure.message, lineageOf(requestId, undefined)), { ...commonHeaders(requestId), connection: 'close' });
+  send(res, response);
+  // Stop reading the rest of an oversized upload.
+  req.resume();
+}
+
+function preflight(res: ServerResponse, requestId: string): void {
+  res.writeHead(204, {
+    ...commonHeaders(requestId),
+    'access-control-allow-methods': 'GET, POST, PUT, PATCH, DELETE, OPTIONS',
+    'access-control-allow-headers': 'authorization, content-type, x-svc-userid, x-svc-secretkey, x-svc-lineage',
+    'access-control-max-age': '600',
+  });
+  res.end();
+}
+
+function send(res: ServerResponse, result: APIGatewayProxyResult): void {
+  const body = result.isBase64Encoded ? Buffer.from(result.body, 'base64') : Buffer.from(result.body, 'utf8');
+  const headers: Record<string, string | number> = { ...(result.headers as Record<string, string>), 'content-length': body.length };
+  res.writeHead(result.statusCode, headers);
+  res.end(body);
+}

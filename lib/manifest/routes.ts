@@ -1,0 +1,77 @@
+import type { AuthMode, EnvelopeStyle, Host, HttpMethod, RouteSpec } from './types.ts';
+
+const KIB = 1024;
+
+interface RouteInput {
+  method: HttpMethod;
+  path: string;
+  area: string;
+  handler: string;
+  auth: AuthMode;
+  host?: Host;
+  mode?: RouteSpec['mode'];
+  style?: EnvelopeStyle;
+  timeoutSec?: number;
+  maxBodyBytes?: number;
+}
+
+/** Fills the defaults every route shares, so the table below lists only what differs. */
+function route(input: RouteInput): RouteSpec {
+  return {
+    id: `${input.area}.${input.handler}`,
+    host: input.host ?? 'base',
+    mode: input.mode ?? 'buffered',
+    style: input.style ?? 'B',
+    timeoutSec: input.timeoutSec ?? 29,
+    maxBodyBytes: input.maxBodyBytes ?? 256 * KIB,
+    method: input.method,
+    path: input.path,
+    area: input.area,
+    handler: input.handler,
+    auth: input.auth,
+  };
+}
+
+/** Every HTTP route of the platform. The CDK stack and the local server are both built from this list. */
+export const routes: readonly RouteSpec[] = [
+  // Platform
+  route({ method: 'GET', path: '/health', area: 'platform', handler: 'get-health', auth: 'public' }),
+  route({ method: 'GET', path: '/.well-known/platform.json', area: 'platform', handler: 'get-discovery', auth: 'public' }),
+
+  // Users (SPEC 4.14)
+  route({ method: 'GET', path: '/user/info', area: 'users', handler: 'get-user-info', auth: 'required' }),
+  route({ method: 'GET', path: '/user/credits', area: 'users', handler: 'get-user-credits', auth: 'required' }),
+  route({ method: 'POST', path: '/user/alias', area: 'users', handler: 'set-user-alias', auth: 'required' }),
+  route({ method: 'PUT', path: '/user/alias', area: 'users', handler: 'set-user-alias', auth: 'required' }),
+  route({ method: 'PUT', path: '/user/profile', area: 'users', handler: 'update-user-profile', auth: 'required' }),
+  route({ method: 'DELETE', path: '/user/account', area: 'users', handler: 'delete-user-account', auth: 'required' }),
+
+  // Access tokens (SPEC 4.14)
+  route({ method: 'POST', path: '/user/token/create', area: 'tokens', handler: 'create-token', auth: 'required' }),
+  route({ method: 'GET', path: '/user/token/list', area: 'tokens', handler: 'list-tokens', auth: 'required' }),
+  route({ method: 'GET', path: '/user/token/{tokenId}', area: 'tokens', handler: 'get-token', auth: 'required' }),
+  route({ method: 'PUT', path: '/user/token/update', area: 'tokens', handler: 'update-token', auth: 'required' }),
+  route({ method: 'POST', path: '/user/token/revoke', area: 'tokens', handler: 'revoke-token', auth: 'required' }),
+  route({ method: 'POST', path: '/user/token/{tokenId}/regenerate', area: 'tokens', handler: 'regenerate-token', auth: 'required' }),
+
+  // Operators
+  route({ method: 'POST', path: '/admin/users', area: 'admin', handler: 'create-user', auth: 'admin' }),
+  route({ method: 'GET', path: '/admin/users', area: 'admin', handler: 'list-users', auth: 'admin' }),
+  route({ method: 'POST', path: '/admin/users/{userId}/credits', area: 'admin', handler: 'grant-credits', auth: 'admin' }),
+];
+
+/** Areas in route order, each with its routes: one cloud function per area. */
+export function routesByArea(all: readonly RouteSpec[] = routes): Map<string, RouteSpec[]> {
+  const byArea = new Map<string, RouteSpec[]>();
+  for (const r of all) {
+    const list = byArea.get(r.area) ?? [];
+    list.push(r);
+    byArea.set(r.area, list);
+  }
+  return byArea;
+}
+
+/** Module path of a route's handler, relative to the repository root. */
+export function handlerModulePath(r: Pick<RouteSpec, 'area' | 'handler'>): string {
+  return `functions/${r.area}/handlers/${r.handler}.handler.ts`;
+}

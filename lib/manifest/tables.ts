@@ -1,0 +1,37 @@
+import type { TableSpec } from './types.ts';
+
+/**
+ * Every table of the platform. Invariants are single-item conditional writes, so uniqueness
+ * (aliases, token digests) lives in tables whose key is the unique value.
+ */
+export const tables = [
+  { name: 'users', partitionKey: 'userId', indexes: [{ name: 'byKind', partitionKey: 'kind', sortKey: 'createdAt' }], numberKeys: ['createdAt'] },
+  // alias -> userId; the key makes aliases unique.
+  { name: 'aliases', partitionKey: 'alias' },
+  // Access-token metadata, one item per token id; `byUser` lists a user's tokens.
+  {
+    name: 'tokens',
+    partitionKey: 'tokenId',
+    numberKeys: ['createdAt'],
+    indexes: [{ name: 'byUser', partitionKey: 'userId', sortKey: 'createdAt' }],
+  },
+  // SHA-256 digest -> tokenId, read with a strongly consistent GetItem on every request.
+  { name: 'token-digests', partitionKey: 'digest' },
+  // Credit grants and debits, newest last by entry id (time-ordered).
+  { name: 'credit-ledger', partitionKey: 'userId', sortKey: 'entryId' },
+  // Fixed-window counters; items expire after their window.
+  { name: 'rate-limits', partitionKey: 'bucketKey', ttlAttribute: 'expiresAt' },
+  // One record per resource invocation.
+  {
+    name: 'usage-logs',
+    partitionKey: 'requestId',
+    ttlAttribute: 'expiresAt',
+    numberKeys: ['createdAt'],
+    indexes: [
+      { name: 'byUser', partitionKey: 'userId', sortKey: 'createdAt' },
+      { name: 'byRoot', partitionKey: 'rootRequestId', sortKey: 'createdAt' },
+    ],
+  },
+] as const satisfies readonly TableSpec[];
+
+export type TableName = (typeof tables)[number]['name'];

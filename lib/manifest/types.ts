@@ -1,0 +1,62 @@
+/** Host a route is served on. Locally each non-base host is a path prefix on the one port. */
+export type Host = 'base' | 'stream' | 'mcp' | 'voice' | 'cdn' | 'site' | 'code';
+
+/**
+ * How a route authenticates its caller.
+ * - `required`: a user credential must resolve to an active account.
+ * - `optional`: anonymous callers are allowed; a credential that is present must be valid.
+ * - `public`: credentials are not read at all.
+ * - `admin`: like `required`, and the account must be an operator.
+ */
+export type AuthMode = 'required' | 'optional' | 'public' | 'admin';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** Response envelope family (SPEC part 1 and 7): B is the default, A for agents and actions. */
+export type EnvelopeStyle = 'A' | 'B' | 'website';
+
+/** One HTTP route of the platform, as data. */
+export interface RouteSpec {
+  /** Stable id, `area.verb-noun`; also used for CloudFormation logical ids. */
+  readonly id: string;
+  readonly method: HttpMethod;
+  /** Path template with `{param}` segments, relative to the host. */
+  readonly path: string;
+  readonly host: Host;
+  /** Area folder under `functions/`; one cloud function per area. */
+  readonly area: string;
+  /** Handler module name: `functions/<area>/handlers/<handler>.handler.ts`. */
+  readonly handler: string;
+  readonly auth: AuthMode;
+  /** `buffered` responses go through API Gateway; `streaming` ones through a response-stream function URL. */
+  readonly mode: 'buffered' | 'streaming';
+  readonly style: EnvelopeStyle;
+  /** Seconds before the platform gives up on the handler. */
+  readonly timeoutSec: number;
+  /** Largest accepted request body; larger ones get 413 before they are read. */
+  readonly maxBodyBytes: number;
+}
+
+export interface TableIndex {
+  readonly name: string;
+  readonly partitionKey: string;
+  readonly sortKey?: string;
+}
+
+/** One DynamoDB table per resource kind. Every key attribute is a string unless listed in `numberKeys`. */
+export interface TableSpec {
+  /** Logical name; the physical name is `<tablePrefix><name>`. At least 3 characters (dynalite). */
+  readonly name: string;
+  readonly partitionKey: string;
+  readonly sortKey?: string;
+  readonly numberKeys?: readonly string[];
+  readonly indexes?: readonly TableIndex[];
+  /** Epoch-seconds attribute DynamoDB expires items by; readers filter on it too. */
+  readonly ttlAttribute?: string;
+}
+
+export interface BucketSpec {
+  /** Logical name; the physical name is `<bucketPrefix><name>`. */
+  readonly name: string;
+  readonly purpose: string;
+}
