@@ -8,6 +8,6 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    execArgv: ['--openssl-legacy-provider'],
+    execArgv: ['--openssl-legacy-provider', '--disable-warning=NodeVersionSupportWarning'],
   },
 });

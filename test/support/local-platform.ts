@@ -1,0 +1,74 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ADMIN_TOKEN_FILE, startLocalPlatform, type RunningPlatform } from '../../lib/local/platform.ts';
+
+export interface ApiResponse<T = any> {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly body: T;
+  readonly text: string;
+}
+
+export interface ApiOptions {
+  readonly token?: string;
+  readonly body?: unknown;
+  /** Sent as-is instead of JSON-encoding `body`. */
+  readonly rawBody?: string | Buffer;
+  readonly headers?: Record<string, string>;
+}
+
+export interface TestPlatform {
+  readonly url: string;
+  readonly dataDir: string;
+  readonly adminToken: string;
+  readonly running: RunningPlatform;
+  /** One HTTP call to the platform, as a client would make it. */
+  api<T = any>(method: string, path: string, options?: ApiOptions): Promise<ApiResponse<T>>;
+  /** Stops the platform; the data directory stays for a restart unless `removeData`. */
+  stop(options?: { removeData?: boolean }): Promise<void>;
+}
+
+/** Starts the real local platform on a random port with a temporary (or given) DATA_DIR. */
+export async function startTestPlatform(options: { dataDir?: string } = {}): Promise<TestPlatform> {
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'platform-test-')));
+  const running = await startLocalPlatform({ port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent' });
+  const adminToken = (await readFile(join(dataDir, ADMIN_TOKEN_FILE), 'utf8')).trim();
+  return {
+    url: running.url,
+    dataDir,
+    adminToken,
+    running,
+    api: (method, path, apiOptions) => callApi(running.url, method, path, apiOptions),
+    async stop({ removeData = false } = {}) {
+      await running.close();
+      if (removeData) await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function callApi<T = any>(baseUrl: string, method: string, path: string, options: ApiOptions = {}): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token !== undefined) headers['authorization'] = `Bearer ${options.token}`;
+  let body: string | Buffer | undefined;
+  if (options.rawBody !== undefined) body = options.rawBody;
+  else if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(baseUrl + path, { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown = text;
+  if ((response.headers.get('content-type') ?? '').includes('json') && text.length > 0) parsed = JSON.parse(text);
+  return { status: response.status, headers: response.headers, body: parsed as T, text };
+}
+
+/** Creates a user through the admin API and returns its credentials. */
+export async function createUser(platform: TestPlatform, input: { alias?: string; credits?: number; email?: string } = {}) {
+  const res = await platform.api<{ data: { userId: string; alias: string | null; token: string; tokenId: string; secretKey: string } }>('POST', '/admin/users', {
+    token: platform.adminToken,
+    body: input,
+  });
+  if (res.status !== 201) throw new Error(`creating user failed: ${res.status} ${res.text}`);
+  return res.body.data;
+}
