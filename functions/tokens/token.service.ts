@@ -24,8 +24,7 @@ export interface IssuedToken {
 }
 
 /** Issues a user access token for `userId`; used by token create, admin user create and bootstrap. */
-export async function issueUserToken(userId: string, name: string, expiresAt: number | null, ports: TokenPorts): Promise<IssuedToken> {
-  const now = ports.clock.now();
+export async function issueUserToken(userId: string, name: string, expiresAt: number | null, ports: TokenPorts, now = ports.clock.now()): Promise<IssuedToken> {
   const token = generateSecret('userToken');
   const record: TokenRecord = {
     tokenId: sortableId('tok_', now),
@@ -57,7 +56,7 @@ export async function createToken(
   if ((await ports.tokens.countActive(actor.userId, 'user')) >= MAX_ACTIVE_TOKENS) {
     throw new ConflictError(`An account may hold at most ${MAX_ACTIVE_TOKENS} active tokens; revoke one first.`);
   }
-  return issueUserToken(actor.userId, input.name, expiresAt, ports);
+  return issueUserToken(actor.userId, input.name, expiresAt, ports, now);
 }
 
 export async function listTokens(actor: UserActor, query: { limit: number; cursor?: string | undefined; includeRevoked: boolean }, ports: TokenPorts) {

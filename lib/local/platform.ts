@@ -5,6 +5,7 @@ import type { Server } from 'node:http';
 import { S3Client } from '@aws-sdk/client-s3';
 import { buckets, routes, tables } from '../manifest/index.ts';
 import { parseConfig, type Config } from '../../functions/core/config.ts';
+import type { Clock } from '../../functions/core/clock.ts';
 import { createLogger, type LogLevel } from '../../functions/core/logger.ts';
 import { createPlatform, type Platform } from '../../functions/platform.ts';
 import { createAccount } from '../../functions/users/user.service.ts';
@@ -17,6 +18,8 @@ export interface LocalPlatformOptions {
   readonly host: string;
   readonly dataDir: string;
   readonly logLevel?: LogLevel;
+  /** Replaces the system clock (tests step time instead of sleeping). */
+  readonly clock?: Clock;
 }
 
 export interface RunningPlatform {
@@ -44,7 +47,12 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
   await mkdir(dataDir, { recursive: true });
   await acquireLock(dataDir);
   let platform: Platform | null = null;
-  const cleanup: (() => Promise<void>)[] = [() => rm(join(dataDir, LOCK_FILE), { force: true })];
+  const cleanup: (() => Promise<void>)[] = [
+    async () => {
+      await rm(join(dataDir, LOCK_FILE), { force: true });
+      heldDataDirs.delete(dataDir);
+    },
+  ];
   const undo = async () => {
     for (const step of cleanup.reverse()) await step().catch(() => undefined);
   };
@@ -59,7 +67,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     const stores = await startLocalStores(dataDir);
     cleanup.push(() => stores.close());
     const config = localConfig(url, stores, options.logLevel ?? 'info');
-    const ready = createPlatform(config, { identity: null, log: createLogger(config.LOG_LEVEL, { stage: 'local' }) });
+    const ready = createPlatform(config, { identity: null, log: createLogger(config.LOG_LEVEL, { stage: 'local' }), ...(options.clock ? { clock: options.clock } : {}) });
     await ensureTables(ready.db.doc, LOCAL_PREFIX, tables);
     await ensureBuckets(localS3Client(config), LOCAL_PREFIX, buckets);
     const createdAdminToken = await bootstrapAdmin(ready, dataDir);
@@ -117,20 +125,23 @@ async function bootstrapAdmin(platform: Platform, dataDir: string): Promise<stri
   return admin.token;
 }
 
+/** Data directories this process holds; the pid file alone cannot tell two starts in one process apart. */
+const heldDataDirs = new Set<string>();
+
 async function acquireLock(dataDir: string): Promise<void> {
   const file = join(dataDir, LOCK_FILE);
+  const inUse = (pid: number) => new StartupError(`DATA_DIR ${dataDir} is in use by another running platform (pid ${pid}); stop it or choose another DATA_DIR.`);
+  if (heldDataDirs.has(dataDir)) throw inUse(process.pid);
   try {
     await writeFile(file, String(process.pid), { flag: 'wx' });
-    return;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    const holder = Number((await readFile(file, 'utf8').catch(() => '')).trim());
+    if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) throw inUse(holder);
+    // The previous holder is gone: a stale lock from a crash.
+    await writeFile(file, String(process.pid));
   }
-  const holder = Number((await readFile(file, 'utf8').catch(() => '')).trim());
-  if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
-    throw new StartupError(`DATA_DIR ${dataDir} is in use by another running platform (pid ${holder}); stop it or choose another DATA_DIR.`);
-  }
-  // The previous holder is gone: a stale lock from a crash.
-  await writeFile(file, String(process.pid));
+  heldDataDirs.add(dataDir);
 }
 
 function isAlive(pid: number): boolean {

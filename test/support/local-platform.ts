@@ -18,11 +18,23 @@ export interface ApiOptions {
   readonly headers?: Record<string, string>;
 }
 
+/** System time plus an offset the test moves forward. */
+export class SteppableClock {
+  private offsetMs = 0;
+  now(): number {
+    return Date.now() + this.offsetMs;
+  }
+  advance(ms: number): void {
+    this.offsetMs += ms;
+  }
+}
+
 export interface TestPlatform {
   readonly url: string;
   readonly dataDir: string;
   readonly adminToken: string;
   readonly running: RunningPlatform;
+  readonly clock: SteppableClock;
   /** One HTTP call to the platform, as a client would make it. */
   api<T = any>(method: string, path: string, options?: ApiOptions): Promise<ApiResponse<T>>;
   /** Stops the platform; the data directory stays for a restart unless `removeData`. */
@@ -32,13 +44,15 @@ export interface TestPlatform {
 /** Starts the real local platform on a random port with a temporary (or given) DATA_DIR. */
 export async function startTestPlatform(options: { dataDir?: string } = {}): Promise<TestPlatform> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'platform-test-')));
-  const running = await startLocalPlatform({ port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent' });
+  const clock = new SteppableClock();
+  const running = await startLocalPlatform({ port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent', clock });
   const adminToken = (await readFile(join(dataDir, ADMIN_TOKEN_FILE), 'utf8')).trim();
   return {
     url: running.url,
     dataDir,
     adminToken,
     running,
+    clock,
     api: (method, path, apiOptions) => callApi(running.url, method, path, apiOptions),
     async stop({ removeData = false } = {}) {
       await running.close();
