@@ -3,7 +3,9 @@ import { routes } from '../lib/manifest/routes.ts';
 import type { IdentityVerifier } from './core/auth/credentials.ts';
 import { configFromEnv, type Config } from './core/config.ts';
 import { createFallbackHandler, createRestHandler, type RestHandler } from './core/http/api-gateway.ts';
-import type { RouteDefinition } from './core/http/route.ts';
+import { createStreamHandler, type StreamingLambdaHandler } from './core/http/lambda-stream.ts';
+import type { RouteDefinition, StreamRouteDefinition } from './core/http/route.ts';
+import type { Host } from '../lib/manifest/types.ts';
 import { createPlatform, type Platform } from './platform.ts';
 
 /**
@@ -44,5 +46,17 @@ export function areaHandler(area: string, definitions: Readonly<Record<string, R
   return createRestHandler(bound, cloudPlatform);
 }
 
+/** The handler of a response-streaming function URL serving `host`'s streaming routes. */
+export function streamingHandler(host: Host, definitions: Readonly<Record<string, StreamRouteDefinition>>): StreamingLambdaHandler {
+  const bound = routes
+    .filter((r) => r.host === host && r.mode === 'streaming')
+    .map((spec) => {
+      const definition = definitions[spec.id];
+      if (definition === undefined) throw new Error(`Handler for streaming route ${spec.id} is missing from the ${host} function`);
+      return { spec, definition };
+    });
+  return createStreamHandler(bound, cloudPlatform);
+}
+
 /** The catch-all function behind `ANY /{proxy+}`: 404 and 405 in the platform's envelope. */
-export const fallbackHandler: RestHandler = createFallbackHandler(routes);
+export const fallbackHandler: RestHandler = createFallbackHandler(routes.filter((r) => r.mode === 'buffered' && (r.host === 'base' || r.host === 'mcp')));

@@ -2,18 +2,28 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { handlerModulePath } from '../manifest/routes.ts';
 import type { RouteSpec } from '../manifest/types.ts';
 import type { BoundRoute } from '../../functions/core/http/api-gateway.ts';
-import type { RouteDefinition } from '../../functions/core/http/route.ts';
+import type { BoundStreamRoute } from '../../functions/core/http/lambda-stream.ts';
+import type { AnyRouteDefinition } from '../../functions/core/http/route.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
-/** Imports the handler module of every route; a missing module or default export fails start-up. */
-export async function loadRoutes(routes: readonly RouteSpec[]): Promise<BoundRoute[]> {
-  return Promise.all(
-    routes.map(async (spec) => {
-      const path = handlerModulePath(spec);
-      const module = (await import(pathToFileURL(repoRoot + path).href)) as { default?: RouteDefinition };
-      if (module.default?.kind !== 'buffered') throw new Error(`${path} must export default defineRoute(...) for route ${spec.id}`);
-      return { spec, definition: module.default };
-    }),
-  );
+export interface LoadedRoutes {
+  readonly buffered: BoundRoute[];
+  readonly streaming: BoundStreamRoute[];
+}
+
+/**
+ * Imports the handler module of every route. A missing module, or a definition whose kind does not
+ * match the manifest's mode (defineRoute for buffered, defineStreamRoute for streaming), fails start-up.
+ */
+export async function loadRoutes(routes: readonly RouteSpec[]): Promise<LoadedRoutes> {
+  const loaded: LoadedRoutes = { buffered: [], streaming: [] };
+  for (const spec of routes) {
+    const path = handlerModulePath(spec);
+    const definition = ((await import(pathToFileURL(repoRoot + path).href)) as { default?: AnyRouteDefinition }).default;
+    if (spec.mode === 'buffered' && definition?.kind === 'buffered') loaded.buffered.push({ spec, definition });
+    else if (spec.mode === 'streaming' && definition?.kind === 'streaming') loaded.streaming.push({ spec, definition });
+    else throw new Error(`${path} must export default ${spec.mode === 'buffered' ? 'defineRoute' : 'defineStreamRoute'}(...) for route ${spec.id}`);
+  }
+  return loaded;
 }

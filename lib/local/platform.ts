@@ -57,8 +57,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     for (const step of cleanup.reverse()) await step().catch(() => undefined);
   };
   try {
-    const bound = await loadRoutes(routes);
-    const server = createLocalServer({ routes: bound, platform: () => platform });
+    const loaded = await loadRoutes(routes);
+    const server = createLocalServer({ routes: loaded.buffered, streamRoutes: loaded.streaming, platform: () => platform });
     await listen(server, options.port, options.host);
     cleanup.push(() => closeServer(server));
     const address = server.address() as AddressInfo;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import type { Host, RouteSpec } from '../manifest/types.ts';
-import { createFallbackHandler, createRestHandler, type BoundRoute } from '../../functions/core/http/api-gateway.ts';
+import { createFallbackHandler, createRestHandler, type BoundRoute, type RestHandler } from '../../functions/core/http/api-gateway.ts';
 import { errorBody } from '../../functions/core/http/envelope.ts';
 import { toErrorResponse } from '../../functions/core/http/error-response.ts';
 import { lineageOf } from '../../functions/core/http/lineage.ts';
@@ -10,7 +10,10 @@ import { commonHeaders, json } from '../../functions/core/http/pipeline.ts';
 import { RouteTable } from '../../functions/core/http/route-table.ts';
 import { PayloadTooLargeError } from '../../functions/core/errors.ts';
 import type { Platform } from '../../functions/platform.ts';
+import { createStreamHandler, type BoundStreamRoute, type StreamingLambdaHandler } from '../../functions/core/http/lambda-stream.ts';
 import { toRestEvent } from './rest-event.ts';
+import { installStreamingShim, LocalResponseStream } from './streaming-shim.ts';
+import { toUrlEvent } from './url-event.ts';
 
 /** Path prefix of each host on the one local port; the base and MCP hosts are the root. */
 export const LOCAL_HOST_PREFIX: Record<Host, string> = {
@@ -38,27 +41,34 @@ function locate(pathname: string): Located {
 
 export interface LocalServerOptions {
   readonly routes: readonly BoundRoute[];
+  readonly streamRoutes: readonly BoundStreamRoute[];
   /** Null until the stores are up: requests meanwhile get 503. */
   readonly platform: () => Platform | null;
 }
 
 /**
- * The local HTTP front door: it plays API Gateway's part. It matches the manifest route, refuses
- * oversized bodies before reading them, builds the REST event and calls the same handler a cloud
- * function would.
+ * The local HTTP front door: it plays API Gateway's and the function URLs' part. It matches the
+ * manifest route, refuses oversized bodies before reading them, builds the REST (buffered) or
+ * function URL (streaming) event and calls the same handler a cloud function would.
  */
 export function createLocalServer(options: LocalServerOptions): Server {
-  const tables = new Map<Host, RouteTable<RouteSpec>>();
-  for (const host of Object.keys(LOCAL_HOST_PREFIX) as Host[]) {
-    const hostRoutes = options.routes.filter((r) => r.spec.host === host || (host === 'base' && r.spec.host === 'mcp')).map((r) => r.spec);
-    tables.set(host, new RouteTable(hostRoutes));
-  }
-  const fallback = createFallbackHandler(options.routes.map((r) => r.spec));
-  const dispatch = createRestHandler(options.routes, () => {
+  installStreamingShim();
+  const ready = () => {
     const platform = options.platform();
     if (platform === null) throw new Error('platform not ready');
     return platform;
-  });
+  };
+  const onHost = (spec: RouteSpec, host: Host) => spec.host === host || (host === 'base' && spec.host === 'mcp');
+  const tables = new Map<Host, RouteTable<RouteSpec>>();
+  const streamHandlers = new Map<Host, StreamingLambdaHandler>();
+  const fallbacks = new Map<Host, RestHandler>();
+  for (const host of Object.keys(LOCAL_HOST_PREFIX) as Host[]) {
+    const specs = [...options.routes, ...options.streamRoutes].map((r) => r.spec).filter((spec) => onHost(spec, host));
+    tables.set(host, new RouteTable(specs));
+    fallbacks.set(host, createFallbackHandler(specs));
+    streamHandlers.set(host, createStreamHandler(options.streamRoutes.filter((r) => onHost(r.spec, host)), ready));
+  }
+  const dispatch = createRestHandler(options.routes, ready);
 
   return createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -80,7 +90,7 @@ export function createLocalServer(options: LocalServerOptions): Server {
     if (match.kind !== 'found') {
       req.resume();
       const proxy = { proxy: located.path.replace(/^\//, '') };
-      return send(res, await fallback(toRestEvent(req, { requestId, path: located.path, resource: '/{proxy+}', pathParameters: proxy, query: url.searchParams, body: null })));
+      return send(res, await fallbacks.get(located.host)!(toRestEvent(req, { requestId, path: located.path, resource: '/{proxy+}', pathParameters: proxy, query: url.searchParams, body: null })));
     }
     const limit = match.route.maxBodyBytes;
     const declared = Number(req.headers['content-length'] ?? 0);
@@ -88,6 +98,11 @@ export function createLocalServer(options: LocalServerOptions): Server {
     const body = await readBody(req, limit);
     if (body === 'too-large') return refuseTooLarge(req, res, requestId, limit);
 
+    if (match.route.mode === 'streaming') {
+      const event = toUrlEvent(req, { requestId, path: located.path, query: url.searchParams, body });
+      const stream = new LocalResponseStream(res);
+      return streamHandlers.get(located.host)!(event, stream);
+    }
     const event = toRestEvent(req, { requestId, path: located.path, resource: match.route.path, pathParameters: match.params, query: url.searchParams, body });
     send(res, await dispatch(event));
   }

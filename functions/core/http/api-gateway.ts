@@ -31,9 +31,12 @@ export function createRestHandler(bound: readonly BoundRoute[], platform: () => 
   };
 }
 
-/** Answers paths no route has (404) and known paths called with the wrong method (405), in envelope B. */
+/**
+ * Answers paths no route has (404) and known paths called with the wrong method (405), in envelope
+ * B. `routes` are the routes of the one host the fallback serves.
+ */
 export function createFallbackHandler(routes: readonly RouteSpec[]): RestHandler {
-  const table = new RouteTable(routes.filter((r) => r.host === 'base'));
+  const table = new RouteTable(routes);
   return async (event) => {
     const path = event.pathParameters?.['proxy'] !== undefined ? `/${event.pathParameters['proxy']}` : event.path;
     const match = table.match(event.httpMethod, path);

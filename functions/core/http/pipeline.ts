@@ -8,7 +8,8 @@ import { errorBody, successBody } from './envelope.ts';
 import { toErrorResponse } from './error-response.ts';
 import { LINEAGE_HEADER, lineageOf, type Lineage } from './lineage.ts';
 import type { HttpRequest } from './request.ts';
-import { Reply, type RouteDefinition } from './route.ts';
+import { Reply, type AnyRouteDefinition, type ResponseStream, type RouteContext, type RouteDefinition, type StreamRouteDefinition } from './route.ts';
+import type { Logger } from '../logger.ts';
 
 export interface HttpResponse {
   readonly statusCode: number;
@@ -29,7 +30,43 @@ export function commonHeaders(requestId: string): Record<string, string> {
   };
 }
 
-/** Runs one request through a route: limits, auth, parsing, validation, the handler, the envelope. */
+/** Validated inputs and the caller: what both buffered and streaming handlers start from. */
+async function buildContext(
+  route: RouteSpec,
+  definition: AnyRouteDefinition,
+  request: HttpRequest,
+  platform: Platform,
+  lineage: Lineage,
+  log: Logger,
+  onActor: (actor: Actor) => void,
+): Promise<RouteContext<unknown, unknown, unknown>> {
+  if (request.body !== null && request.body.length > route.maxBodyBytes) throw new PayloadTooLargeError(route.maxBodyBytes);
+  const actor = await resolveActor(route.auth, request, { credentials: platform.credentials, identity: platform.identity, now: platform.clock.now() });
+  onActor(actor);
+  const body = definition.body ? validate('request body', definition.body, parseJsonBody(request)) : undefined;
+  const query = definition.query ? validate('query parameters', definition.query, request.query) : undefined;
+  const params = definition.params ? validate('path parameters', definition.params, request.pathParams) : undefined;
+  return { body, query, params, actor, lineage, request, platform, log };
+}
+
+function errorResponse(route: RouteSpec, error: unknown, lineage: Lineage, log: Logger): HttpResponse {
+  const failure = toErrorResponse(error);
+  if (failure.expected) log.info('request refused', { status: failure.status, code: failure.code });
+  else log.error('request failed', { error });
+  return json(failure.status, errorBody(route.style, failure.code, failure.message, lineage), { ...commonHeaders(lineage.requestId), ...failure.headers });
+}
+
+function logRequest(log: Logger, request: HttpRequest, status: number, started: number, platform: Platform, actor: Actor): void {
+  log.info('request', {
+    method: request.method,
+    path: request.path,
+    status,
+    durationMs: platform.clock.now() - started,
+    userId: actor.kind === 'user' ? actor.userId : null,
+  });
+}
+
+/** Runs one request through a buffered route: limits, auth, parsing, validation, the handler, the envelope. */
 export async function handleRequest(route: RouteSpec, definition: RouteDefinition, request: HttpRequest, platform: Platform): Promise<HttpResponse> {
   const started = platform.clock.now();
   const lineage = lineageOf(request.requestId, request.headers[LINEAGE_HEADER]);
@@ -37,27 +74,63 @@ export async function handleRequest(route: RouteSpec, definition: RouteDefinitio
   let actor: Actor = anonymous;
   let response: HttpResponse;
   try {
-    if (request.body !== null && request.body.length > route.maxBodyBytes) throw new PayloadTooLargeError(route.maxBodyBytes);
-    actor = await resolveActor(route.auth, request, { credentials: platform.credentials, identity: platform.identity, now: platform.clock.now() });
-    const body = definition.body ? validate('request body', definition.body, parseJsonBody(request)) : undefined;
-    const query = definition.query ? validate('query parameters', definition.query, request.query) : undefined;
-    const params = definition.params ? validate('path parameters', definition.params, request.pathParams) : undefined;
-    const result = await withTimeout(route.timeoutSec, definition.run({ body, query, params, actor, lineage, request, platform, log }));
+    const ctx = await buildContext(route, definition, request, platform, lineage, log, (a) => (actor = a));
+    const result = await withTimeout(route.timeoutSec, definition.run(ctx));
     response = toSuccessResponse(route, result, lineage);
   } catch (error) {
-    const failure = toErrorResponse(error);
-    if (failure.expected) log.info('request refused', { status: failure.status, code: failure.code });
-    else log.error('request failed', { error });
-    response = json(failure.status, errorBody(route.style, failure.code, failure.message, lineage), { ...commonHeaders(lineage.requestId), ...failure.headers });
+    response = errorResponse(route, error, lineage, log);
   }
-  log.info('request', {
-    method: request.method,
-    path: request.path,
-    status: response.statusCode,
-    durationMs: platform.clock.now() - started,
-    userId: actor.kind === 'user' ? actor.userId : null,
-  });
+  logRequest(log, request, response.statusCode, started, platform, actor);
   return response;
+}
+
+/** Where a streaming route writes: the transport of the wiring (Lambda response stream or local socket). */
+export interface StreamSink {
+  start(status: number, headers: Record<string, string>): void;
+  write(chunk: Buffer): Promise<void>;
+  end(): Promise<void>;
+}
+
+/**
+ * Runs one request through a streaming route. Until the handler starts the stream, failures are
+ * ordinary error envelopes; after that the handler owns error reporting, and an unexpected throw
+ * just ends the stream (it is logged).
+ */
+export async function handleStreamRequest(route: RouteSpec, definition: StreamRouteDefinition, request: HttpRequest, platform: Platform, sink: StreamSink): Promise<void> {
+  const started = platform.clock.now();
+  const lineage = lineageOf(request.requestId, request.headers[LINEAGE_HEADER]);
+  const log = platform.log.child({ requestId: lineage.requestId, rootRequestId: lineage.rootRequestId, route: route.id });
+  let actor: Actor = anonymous;
+  let status = 0;
+  const stream: ResponseStream = {
+    start(code, headers) {
+      if (status !== 0) throw new Error('stream already started');
+      status = code;
+      sink.start(code, { ...commonHeaders(lineage.requestId), ...headers });
+    },
+    async write(chunk) {
+      if (status === 0) throw new Error('stream.start must be called before write');
+      await sink.write(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk, 'utf8'));
+    },
+    end: () => sink.end(),
+  };
+  try {
+    const ctx = await buildContext(route, definition, request, platform, lineage, log, (a) => (actor = a));
+    await withTimeout(route.timeoutSec, definition.run(ctx, stream));
+    if (status === 0) throw new Error(`streaming route ${route.id} finished without starting its stream`);
+    await sink.end();
+  } catch (error) {
+    if (status === 0) {
+      const response = errorResponse(route, error, lineage, log);
+      status = response.statusCode;
+      sink.start(response.statusCode, response.headers);
+      await sink.write(Buffer.from(response.body, 'utf8'));
+    } else {
+      log.error('stream failed after it started', { error });
+    }
+    await sink.end();
+  }
+  logRequest(log, request, status, started, platform, actor);
 }
 
 function toSuccessResponse(route: RouteSpec, result: unknown, lineage: Lineage): HttpResponse {

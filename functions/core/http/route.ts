@@ -53,6 +53,38 @@ export interface RouteDefinition {
   run(ctx: RouteContext<unknown, unknown, unknown>): Promise<unknown>;
 }
 
+/** Writes a streamed response; `start` must come before the first `write`. */
+export interface ResponseStream {
+  start(status: number, headers: Record<string, string>): void;
+  /** Resolves once the chunk is handed to the transport (backpressure). */
+  write(chunk: string | Buffer): Promise<void>;
+  end(): Promise<void>;
+}
+
+/** A streaming route: same parsing and auth as buffered ones, then `run` writes to the stream. */
+export interface StreamRouteDefinition {
+  readonly kind: 'streaming';
+  readonly body: Schema | undefined;
+  readonly query: Schema | undefined;
+  readonly params: Schema | undefined;
+  run(ctx: RouteContext<unknown, unknown, unknown>, stream: ResponseStream): Promise<void>;
+}
+
+export type AnyRouteDefinition = RouteDefinition | StreamRouteDefinition;
+
+/**
+ * Declares a streaming handler (e.g. chat). Failures before `stream.start` become ordinary error
+ * envelopes; after it, the handler reports them in-band.
+ */
+export function defineStreamRoute<BS extends Schema | undefined = undefined, QS extends Schema | undefined = undefined, PS extends Schema | undefined = undefined>(def: {
+  body?: BS;
+  query?: QS;
+  params?: PS;
+  run(ctx: RouteContext<Out<BS>, Out<QS>, Out<PS>>, stream: ResponseStream): Promise<void>;
+}): StreamRouteDefinition {
+  return { kind: 'streaming', body: def.body, query: def.query, params: def.params, run: def.run as StreamRouteDefinition['run'] };
+}
+
 /**
  * Declares a handler. Handlers stay thin: the schemas do the parsing, `run` calls one service
  * function and returns its result (or a `Reply`). Auth mode, envelope, limits come from the manifest.
