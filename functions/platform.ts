@@ -1,10 +1,12 @@
 import type { CredentialLookup, IdentityVerifier } from './core/auth/credentials.ts';
+import { createBlobStore, createS3Client, type BlobStore } from './core/blobs.ts';
 import { systemClock, type Clock } from './core/clock.ts';
 import type { Config } from './core/config.ts';
 import { createCredits, type Credits } from './core/credits.ts';
 import { createDb, type Db } from './core/db/dynamo.ts';
 import { createLogger, type Logger } from './core/logger.ts';
 import { createRateLimiter, type RateLimiter } from './core/rate-limit.ts';
+import { createUsageLogWriter, type UsageLogWriter } from './core/usage-log.ts';
 import { createTokenStore, type TokenStore } from './tokens/token.store.ts';
 import { createCredentialLookup } from './users/credential-lookup.ts';
 import { createUserStore, type UserStore } from './users/user.store.ts';
@@ -19,6 +21,8 @@ export interface Platform {
   readonly clock: Clock;
   readonly log: Logger;
   readonly db: Db;
+  readonly blobs: BlobStore;
+  readonly usageLogs: UsageLogWriter;
   readonly credentials: CredentialLookup;
   readonly identity: IdentityVerifier | null;
   readonly credits: Credits;
@@ -41,11 +45,14 @@ export function createPlatform(config: Config, adapters: PlatformAdapters): Plat
   const users = createUserStore(db);
   const tokens = createTokenStore(db);
   const credits = createCredits(db, clock);
+  const blobs = createBlobStore(createS3Client(config), config, 'blobs');
   return {
     config,
     clock,
     log,
     db,
+    blobs,
+    usageLogs: createUsageLogWriter(db, blobs, clock, config.USAGE_LOG_RETENTION_DAYS),
     users,
     tokens,
     credits,

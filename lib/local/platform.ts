@@ -2,8 +2,8 @@ import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Server } from 'node:http';
-import { S3Client } from '@aws-sdk/client-s3';
 import { buckets, routes, tables } from '../manifest/index.ts';
+import { createS3Client } from '../../functions/core/blobs.ts';
 import { parseConfig, type Config } from '../../functions/core/config.ts';
 import type { Clock } from '../../functions/core/clock.ts';
 import { createLogger, type LogLevel } from '../../functions/core/logger.ts';
@@ -69,7 +69,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     const config = localConfig(url, stores, options.logLevel ?? 'info');
     const ready = createPlatform(config, { identity: null, log: createLogger(config.LOG_LEVEL, { stage: 'local' }), ...(options.clock ? { clock: options.clock } : {}) });
     await ensureTables(ready.db.doc, LOCAL_PREFIX, tables);
-    await ensureBuckets(localS3Client(config), LOCAL_PREFIX, buckets);
+    await ensureBuckets(createS3Client(config), LOCAL_PREFIX, buckets);
     const createdAdminToken = await bootstrapAdmin(ready, dataDir);
     platform = ready;
 
@@ -103,15 +103,6 @@ function localConfig(url: string, stores: { dynamoEndpoint: string; s3Endpoint: 
     SITE_URL: at('site'),
     CODE_URL: at('code'),
     LOG_LEVEL: logLevel,
-  });
-}
-
-function localS3Client(config: Config): S3Client {
-  return new S3Client({
-    region: config.AWS_REGION,
-    endpoint: config.S3_ENDPOINT,
-    forcePathStyle: true,
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
   });
 }
 

@@ -1,0 +1,40 @@
+import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { BucketName } from '../../lib/manifest/buckets.ts';
+import type { Config } from './config.ts';
+
+/** Object storage for what does not fit in a table item (large log bodies, sources, messages). */
+export interface BlobStore {
+  put(key: string, body: string | Buffer, contentType: string): Promise<void>;
+  /** Null when there is no such object. */
+  get(key: string): Promise<Buffer | null>;
+  delete(key: string): Promise<void>;
+}
+
+export function createS3Client(config: Pick<Config, 'AWS_REGION' | 'S3_ENDPOINT'>): S3Client {
+  return new S3Client({
+    region: config.AWS_REGION,
+    // Locally s3rver: path-style addressing and its fixed credentials.
+    ...(config.S3_ENDPOINT ? { endpoint: config.S3_ENDPOINT, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } } : {}),
+  });
+}
+
+export function createBlobStore(client: S3Client, config: Pick<Config, 'BUCKET_PREFIX'>, bucket: BucketName): BlobStore {
+  const Bucket = `${config.BUCKET_PREFIX}${bucket}`;
+  return {
+    async put(key, body, contentType) {
+      await client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentType: contentType }));
+    },
+    async get(key) {
+      try {
+        const out = await client.send(new GetObjectCommand({ Bucket, Key: key }));
+        return out.Body ? Buffer.from(await out.Body.transformToByteArray()) : Buffer.alloc(0);
+      } catch (error) {
+        if (error instanceof NoSuchKey || (error as Error).name === 'NoSuchKey') return null;
+        throw error;
+      }
+    },
+    async delete(key) {
+      await client.send(new DeleteObjectCommand({ Bucket, Key: key }));
+    },
+  };
+}

@@ -1,0 +1,108 @@
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { BlobStore } from './blobs.ts';
+import type { Clock } from './clock.ts';
+import type { Db } from './db/dynamo.ts';
+import type { Lineage } from './http/lineage.ts';
+import { redact } from './logger.ts';
+
+/** Bodies up to this size are kept in the record; larger ones go to the blob store in full. */
+export const INLINE_BODY_BYTES = 8 * 1024;
+
+export type ResourceType = 'agent' | 'action' | 'mcp' | 'voice' | 'code-server' | 'cron' | 'channel' | 'knowledge' | 'test';
+
+export interface LoggedBody {
+  /** The body, or its first INLINE_BODY_BYTES when `truncated`. */
+  readonly preview: string;
+  readonly sizeBytes: number;
+  readonly truncated: boolean;
+  /** Blob key of the full body when truncated. */
+  readonly blobKey: string | null;
+}
+
+/** One record per resource invocation (SPEC part 2, "Log record"). */
+export interface UsageLogRecord {
+  readonly requestId: string;
+  readonly rootRequestId: string;
+  readonly parentRequestId: string | null;
+  readonly parentConversationId: string | null;
+  readonly parentAgentId: string | null;
+  readonly userId: string;
+  readonly resourceId: string;
+  readonly resourceType: ResourceType;
+  /** Finer kind where the spec names one, e.g. `CODE_SERVER_BILLING`. */
+  readonly requestType: string | null;
+  readonly status: 'success' | 'error' | 'timeout';
+  readonly request: LoggedBody;
+  readonly response: LoggedBody;
+  readonly metrics: { readonly durationMs: number; readonly memoryMb: number | null; readonly maxMemoryUsedMb: number | null };
+  readonly creditsUsed: number;
+  readonly error: { readonly code: string; readonly message: string } | null;
+  readonly createdAt: number;
+  /** Epoch seconds; DynamoDB TTL. */
+  readonly expiresAt: number;
+}
+
+export interface UsageLogInput {
+  readonly lineage: Lineage;
+  readonly userId: string;
+  readonly resourceId: string;
+  readonly resourceType: ResourceType;
+  readonly requestType?: string;
+  readonly status: UsageLogRecord['status'];
+  readonly request: unknown;
+  readonly response: unknown;
+  readonly durationMs: number;
+  readonly memoryMb?: number;
+  readonly maxMemoryUsedMb?: number;
+  readonly creditsUsed: number;
+  readonly error?: { code: string; message: string };
+}
+
+export interface UsageLogWriter {
+  write(input: UsageLogInput): Promise<UsageLogRecord>;
+}
+
+/**
+ * Writes usage records: large bodies first to the blob store, then the record (so a record never
+ * points at a missing body). Bodies pass through the log redactor, so credentials that a caller
+ * put in a body are not kept.
+ */
+export function createUsageLogWriter(db: Db, blobs: BlobStore, clock: Clock, retentionDays: number): UsageLogWriter {
+  const table = db.table('usage-logs');
+
+  async function logBody(value: unknown, key: string): Promise<LoggedBody> {
+    const text = typeof value === 'string' ? String(redact(value)) : JSON.stringify(redact(value ?? null));
+    const bytes = Buffer.from(text, 'utf8');
+    if (bytes.length <= INLINE_BODY_BYTES) return { preview: text, sizeBytes: bytes.length, truncated: false, blobKey: null };
+    await blobs.put(key, bytes, 'application/json');
+    return { preview: bytes.subarray(0, INLINE_BODY_BYTES).toString('utf8').replace(/\uFFFD$/, ''), sizeBytes: bytes.length, truncated: true, blobKey: key };
+  }
+
+  return {
+    async write(input) {
+      const now = clock.now();
+      const prefix = `usage-logs/${input.userId}/${input.lineage.requestId}`;
+      const record: UsageLogRecord = {
+        requestId: input.lineage.requestId,
+        rootRequestId: input.lineage.rootRequestId,
+        parentRequestId: input.lineage.parentRequestId,
+        parentConversationId: input.lineage.parentConversationId,
+        parentAgentId: input.lineage.parentAgentId,
+        userId: input.userId,
+        resourceId: input.resourceId,
+        resourceType: input.resourceType,
+        requestType: input.requestType ?? null,
+        status: input.status,
+        request: await logBody(input.request, `${prefix}/request.json`),
+        response: await logBody(input.response, `${prefix}/response.json`),
+        metrics: { durationMs: input.durationMs, memoryMb: input.memoryMb ?? null, maxMemoryUsedMb: input.maxMemoryUsedMb ?? null },
+        creditsUsed: input.creditsUsed,
+        error: input.error ?? null,
+        createdAt: now,
+        expiresAt: Math.floor(now / 1000) + retentionDays * 86_400,
+      };
+      await db.doc.send(new PutCommand({ TableName: table, Item: record }));
+      return record;
+    },
+  };
+}

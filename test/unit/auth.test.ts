@@ -1,0 +1,125 @@
+import { describe, expect, it } from 'vitest';
+import { requireAlias, requireFullAccess, type UserActor } from '../../functions/core/auth/actor.ts';
+import type { AccountCredential, CredentialLookup, TokenCredential } from '../../functions/core/auth/credentials.ts';
+import { resolveActor } from '../../functions/core/auth/resolve-actor.ts';
+import { digestSecret, generateSecret, isWellFormedSecret, secretPrefixHint } from '../../functions/core/auth/secrets.ts';
+import { AccessDeniedError, AliasRequiredError, AuthenticationRequiredError } from '../../functions/core/errors.ts';
+
+/** In-memory credential port: actor resolution is domain logic and needs no AWS. */
+function fakeCredentials(accounts: AccountCredential[], tokens: TokenCredential[]) {
+  const used: string[] = [];
+  const lookup: CredentialLookup = {
+    findTokenByDigest: async (digest) => tokens.find((t) => t.digest === digest) ?? null,
+    getAccount: async (userId) => accounts.find((a) => a.userId === userId) ?? null,
+    accountForIdentity: async () => {
+      throw new Error('not used');
+    },
+    markTokenUsed: async (tokenId) => {
+      used.push(tokenId);
+    },
+  };
+  return { lookup, used };
+}
+
+const NOW = 1_800_000_000_000;
+
+function setup(overrides: { token?: Partial<TokenCredential>; account?: Partial<AccountCredential> } = {}) {
+  const token = generateSecret('userToken');
+  const secretKey = generateSecret('secretKey');
+  const account: AccountCredential = { userId: 'u1', alias: 'ann', isAdmin: false, status: 'active', secretKeyDigest: digestSecret(secretKey), ...overrides.account };
+  const credential: TokenCredential = { tokenId: 't1', userId: 'u1', kind: 'user', digest: digestSecret(token), status: 'active', expiresAt: null, lastUsedAt: null, keys: null, ...overrides.token };
+  const { lookup, used } = fakeCredentials([account], [credential]);
+  const ports = { credentials: lookup, identity: null, now: NOW };
+  return { token, secretKey, ports, used };
+}
+
+const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` }, query: {} });
+
+describe('secrets', () => {
+  it('have the prefix, 46 base62 characters and a checksum that catches a one-character change', () => {
+    const token = generateSecret('userToken');
+    expect(token).toMatch(/^svc_ut_[0-9A-Za-z]{46}$/);
+    expect(isWellFormedSecret('userToken', token)).toBe(true);
+    const flipped = token.slice(0, 10) + (token[10] === 'a' ? 'b' : 'a') + token.slice(11);
+    expect(isWellFormedSecret('userToken', flipped)).toBe(false);
+    expect(isWellFormedSecret('roleToken', token)).toBe(false);
+    expect(secretPrefixHint(token)).toBe(token.slice(0, 11));
+    expect(digestSecret(token)).toMatch(/^[0-9a-f]{64}$/);
+    expect(new Set(Array.from({ length: 200 }, () => generateSecret('userToken'))).size).toBe(200);
+  });
+});
+
+describe('resolveActor', () => {
+  it('resolves a valid bearer token to its account and records the use', async () => {
+    const { token, ports, used } = setup();
+    const actor = await resolveActor('required', bearer(token), ports);
+    expect(actor).toMatchObject({ kind: 'user', userId: 'u1', alias: 'ann', via: 'user-token', tokenId: 't1', scope: 'full' });
+    expect(used).toEqual(['t1']);
+  });
+
+  it('skips the lastUsedAt write when the token was used within the last minute', async () => {
+    const { token, ports, used } = setup({ token: { lastUsedAt: NOW - 30_000 } });
+    await resolveActor('required', bearer(token), ports);
+    expect(used).toEqual([]);
+  });
+
+  it.each([
+    ['revoked', { token: { status: 'revoked' as const } }],
+    ['expired', { token: { expiresAt: NOW } }],
+    ['account deleted', { account: { status: 'deleted' as const } }],
+    ['digest replaced by regeneration', { token: { digest: 'f'.repeat(64) } }],
+  ])('refuses a %s token with the same 401', async (_name, overrides) => {
+    const { token, ports } = setup(overrides);
+    await expect(resolveActor('required', bearer(token), ports)).rejects.toThrow(AuthenticationRequiredError);
+  });
+
+  it('refuses malformed credentials even on optional routes, but lets absent ones through as anonymous', async () => {
+    const { ports } = setup();
+    await expect(resolveActor('optional', bearer('svc_ut_short'), ports)).rejects.toThrow(AuthenticationRequiredError);
+    await expect(resolveActor('optional', { headers: { authorization: 'Basic abc' }, query: {} }, ports)).rejects.toThrow(AuthenticationRequiredError);
+    await expect(resolveActor('optional', { headers: {}, query: {} }, ports)).resolves.toEqual({ kind: 'anonymous' });
+    await expect(resolveActor('required', { headers: {}, query: {} }, ports)).rejects.toThrow(AuthenticationRequiredError);
+  });
+
+  it('does not read credentials at all on public routes', async () => {
+    const { ports } = setup();
+    await expect(resolveActor('public', bearer('garbage'), ports)).resolves.toEqual({ kind: 'anonymous' });
+  });
+
+  it('accepts the legacy secret key in headers or query, compared by digest', async () => {
+    const { secretKey, ports } = setup();
+    const viaHeaders = await resolveActor('required', { headers: { 'x-svc-userid': 'u1', 'x-svc-secretkey': secretKey }, query: {} }, ports);
+    const viaQuery = await resolveActor('required', { headers: {}, query: { userId: 'u1', secretServiceKey: secretKey } }, ports);
+    expect(viaHeaders).toMatchObject({ userId: 'u1', via: 'secret-key' });
+    expect(viaQuery).toMatchObject({ userId: 'u1', via: 'secret-key' });
+    await expect(resolveActor('required', { headers: { 'x-svc-userid': 'u1' }, query: {} }, ports)).rejects.toThrow(AuthenticationRequiredError);
+  });
+
+  it('keeps admin routes for admins', async () => {
+    const { token, ports } = setup();
+    await expect(resolveActor('admin', bearer(token), ports)).rejects.toThrow(AccessDeniedError);
+    const admin = setup({ account: { isAdmin: true } });
+    await expect(resolveActor('admin', bearer(admin.token), admin.ports)).resolves.toMatchObject({ isAdmin: true });
+  });
+
+  it('gives role tokens a reduced scope and only their keys', async () => {
+    const role = generateSecret('roleToken');
+    const { ports } = setup();
+    const { lookup } = fakeCredentials(
+      [{ userId: 'u1', alias: 'ann', isAdmin: true, status: 'active', secretKeyDigest: '' }],
+      [{ tokenId: 'r1', userId: 'u1', kind: 'role', digest: digestSecret(role), status: 'active', expiresAt: null, lastUsedAt: NOW, keys: ['openai'] }],
+    );
+    const actor = (await resolveActor('required', bearer(role), { ...ports, credentials: lookup })) as UserActor;
+    expect(actor).toMatchObject({ via: 'role-token', scope: 'role', roleKeys: ['openai'], isAdmin: false });
+    expect(() => requireFullAccess(actor)).toThrow(AccessDeniedError);
+  });
+});
+
+describe('alias guard', () => {
+  it('refuses resource creation for accounts without an alias, naming the fix', () => {
+    const actor: UserActor = { kind: 'user', userId: 'u', alias: null, isAdmin: false, via: 'user-token', tokenId: null, scope: 'full', roleKeys: null };
+    expect(() => requireAlias(actor)).toThrow(AliasRequiredError);
+    expect(() => requireAlias(actor)).toThrow(/POST \/user\/alias/);
+    expect(requireAlias({ ...actor, alias: 'bob' }).alias).toBe('bob');
+  });
+});
