@@ -2,7 +2,7 @@ import type { UserActor } from '../core/auth/actor.ts';
 import { digestSecret, generateSecret } from '../core/auth/secrets.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Credits } from '../core/credits.ts';
-import { ConflictError, NotFoundError, ValidationError } from '../core/errors.ts';
+import { ConflictError, InsufficientCreditsError, NotFoundError, ValidationError } from '../core/errors.ts';
 import { uuid } from '../core/ids.ts';
 import type { TokenStore } from '../tokens/token.store.ts';
 import { issueUserToken, revokeAllTokens } from '../tokens/token.service.ts';
@@ -132,9 +132,12 @@ export async function listAccounts(query: { limit: number; cursor?: string | und
 export async function grantCredits(userId: string, input: { amount: number; reason: string }, ports: UserPorts, requestId: string) {
   const user = await ports.users.get(userId);
   if (user === null) throw new NotFoundError(`User ${userId} not found.`);
-  const entry =
-    input.amount >= 0
-      ? await ports.credits.grant(userId, input.amount, { reason: input.reason, requestId })
-      : await ports.credits.debit(userId, -input.amount, { reason: input.reason, requestId });
+  const change = { reason: input.reason, requestId };
+  const entry = input.amount >= 0 ? await ports.credits.grant(userId, input.amount, change) : await ports.credits.debit(userId, -input.amount, change).catch((error: unknown) => {
+    if (error instanceof InsufficientCreditsError) {
+      throw new ConflictError(`A correction of ${input.amount} would take the balance of ${error.available} below zero.`);
+    }
+    throw error;
+  });
   return { userId, amount: entry.amount, credits: entry.balanceAfter, entryId: entry.entryId, reason: entry.reason };
 }

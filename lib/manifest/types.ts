@@ -17,7 +17,7 @@ export type EnvelopeStyle = 'A' | 'B' | 'website';
 
 /** One HTTP route of the platform, as data. */
 export interface RouteSpec {
-  /** Stable id, `area.verb-noun`; also used for CloudFormation logical ids. */
+  /** `area.handler`: routes served by one handler module (POST and PUT /user/alias) share it. */
   readonly id: string;
   readonly method: HttpMethod;
   /** Path template with `{param}` segments, relative to the host. */

@@ -191,8 +191,8 @@ describe('users and tokens over HTTP', () => {
     expect(denied.status).toBe(403);
     expect(granted.body.data).toMatchObject({ amount: 20, credits: 25 });
     expect(corrected.body.data).toMatchObject({ amount: -10, credits: 15 });
-    expect(overdrawn.status).toBe(402);
-    expect(overdrawn.body.code).toBe('INSUFFICIENT_CREDITS');
+    expect(overdrawn.status).toBe(409);
+    expect(overdrawn.body.error).toBe('A correction of -100 would take the balance of 15 below zero.');
     expect(unknown.status).toBe(404);
     expect((await platform.api('GET', '/user/credits', { token: user.token })).body.data.credits).toBe(15);
   });

@@ -1,0 +1,35 @@
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { routes } from '../lib/manifest/index.ts';
+import { checkCoverage, findUnspecifiedRoutes, formatEndpoint, formatRoute, groupBySection, isPlatformExtra, parseSpecEndpoints } from '../lib/manifest/spec-coverage.ts';
+
+/**
+ * `npm run spec:coverage`: which SPEC part 4 endpoints the manifest serves. A progress report, not
+ * a gate: it exits 0 however many are missing (the unit tests guard the manifest itself).
+ */
+const specFile = fileURLToPath(new URL('../docs/SPEC.md', import.meta.url));
+
+try {
+  const endpoints = parseSpecEndpoints(await readFile(specFile, 'utf8'));
+  const entries = checkCoverage(endpoints, routes);
+  console.log(`SPEC part 4 endpoints (${specFile}) against lib/manifest/routes.ts\n`);
+  for (const group of groupBySection(entries)) {
+    console.log(`${group.section}: ${group.implemented} of ${group.entries.length}`);
+    for (const entry of group.entries) {
+      const served = entry.routes.length > 0 ? `  <- ${entry.routes.map((r) => r.id).join(', ')}` : '';
+      console.log(`  ${entry.routes.length > 0 ? 'implemented' : 'missing    '}  ${formatEndpoint(entry.endpoint)}${served}`);
+    }
+    console.log('');
+  }
+
+  const extras = routes.filter(isPlatformExtra);
+  if (extras.length > 0) console.log(`Platform extras, not in the SPEC: ${extras.map(formatRoute).join(', ')}`);
+  const unspecified = findUnspecifiedRoutes(endpoints, routes);
+  if (unspecified.length > 0) console.log(`Routes in neither the SPEC nor the extras: ${unspecified.map(formatRoute).join(', ')}`);
+
+  const implemented = entries.filter((entry) => entry.routes.length > 0).length;
+  console.log(`${implemented} of ${entries.length} endpoints implemented`);
+} catch (error) {
+  console.error(`Cannot read the SPEC endpoints from ${specFile}: ${(error as Error).message}`);
+  process.exitCode = 1;
+}
