@@ -1,0 +1,62 @@
+/**
+ * `npm test`: every TypeScript test (vitest) and every Python runtime test (unittest), then one
+ * closing line `N passed, N failed` over both. Exit status is non-zero if either suite failed.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = new URL('../', import.meta.url).pathname;
+const tmp = join(root, '.tmp');
+mkdirSync(tmp, { recursive: true });
+const vitestReport = join(tmp, 'vitest-report.json');
+rmSync(vitestReport, { force: true });
+
+interface Tally {
+  passed: number;
+  failed: number;
+  skipped: number;
+  ok: boolean;
+}
+
+function runVitest(extraArgs: string[]): Tally {
+  const result = spawnSync(process.execPath, [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${vitestReport}`, ...extraArgs], {
+    cwd: root,
+    stdio: 'inherit',
+  });
+  try {
+    const report = JSON.parse(readFileSync(vitestReport, 'utf8')) as { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number };
+    return { passed: report.numPassedTests, failed: report.numFailedTests, skipped: report.numPendingTests + report.numTodoTests, ok: result.status === 0 };
+  } catch {
+    // No report means vitest itself failed (e.g. a file did not compile): count it as one failure.
+    return { passed: 0, failed: 1, skipped: 0, ok: false };
+  }
+}
+
+function runPython(): Tally {
+  const result = spawnSync('python3', ['-m', 'unittest', 'discover', '-s', 'python-runtime', '-p', 'test_*.py', '-t', 'python-runtime'], { cwd: root, encoding: 'utf8' });
+  if (result.error) {
+    console.error(`python3 could not be run: ${result.error.message}`);
+    return { passed: 0, failed: 1, skipped: 0, ok: false };
+  }
+  process.stdout.write(result.stdout);
+  process.stderr.write(result.stderr);
+  const output = result.stderr + result.stdout;
+  const ran = Number(/Ran (\d+) tests?/.exec(output)?.[1] ?? 0);
+  const count = (name: string) => Number(new RegExp(`${name}=(\\d+)`).exec(output)?.[1] ?? 0);
+  const failed = count('failures') + count('errors') + count('unexpected successes');
+  const skipped = count('skipped') + count('expected failures');
+  // unittest exits 5 when it found no tests (3.12+): that is not a failure of the suite.
+  const ok = result.status === 0 || (result.status === 5 && ran === 0);
+  return { passed: Math.max(0, ran - failed - skipped), failed: ok ? failed : Math.max(failed, 1), skipped, ok };
+}
+
+const args = process.argv.slice(2);
+const ts = runVitest(args);
+const py = args.length > 0 ? { passed: 0, failed: 0, skipped: 0, ok: true } : runPython();
+const passed = ts.passed + py.passed;
+const failed = ts.failed + py.failed;
+const skipped = ts.skipped + py.skipped;
+console.log(`\nTypeScript: ${ts.passed} passed, ${ts.failed} failed, ${ts.skipped} skipped; Python: ${py.passed} passed, ${py.failed} failed, ${py.skipped} skipped`);
+console.log(`${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}`);
+process.exit(ts.ok && py.ok && failed === 0 ? 0 : 1);
