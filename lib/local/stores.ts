@@ -42,40 +42,42 @@ export async function startLocalStores(dataDir: string): Promise<LocalStores> {
 
 /** Creates the manifest's tables that do not exist yet (dynalite creates them instantly). */
 export async function ensureTables(client: DynamoDBClient, prefix: string, tables: readonly TableSpec[]): Promise<void> {
-  for (const table of tables) {
-    const TableName = `${prefix}${table.name}`;
-    try {
-      await client.send(new DescribeTableCommand({ TableName }));
-      continue;
-    } catch (error) {
-      if ((error as Error).name !== 'ResourceNotFoundException') throw error;
-    }
-    const keyNames = new Set([table.partitionKey, ...(table.sortKey ? [table.sortKey] : [])]);
-    for (const index of table.indexes ?? []) {
-      keyNames.add(index.partitionKey);
-      if (index.sortKey) keyNames.add(index.sortKey);
-    }
-    const numberKeys: readonly string[] = table.numberKeys ?? [];
-    const AttributeDefinitions: AttributeDefinition[] = [...keyNames].map((AttributeName) => ({
-      AttributeName,
-      AttributeType: numberKeys.includes(AttributeName) ? 'N' : 'S',
-    }));
-    const keySchema = (pk: string, sk?: string) => [
-      { AttributeName: pk, KeyType: 'HASH' as const },
-      ...(sk ? [{ AttributeName: sk, KeyType: 'RANGE' as const }] : []),
-    ];
-    await client.send(
-      new CreateTableCommand({
-        TableName,
-        BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions,
-        KeySchema: keySchema(table.partitionKey, table.sortKey),
-        GlobalSecondaryIndexes: table.indexes?.length
-          ? table.indexes.map((index) => ({ IndexName: index.name, KeySchema: keySchema(index.partitionKey, index.sortKey), Projection: { ProjectionType: 'ALL' } }))
-          : undefined,
-      }),
-    );
+  await Promise.all(tables.map((table) => ensureTable(client, prefix, table)));
+}
+
+async function ensureTable(client: DynamoDBClient, prefix: string, table: TableSpec): Promise<void> {
+  const TableName = `${prefix}${table.name}`;
+  try {
+    await client.send(new DescribeTableCommand({ TableName }));
+    return;
+  } catch (error) {
+    if ((error as Error).name !== 'ResourceNotFoundException') throw error;
   }
+  const keyNames = new Set([table.partitionKey, ...(table.sortKey ? [table.sortKey] : [])]);
+  for (const index of table.indexes ?? []) {
+    keyNames.add(index.partitionKey);
+    if (index.sortKey) keyNames.add(index.sortKey);
+  }
+  const numberKeys: readonly string[] = table.numberKeys ?? [];
+  const AttributeDefinitions: AttributeDefinition[] = [...keyNames].map((AttributeName) => ({
+    AttributeName,
+    AttributeType: numberKeys.includes(AttributeName) ? 'N' : 'S',
+  }));
+  const keySchema = (pk: string, sk?: string) => [
+    { AttributeName: pk, KeyType: 'HASH' as const },
+    ...(sk ? [{ AttributeName: sk, KeyType: 'RANGE' as const }] : []),
+  ];
+  await client.send(
+    new CreateTableCommand({
+      TableName,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions,
+      KeySchema: keySchema(table.partitionKey, table.sortKey),
+      GlobalSecondaryIndexes: table.indexes?.length
+        ? table.indexes.map((index) => ({ IndexName: index.name, KeySchema: keySchema(index.partitionKey, index.sortKey), Projection: { ProjectionType: 'ALL' } }))
+        : undefined,
+    }),
+  );
 }
 
 export async function ensureBuckets(client: S3Client, prefix: string, buckets: readonly BucketSpec[]): Promise<void> {

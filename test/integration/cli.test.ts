@@ -18,7 +18,7 @@ function runCli(args: readonly string[], env: Record<string, string> = {}): Prom
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--disable-warning=NodeVersionSupportWarning', '--import', 'tsx', 'bin/cli.ts', ...args],
+      ['--import', 'tsx', 'bin/cli.ts', ...args],
       { cwd: repoRoot, env: { ...inherited, ...env }, timeout: 30_000 },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;

@@ -40,7 +40,7 @@ async function dumpTables(client: DynamoDBClient): Promise<string> {
 
 /** Runs `bin/local.ts` as `npm start` does. */
 function startProcess(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--openssl-legacy-provider', '--disable-warning=NodeVersionSupportWarning', '--import', 'tsx', 'bin/local.ts'], {
+  const child = spawn(process.execPath, ['--openssl-legacy-provider', '--import', 'tsx', 'bin/local.ts'], {
     cwd: repoRoot,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

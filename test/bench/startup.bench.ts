@@ -1,0 +1,204 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { get as httpGet } from 'node:http';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { ListBucketsCommand, S3Client } from '@aws-sdk/client-s3';
+import { startLocalPlatform, type RunningPlatform } from '../../lib/local/platform.ts';
+import { startLocalStores } from '../../lib/local/stores.ts';
+import { elapsedSince, freePort, repoRoot, type BenchContext, type BenchModule } from './harness.ts';
+import { measured, summarize, versus, type MeasuredRow } from './stats.ts';
+
+const IN_PROCESS_REPS = 8;
+const SPAWN_REPS = 4;
+const HEALTH_POLL_MS = 5;
+const SPAWN_DEADLINE_MS = 30_000;
+const EXIT_DEADLINE_MS = 10_000;
+
+/** The flags of `npm start`, so the child pays the same loader cost. */
+const NODE_FLAGS = ['--openssl-legacy-provider'];
+/** Smallest server that answers /health: the floor for "process spawned until first 200". */
+const BARE_SERVER = `require('node:http').createServer((q, s) => { s.writeHead(200, { 'content-type': 'application/json' }); s.end('{"status":"ok"}'); }).listen(Number(process.env.PORT), '127.0.0.1');`;
+
+const STORES_EMPTY = 'stores answering, empty dir';
+const STORES_EXISTING = 'stores answering, existing dir';
+const PLATFORM_EMPTY = 'startLocalPlatform, empty dir';
+const PLATFORM_EXISTING = 'startLocalPlatform, restart';
+const SPAWN_BARE = 'spawn node, bare http';
+const SPAWN_TSX = 'spawn node --import tsx, bare http';
+const SPAWN_EMPTY = 'spawn bin/local.ts, empty dir';
+const SPAWN_EXISTING = 'spawn bin/local.ts, restart';
+
+export const startupBench: BenchModule = {
+  name: 'startup',
+  async run(context) {
+    return [...(await inProcess(context)), ...(await spawned(context))];
+  },
+};
+
+async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
+  const startedAt = performance.now();
+  const value = await work();
+  return [value, elapsedSince(startedAt)];
+}
+
+const startPlatform = (dataDir: string) => startLocalPlatform({ port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent' });
+
+/**
+ * The floor under `startLocalPlatform`: dynalite and s3rver started on the same kind of directory
+ * and each answering one call through a fresh client. The call matters: dynalite opens LevelDB
+ * lazily, so `startLocalStores` alone returns in under a millisecond and the open lands on
+ * whoever asks first.
+ */
+async function storesAnswering(dataDir: string): Promise<() => Promise<void>> {
+  const stores = await startLocalStores(dataDir);
+  // The credentials the platform's own clients use: s3rver accepts only its built-in pair.
+  const dynamo = new DynamoDBClient({ region: 'us-east-1', endpoint: stores.dynamoEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const s3 = new S3Client({ region: 'us-east-1', endpoint: stores.s3Endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
+  const close = async () => {
+    dynamo.destroy();
+    s3.destroy();
+    await stores.close();
+  };
+  try {
+    await dynamo.send(new ListTablesCommand({}));
+    await s3.send(new ListBucketsCommand({}));
+    return close;
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/**
+ * `startLocalPlatform` next to the stores it wraps; the difference is route loading, the table and
+ * bucket checks, and the admin bootstrap.
+ */
+async function inProcess(context: BenchContext): Promise<MeasuredRow[]> {
+  const samples = new Map<string, number[]>([STORES_EMPTY, STORES_EXISTING, PLATFORM_EMPTY, PLATFORM_EXISTING, 'close()'].map((k) => [k, []]));
+  const record = (key: string, ms: number) => samples.get(key)!.push(ms);
+  // Stopped by the loop itself; this catches a start that throws half-way through the loop.
+  let open: RunningPlatform | null = null;
+  context.defer(() => open?.close());
+
+  context.progress('startup: in-process');
+  // The first start in a process also imports every handler module; later ones hit the module cache.
+  const [cold, coldMs] = await timed(async () => startPlatform(await context.tempDir('cold')));
+  await cold.close();
+
+  for (let rep = 0; rep < IN_PROCESS_REPS; rep++) {
+    const storesDir = await context.tempDir('stores');
+    const [closeStores, storesMs] = await timed(() => storesAnswering(storesDir));
+    await closeStores();
+    record(STORES_EMPTY, storesMs);
+
+    const dataDir = await context.tempDir('platform');
+    let platformMs: number;
+    [open, platformMs] = await timed(() => startPlatform(dataDir));
+    record(PLATFORM_EMPTY, platformMs);
+    const [, closeMs] = await timed(() => open!.close());
+    open = null;
+    record('close()', closeMs);
+
+    [open, platformMs] = await timed(() => startPlatform(dataDir));
+    record(PLATFORM_EXISTING, platformMs);
+    await open.close();
+    open = null;
+
+    const [closeAgain, againMs] = await timed(() => storesAnswering(dataDir));
+    await closeAgain();
+    record(STORES_EXISTING, againMs);
+  }
+
+  const row = (key: string) => measured(key, samples.get(key)!);
+  const storesEmpty = row(STORES_EMPTY);
+  const storesExisting = row(STORES_EXISTING);
+  return [
+    storesEmpty,
+    versus(row(PLATFORM_EMPTY), storesEmpty),
+    storesExisting,
+    versus(row(PLATFORM_EXISTING), storesExisting),
+    measured('first start in this process', [coldMs], { note: 'includes the dynamic import of every handler module; not a baseline' }),
+    row('close()'),
+  ];
+}
+
+/**
+ * What an operator waits for after `npm start`: spawn to the first 200 on /health, so node and tsx
+ * start-up, module loading and the stores are all in. Baselines are a bare `node:http` child with
+ * and without the tsx loader.
+ */
+async function spawned(context: BenchContext): Promise<MeasuredRow[]> {
+  const samples = new Map<string, number[]>([SPAWN_BARE, SPAWN_TSX, SPAWN_EMPTY, SPAWN_EXISTING].map((k) => [k, []]));
+  const ownFigures: number[] = [];
+  const record = async (key: string, args: string[], env: Record<string, string> = {}) => {
+    const result = await spawnUntilHealthy(context, args, env);
+    samples.get(key)!.push(result.ms);
+    if (result.ownMs !== null) ownFigures.push(result.ownMs);
+  };
+
+  for (let rep = 0; rep < SPAWN_REPS; rep++) {
+    context.progress(`startup: child processes ${rep + 1}/${SPAWN_REPS}`);
+    await record(SPAWN_BARE, ['-e', BARE_SERVER]);
+    await record(SPAWN_TSX, [...NODE_FLAGS, '--import', 'tsx', '-e', BARE_SERVER]);
+    const dataDir = await context.tempDir('spawn');
+    const platformEnv = { DATA_DIR: dataDir, HOST: '127.0.0.1', LOG_LEVEL: 'silent' };
+    await record(SPAWN_EMPTY, [...NODE_FLAGS, '--import', 'tsx', 'bin/local.ts'], platformEnv);
+    await record(SPAWN_EXISTING, [...NODE_FLAGS, '--import', 'tsx', 'bin/local.ts'], platformEnv);
+  }
+
+  const row = (key: string, note?: string) => measured(key, samples.get(key)!, note ? { note } : {});
+  const bare = row(SPAWN_BARE);
+  const tsx = versus(row(SPAWN_TSX), bare);
+  const own = ownFigures.length > 0 ? `bin/local.ts's own "ready in N ms": median ${summarize(ownFigures).p50.toFixed(0)} ms` : undefined;
+  return [bare, tsx, versus(versus(row(SPAWN_EMPTY), tsx), bare), versus(versus(row(SPAWN_EXISTING, own), tsx), bare)];
+}
+
+interface SpawnResult {
+  readonly ms: number;
+  /** The `in N ms` the platform prints about itself, when it did. */
+  readonly ownMs: number | null;
+}
+
+async function spawnUntilHealthy(context: BenchContext, args: string[], env: Record<string, string>): Promise<SpawnResult> {
+  const port = await freePort();
+  const startedAt = performance.now();
+  const child = spawn(process.execPath, args, { cwd: repoRoot, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  try {
+    while (!(await healthy(port))) {
+      if (exited) throw new Error(`child ${args.join(' ')} exited before answering /health:\n${output}`);
+      if (elapsedSince(startedAt) > SPAWN_DEADLINE_MS) throw new Error(`child ${args.join(' ')} not healthy after ${SPAWN_DEADLINE_MS} ms:\n${output}`);
+      await new Promise((resolve) => setTimeout(resolve, HEALTH_POLL_MS));
+    }
+    const ms = elapsedSince(startedAt);
+    const own = /ready at \S+ in (\d+) ms/.exec(output);
+    return { ms, ownMs: own ? Number(own[1]) : null };
+  } finally {
+    await stop(child, () => exited);
+  }
+}
+
+/** 200 on /health; a refused connection or the platform's 503 while its stores start are "not yet". */
+function healthy(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = httpGet({ host: '127.0.0.1', port, path: '/health', agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode === 200));
+      res.on('error', () => resolve(false));
+    });
+    req.on('error', () => resolve(false));
+  });
+}
+
+/** SIGTERM, so the platform closes its stores and removes its lock; SIGKILL if it hangs. */
+async function stop(child: ChildProcess, hasExited: () => boolean): Promise<void> {
+  if (hasExited()) return;
+  const exit = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), EXIT_DEADLINE_MS);
+  await exit;
+  clearTimeout(timer);
+}

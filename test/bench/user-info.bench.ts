@@ -1,0 +1,122 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { digestSecret } from '../../functions/core/auth/secrets.ts';
+import type { Db } from '../../functions/core/db/dynamo.ts';
+import { createUser, startTestPlatform } from '../support/local-platform.ts';
+import type { BenchModule } from './harness.ts';
+import { get, interleaved, keepAliveAgent, perSecond, type Round, type Target } from './http-load.ts';
+import { measured, versus, type MeasuredRow } from './stats.ts';
+
+const WARM_UP = 100;
+const SEQUENTIAL = { blocks: 8, perBlock: 75, concurrency: 1 };
+const CONCURRENT = { blocks: 8, perBlock: 100, concurrency: 8 };
+
+const BASE_1 = 'bare http, 1 Get';
+const BASE_4 = 'bare http, same 4 Gets';
+const PLATFORM_TOKEN = 'platform /user/info, token';
+const PLATFORM_KEY = 'platform /user/info, secret key';
+
+interface Reads {
+  readonly userId: string;
+  readonly tokenId: string;
+  readonly digest: string;
+}
+
+/**
+ * What the platform is measured against: a bare `node:http` handler on the same dynalite, through
+ * the platform's own document client. `/one` is the store read the answer needs; `/four` repeats
+ * the reads a token-authenticated `/user/info` makes (digest pointer, token, account, then the
+ * account again in the handler), so platform ÷ `/four` is the kernel's own cost.
+ */
+async function startBaseline(db: Db, reads: Reads): Promise<Server> {
+  const users = db.table('users');
+  const getUser = async () => (await db.doc.send(new GetCommand({ TableName: users, Key: { userId: reads.userId }, ConsistentRead: true }))).Item;
+  const server = createServer((req, res) => {
+    const answer = async () => {
+      if (req.url === '/four') {
+        await db.doc.send(new GetCommand({ TableName: db.table('token-digests'), Key: { digest: reads.digest }, ConsistentRead: true }));
+        await db.doc.send(new GetCommand({ TableName: db.table('tokens'), Key: { tokenId: reads.tokenId }, ConsistentRead: true }));
+        await getUser();
+      }
+      return getUser();
+    };
+    answer().then(
+      (item) => {
+        const body = JSON.stringify(item ?? null);
+        res.writeHead(item ? 200 : 404, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+        res.end(body);
+      },
+      (error: unknown) => {
+        res.writeHead(500).end(String(error));
+      },
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
+}
+
+export const userInfoBench: BenchModule = {
+  name: 'user-info',
+  async run({ progress, defer }) {
+    progress('user-info: starting the platform');
+    const platform = await startTestPlatform();
+    defer(() => platform.stop({ removeData: true }));
+    const user = await createUser(platform, { alias: 'benchuser' });
+    const reads: Reads = { userId: user.userId, tokenId: user.tokenId, digest: digestSecret(user.token) };
+
+    const baseline = await startBaseline(platform.running.platform.db, reads);
+    defer(
+      () =>
+        new Promise<void>((resolve) => {
+          baseline.close(() => resolve());
+          baseline.closeAllConnections();
+        }),
+    );
+    const baseUrl = `http://127.0.0.1:${(baseline.address() as AddressInfo).port}`;
+    const agent = keepAliveAgent();
+    defer(() => agent.destroy());
+
+    const targets: Target[] = [
+      { name: BASE_1, url: `${baseUrl}/one` },
+      { name: BASE_4, url: `${baseUrl}/four` },
+      { name: PLATFORM_TOKEN, url: `${platform.url}/user/info`, headers: { authorization: `Bearer ${user.token}` } },
+      { name: PLATFORM_KEY, url: `${platform.url}/user/info`, headers: { 'x-svc-userid': user.userId, 'x-svc-secretkey': user.secretKey } },
+    ];
+
+    // Every target must answer for this user, or the comparison is between different work.
+    for (const target of targets) {
+      const reply = await get(agent, target);
+      const parsed = JSON.parse(reply.body) as { userId?: string; data?: { userId?: string } };
+      if (reply.status !== 200 || (parsed.data?.userId ?? parsed.userId) !== user.userId) {
+        throw new Error(`${target.name}: unexpected answer ${reply.status} ${reply.body.slice(0, 200)}`);
+      }
+    }
+    // Warm-up: JIT, sockets, and the token's first-use `lastUsedAt` write, which then stays quiet for a minute.
+    progress('user-info: warm-up');
+    await interleaved(agent, targets, { blocks: 1, perBlock: WARM_UP, concurrency: 1 });
+    await interleaved(agent, targets, { blocks: 1, perBlock: WARM_UP, concurrency: CONCURRENT.concurrency });
+
+    progress('user-info: sequential');
+    const sequential = await interleaved(agent, targets, SEQUENTIAL);
+    progress('user-info: concurrency 8');
+    const concurrent = await interleaved(agent, targets, CONCURRENT);
+
+    return [...rowsFor(sequential, 'seq'), ...rowsFor(concurrent, 'c=8')];
+  },
+};
+
+function rowsFor(rounds: Map<string, Round>, label: string): MeasuredRow[] {
+  const row = (name: string, note?: string) => {
+    const round = rounds.get(name)!;
+    return measured(`${name} (${label})`, round.samples, { perSecond: perSecond(round), ...(note ? { note } : {}) });
+  };
+  const base1 = row(BASE_1);
+  const base4 = versus(row(BASE_4), base1);
+  return [
+    base1,
+    base4,
+    versus(versus(row(PLATFORM_TOKEN), base1), base4),
+    versus(row(PLATFORM_KEY, label === 'seq' ? 'secret-key auth reads the account once, then the handler reads it again: 2 Gets' : undefined), base1),
+  ];
+}
