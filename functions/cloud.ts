@@ -1,7 +1,9 @@
 import { CognitoJwtVerifier } from 'aws-jwt-verify';
 import { routes } from '../lib/manifest/routes.ts';
 import type { IdentityVerifier } from './core/auth/credentials.ts';
-import { configFromEnv, type Config } from './core/config.ts';
+import { KMSClient } from '@aws-sdk/client-kms';
+import { ConfigError, configFromEnv, type Config } from './core/config.ts';
+import { createKmsSecretBox, type SecretBox } from './core/secret-box.ts';
 import { createFallbackHandler, createRestHandler, type RestHandler } from './core/http/api-gateway.ts';
 import { createStreamHandler, type StreamingLambdaHandler } from './core/http/lambda-stream.ts';
 import type { RouteDefinition, StreamRouteDefinition } from './core/http/route.ts';
@@ -15,8 +17,14 @@ import { createPlatform, type Platform } from './platform.ts';
 let platform: Platform | undefined;
 
 function cloudPlatform(): Platform {
-  platform ??= createPlatform(configFromEnv(), { identity: cognitoVerifier(configFromEnv()) });
+  const config = configFromEnv();
+  platform ??= createPlatform(config, { identity: cognitoVerifier(config), secretBox: kmsSecretBox(config) });
   return platform;
+}
+
+function kmsSecretBox(config: Config): SecretBox {
+  if (!config.KEYS_KMS_KEY_ID) throw new ConfigError('Invalid platform configuration: KEYS_KMS_KEY_ID: is required in the cloud');
+  return createKmsSecretBox(new KMSClient({ region: config.AWS_REGION }), config.KEYS_KMS_KEY_ID);
 }
 
 function cognitoVerifier(config: Config): IdentityVerifier | null {

@@ -6,7 +6,11 @@ import { createCredits, type Credits } from './core/credits.ts';
 import { createDb, type Db } from './core/db/dynamo.ts';
 import { createLogger, type Logger } from './core/logger.ts';
 import { createRateLimiter, type RateLimiter } from './core/rate-limit.ts';
+import type { KeysReader } from './core/keys-reader.ts';
+import type { SecretBox } from './core/secret-box.ts';
 import { createUsageLogWriter, type UsageLogWriter } from './core/usage-log.ts';
+import { createKeyStore, type KeyStore } from './keys/key.store.ts';
+import { createKeysReader } from './keys/key.service.ts';
 import { createTokenStore, type TokenStore } from './tokens/token.store.ts';
 import { createCredentialLookup } from './users/credential-lookup.ts';
 import { createUserStore, type UserStore } from './users/user.store.ts';
@@ -29,11 +33,15 @@ export interface Platform {
   readonly rateLimiter: RateLimiter;
   readonly users: UserStore;
   readonly tokens: TokenStore;
+  readonly keys: KeyStore;
+  readonly secretBox: SecretBox;
+  readonly keysReader: KeysReader;
 }
 
 /** Adapters that differ between the cloud and the local wiring. */
 export interface PlatformAdapters {
   readonly identity: IdentityVerifier | null;
+  readonly secretBox: SecretBox;
   readonly clock?: Clock;
   readonly log?: Logger;
 }
@@ -44,8 +52,9 @@ export function createPlatform(config: Config, adapters: PlatformAdapters): Plat
   const db = createDb(config);
   const users = createUserStore(db);
   const tokens = createTokenStore(db);
-  const credits = createCredits(db, clock);
+  const credits = createCredits(db, clock, config.MONTHLY_FREE_CREDITS);
   const blobs = createBlobStore(createS3Client(config), config, 'blobs');
+  const keys = createKeyStore(db);
   return {
     config,
     clock,
@@ -56,6 +65,9 @@ export function createPlatform(config: Config, adapters: PlatformAdapters): Plat
     users,
     tokens,
     credits,
+    keys,
+    secretBox: adapters.secretBox,
+    keysReader: createKeysReader({ keys, secretBox: adapters.secretBox }),
     identity: adapters.identity,
     credentials: createCredentialLookup({ users, tokens, credits, clock }),
     rateLimiter: createRateLimiter(db, clock),

@@ -22,6 +22,10 @@ const configSchema = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   COGNITO_USER_POOL_ID: z.string().min(1).optional(),
   COGNITO_CLIENT_ID: z.string().min(1).optional(),
+  /** KMS key that wraps the data keys of stored third-party keys (cloud). */
+  KEYS_KMS_KEY_ID: z.string().min(1).optional(),
+  /** Credits added once per calendar month (UTC) on an account's first activity; 0 turns it off. */
+  MONTHLY_FREE_CREDITS: z.coerce.number().min(0).max(1_000_000).default(0),
   USAGE_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
 });
 

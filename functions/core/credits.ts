@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Clock } from './clock.ts';
 import { isConditionFailed, type Db } from './db/dynamo.ts';
 import { InsufficientCreditsError, NotFoundError, ValidationError } from './errors.ts';
@@ -25,9 +25,17 @@ export interface CreditChange {
  * concurrent runs can never take a balance below zero; every change then appends a ledger entry.
  */
 export interface Credits {
-  /** Throws `InsufficientCreditsError` (402) when the balance is short. */
+  /** Throws `InsufficientCreditsError` (402) when the balance is short. Applies the monthly grant first. */
   debit(userId: string, amount: number, change: CreditChange): Promise<LedgerEntry>;
   grant(userId: string, amount: number, change: CreditChange): Promise<LedgerEntry>;
+  /**
+   * Adds this calendar month's free credits (UTC) unless the account already had them: one
+   * conditional update on `grantMonth`, so concurrent calls grant once. Null when nothing was added.
+   */
+  applyMonthlyGrant(userId: string): Promise<LedgerEntry | null>;
+  /** Newest ledger entries first. */
+  recentEntries(userId: string, limit: number): Promise<LedgerEntry[]>;
+  readonly monthlyGrant: number;
 }
 
 /** Credits are kept to 4 decimal places so per-second billing adds up exactly in DynamoDB. */
@@ -35,7 +43,7 @@ export function roundCredits(amount: number): number {
   return Math.round(amount * 10_000) / 10_000;
 }
 
-export function createCredits(db: Db, clock: Clock): Credits {
+export function createCredits(db: Db, clock: Clock, monthlyGrant = 0): Credits {
   const users = db.table('users');
   const ledger = db.table('credit-ledger');
 
@@ -53,9 +61,40 @@ export function createCredits(db: Db, clock: Clock): Credits {
     return rounded;
   }
 
+  async function applyMonthlyGrant(userId: string): Promise<LedgerEntry | null> {
+    if (monthlyGrant <= 0) return null;
+    const month = new Date(clock.now()).toISOString().slice(0, 7);
+    try {
+      const out = await db.doc.send(
+        new UpdateCommand({
+          TableName: users,
+          Key: { userId },
+          UpdateExpression: 'SET credits = credits + :g, grantMonth = :m',
+          ConditionExpression: 'attribute_exists(userId) AND #s = :active AND (attribute_not_exists(grantMonth) OR grantMonth <> :m)',
+          ExpressionAttributeNames: { '#s': 'status' },
+          ExpressionAttributeValues: { ':g': monthlyGrant, ':m': month, ':active': 'active' },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      );
+      return await record(userId, monthlyGrant, Number(out.Attributes?.['credits']), { reason: `monthly free credits ${month}`, requestId: null });
+    } catch (error) {
+      if (isConditionFailed(error)) return null;
+      throw error;
+    }
+  }
+
   return {
+    monthlyGrant,
+    applyMonthlyGrant,
+    async recentEntries(userId, limit) {
+      const out = await db.doc.send(
+        new QueryCommand({ TableName: ledger, KeyConditionExpression: 'userId = :u', ExpressionAttributeValues: { ':u': userId }, ScanIndexForward: false, Limit: limit }),
+      );
+      return (out.Items ?? []) as LedgerEntry[];
+    },
     async debit(userId, amount, change) {
       const cost = checkAmount(amount);
+      await applyMonthlyGrant(userId);
       try {
         const out = await db.doc.send(
           new UpdateCommand({

@@ -1,3 +1,5 @@
+import { scrubSecrets } from './secret-scope.ts';
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 };
@@ -18,8 +20,12 @@ export interface Logger {
   child(fields: LogFields): Logger;
 }
 
+/**
+ * A copy of `value` safe to log: secret-named fields masked, token-shaped strings masked, and any
+ * third-party key handed out in this request (see secret-scope.ts) replaced.
+ */
 export function redact(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string') return value.replace(SECRET_VALUE, '$1[REDACTED]');
+  if (typeof value === 'string') return scrubSecrets(value.replace(SECRET_VALUE, '$1[REDACTED]'));
   if (value instanceof Error) return { name: value.name, message: redact(value.message), stack: value.stack };
   if (depth > 6 || value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));

@@ -23,26 +23,50 @@ export interface IssuedToken {
   readonly expiresAt: number | null;
 }
 
-/** Issues a user access token for `userId`; used by token create, admin user create and bootstrap. */
-export async function issueUserToken(userId: string, name: string, expiresAt: number | null, ports: TokenPorts, now = ports.clock.now()): Promise<IssuedToken> {
-  const token = generateSecret('userToken');
+/** Issues a token of either kind; the secret exists only in the return value. */
+export async function issueToken(
+  input: { userId: string; kind: TokenRecord['kind']; name: string; expiresAt: number | null; keys: string[] | null },
+  ports: TokenPorts,
+  now = ports.clock.now(),
+): Promise<IssuedToken & { record: TokenRecord }> {
+  const token = generateSecret(input.kind === 'user' ? 'userToken' : 'roleToken');
   const record: TokenRecord = {
     tokenId: sortableId('tok_', now),
-    userId,
-    kind: 'user',
-    name,
+    userId: input.userId,
+    kind: input.kind,
+    name: input.name,
     digest: digestSecret(token),
     tokenPrefix: secretPrefixHint(token),
     status: 'active',
     createdAt: now,
     updatedAt: now,
-    expiresAt,
+    expiresAt: input.expiresAt,
     lastUsedAt: null,
     revokedAt: null,
-    keys: null,
+    keys: input.keys,
   };
   await ports.tokens.create(record);
-  return { tokenId: record.tokenId, token, name, tokenPrefix: record.tokenPrefix, createdAt: now, expiresAt };
+  return { tokenId: record.tokenId, token, name: input.name, tokenPrefix: record.tokenPrefix, createdAt: now, expiresAt: input.expiresAt, record };
+}
+
+/** Issues a user access token for `userId`; used by token create, admin user create and bootstrap. */
+export async function issueUserToken(userId: string, name: string, expiresAt: number | null, ports: TokenPorts, now = ports.clock.now()): Promise<IssuedToken> {
+  const { record: _record, ...issued } = await issueToken({ userId, kind: 'user', name, expiresAt, keys: null }, ports, now);
+  return issued;
+}
+
+/** The owner's token of `kind`; another user's token is reported as absent, so ids cannot be probed. */
+export async function ownedToken(actor: UserActor, tokenId: string, kind: TokenRecord['kind'], ports: TokenPorts): Promise<TokenRecord> {
+  const token = await ports.tokens.get(tokenId);
+  if (token === null || token.userId !== actor.userId || token.kind !== kind) throw new NotFoundError(`Token ${tokenId} not found.`);
+  return token;
+}
+
+/** Resolves an expiry given as days from now or as an epoch-ms instant; null means never. */
+export function expiryFrom(input: { expiresInDays?: number | undefined; expiresAt?: number | undefined }, now: number): number | null {
+  const expiresAt = input.expiresInDays !== undefined ? now + input.expiresInDays * DAY_MS : (input.expiresAt ?? null);
+  if (expiresAt !== null && expiresAt <= now) throw new ValidationError('Invalid request body', ['expiresAt: must be in the future']);
+  return expiresAt;
 }
 
 export async function createToken(
@@ -51,8 +75,7 @@ export async function createToken(
   ports: TokenPorts,
 ): Promise<IssuedToken> {
   const now = ports.clock.now();
-  const expiresAt = input.expiresInDays !== undefined ? now + input.expiresInDays * DAY_MS : (input.expiresAt ?? null);
-  if (expiresAt !== null && expiresAt <= now) throw new ValidationError('Invalid request body', ['expiresAt: must be in the future']);
+  const expiresAt = expiryFrom(input, now);
   if ((await ports.tokens.countActive(actor.userId, 'user')) >= MAX_ACTIVE_TOKENS) {
     throw new ConflictError(`An account may hold at most ${MAX_ACTIVE_TOKENS} active tokens; revoke one first.`);
   }
@@ -65,26 +88,19 @@ export async function listTokens(actor: UserActor, query: { limit: number; curso
   return { tokens, count: tokens.length, nextCursor: page.nextCursor };
 }
 
-async function ownedToken(actor: UserActor, tokenId: string, ports: TokenPorts): Promise<TokenRecord> {
-  const token = await ports.tokens.get(tokenId);
-  // Another user's token is reported as absent, so token ids cannot be probed.
-  if (token === null || token.userId !== actor.userId || token.kind !== 'user') throw new NotFoundError(`Token ${tokenId} not found.`);
-  return token;
-}
-
 export async function getToken(actor: UserActor, tokenId: string, ports: TokenPorts) {
-  return publicToken(await ownedToken(actor, tokenId, ports));
+  return publicToken(await ownedToken(actor, tokenId, 'user', ports));
 }
 
 export async function renameToken(actor: UserActor, input: { tokenId: string; name: string }, ports: TokenPorts) {
-  await ownedToken(actor, input.tokenId, ports);
+  await ownedToken(actor, input.tokenId, 'user', ports);
   const updated = await ports.tokens.rename(input.tokenId, actor.userId, input.name, ports.clock.now());
   if (updated === null) throw new NotFoundError(`Token ${input.tokenId} not found.`);
   return publicToken(updated);
 }
 
 export async function revokeToken(actor: UserActor, tokenId: string, ports: TokenPorts) {
-  const token = await ownedToken(actor, tokenId, ports);
+  const token = await ownedToken(actor, tokenId, 'user', ports);
   await ports.tokens.revoke(token, ports.clock.now());
   return { tokenId, status: 'revoked' as const, message: 'Token revoked.' };
 }
@@ -109,7 +125,7 @@ export async function revokeAllTokens(userId: string, ports: TokenPorts): Promis
 
 /** New secret for an existing token id; the old secret stops working at once. */
 export async function regenerateToken(actor: UserActor, tokenId: string, ports: TokenPorts): Promise<IssuedToken> {
-  const current = await ownedToken(actor, tokenId, ports);
+  const current = await ownedToken(actor, tokenId, 'user', ports);
   if (current.status !== 'active') throw new ConflictError(`Token ${tokenId} is revoked and cannot be regenerated.`);
   const now = ports.clock.now();
   if (current.expiresAt !== null && current.expiresAt <= now) throw new ConflictError(`Token ${tokenId} has expired; create a new one.`);

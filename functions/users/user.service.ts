@@ -25,13 +25,22 @@ async function currentUser(actor: UserActor, ports: Pick<UserPorts, 'users'>): P
   return user;
 }
 
-export async function getUserInfo(actor: UserActor, ports: Pick<UserPorts, 'users'>) {
+export async function getUserInfo(actor: UserActor, ports: Pick<UserPorts, 'users' | 'credits'>) {
+  await ports.credits.applyMonthlyGrant(actor.userId);
   return publicUser(await currentUser(actor, ports));
 }
 
-export async function getUserCredits(actor: UserActor, ports: Pick<UserPorts, 'users'>) {
+/** The balance, this month's free grant and the latest ledger entries (grants and debits). */
+export async function getUserCredits(actor: UserActor, ports: Pick<UserPorts, 'users' | 'credits'>) {
+  await ports.credits.applyMonthlyGrant(actor.userId);
   const user = await currentUser(actor, ports);
-  return { userId: user.userId, credits: user.credits };
+  const entries = await ports.credits.recentEntries(actor.userId, 20);
+  return {
+    userId: user.userId,
+    credits: user.credits,
+    monthlyFreeCredits: ports.credits.monthlyGrant,
+    recentEntries: entries.map((e) => ({ entryId: e.entryId, amount: e.amount, balanceAfter: e.balanceAfter, reason: e.reason, requestId: e.requestId, createdAt: e.createdAt })),
+  };
 }
 
 /**

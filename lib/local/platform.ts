@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -6,6 +7,7 @@ import { buckets, routes, tables } from '../manifest/index.ts';
 import { createS3Client } from '../../functions/core/blobs.ts';
 import { parseConfig, type Config } from '../../functions/core/config.ts';
 import type { Clock } from '../../functions/core/clock.ts';
+import { createLocalSecretBox } from '../../functions/core/secret-box.ts';
 import { createLogger, type LogLevel } from '../../functions/core/logger.ts';
 import { createPlatform, type Platform } from '../../functions/platform.ts';
 import { createAccount } from '../../functions/users/user.service.ts';
@@ -20,6 +22,13 @@ export interface LocalPlatformOptions {
   readonly logLevel?: LogLevel;
   /** Replaces the system clock (tests step time instead of sleeping). */
   readonly clock?: Clock;
+  /**
+   * Platform settings (e.g. MONTHLY_FREE_CREDITS, OAUTH_PROVIDER_A_*); defaults to the process
+   * environment. Stores, prefixes and URLs are always the local ones.
+   */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Where log lines go (default stdout); tests capture them to check what is never logged. */
+  readonly logWriter?: (line: string) => void;
 }
 
 export interface RunningPlatform {
@@ -35,6 +44,7 @@ export interface RunningPlatform {
 export class StartupError extends Error {}
 
 export const ADMIN_TOKEN_FILE = 'admin-token';
+export const MASTER_KEY_FILE = 'master.key';
 const LOCK_FILE = 'platform.pid';
 const LOCAL_PREFIX = 'local-';
 
@@ -66,8 +76,9 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
 
     const stores = await startLocalStores(dataDir);
     cleanup.push(() => stores.close());
-    const config = localConfig(url, stores, options.logLevel ?? 'info');
-    const ready = createPlatform(config, { identity: null, log: createLogger(config.LOG_LEVEL, { stage: 'local' }), ...(options.clock ? { clock: options.clock } : {}) });
+    const config = localConfig(url, stores, options.logLevel ?? 'info', options.env ?? process.env);
+    const secretBox = createLocalSecretBox(await loadMasterKey(dataDir));
+    const ready = createPlatform(config, { identity: null, secretBox, log: createLogger(config.LOG_LEVEL, { stage: 'local' }, options.logWriter), ...(options.clock ? { clock: options.clock } : {}) });
     await ensureTables(ready.db.doc, LOCAL_PREFIX, tables);
     await ensureBuckets(createS3Client(config), LOCAL_PREFIX, buckets);
     const createdAdminToken = await bootstrapAdmin(ready, dataDir);
@@ -86,9 +97,10 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
   }
 }
 
-function localConfig(url: string, stores: { dynamoEndpoint: string; s3Endpoint: string }, logLevel: LogLevel): Config {
+function localConfig(url: string, stores: { dynamoEndpoint: string; s3Endpoint: string }, logLevel: LogLevel, env: Readonly<Record<string, string | undefined>>): Config {
   const at = (host: keyof typeof LOCAL_HOST_PREFIX) => url + LOCAL_HOST_PREFIX[host];
   return parseConfig({
+    ...env,
     STAGE: 'local',
     AWS_REGION: 'us-east-1',
     TABLE_PREFIX: LOCAL_PREFIX,
@@ -104,6 +116,22 @@ function localConfig(url: string, stores: { dynamoEndpoint: string; s3Endpoint: 
     CODE_URL: at('code'),
     LOG_LEVEL: logLevel,
   });
+}
+
+/**
+ * The local master key for sealing third-party keys: 32 random bytes in DATA_DIR/master.key (mode
+ * 600), created on first start. Losing it makes stored keys unreadable, as losing a KMS key would.
+ */
+async function loadMasterKey(dataDir: string): Promise<Buffer> {
+  const file = join(dataDir, MASTER_KEY_FILE);
+  try {
+    await writeFile(file, randomBytes(32).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  const key = Buffer.from((await readFile(file, 'utf8')).trim(), 'base64');
+  if (key.length !== 32) throw new StartupError(`${file} is not a valid master key (expected 32 base64-encoded bytes); restore it from a backup.`);
+  return key;
 }
 
 /** On an empty DATA_DIR: the operator account (alias `admin`, 10,000 credits), its token in a mode-600 file. */

@@ -54,6 +54,18 @@ export const routes: readonly RouteSpec[] = [
   route({ method: 'POST', path: '/user/token/revoke', area: 'tokens', handler: 'revoke-token', auth: 'required' }),
   route({ method: 'POST', path: '/user/token/{tokenId}/regenerate', area: 'tokens', handler: 'regenerate-token', auth: 'required' }),
 
+  // Role tokens (SPEC 4.14): scoped tokens with attached keys
+  route({ method: 'POST', path: '/role-token/create', area: 'tokens', handler: 'create-role-token', auth: 'required' }),
+  route({ method: 'GET', path: '/role-token/list', area: 'tokens', handler: 'list-role-tokens', auth: 'required' }),
+  route({ method: 'POST', path: '/role-token/revoke', area: 'tokens', handler: 'revoke-role-token', auth: 'required' }),
+  route({ method: 'POST', path: '/role-token/validate', area: 'tokens', handler: 'validate-role-token', auth: 'public' }),
+
+  // Keys (SPEC 4.13)
+  route({ method: 'POST', path: '/keys/store', area: 'keys', handler: 'store-key', auth: 'required' }),
+  route({ method: 'GET', path: '/keys/list', area: 'keys', handler: 'list-keys', auth: 'required' }),
+  route({ method: 'GET', path: '/keys/check/{serviceName}', area: 'keys', handler: 'check-key', auth: 'required' }),
+  route({ method: 'DELETE', path: '/keys/{serviceName}', area: 'keys', handler: 'delete-key', auth: 'required' }),
+
   // Operators
   route({ method: 'POST', path: '/admin/users', area: 'admin', handler: 'create-user', auth: 'admin' }),
   route({ method: 'GET', path: '/admin/users', area: 'admin', handler: 'list-users', auth: 'admin' }),

@@ -45,13 +45,15 @@ const HOST_BY_PLACEHOLDER: Readonly<Record<string, Host>> = {
 const SPEC_METHODS: ReadonlySet<string> = new Set<SpecMethod>(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'ANY', 'WEBSOCKET']);
 
 /**
- * Routes the platform serves beyond the SPEC: health and discovery for operators and clients, and
- * the operator API the admin CLI uses. Anything else in the manifest must be in SPEC part 4.
+ * Routes the platform serves beyond the SPEC: health and discovery for operators and clients, the
+ * operator API the admin CLI uses, and key removal. Anything else in the manifest must be in SPEC part 4.
  */
 const PLATFORM_EXTRAS: readonly { readonly host: Host; readonly path: string; readonly prefix: boolean }[] = [
   { host: 'base', path: '/health', prefix: false },
   { host: 'base', path: '/.well-known/platform.json', prefix: false },
   { host: 'base', path: '/admin/', prefix: true },
+  // Key removal: the SPEC lists store, list and check; owners also need to delete a key.
+  { host: 'base', path: '/keys/{serviceName}', prefix: false },
 ];
 
 /** Where the method and the address sit in an endpoint table; the same index when one cell holds both. */

@@ -17,6 +17,8 @@ export const tables = [
   },
   // SHA-256 digest -> tokenId, read with a strongly consistent GetItem on every request.
   { name: 'token-digests', partitionKey: 'digest' },
+  // Third-party keys, sealed (AES-256-GCM; KMS-wrapped data keys in the cloud).
+  { name: 'keys', partitionKey: 'userId', sortKey: 'serviceName' },
   // Credit grants and debits, newest last by entry id (time-ordered).
   { name: 'credit-ledger', partitionKey: 'userId', sortKey: 'entryId' },
   // Fixed-window counters; items expire after their window.

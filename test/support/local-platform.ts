@@ -42,10 +42,21 @@ export interface TestPlatform {
 }
 
 /** Starts the real local platform on a random port with a temporary (or given) DATA_DIR. */
-export async function startTestPlatform(options: { dataDir?: string } = {}): Promise<TestPlatform> {
+export async function startTestPlatform(options: { dataDir?: string; env?: Record<string, string>; logLines?: string[] } = {}): Promise<TestPlatform> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'platform-test-')));
   const clock = new SteppableClock();
-  const running = await startLocalPlatform({ port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent', clock });
+  // Settings come only from the test, never from the developer's shell.
+  const logLines = options.logLines;
+  const running = await startLocalPlatform({
+    port: 0,
+    host: '127.0.0.1',
+    dataDir,
+    clock,
+    env: options.env ?? {},
+    // Silent unless the test collects the lines (then everything, to check what is never logged).
+    logLevel: logLines ? 'debug' : 'silent',
+    ...(logLines ? { logWriter: (line: string) => logLines.push(line) } : {}),
+  });
   const adminToken = (await readFile(join(dataDir, ADMIN_TOKEN_FILE), 'utf8')).trim();
   return {
     url: running.url,

@@ -106,3 +106,21 @@ describe('config', () => {
     expect(config).toMatchObject({ STAGE: 'local', AWS_REGION: 'us-east-1', LOG_LEVEL: 'info', USAGE_LOG_RETENTION_DAYS: 30 });
   });
 });
+
+describe('secret scope', () => {
+  it('scrubs values handed out in the current request from logs, and only there', async () => {
+    // Prepare
+    const { registerSecret, withSecretScope } = await import('../../functions/core/secret-scope.ts');
+    const { redact } = await import('../../functions/core/logger.ts');
+    // Act
+    const inside = await withSecretScope(async () => {
+      registerSecret('sk-abcdef123');
+      registerSecret('tiny');
+      return redact({ note: 'key is sk-abcdef123!', nested: ['sk-abcdef123'], short: 'tiny' });
+    });
+    const outside = redact({ note: 'key is sk-abcdef123!' });
+    // Assess
+    expect(inside).toEqual({ note: 'key is [REDACTED]!', nested: ['[REDACTED]'], short: 'tiny' });
+    expect(outside).toEqual({ note: 'key is sk-abcdef123!' });
+  });
+});

@@ -10,6 +10,7 @@ import { LINEAGE_HEADER, lineageOf, type Lineage } from './lineage.ts';
 import type { HttpRequest } from './request.ts';
 import { Reply, type AnyRouteDefinition, type ResponseStream, type RouteContext, type RouteDefinition, type StreamRouteDefinition } from './route.ts';
 import type { Logger } from '../logger.ts';
+import { withSecretScope } from '../secret-scope.ts';
 
 export interface HttpResponse {
   readonly statusCode: number;
@@ -67,7 +68,11 @@ function logRequest(log: Logger, request: HttpRequest, status: number, started: 
 }
 
 /** Runs one request through a buffered route: limits, auth, parsing, validation, the handler, the envelope. */
-export async function handleRequest(route: RouteSpec, definition: RouteDefinition, request: HttpRequest, platform: Platform): Promise<HttpResponse> {
+export function handleRequest(route: RouteSpec, definition: RouteDefinition, request: HttpRequest, platform: Platform): Promise<HttpResponse> {
+  return withSecretScope(() => runBuffered(route, definition, request, platform));
+}
+
+async function runBuffered(route: RouteSpec, definition: RouteDefinition, request: HttpRequest, platform: Platform): Promise<HttpResponse> {
   const started = platform.clock.now();
   const lineage = lineageOf(request.requestId, request.headers[LINEAGE_HEADER]);
   const log = platform.log.child({ requestId: lineage.requestId, rootRequestId: lineage.rootRequestId, route: route.id });
@@ -96,7 +101,11 @@ export interface StreamSink {
  * ordinary error envelopes; after that the handler owns error reporting, and an unexpected throw
  * just ends the stream (it is logged).
  */
-export async function handleStreamRequest(route: RouteSpec, definition: StreamRouteDefinition, request: HttpRequest, platform: Platform, sink: StreamSink): Promise<void> {
+export function handleStreamRequest(route: RouteSpec, definition: StreamRouteDefinition, request: HttpRequest, platform: Platform, sink: StreamSink): Promise<void> {
+  return withSecretScope(() => runStreaming(route, definition, request, platform, sink));
+}
+
+async function runStreaming(route: RouteSpec, definition: StreamRouteDefinition, request: HttpRequest, platform: Platform, sink: StreamSink): Promise<void> {
   const started = platform.clock.now();
   const lineage = lineageOf(request.requestId, request.headers[LINEAGE_HEADER]);
   const log = platform.log.child({ requestId: lineage.requestId, rootRequestId: lineage.rootRequestId, route: route.id });

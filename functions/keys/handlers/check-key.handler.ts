@@ -1,0 +1,9 @@
+import { requireUser } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { serviceNameParams } from '../key.schema.ts';
+import { checkKey } from '../key.service.ts';
+
+export default defineRoute({
+  params: serviceNameParams,
+  run: ({ actor, params, platform }) => checkKey(requireUser(actor), params.serviceName, platform),
+});

@@ -1,0 +1,9 @@
+import { requireFullAccess } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { serviceNameParams } from '../key.schema.ts';
+import { deleteKey } from '../key.service.ts';
+
+export default defineRoute({
+  params: serviceNameParams,
+  run: ({ actor, params, platform }) => deleteKey(requireFullAccess(actor), params.serviceName, platform),
+});

@@ -1,0 +1,7 @@
+import { requireFullAccess } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { listKeys } from '../key.service.ts';
+
+export default defineRoute({
+  run: ({ actor, platform }) => listKeys(requireFullAccess(actor), platform),
+});

@@ -1,0 +1,9 @@
+import { requireFullAccess } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { storeKeyBody } from '../key.schema.ts';
+import { storeKey } from '../key.service.ts';
+
+export default defineRoute({
+  body: storeKeyBody,
+  run: ({ actor, body, platform }) => storeKey(requireFullAccess(actor), body, platform),
+});

@@ -1,0 +1,47 @@
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { isConditionFailed, type Db } from '../core/db/dynamo.ts';
+import type { KeyRecord } from './key.schema.ts';
+
+/** An owner's sealed keys: one item per (user, service name). */
+export interface KeyStore {
+  get(userId: string, serviceName: string): Promise<KeyRecord | null>;
+  /** Every key of the owner (bounded by MAX_KEYS_PER_USER, so one paged read). */
+  list(userId: string): Promise<KeyRecord[]>;
+  put(record: KeyRecord): Promise<void>;
+  /** False when there was no such key. */
+  delete(userId: string, serviceName: string): Promise<boolean>;
+}
+
+export function createKeyStore(db: Db): KeyStore {
+  const table = db.table('keys');
+  return {
+    async get(userId, serviceName) {
+      const out = await db.doc.send(new GetCommand({ TableName: table, Key: { userId, serviceName }, ConsistentRead: true }));
+      return (out.Item as KeyRecord | undefined) ?? null;
+    },
+    async list(userId) {
+      const items: KeyRecord[] = [];
+      let start: Record<string, unknown> | undefined;
+      do {
+        const out = await db.doc.send(
+          new QueryCommand({ TableName: table, KeyConditionExpression: 'userId = :u', ExpressionAttributeValues: { ':u': userId }, ConsistentRead: true, ExclusiveStartKey: start }),
+        );
+        items.push(...((out.Items ?? []) as KeyRecord[]));
+        start = out.LastEvaluatedKey;
+      } while (start !== undefined);
+      return items;
+    },
+    async put(record) {
+      await db.doc.send(new PutCommand({ TableName: table, Item: record }));
+    },
+    async delete(userId, serviceName) {
+      try {
+        await db.doc.send(new DeleteCommand({ TableName: table, Key: { userId, serviceName }, ConditionExpression: 'attribute_exists(serviceName)' }));
+        return true;
+      } catch (error) {
+        if (isConditionFailed(error)) return false;
+        throw error;
+      }
+    },
+  };
+}

@@ -1,0 +1,9 @@
+import { requireFullAccess } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { createRoleTokenBody } from '../role-token.schema.ts';
+import { createRoleToken } from '../role-token.service.ts';
+
+export default defineRoute({
+  body: createRoleTokenBody,
+  run: ({ actor, body, platform }) => createRoleToken(requireFullAccess(actor), body, platform),
+});

@@ -1,0 +1,9 @@
+import { requireFullAccess } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { listRoleTokensQuery } from '../role-token.schema.ts';
+import { listRoleTokens } from '../role-token.service.ts';
+
+export default defineRoute({
+  query: listRoleTokensQuery,
+  run: ({ actor, query, platform }) => listRoleTokens(requireFullAccess(actor), query, platform),
+});

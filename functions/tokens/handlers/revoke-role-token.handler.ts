@@ -1,0 +1,9 @@
+import { requireFullAccess } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { revokeRoleTokenBody } from '../role-token.schema.ts';
+import { revokeRoleToken } from '../role-token.service.ts';
+
+export default defineRoute({
+  body: revokeRoleTokenBody,
+  run: ({ actor, body, platform }) => revokeRoleToken(requireFullAccess(actor), body.tokenId, platform),
+});

@@ -1,0 +1,8 @@
+import { defineRoute } from '../../core/http/route.ts';
+import { validateRoleTokenBody } from '../role-token.schema.ts';
+import { validateRoleToken } from '../role-token.service.ts';
+
+export default defineRoute({
+  body: validateRoleTokenBody,
+  run: ({ body, platform }) => validateRoleToken(body.token, platform),
+});
