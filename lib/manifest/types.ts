@@ -35,6 +35,8 @@ export interface RouteSpec {
   readonly timeoutSec: number;
   /** Largest accepted request body; larger ones get 413 before they are read. */
   readonly maxBodyBytes: number;
+  /** Fixed-window limit per caller (user id, or source IP when anonymous); 429 with Retry-After past it. */
+  readonly rateLimit?: { readonly limit: number; readonly windowSec: number };
 }
 
 export interface TableIndex {

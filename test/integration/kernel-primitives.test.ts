@@ -49,6 +49,7 @@ describe('kernel primitives on the real local stores', () => {
   it('rate-limits in fixed windows: 60 pass, the 61st gets 429 with Retry-After, the next window resets', async () => {
     // Prepare
     const subject = `chat:${crypto.randomUUID()}`;
+    platform.clock.alignToWindow(AGENT_REFERENCE_LIMIT.windowSec * 1000);
     // Act
     for (let i = 0; i < AGENT_REFERENCE_LIMIT.limit; i++) await ports.rateLimiter.consume(subject, AGENT_REFERENCE_LIMIT);
     const over = await ports.rateLimiter.consume(subject, AGENT_REFERENCE_LIMIT).catch((e: unknown) => e);

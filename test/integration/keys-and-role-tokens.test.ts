@@ -246,3 +246,33 @@ describe('monthly free credits', () => {
     expect(grants[0].balanceAfter).toBe(200);
   });
 });
+
+describe('declared rate limits', () => {
+  let platform: TestPlatform;
+
+  beforeAll(async () => {
+    platform = await startTestPlatform();
+  });
+  afterAll(async () => {
+    await platform.stop({ removeData: true });
+  });
+
+  it('answers the 61st validation in a minute from one address with 429 and Retry-After, then recovers', async () => {
+    // Prepare
+    platform.clock.alignToWindow(60_000);
+    const attempts = Array.from({ length: 60 }, () => platform.api('POST', '/role-token/validate', { body: { token: 'x' } }));
+    const allowed = await Promise.all(attempts);
+    // Act
+    const limited = await platform.api('POST', '/role-token/validate', { body: { token: 'x' } });
+    platform.clock.advance(60_000);
+    const recovered = await platform.api('POST', '/role-token/validate', { body: { token: 'x' } });
+    // Assess
+    expect(allowed.every((r) => r.status === 200)).toBe(true);
+    expect(limited.status).toBe(429);
+    expect(limited.body.code).toBe('RATE_LIMITED');
+    const retryAfter = Number(limited.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(recovered.status).toBe(200);
+  });
+});

@@ -27,6 +27,10 @@ export class SteppableClock {
   advance(ms: number): void {
     this.offsetMs += ms;
   }
+  /** Moves to just after the start of the next `windowMs` window, so a fixed-window test never straddles two. */
+  alignToWindow(windowMs: number): void {
+    this.offsetMs += windowMs - (this.now() % windowMs) + 1;
+  }
 }
 
 export interface TestPlatform {

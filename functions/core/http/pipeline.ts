@@ -44,6 +44,10 @@ async function buildContext(
   if (request.body !== null && request.body.length > route.maxBodyBytes) throw new PayloadTooLargeError(route.maxBodyBytes);
   const actor = await resolveActor(route.auth, request, { credentials: platform.credentials, identity: platform.identity, now: platform.clock.now() });
   onActor(actor);
+  if (route.rateLimit) {
+    const subject = actor.kind === 'user' ? `user:${actor.userId}` : `ip:${request.sourceIp}`;
+    await platform.rateLimiter.consume(`${route.id}:${subject}`, route.rateLimit);
+  }
   const body = definition.body ? validate('request body', definition.body, parseJsonBody(request)) : undefined;
   const query = definition.query ? validate('query parameters', definition.query, request.query) : undefined;
   const params = definition.params ? validate('path parameters', definition.params, request.pathParams) : undefined;
