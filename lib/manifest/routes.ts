@@ -13,6 +13,7 @@ interface RouteInput {
   style?: EnvelopeStyle;
   timeoutSec?: number;
   maxBodyBytes?: number;
+  rateLimit?: RouteSpec['rateLimit'];
 }
 
 /** Fills the defaults every route shares, so the table below lists only what differs. */
@@ -29,6 +30,7 @@ function route(input: RouteInput): RouteSpec {
     area: input.area,
     handler: input.handler,
     auth: input.auth,
+    ...(input.rateLimit ? { rateLimit: input.rateLimit } : {}),
   };
 }
 
@@ -58,13 +60,19 @@ export const routes: readonly RouteSpec[] = [
   route({ method: 'POST', path: '/role-token/create', area: 'tokens', handler: 'create-role-token', auth: 'required' }),
   route({ method: 'GET', path: '/role-token/list', area: 'tokens', handler: 'list-role-tokens', auth: 'required' }),
   route({ method: 'POST', path: '/role-token/revoke', area: 'tokens', handler: 'revoke-role-token', auth: 'required' }),
-  route({ method: 'POST', path: '/role-token/validate', area: 'tokens', handler: 'validate-role-token', auth: 'public' }),
+  // Public: anyone holding a role token may check it, but not probe tokens at speed.
+  route({ method: 'POST', path: '/role-token/validate', area: 'tokens', handler: 'validate-role-token', auth: 'public', rateLimit: { limit: 60, windowSec: 60 } }),
 
   // Keys (SPEC 4.13)
   route({ method: 'POST', path: '/keys/store', area: 'keys', handler: 'store-key', auth: 'required' }),
   route({ method: 'GET', path: '/keys/list', area: 'keys', handler: 'list-keys', auth: 'required' }),
   route({ method: 'GET', path: '/keys/check/{serviceName}', area: 'keys', handler: 'check-key', auth: 'required' }),
   route({ method: 'DELETE', path: '/keys/{serviceName}', area: 'keys', handler: 'delete-key', auth: 'required' }),
+
+  // OAuth (SPEC 4.13). The callback is a platform extra: the provider sends the user's browser there,
+  // which carries no platform credential, so the single-use state identifies the account.
+  route({ method: 'GET', path: '/oauth/authorize/{provider}', area: 'oauth', handler: 'authorize', auth: 'required' }),
+  route({ method: 'GET', path: '/oauth/callback/{provider}', area: 'oauth', handler: 'callback', auth: 'public' }),
 
   // Operators
   route({ method: 'POST', path: '/admin/users', area: 'admin', handler: 'create-user', auth: 'admin' }),
