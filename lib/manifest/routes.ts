@@ -69,11 +69,6 @@ export const routes: readonly RouteSpec[] = [
   route({ method: 'GET', path: '/keys/check/{serviceName}', area: 'keys', handler: 'check-key', auth: 'required' }),
   route({ method: 'DELETE', path: '/keys/{serviceName}', area: 'keys', handler: 'delete-key', auth: 'required' }),
 
-  // OAuth (SPEC 4.13). The callback is a platform extra: the provider sends the user's browser there,
-  // which carries no platform credential, so the single-use state identifies the account.
-  route({ method: 'GET', path: '/oauth/authorize/{provider}', area: 'oauth', handler: 'authorize', auth: 'required' }),
-  route({ method: 'GET', path: '/oauth/callback/{provider}', area: 'oauth', handler: 'callback', auth: 'public' }),
-
   // Operators
   route({ method: 'POST', path: '/admin/users', area: 'admin', handler: 'create-user', auth: 'admin' }),
   route({ method: 'GET', path: '/admin/users', area: 'admin', handler: 'list-users', auth: 'admin' }),
