@@ -1,5 +1,5 @@
-import { CognitoJwtVerifier } from 'aws-jwt-verify';
 import { routes } from '../lib/manifest/routes.ts';
+import { createCognitoVerifier } from './core/auth/cognito.ts';
 import type { IdentityVerifier } from './core/auth/credentials.ts';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { ConfigError, configFromEnv, type Config } from './core/config.ts';
@@ -29,17 +29,7 @@ function kmsSecretBox(config: Config): SecretBox {
 
 function cognitoVerifier(config: Config): IdentityVerifier | null {
   if (!config.COGNITO_USER_POOL_ID || !config.COGNITO_CLIENT_ID) return null;
-  const verifier = CognitoJwtVerifier.create({ userPoolId: config.COGNITO_USER_POOL_ID, tokenUse: 'id', clientId: config.COGNITO_CLIENT_ID });
-  return {
-    async verify(token) {
-      try {
-        const payload = await verifier.verify(token);
-        return { subject: payload.sub, email: typeof payload['email'] === 'string' ? payload['email'] : null };
-      } catch {
-        return null;
-      }
-    },
-  };
+  return createCognitoVerifier({ userPoolId: config.COGNITO_USER_POOL_ID, clientId: config.COGNITO_CLIENT_ID });
 }
 
 /** The Lambda handler of `area`, given its handler modules keyed by route id. */

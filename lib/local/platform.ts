@@ -6,6 +6,7 @@ import type { Server } from 'node:http';
 import { buckets, routes, tables } from '../manifest/index.ts';
 import { createS3Client } from '../../functions/core/blobs.ts';
 import { parseConfig, type Config } from '../../functions/core/config.ts';
+import type { IdentityVerifier } from '../../functions/core/auth/credentials.ts';
 import type { Clock } from '../../functions/core/clock.ts';
 import { createLocalSecretBox } from '../../functions/core/secret-box.ts';
 import { createLogger, type LogLevel } from '../../functions/core/logger.ts';
@@ -27,6 +28,8 @@ export interface LocalPlatformOptions {
    * environment. Stores, prefixes and URLs are always the local ones.
    */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Verifies identity-provider session tokens; none locally unless given (tests pass a Cognito verifier). */
+  readonly identity?: IdentityVerifier;
   /** Where log lines go (default stdout); tests capture them to check what is never logged. */
   readonly logWriter?: (line: string) => void;
 }
@@ -78,7 +81,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     cleanup.push(() => stores.close());
     const config = localConfig(url, stores, options.logLevel ?? 'info', options.env ?? process.env);
     const secretBox = createLocalSecretBox(await loadMasterKey(dataDir));
-    const ready = createPlatform(config, { identity: null, secretBox, log: createLogger(config.LOG_LEVEL, { stage: 'local' }, options.logWriter), ...(options.clock ? { clock: options.clock } : {}) });
+    const ready = createPlatform(config, { identity: options.identity ?? null, secretBox, log: createLogger(config.LOG_LEVEL, { stage: 'local' }, options.logWriter), ...(options.clock ? { clock: options.clock } : {}) });
     await ensureTables(ready.db.doc, LOCAL_PREFIX, tables);
     await ensureBuckets(createS3Client(config), LOCAL_PREFIX, buckets);
     const createdAdminToken = await bootstrapAdmin(ready, dataDir);

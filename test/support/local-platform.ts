@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { IdentityVerifier } from '../../functions/core/auth/credentials.ts';
 import { ADMIN_TOKEN_FILE, startLocalPlatform, type RunningPlatform } from '../../lib/local/platform.ts';
 
 export interface ApiResponse<T = any> {
@@ -46,7 +47,7 @@ export interface TestPlatform {
 }
 
 /** Starts the real local platform on a random port with a temporary (or given) DATA_DIR. */
-export async function startTestPlatform(options: { dataDir?: string; env?: Record<string, string>; logLines?: string[] } = {}): Promise<TestPlatform> {
+export async function startTestPlatform(options: { dataDir?: string; env?: Record<string, string>; logLines?: string[]; identity?: IdentityVerifier } = {}): Promise<TestPlatform> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'platform-test-')));
   const clock = new SteppableClock();
   // Settings come only from the test, never from the developer's shell.
@@ -60,6 +61,7 @@ export async function startTestPlatform(options: { dataDir?: string; env?: Recor
     // Silent unless the test collects the lines (then everything, to check what is never logged).
     logLevel: logLines ? 'debug' : 'silent',
     ...(logLines ? { logWriter: (line: string) => logLines.push(line) } : {}),
+    ...(options.identity ? { identity: options.identity } : {}),
   });
   const adminToken = (await readFile(join(dataDir, ADMIN_TOKEN_FILE), 'utf8')).trim();
   return {
