@@ -4,13 +4,16 @@ import { isConditionFailed, type Db } from '../core/db/dynamo.ts';
 import type { TokenRecord } from './token.schema.ts';
 
 /**
- * Tokens live in two tables: `tokens` (metadata by id) and `token-digests` (digest -> id). Auth
- * reads both with strongly consistent gets and trusts a digest only if the token record still holds
- * it, so revocation and regeneration take effect on the very next request and no crash between the
- * two writes can leave a stale secret valid.
+ * Tokens live in two tables: `tokens` (metadata by id) and `token-digests` (digest -> token id and
+ * user id). Auth reads the pointer, then the record and the account together, all strongly
+ * consistent, and trusts a digest only if the token record still holds it, so revocation and
+ * regeneration take effect on the very next request and no crash between the two writes can leave
+ * a stale secret valid.
  */
 export interface TokenStore {
   get(tokenId: string): Promise<TokenRecord | null>;
+  /** The digest pointer: which token (and, for pointers written since it was added, which user) holds it. */
+  findPointer(digest: string): Promise<{ tokenId: string; userId: string | null } | null>;
   findByDigest(digest: string): Promise<TokenRecord | null>;
   /** Writes the digest pointer, then the record. */
   create(token: TokenRecord): Promise<void>;
@@ -38,15 +41,22 @@ export function createTokenStore(db: Db): TokenStore {
         if (!isConditionFailed(error)) throw error;
       });
 
+  const findPointer = async (digest: string) => {
+    const out = await db.doc.send(new GetCommand({ TableName: digests, Key: { digest }, ConsistentRead: true }));
+    const tokenId = out.Item?.['tokenId'];
+    const userId = out.Item?.['userId'];
+    return typeof tokenId === 'string' ? { tokenId, userId: typeof userId === 'string' ? userId : null } : null;
+  };
+
   return {
     get,
+    findPointer,
     async findByDigest(digest) {
-      const out = await db.doc.send(new GetCommand({ TableName: digests, Key: { digest }, ConsistentRead: true }));
-      const tokenId = out.Item?.['tokenId'];
-      return typeof tokenId === 'string' ? get(tokenId) : null;
+      const pointer = await findPointer(digest);
+      return pointer === null ? null : get(pointer.tokenId);
     },
     async create(token) {
-      await db.doc.send(new PutCommand({ TableName: digests, Item: { digest: token.digest, tokenId: token.tokenId }, ConditionExpression: 'attribute_not_exists(digest)' }));
+      await db.doc.send(new PutCommand({ TableName: digests, Item: { digest: token.digest, tokenId: token.tokenId, userId: token.userId }, ConditionExpression: 'attribute_not_exists(digest)' }));
       await db.doc.send(new PutCommand({ TableName: tokens, Item: token, ConditionExpression: 'attribute_not_exists(tokenId)' }));
     },
     async listByUser(userId, { limit, cursor, kind }) {
@@ -105,7 +115,7 @@ export function createTokenStore(db: Db): TokenStore {
       }
     },
     async replaceDigest(token, digest, tokenPrefix, now) {
-      await db.doc.send(new PutCommand({ TableName: digests, Item: { digest, tokenId: token.tokenId }, ConditionExpression: 'attribute_not_exists(digest)' }));
+      await db.doc.send(new PutCommand({ TableName: digests, Item: { digest, tokenId: token.tokenId, userId: token.userId }, ConditionExpression: 'attribute_not_exists(digest)' }));
       try {
         await db.doc.send(
           new UpdateCommand({

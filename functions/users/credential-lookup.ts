@@ -10,10 +10,14 @@ function toAccount(user: UserRecord): AccountCredential {
 /** The kernel's credential port, answered from the users and tokens stores. */
 export function createCredentialLookup(ports: UserPorts & { tokens: TokenStore }): CredentialLookup {
   return {
-    async findTokenByDigest(digest): Promise<TokenCredential | null> {
-      const token = await ports.tokens.findByDigest(digest);
+    async findTokenByDigest(digest) {
+      const pointer = await ports.tokens.findPointer(digest);
+      if (pointer === null) return null;
+      // The pointer names the user, so the record and the account are read in one round trip.
+      const [token, pointerUser] = await Promise.all([ports.tokens.get(pointer.tokenId), pointer.userId === null ? null : ports.users.get(pointer.userId)]);
       if (token === null) return null;
-      return {
+      const user = pointerUser?.userId === token.userId ? pointerUser : await ports.users.get(token.userId);
+      const credential: TokenCredential = {
         tokenId: token.tokenId,
         userId: token.userId,
         kind: token.kind,
@@ -23,6 +27,7 @@ export function createCredentialLookup(ports: UserPorts & { tokens: TokenStore }
         lastUsedAt: token.lastUsedAt,
         keys: token.keys,
       };
+      return { token: credential, account: user === null ? null : toAccount(user) };
     },
     async getAccount(userId) {
       const user = await ports.users.get(userId);

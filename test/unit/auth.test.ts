@@ -9,7 +9,10 @@ import { AccessDeniedError, AliasRequiredError, AuthenticationRequiredError } fr
 function fakeCredentials(accounts: AccountCredential[], tokens: TokenCredential[]) {
   const used: string[] = [];
   const lookup: CredentialLookup = {
-    findTokenByDigest: async (digest) => tokens.find((t) => t.digest === digest) ?? null,
+    findTokenByDigest: async (digest) => {
+      const token = tokens.find((t) => t.digest === digest);
+      return token === undefined ? null : { token, account: accounts.find((a) => a.userId === token.userId) ?? null };
+    },
     getAccount: async (userId) => accounts.find((a) => a.userId === userId) ?? null,
     accountForIdentity: async () => {
       throw new Error('not used');

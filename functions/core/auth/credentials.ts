@@ -26,7 +26,8 @@ export interface AccountCredential {
  * stores; every read must be strongly consistent so revocation takes effect on the next request.
  */
 export interface CredentialLookup {
-  findTokenByDigest(digest: string): Promise<TokenCredential | null>;
+  /** The token that holds `digest`, with its account (read concurrently); null when no token does. */
+  findTokenByDigest(digest: string): Promise<{ token: TokenCredential; account: AccountCredential | null } | null>;
   getAccount(userId: string): Promise<AccountCredential | null>;
   /** Account for an identity-provider subject, created on first sign-in. */
   accountForIdentity(subject: string, email: string | null): Promise<AccountCredential>;

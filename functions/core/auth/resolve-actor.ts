@@ -55,17 +55,22 @@ async function authenticateBearer(token: string, ports: ResolveActorPorts): Prom
   const kind = isWellFormedSecret('userToken', token) ? 'user' : isWellFormedSecret('roleToken', token) ? 'role' : null;
   if (kind === null) return authenticateSession(token, ports);
   const digest = digestSecret(token);
-  const credential = await ports.credentials.findTokenByDigest(digest);
+  const found = await ports.credentials.findTokenByDigest(digest);
+  const credential = found?.token;
+  const account = found?.account;
   if (
-    credential === null ||
+    credential === undefined ||
     credential.kind !== kind ||
     credential.status !== 'active' ||
     !digestsEqual(credential.digest, digest) ||
-    (credential.expiresAt !== null && credential.expiresAt <= ports.now)
+    (credential.expiresAt !== null && credential.expiresAt <= ports.now) ||
+    account === null ||
+    account === undefined ||
+    account.userId !== credential.userId ||
+    account.status !== 'active'
   ) {
     throw new AuthenticationRequiredError();
   }
-  const account = await activeAccount(credential.userId, ports);
   if (credential.lastUsedAt === null || ports.now - credential.lastUsedAt > LAST_USED_RESOLUTION_MS) {
     await ports.credentials.markTokenUsed(credential.tokenId, ports.now);
   }
