@@ -11,6 +11,7 @@ import type { SecretBox } from './core/secret-box.ts';
 import { createUsageLogWriter, type UsageLogWriter } from './core/usage-log.ts';
 import { createKeyStore, type KeyStore } from './keys/key.store.ts';
 import { createKeysReader } from './keys/key.service.ts';
+import { createLogStore, type LogStore } from './logs/log.store.ts';
 import { createTokenStore, type TokenStore } from './tokens/token.store.ts';
 import { createCredentialLookup } from './users/credential-lookup.ts';
 import { createUserStore, type UserStore } from './users/user.store.ts';
@@ -27,6 +28,8 @@ export interface Platform {
   readonly db: Db;
   readonly blobs: BlobStore;
   readonly usageLogs: UsageLogWriter;
+  /** Reads usage records for the logs endpoints. */
+  readonly logs: LogStore;
   readonly credentials: CredentialLookup;
   readonly identity: IdentityVerifier | null;
   readonly credits: Credits;
@@ -62,6 +65,7 @@ export function createPlatform(config: Config, adapters: PlatformAdapters): Plat
     db,
     blobs,
     usageLogs: createUsageLogWriter(db, blobs, clock, config.USAGE_LOG_RETENTION_DAYS),
+    logs: createLogStore(db),
     users,
     tokens,
     credits,

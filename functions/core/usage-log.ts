@@ -13,6 +13,8 @@ export type ResourceType = 'agent' | 'action' | 'mcp' | 'voice' | 'code-server' 
 export interface LoggedBody {
   /** The body, or its first INLINE_BODY_BYTES when `truncated`. */
   readonly preview: string;
+  /** `json` when the body was a value serialised as JSON, `text` when it was a string kept as is. */
+  readonly encoding: 'json' | 'text';
   readonly sizeBytes: number;
   readonly truncated: boolean;
   /** Blob key of the full body when truncated. */
@@ -71,11 +73,12 @@ export function createUsageLogWriter(db: Db, blobs: BlobStore, clock: Clock, ret
   const table = db.table('usage-logs');
 
   async function logBody(value: unknown, key: string): Promise<LoggedBody> {
-    const text = typeof value === 'string' ? String(redact(value)) : JSON.stringify(redact(value ?? null));
+    const encoding = typeof value === 'string' ? 'text' : 'json';
+    const text = encoding === 'text' ? String(redact(value)) : JSON.stringify(redact(value ?? null));
     const bytes = Buffer.from(text, 'utf8');
-    if (bytes.length <= INLINE_BODY_BYTES) return { preview: text, sizeBytes: bytes.length, truncated: false, blobKey: null };
-    await blobs.put(key, bytes, 'application/json');
-    return { preview: bytes.subarray(0, INLINE_BODY_BYTES).toString('utf8').replace(/\uFFFD$/, ''), sizeBytes: bytes.length, truncated: true, blobKey: key };
+    if (bytes.length <= INLINE_BODY_BYTES) return { preview: text, encoding, sizeBytes: bytes.length, truncated: false, blobKey: null };
+    await blobs.put(key, bytes, encoding === 'json' ? 'application/json' : 'text/plain; charset=utf-8');
+    return { preview: bytes.subarray(0, INLINE_BODY_BYTES).toString('utf8').replace(/\uFFFD$/, ''), encoding, sizeBytes: bytes.length, truncated: true, blobKey: key };
   }
 
   return {

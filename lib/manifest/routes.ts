@@ -69,6 +69,13 @@ export const routes: readonly RouteSpec[] = [
   route({ method: 'GET', path: '/keys/check/{serviceName}', area: 'keys', handler: 'check-key', auth: 'required' }),
   route({ method: 'DELETE', path: '/keys/{serviceName}', area: 'keys', handler: 'delete-key', auth: 'required' }),
 
+  // Usage logs (SPEC 4.13); owner only. /logs/user is the SPEC's second name for /logs.
+  route({ method: 'GET', path: '/logs', area: 'logs', handler: 'list-logs', auth: 'required' }),
+  route({ method: 'GET', path: '/logs/user', area: 'logs', handler: 'list-user-logs', auth: 'required' }),
+  route({ method: 'GET', path: '/logs/{requestId}', area: 'logs', handler: 'get-log', auth: 'required' }),
+  route({ method: 'GET', path: '/logs/request/{requestId}/trace', area: 'logs', handler: 'get-request-trace', auth: 'required' }),
+  route({ method: 'GET', path: '/logs/trace/{traceId}', area: 'logs', handler: 'get-trace', auth: 'required' }),
+
   // Operators
   route({ method: 'POST', path: '/admin/users', area: 'admin', handler: 'create-user', auth: 'admin' }),
   route({ method: 'GET', path: '/admin/users', area: 'admin', handler: 'list-users', auth: 'admin' }),

@@ -52,6 +52,8 @@ const PLATFORM_EXTRAS: readonly { readonly host: Host; readonly path: string; re
   { host: 'base', path: '/health', prefix: false },
   { host: 'base', path: '/.well-known/platform.json', prefix: false },
   { host: 'base', path: '/admin/', prefix: true },
+  // The SPEC's second name for GET /logs (4.13: "also listed as /logs/user"), in a cell rather than a row.
+  { host: 'base', path: '/logs/user', prefix: false },
   // Key removal: the SPEC lists store, list and check; owners also need to delete a key.
   { host: 'base', path: '/keys/{serviceName}', prefix: false },
 ];

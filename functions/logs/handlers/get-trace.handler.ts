@@ -1,0 +1,9 @@
+import { requireUser } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { traceIdParams } from '../log.schema.ts';
+import { getTrace } from '../log.service.ts';
+
+export default defineRoute({
+  params: traceIdParams,
+  run: ({ actor, params, platform, log }) => getTrace(requireUser(actor), params.traceId, { ...platform, log }),
+});

@@ -1,0 +1,9 @@
+import { requireUser } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { listLogsQuery } from '../log.schema.ts';
+import { listLogs } from '../log.service.ts';
+
+export default defineRoute({
+  query: listLogsQuery,
+  run: ({ actor, query, platform, log }) => listLogs(requireUser(actor), query, { ...platform, log }),
+});
