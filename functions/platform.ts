@@ -12,6 +12,7 @@ import { createUsageLogWriter, type UsageLogWriter } from './core/usage-log.ts';
 import { createKeyStore, type KeyStore } from './keys/key.store.ts';
 import { createKeysReader } from './keys/key.service.ts';
 import { createLogStore, type LogStore } from './logs/log.store.ts';
+import { createOAuthStateStore, type OAuthStateStore } from './oauth/oauth.store.ts';
 import { createTokenStore, type TokenStore } from './tokens/token.store.ts';
 import { createCredentialLookup } from './users/credential-lookup.ts';
 import { createUserStore, type UserStore } from './users/user.store.ts';
@@ -30,6 +31,10 @@ export interface Platform {
   readonly usageLogs: UsageLogWriter;
   /** Reads usage records for the logs endpoints. */
   readonly logs: LogStore;
+  /** Pending OAuth authorizations, by single-use state. */
+  readonly oauthStates: OAuthStateStore;
+  /** Outbound HTTP (OAuth token endpoints, webhooks); a port so tests can watch or replace it. */
+  readonly fetch: typeof fetch;
   readonly credentials: CredentialLookup;
   readonly identity: IdentityVerifier | null;
   readonly credits: Credits;
@@ -66,6 +71,9 @@ export function createPlatform(config: Config, adapters: PlatformAdapters): Plat
     blobs,
     usageLogs: createUsageLogWriter(db, blobs, clock, config.USAGE_LOG_RETENTION_DAYS),
     logs: createLogStore(db),
+    oauthStates: createOAuthStateStore(db),
+    // Through a wrapper so `this` is never the platform object.
+    fetch: (input, init) => globalThis.fetch(input, init),
     users,
     tokens,
     credits,

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 
 const optionalUrl = z.url().optional();
+/** OAuth endpoints are fetched or opened in a browser, so only web URLs make sense. */
+const optionalWebUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional();
 
 const configSchema = z.object({
   STAGE: z.string().min(1).default('local'),
@@ -27,6 +29,26 @@ const configSchema = z.object({
   /** Credits added once per calendar month (UTC) on an account's first activity; 0 turns it off. */
   MONTHLY_FREE_CREDITS: z.coerce.number().min(0).max(1_000_000).default(0),
   USAGE_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  /**
+   * OAuth providers (SPEC 4.13). One counts as configured when its authorize URL, token URL and
+   * client id are set; the secret is optional (public clients rely on PKCE alone); scopes are space
+   * or comma separated.
+   */
+  OAUTH_PROVIDER_A_AUTHORIZE_URL: optionalWebUrl,
+  OAUTH_PROVIDER_A_TOKEN_URL: optionalWebUrl,
+  OAUTH_PROVIDER_A_CLIENT_ID: z.string().min(1).optional(),
+  OAUTH_PROVIDER_A_CLIENT_SECRET: z.string().min(1).optional(),
+  OAUTH_PROVIDER_A_SCOPES: z.string().optional(),
+  OAUTH_PROVIDER_B_AUTHORIZE_URL: optionalWebUrl,
+  OAUTH_PROVIDER_B_TOKEN_URL: optionalWebUrl,
+  OAUTH_PROVIDER_B_CLIENT_ID: z.string().min(1).optional(),
+  OAUTH_PROVIDER_B_CLIENT_SECRET: z.string().min(1).optional(),
+  OAUTH_PROVIDER_B_SCOPES: z.string().optional(),
+  OAUTH_PROVIDER_C_AUTHORIZE_URL: optionalWebUrl,
+  OAUTH_PROVIDER_C_TOKEN_URL: optionalWebUrl,
+  OAUTH_PROVIDER_C_CLIENT_ID: z.string().min(1).optional(),
+  OAUTH_PROVIDER_C_CLIENT_SECRET: z.string().min(1).optional(),
+  OAUTH_PROVIDER_C_SCOPES: z.string().optional(),
 });
 
 export type Config = Readonly<z.infer<typeof configSchema>>;

@@ -18,6 +18,7 @@ export type ErrorKind =
   | 'payload-too-large'
   | 'rate-limited'
   | 'execution-failed'
+  | 'upstream-failed'
   | 'timeout';
 
 export abstract class PlatformError extends Error {
@@ -120,6 +121,11 @@ export class RateLimitedError extends PlatformError {
 /** User code failed; the message is the user's own error text, never a platform stack. */
 export class ExecutionFailedError extends PlatformError {
   readonly kind = 'execution-failed';
+}
+
+/** A service the platform calls on the caller's behalf (e.g. an OAuth token endpoint) failed or gave an unusable answer. */
+export class UpstreamError extends PlatformError {
+  readonly kind = 'upstream-failed';
 }
 
 export class TimeoutError extends PlatformError {

@@ -69,6 +69,11 @@ export const routes: readonly RouteSpec[] = [
   route({ method: 'GET', path: '/keys/check/{serviceName}', area: 'keys', handler: 'check-key', auth: 'required' }),
   route({ method: 'DELETE', path: '/keys/{serviceName}', area: 'keys', handler: 'delete-key', auth: 'required' }),
 
+  // OAuth (SPEC 4.13). The callback is a platform extra: the provider sends the user's browser there,
+  // which carries no platform credential, so the single-use state identifies the account.
+  route({ method: 'GET', path: '/oauth/authorize/{provider}', area: 'oauth', handler: 'authorize', auth: 'required' }),
+  route({ method: 'GET', path: '/oauth/callback/{provider}', area: 'oauth', handler: 'callback', auth: 'public' }),
+
   // Usage logs (SPEC 4.13); owner only. /logs/user is the SPEC's second name for /logs.
   route({ method: 'GET', path: '/logs', area: 'logs', handler: 'list-logs', auth: 'required' }),
   route({ method: 'GET', path: '/logs/user', area: 'logs', handler: 'list-user-logs', auth: 'required' }),

@@ -56,6 +56,8 @@ const PLATFORM_EXTRAS: readonly { readonly host: Host; readonly path: string; re
   { host: 'base', path: '/logs/user', prefix: false },
   // Key removal: the SPEC lists store, list and check; owners also need to delete a key.
   { host: 'base', path: '/keys/{serviceName}', prefix: false },
+  // OAuth redirect target: the SPEC lists only the start (authorize); the provider must send the code somewhere.
+  { host: 'base', path: '/oauth/callback/{provider}', prefix: false },
 ];
 
 /** Where the method and the address sit in an endpoint table; the same index when one cell holds both. */

@@ -23,6 +23,8 @@ export const tables = [
   { name: 'credit-ledger', partitionKey: 'userId', sortKey: 'entryId' },
   // Fixed-window counters; items expire after their window.
   { name: 'rate-limits', partitionKey: 'bucketKey', ttlAttribute: 'expiresAt' },
+  // OAuth authorizations started but not yet completed (SPEC 4.13), keyed by their single-use state.
+  { name: 'oauth-states', partitionKey: 'state', ttlAttribute: 'expiresAt' },
   // One record per resource invocation.
   {
     name: 'usage-logs',

@@ -106,7 +106,9 @@ describe('users and tokens over HTTP', () => {
     // Act
     const viaHeaders = await platform.api('GET', '/user/info', { headers: { 'X-Svc-UserId': user.userId, 'X-Svc-SecretKey': user.secretKey } });
     const viaQuery = await platform.api('GET', `/user/info?userId=${user.userId}&secretServiceKey=${user.secretKey}`);
-    const wrongSecret = await platform.api('GET', '/user/info', { headers: { 'X-Svc-UserId': user.userId, 'X-Svc-SecretKey': user.secretKey.slice(0, -1) + 'x' } });
+    // Change the last character to a different one (a fixed replacement would be a no-op 1 time in 62).
+    const altered = user.secretKey.slice(0, -1) + (user.secretKey.endsWith('x') ? 'y' : 'x');
+    const wrongSecret = await platform.api('GET', '/user/info', { headers: { 'X-Svc-UserId': user.userId, 'X-Svc-SecretKey': altered } });
     const wrongUser = await platform.api('GET', '/user/info', { headers: { 'X-Svc-UserId': 'nobody', 'X-Svc-SecretKey': user.secretKey } });
     const badToken = await platform.api('GET', '/user/info', { token: 'svc_ut_notatoken' });
     const none = await platform.api('GET', '/user/info');

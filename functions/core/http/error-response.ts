@@ -16,6 +16,7 @@ const HTTP_BY_KIND: Record<ErrorKind, { status: number; code: string }> = {
   'payload-too-large': { status: 413, code: 'PAYLOAD_TOO_LARGE' },
   'rate-limited': { status: 429, code: 'RATE_LIMITED' },
   'execution-failed': { status: 500, code: 'EXECUTION_FAILED' },
+  'upstream-failed': { status: 502, code: 'UPSTREAM_FAILED' },
   timeout: { status: 504, code: 'TIMEOUT' },
 };
 

@@ -1,0 +1,10 @@
+import { requireFullAccess } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { providerParams } from '../oauth.schema.ts';
+import { startAuthorization } from '../oauth.service.ts';
+
+/** Linking an account stores keys, so role tokens (which may not manage keys) are refused. */
+export default defineRoute({
+  params: providerParams,
+  run: ({ actor, params, request, platform, log }) => startAuthorization(requireFullAccess(actor), params.provider, request.baseUrl, { ...platform, log }),
+});

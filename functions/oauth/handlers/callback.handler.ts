@@ -1,0 +1,10 @@
+import { defineRoute } from '../../core/http/route.ts';
+import { callbackQuery, providerParams } from '../oauth.schema.ts';
+import { completeAuthorization } from '../oauth.service.ts';
+
+/** Public: the provider redirects the user's browser here, and the state says whose account it is. */
+export default defineRoute({
+  params: providerParams,
+  query: callbackQuery,
+  run: ({ params, query, platform, log }) => completeAuthorization(params.provider, query, { ...platform, log }),
+});
