@@ -1,0 +1,573 @@
+"""Runs one invocation inside the forked child: installs the sandbox, loads the user source,
+drives the agent or the action handler, and writes newline-delimited JSON events to the
+event pipe. The parent (server.py) adds the `start` and `end` events and turns a killed or
+crashed child into an error event.
+
+Events written here:
+  {"type":"text","data"}                                   agent text delta
+  {"type":"tool","name","toolUseId"}                       a tool starts (once per toolUseId)
+  {"type":"metrics","totalCycles","totalTokens","inputTokens","outputTokens","toolsUsed","durationMs"}
+  {"type":"messages","messages"}                           conversation after the run
+  {"type":"result","statusCode","body"[,"headers"]}        action result
+  {"type":"log","stream","data"}                           what user code printed
+  {"type":"error","code","message"[,"line","errorType"]}
+  {"type":"sandbox", ...}                                  layers installed (folded into "end")
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import os
+import sys
+import threading
+import time
+import types
+
+from . import policy, sandbox
+
+EXIT_OK = 0
+EXIT_ERROR = 1  # an error event was written
+EXIT_MEMORY = 3
+EXIT_INTERNAL = 70
+
+_MAX_MESSAGE = 2000
+_MAX_LOG_BYTES = 1024 * 1024
+
+
+class Emitter:
+    """Writes one JSON object per line to the event pipe. Holds its own references to the
+    functions it needs, so user code that monkeypatches json or os in this process cannot
+    change how events are framed (it can only affect its own run anyway)."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._write = os.write
+        self._dumps = json.dumps
+        self._lock = threading.Lock()
+        self.errors = 0
+
+    def emit(self, event: dict) -> None:
+        try:
+            line = self._dumps(event, ensure_ascii=False, separators=(",", ":"),
+                               default=_json_default)
+        except (TypeError, ValueError, RecursionError) as exc:
+            line = self._dumps({"type": "error", "code": "INTERNAL_ERROR",
+                                "message": f"event could not be encoded: {type(exc).__name__}"})
+        data = (line + "\n").encode("utf-8", "replace")
+        with self._lock:
+            view = memoryview(data)
+            while view:
+                try:
+                    n = self._write(self._fd, view)
+                except InterruptedError:
+                    continue
+                except OSError:
+                    return  # parent went away; nothing to report to
+                view = view[n:]
+        if event.get("type") == "error":
+            self.errors += 1
+
+
+def _json_default(value):
+    import base64
+
+    if isinstance(value, (bytes, bytearray)):
+        return {"bytes_b64": base64.b64encode(bytes(value)).decode("ascii")}
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    if hasattr(value, "isoformat"):
+        try:
+            return value.isoformat()
+        except Exception:
+            pass
+    return repr(value)
+
+
+class _LogStream:
+    """sys.stdout / sys.stderr of user code: each line becomes a `log` event."""
+
+    encoding = "utf-8"
+    errors = "replace"
+
+    def __init__(self, emitter: Emitter, stream: str, budget: list[int]) -> None:
+        self._emitter = emitter
+        self._stream = stream
+        self._buf = ""
+        self._budget = budget
+
+    def write(self, text) -> int:
+        if not isinstance(text, str):
+            text = str(text)
+        self._buf += text
+        while "\n" in self._buf:
+            line, self._buf = self._buf.split("\n", 1)
+            self._send(line)
+        if len(self._buf) > 8192:
+            self._send(self._buf)
+            self._buf = ""
+        return len(text)
+
+    def flush(self) -> None:
+        if self._buf:
+            self._send(self._buf)
+            self._buf = ""
+
+    def _send(self, line: str) -> None:
+        if self._budget[0] <= 0:
+            return
+        self._budget[0] -= len(line)
+        if self._budget[0] <= 0:
+            line = "[log output truncated]"
+        self._emitter.emit({"type": "log", "stream": self._stream, "data": line})
+
+    def isatty(self) -> bool:
+        return False
+
+    def writable(self) -> bool:
+        return True
+
+
+# --------------------------------------------------------------------------------------
+# errors
+# --------------------------------------------------------------------------------------
+
+def _exception_chain(exc: BaseException):
+    seen = set()
+    while exc is not None and id(exc) not in seen and len(seen) < 20:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+def _user_line(exc: BaseException) -> int | None:
+    tb = exc.__traceback__
+    line = None
+    hops = 0
+    while tb is not None and hops < 1000:
+        if tb.tb_frame.f_code.co_filename == policy.USER_FILENAME:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+        hops += 1
+    if line is None and isinstance(exc, SyntaxError) and exc.filename == policy.USER_FILENAME:
+        line = exc.lineno
+    return line
+
+
+def _describe(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except Exception:
+        text = ""
+    name = type(exc).__name__
+    message = f"{name}: {text}" if text else name
+    if "[sandbox:" not in message:
+        # Libraries wrap errors (botocore: EndpointConnectionError); name the sandbox reason.
+        for cause in list(_exception_chain(exc))[1:]:
+            try:
+                cause_text = str(cause)
+            except Exception:
+                continue
+            if "[sandbox:" in cause_text:
+                message += f" (caused by {type(cause).__name__}: {cause_text})"
+                break
+    if len(message) > _MAX_MESSAGE:
+        message = message[:_MAX_MESSAGE] + "..."
+    return message
+
+
+def _is_memory_error(exc: BaseException) -> bool:
+    return any(isinstance(e, MemoryError) for e in _exception_chain(exc))
+
+
+def _is_missing_credentials(exc: BaseException) -> bool:
+    for e in _exception_chain(exc):
+        if type(e).__name__ in ("NoCredentialsError", "PartialCredentialsError"):
+            return True
+        try:
+            text = str(e)
+        except Exception:
+            text = ""
+        if "Unable to locate credentials" in text:
+            return True
+    return False
+
+
+def _error_event(code: str, exc: BaseException | None = None, message: str | None = None) -> dict:
+    event = {"type": "error", "code": code,
+             "message": message if message is not None else _describe(exc)}
+    if exc is not None:
+        event["errorType"] = type(exc).__name__
+        line = _user_line(exc)
+        if line is not None:
+            event["line"] = line
+    return event
+
+
+# --------------------------------------------------------------------------------------
+# loading user code
+# --------------------------------------------------------------------------------------
+
+def load_user_module(source: str, module_name: str) -> types.ModuleType:
+    code = compile(source, policy.USER_FILENAME, "exec", dont_inherit=True)
+    module = types.ModuleType(module_name)
+    module.__dict__["__builtins__"] = sandbox.user_builtins()
+    # User code cannot import os, so the owner's keys are also handed over as a global
+    # (a JSON string, exactly like the SVC_KEYS_JSON environment variable).
+    module.__dict__["SVC_KEYS_JSON"] = os.environ.get("SVC_KEYS_JSON", "{}")
+    sys.modules[module_name] = module
+    exec(code, module.__dict__)
+    return module
+
+
+# --------------------------------------------------------------------------------------
+# agents
+# --------------------------------------------------------------------------------------
+
+def _normalise_messages(messages) -> list:
+    out = []
+    for m in messages or []:
+        if not isinstance(m, dict):
+            continue
+        content = m.get("content")
+        if isinstance(content, str):
+            content = [{"text": content}]
+        elif not isinstance(content, list):
+            content = []
+        out.append({"role": m.get("role", "user"), "content": content})
+    return out
+
+
+def _get(obj, *names, default=None):
+    for name in names:
+        if isinstance(obj, dict):
+            if name in obj:
+                return obj[name]
+        elif obj is not None and hasattr(obj, name):
+            try:
+                return getattr(obj, name)
+            except Exception:
+                continue
+    return default
+
+
+def _metrics_from_result(result, tools_seen: list[str], duration_ms: int) -> dict:
+    metrics = _get(result, "metrics", default=None)
+    if metrics is None and isinstance(result, dict):
+        metrics = result
+    usage = _get(metrics, "accumulated_usage", "accumulatedUsage", "usage", default=None) or {}
+    tool_metrics = _get(metrics, "tool_metrics", "toolMetrics", default=None)
+    tools: list[str] = []
+    for name in tools_seen:
+        if name not in tools:
+            tools.append(name)
+    if isinstance(tool_metrics, dict):
+        for name in tool_metrics:
+            if name not in tools:
+                tools.append(str(name))
+    listed = _get(metrics, "toolsUsed", "tools_used", default=None)
+    if isinstance(listed, (list, tuple)):
+        for name in listed:
+            if str(name) not in tools:
+                tools.append(str(name))
+
+    def num(value) -> int:
+        try:
+            return int(value or 0)
+        except (TypeError, ValueError):
+            return 0
+
+    input_tokens = num(_get(usage, "inputTokens", "input_tokens"))
+    output_tokens = num(_get(usage, "outputTokens", "output_tokens"))
+    total = num(_get(usage, "totalTokens", "total_tokens")) or num(
+        _get(metrics, "totalTokens", "total_tokens")) or (input_tokens + output_tokens)
+    return {
+        "type": "metrics",
+        "totalCycles": num(_get(metrics, "cycle_count", "cycleCount", "totalCycles", "total_cycles")),
+        "totalTokens": total,
+        "inputTokens": input_tokens,
+        "outputTokens": output_tokens,
+        "toolsUsed": tools,
+        "durationMs": duration_ms,
+    }
+
+
+def _final_text(result) -> str:
+    message = _get(result, "message", default=None)
+    content = _get(message, "content", default=None)
+    parts = []
+    if isinstance(content, list):
+        for block in content:
+            text = _get(block, "text", default=None)
+            if isinstance(text, str):
+                parts.append(text)
+    return "".join(parts)
+
+
+def run_agent(request: dict, emitter: Emitter) -> int:
+    module = load_user_module(request["source"], "agent_source")
+    factory = module.__dict__.get("create_agent")
+    if not callable(factory):
+        emitter.emit(_error_event("AGENT_EXECUTION_FAILED",
+                                  message="the source does not define create_agent()"))
+        return EXIT_ERROR
+    created = factory()
+    if isinstance(created, (tuple, list)) and len(created) == 2:
+        agent, clients = created
+    else:
+        agent, clients = created, []
+    clients = list(clients or [])
+    entered = []
+    try:
+        for client in clients:
+            enter = getattr(type(client), "__enter__", None)
+            if enter is not None:
+                client.__enter__()
+                entered.append(client)
+        history = _normalise_messages(request.get("messages"))
+        try:
+            agent.messages = list(history)
+        except AttributeError:
+            pass
+        prompt = request.get("prompt", "")
+        started = time.monotonic()
+        state = {"text": [], "tools": [], "tool_ids": set(), "metrics": None, "last_key": None}
+
+        def handle(event) -> None:
+            if not isinstance(event, dict):
+                return
+            data = event.get("data")
+            if isinstance(data, str) and data:
+                state["text"].append(data)
+                emitter.emit({"type": "text", "data": data})
+            tool = event.get("current_tool_use")
+            if isinstance(tool, dict) and tool.get("name"):
+                # Strands repeats current_tool_use while the tool input streams in: one
+                # `tool` event per toolUseId (per consecutive run of a name without an id).
+                tool_id = tool.get("toolUseId")
+                key = ("id", str(tool_id)) if tool_id else ("name", str(tool["name"]))
+                fresh = key not in state["tool_ids"] if tool_id else key != state["last_key"]
+                state["last_key"] = key
+                if fresh:
+                    state["tool_ids"].add(key)
+                    state["tools"].append(str(tool["name"]))
+                    emitter.emit({"type": "tool", "name": str(tool["name"]),
+                                  "toolUseId": str(tool_id) if tool_id else None})
+            if "result" in event:
+                result = event["result"]
+                if not state["text"]:
+                    text = _final_text(result)
+                    if text:
+                        state["text"].append(text)
+                        emitter.emit({"type": "text", "data": text})
+                state["metrics"] = _metrics_from_result(
+                    result, state["tools"], int((time.monotonic() - started) * 1000))
+
+        async def drive() -> None:
+            stream = agent.stream_async(prompt)
+            if inspect.isawaitable(stream) and not hasattr(stream, "__aiter__"):
+                stream = await stream
+            async for event in stream:
+                handle(event)
+
+        asyncio.run(drive())
+        duration = int((time.monotonic() - started) * 1000)
+        emitter.emit(state["metrics"] or _metrics_from_result(None, state["tools"], duration))
+        after = getattr(agent, "messages", None)
+        if isinstance(after, list) and len(after) > len(history):
+            messages = after
+        else:
+            # The agent did not keep a history: record this turn ourselves.
+            messages = history + [
+                {"role": "user", "content": [{"text": prompt}]},
+                {"role": "assistant", "content": [{"text": "".join(state["text"])}]},
+            ]
+        emitter.emit({"type": "messages", "messages": messages})
+        return EXIT_OK
+    finally:
+        for client in reversed(entered):
+            try:
+                client.__exit__(None, None, None)
+            except Exception:
+                pass
+
+
+# --------------------------------------------------------------------------------------
+# actions
+# --------------------------------------------------------------------------------------
+
+class LambdaContext:
+    """The `context` argument of an action handler (a subset of AWS Lambda's)."""
+
+    def __init__(self, request_id: str, function_name: str, memory_mb: int, deadline: float) -> None:
+        self.aws_request_id = request_id
+        self.function_name = function_name
+        self.function_version = "$LATEST"
+        self.memory_limit_in_mb = int(memory_mb)
+        self.deadline = deadline
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self.deadline - time.monotonic()) * 1000))
+
+
+def run_action(request: dict, emitter: Emitter) -> int:
+    module = load_user_module(request["source"], "action_source")
+    handler = module.__dict__.get("handler")
+    if not callable(handler):
+        emitter.emit(_error_event("HANDLER_NOT_FOUND",
+                                  message="the source does not define handler(event, context)"))
+        return EXIT_ERROR
+    event = request.get("event")
+    event = dict(event) if isinstance(event, dict) else {}
+    if "keys" not in event:
+        try:
+            keys = json.loads(os.environ.get("SVC_KEYS_JSON") or "{}")
+        except ValueError:
+            keys = {}
+        event["keys"] = keys if isinstance(keys, dict) else {}
+    context = LambdaContext(request.get("requestId", ""), request.get("functionName", ""),
+                            request.get("memoryMb", 128), request["deadline"])
+    result = handler(event, context)
+    if inspect.isawaitable(result):
+        async def wait():
+            return await result
+        result = asyncio.run(wait())
+    if not isinstance(result, dict) or "statusCode" not in result:
+        emitter.emit(_error_event(
+            "INVALID_HANDLER_RESULT",
+            message=f"handler must return a dict with statusCode and body; got {type(result).__name__}"
+                    + ("" if not isinstance(result, dict) else " without statusCode")))
+        return EXIT_ERROR
+    status = result.get("statusCode")
+    if isinstance(status, bool) or not isinstance(status, int):
+        emitter.emit(_error_event("INVALID_HANDLER_RESULT",
+                                  message="statusCode must be an integer"))
+        return EXIT_ERROR
+    out = {"type": "result", "statusCode": status, "body": result.get("body")}
+    if isinstance(result.get("headers"), dict):
+        out["headers"] = result["headers"]
+    try:
+        json.dumps(out)
+    except (TypeError, ValueError) as exc:
+        emitter.emit(_error_event("INVALID_HANDLER_RESULT",
+                                  message=f"body is not JSON serializable: {exc}"))
+        return EXIT_ERROR
+    emitter.emit(out)
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------------------
+# child entry point
+# --------------------------------------------------------------------------------------
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _prepare_process(keep: list[int]) -> None:
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for target in (0, 1, 2):
+        if devnull != target:
+            os.dup2(devnull, target)
+    if devnull > 2:
+        os.close(devnull)
+    start = 3
+    for fd in sorted(keep):
+        if fd >= start:
+            os.closerange(start, fd)
+            start = fd + 1
+    os.closerange(start, max(start, os.sysconf("SC_OPEN_MAX")))
+
+
+def _child_env(env: dict) -> None:
+    import posix
+
+    os.environ.clear()
+    posix.environ.clear()
+    for key, value in (env or {}).items():
+        if isinstance(key, str) and isinstance(value, str) and key and "=" not in key and "\0" not in value:
+            os.environ[key] = value
+    os.environ.setdefault("HOME", "/nonexistent")
+    os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
+    os.environ.setdefault("AWS_CONFIG_FILE", "/nonexistent/aws-config")
+    os.environ.setdefault("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/aws-credentials")
+    os.environ.setdefault("LANG", "C.UTF-8")
+
+
+def child_main(request_fd: int, event_fd: int, server_config: dict) -> int:
+    """Entry point of the forked child. Returns the process exit status."""
+    _prepare_process([request_fd, event_fd])
+    emitter = Emitter(event_fd)
+    try:
+        raw = _read_all(request_fd)
+        os.close(request_fd)
+        request = json.loads(raw.decode("utf-8"))
+    except Exception as exc:
+        emitter.emit({"type": "error", "code": "INTERNAL_ERROR",
+                      "message": f"invalid invocation request: {type(exc).__name__}"})
+        return EXIT_INTERNAL
+    kind = request.get("kind")
+    failure_code = "AGENT_EXECUTION_FAILED" if kind == "agent" else "HANDLER_ERROR"
+    try:
+        os.chdir("/")
+        _child_env(request.get("env") or {})
+        report = sandbox.install(
+            memory_mb=int(request["memoryMb"]),
+            timeout_ms=int(request["timeoutMs"]),
+            read_roots=server_config["readRoots"],
+            allow_hosts=list(request.get("allowHosts") or []),
+            require_seccomp=bool(server_config.get("requireSeccomp")),
+        )
+    except Exception as exc:
+        emitter.emit({"type": "error", "code": "SANDBOX_UNAVAILABLE", "message": _describe(exc)})
+        return EXIT_INTERNAL
+    emitter.emit({"type": "sandbox", **report})
+    budget = [_MAX_LOG_BYTES]
+    sys.stdout = _LogStream(emitter, "stdout", budget)
+    sys.stderr = _LogStream(emitter, "stderr", budget)
+    code = EXIT_OK
+    try:
+        if kind == "agent":
+            code = run_agent(request, emitter)
+        else:
+            code = run_action(request, emitter)
+    except BaseException as exc:  # user code: report, never re-raise
+        try:
+            code = _report_failure(exc, kind, failure_code, emitter)
+        except MemoryError:
+            code = EXIT_MEMORY
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except Exception:
+            pass
+    return code
+
+
+def _report_failure(exc: BaseException, kind: str, failure_code: str, emitter: Emitter) -> int:
+    if _is_memory_error(exc):
+        emitter.emit({"type": "error", "code": "MEMORY_LIMIT_EXCEEDED",
+                      "message": "the invocation exceeded its memory limit"})
+        return EXIT_MEMORY
+    if kind == "agent" and _is_missing_credentials(exc):
+        emitter.emit(_error_event("AWS_CREDENTIALS_REQUIRED", exc,
+                                  message="AWS credentials are required to call the model "
+                                          "provider; none are configured (" + _describe(exc) + ")"))
+        return EXIT_ERROR
+    if isinstance(exc, SystemExit):
+        emitter.emit(_error_event(failure_code, exc,
+                                  message=f"user code called exit ({exc.code!r})"))
+        return EXIT_ERROR
+    if isinstance(exc, KeyboardInterrupt):
+        emitter.emit(_error_event(failure_code, exc, message="interrupted"))
+        return EXIT_ERROR
+    emitter.emit(_error_event(failure_code, exc))
+    return EXIT_ERROR
