@@ -1,0 +1,143 @@
+import { Duration, NestedStack, Stack } from 'aws-cdk-lib';
+import { Cors, EndpointType, LambdaIntegration, Method, Resource, ResponseType, RestApi, type CorsOptions, type IResource } from 'aws-cdk-lib/aws-apigateway';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { Construct } from 'constructs';
+import type { RouteSpec } from '../manifest/types.ts';
+
+/** Routes the REST API serves: buffered ones on the base host, and MCP, which lives on the base for now. */
+export function isRestApiRoute(route: RouteSpec): boolean {
+  return route.mode === 'buffered' && (route.host === 'base' || route.host === 'mcp');
+}
+
+/** Same answer as the local server's preflight (lib/local/server.ts), so browsers see one platform. */
+const CORS: CorsOptions = {
+  allowOrigins: Cors.ALL_ORIGINS,
+  allowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+  allowHeaders: ['authorization', 'content-type', 'x-svc-userid', 'x-svc-secretkey', 'x-svc-lineage'],
+  maxAge: Duration.seconds(600),
+};
+
+/** First path segment: it alone decides which nested stack holds a route's resources and methods. */
+export function topSegment(path: string): string {
+  const segment = path.split('/').find((p) => p !== '');
+  if (segment === undefined) throw new Error('The root path belongs to the fallback; a route needs at least one segment.');
+  return segment;
+}
+
+/**
+ * Rejects route lists API Gateway would refuse at deploy time, where a synth error is cheaper: the
+ * same method twice on a path, two path parameter names under one parent, and a parameter at the
+ * root, where the fallback's `/{proxy+}` lives.
+ */
+export function validateRestRoutes(routes: readonly RouteSpec[]): void {
+  const seen = new Set<string>();
+  const parametersUnder = new Map<string, Set<string>>();
+  for (const route of routes) {
+    const key = `${route.method} ${route.path}`;
+    if (seen.has(key)) throw new Error(`Two routes for ${key}.`);
+    seen.add(key);
+    const parts = route.path.split('/').filter((p) => p !== '');
+    if (parts.length === 0) throw new Error(`Route ${route.id} is on the root path, which belongs to the fallback.`);
+    parts.forEach((part, i) => {
+      if (!part.startsWith('{')) return;
+      const parent = '/' + parts.slice(0, i).join('/');
+      if (i === 0) throw new Error(`Path parameter ${part} at the root would clash with the fallback /{proxy+}.`);
+      const names = parametersUnder.get(parent) ?? new Set<string>();
+      names.add(part);
+      parametersUnder.set(parent, names);
+      if (names.size > 1) throw new Error(`API Gateway allows one path parameter under ${parent}; the manifest has ${[...names].join(', ')}.`);
+    });
+  }
+}
+
+export interface PlatformApiProps {
+  /** Every route the API serves (see `isRestApiRoute`). */
+  readonly routes: readonly RouteSpec[];
+  /** The function of each area: every method of the area's routes is a Lambda proxy to it. */
+  readonly functions: ReadonlyMap<string, IFunction>;
+  /** Behind `ANY /` and `ANY /{proxy+}`: the platform's 404 and 405. */
+  readonly fallback: IFunction;
+  /** Name of the REST API in the console. */
+  readonly apiName: string;
+  /** Stage name: the first path segment of every URL. */
+  readonly stageName: string;
+}
+
+/**
+ * The REST API (API Gateway v1): every route a Lambda proxy method on its area's function, the
+ * fallback on `ANY /` and `ANY /{proxy+}`, a CORS preflight on every resource.
+ *
+ * The path resources, their preflights and their methods are grouped in one nested stack per first
+ * path segment (`/user`, `/agent`, ...): a stack holds at most 500 resources and ~150 routes come to
+ * some 400 API resources. The segment alone decides the stack, so adding a route never moves an
+ * existing resource to another stack; a move would make CloudFormation create the new resource
+ * before deleting the old one, which API Gateway refuses for two resources with the same path.
+ */
+export class PlatformApi extends Construct {
+  readonly restApi: RestApi;
+  /** Stage URL without a trailing slash, like the local BASE_URL. */
+  readonly baseUrl: string;
+  /** The nested stack of each first path segment. */
+  readonly segmentStacks: ReadonlyMap<string, NestedStack>;
+
+  constructor(scope: Construct, id: string, props: PlatformApiProps) {
+    super(scope, id);
+    validateRestRoutes(props.routes);
+    this.restApi = new RestApi(this, 'RestApi', {
+      restApiName: props.apiName,
+      description: 'Agent platform HTTP API',
+      // Regional: clients reach the region directly; a CDN in front can come with the cdn host.
+      endpointConfiguration: { types: [EndpointType.REGIONAL] },
+      // No account-wide CloudWatch role: that singleton is shared by every API of the account and one
+      // stack must not own it. Execution logs stay off; the functions log every request.
+      cloudWatchRole: false,
+      deployOptions: { stageName: props.stageName, tracingEnabled: true, metricsEnabled: true },
+      defaultCorsPreflightOptions: CORS,
+    });
+    // Errors API Gateway answers itself (throttling, oversized payloads, integration failures) carry
+    // CORS headers too, or browsers report them as opaque network errors.
+    for (const type of [ResponseType.DEFAULT_4XX, ResponseType.DEFAULT_5XX]) {
+      this.restApi.addGatewayResponse(`Gateway${type.responseType}`, { type, responseHeaders: { 'Access-Control-Allow-Origin': "'*'" } });
+    }
+    const stack = Stack.of(this);
+    this.baseUrl = `https://${this.restApi.restApiId}.execute-api.${stack.region}.${stack.urlSuffix}/${props.stageName}`;
+
+    // One invoke permission per function for the whole API (scopePermissionToMethod: false) instead
+    // of two per method (the method and console test calls): hundreds of resources saved.
+    const integrations = new Map<string, LambdaIntegration>();
+    const integrationFor = (area: string): LambdaIntegration => {
+      let integration = integrations.get(area);
+      if (integration === undefined) {
+        const fn = props.functions.get(area);
+        if (fn === undefined) throw new Error(`No function for area ${area}.`);
+        integration = new LambdaIntegration(fn, { proxy: true, scopePermissionToMethod: false });
+        integrations.set(area, integration);
+      }
+      return integration;
+    };
+
+    const segments = new Map<string, { stack: NestedStack; top: IResource }>();
+    for (const route of props.routes) {
+      const segment = topSegment(route.path);
+      let placed = segments.get(segment);
+      if (placed === undefined) {
+        const nested = new NestedStack(this, `Paths-${segment}`, { description: `Agent platform API paths under /${segment}` });
+        // Created in the nested stack under the root from the main stack (its id arrives as a
+        // parameter); every deeper resource is its construct child, so it stays in the same stack.
+        placed = { stack: nested, top: new Resource(nested, 'Path', { parent: this.restApi.root, pathPart: segment }) };
+        segments.set(segment, placed);
+      }
+      const rest = route.path.split('/').filter((p) => p !== '').slice(1).join('/');
+      new Method(placed.stack, `${route.method} ${route.path.replaceAll('/', '|')}`, {
+        resource: rest === '' ? placed.top : placed.top.resourceForPath(rest),
+        httpMethod: route.method,
+        integration: integrationFor(route.area),
+      });
+    }
+    this.segmentStacks = new Map([...segments].map(([segment, placed]) => [segment, placed.stack]));
+
+    const fallback = new LambdaIntegration(props.fallback, { proxy: true, scopePermissionToMethod: false });
+    this.restApi.root.addMethod('ANY', fallback);
+    this.restApi.root.addProxy({ defaultIntegration: fallback, anyMethod: true });
+  }
+}

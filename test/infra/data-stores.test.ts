@@ -1,0 +1,133 @@
+import { Match } from 'aws-cdk-lib/assertions';
+import { describe, expect, it } from 'vitest';
+import { buckets, tables } from '../../lib/manifest/index.ts';
+import type { TableSpec } from '../../lib/manifest/types.ts';
+import { json, synthPlatform, TEST_STACK } from './synth-platform.ts';
+
+const attributeType = (spec: TableSpec, name: string) => (spec.numberKeys?.includes(name) ? 'N' : 'S');
+
+describe('tables', () => {
+  it.each(tables.map((t) => [t.name, t] as const))('%s has its keys, indexes, TTL, PITR, encryption and RETAIN', (_name, spec: TableSpec) => {
+    // Prepare
+    const { main } = synthPlatform();
+    const keyNames = [spec.partitionKey, spec.sortKey, ...(spec.indexes ?? []).flatMap((i) => [i.partitionKey, i.sortKey])].filter((k): k is string => k !== undefined);
+
+    // Act
+    const found = main.findResources('AWS::DynamoDB::Table', { Properties: { TableName: `${TEST_STACK}-${spec.name}` } });
+
+    // Assess
+    const [table, ...others] = Object.values(found);
+    expect(others).toHaveLength(0);
+    expect(table).toBeDefined();
+    expect(table!['DeletionPolicy']).toBe('Retain');
+    expect(table!['UpdateReplacePolicy']).toBe('Retain');
+    const props = table!['Properties'];
+    expect(props.KeySchema).toEqual([
+      { AttributeName: spec.partitionKey, KeyType: 'HASH' },
+      ...(spec.sortKey === undefined ? [] : [{ AttributeName: spec.sortKey, KeyType: 'RANGE' }]),
+    ]);
+    expect(props.AttributeDefinitions).toHaveLength(new Set(keyNames).size);
+    expect(props.AttributeDefinitions).toEqual(expect.arrayContaining([...new Set(keyNames)].map((name) => ({ AttributeName: name, AttributeType: attributeType(spec, name) }))));
+    expect(props.BillingMode).toBe('PAY_PER_REQUEST');
+    expect(props.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+    // SSEEnabled alone means KMS with the AWS managed key (aws/dynamodb); absent would be an AWS owned key.
+    expect(props.SSESpecification).toEqual({ SSEEnabled: true });
+    expect(props.TimeToLiveSpecification).toEqual(spec.ttlAttribute === undefined ? undefined : { AttributeName: spec.ttlAttribute, Enabled: true });
+    expect(props.GlobalSecondaryIndexes ?? []).toEqual(
+      (spec.indexes ?? []).map((index) => ({
+        IndexName: index.name,
+        KeySchema: [{ AttributeName: index.partitionKey, KeyType: 'HASH' }, ...(index.sortKey === undefined ? [] : [{ AttributeName: index.sortKey, KeyType: 'RANGE' }])],
+        Projection: { ProjectionType: 'ALL' },
+      })),
+    );
+  });
+
+  it('has exactly the manifest tables', () => {
+    // Prepare
+    const { main } = synthPlatform();
+
+    // Act
+    const names = Object.values(main.findResources('AWS::DynamoDB::Table')).map((t) => t['Properties'].TableName);
+
+    // Assess
+    expect(names.sort()).toEqual(tables.map((t) => `${TEST_STACK}-${t.name}`).sort());
+  });
+});
+
+describe('buckets', () => {
+  it.each(buckets.map((b) => [b.name]))('%s is private, encrypted, versioned, TLS-only and retained', (name) => {
+    // Prepare
+    const { main } = synthPlatform();
+    const bucketName = { 'Fn::Join': ['', [`${TEST_STACK}-`, { Ref: 'AWS::AccountId' }, '-', { Ref: 'AWS::Region' }, `-${name}`]] };
+
+    // Act
+    const found = main.findResources('AWS::S3::Bucket', { Properties: { BucketName: bucketName } });
+
+    // Assess
+    const entries = Object.entries(found);
+    expect(entries).toHaveLength(1);
+    const [logicalId, bucket] = entries[0]!;
+    expect(bucket['DeletionPolicy']).toBe('Retain');
+    expect(bucket['Properties']).toMatchObject({
+      BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+      PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+      VersioningConfiguration: { Status: 'Enabled' },
+      LifecycleConfiguration: { Rules: [expect.objectContaining({ NoncurrentVersionExpiration: { NoncurrentDays: 30 }, Status: 'Enabled' })] },
+    });
+    main.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: logicalId },
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+    });
+  });
+
+  it('is named BUCKET_PREFIX + name, the prefix every function reads', () => {
+    // Prepare
+    const platform = synthPlatform();
+    const functions = Object.values(json(platform.main).Resources).filter((r) => r.Type === 'AWS::Lambda::Function');
+
+    // Act
+    const prefixes = functions.map((f) => f.Properties?.['Environment'].Variables.BUCKET_PREFIX);
+    const bucketNames = Object.values(json(platform.main).Resources)
+      .filter((r) => r.Type === 'AWS::S3::Bucket')
+      .map((r) => r.Properties?.['BucketName']);
+
+    // Assess
+    expect(functions.length).toBeGreaterThan(0);
+    for (const prefix of prefixes) {
+      const [, parts] = prefix['Fn::Join'] as [string, unknown[]];
+      const last = parts.at(-1) as string;
+      // The bucket name is the prefix's parts with the bucket name glued onto the last literal.
+      expect(bucketNames).toContainEqual({ 'Fn::Join': ['', [...parts.slice(0, -1), `${last}${buckets[0]!.name}`]] });
+    }
+  });
+
+  it('prefixes table names with TABLE_PREFIX', () => {
+    // Prepare
+    const platform = synthPlatform();
+
+    // Act
+    const prefixes = new Set(
+      Object.values(json(platform.main).Resources)
+        .filter((r) => r.Type === 'AWS::Lambda::Function')
+        .map((f) => f.Properties?.['Environment'].Variables.TABLE_PREFIX),
+    );
+
+    // Assess
+    expect([...prefixes]).toEqual([`${TEST_STACK}-`]);
+  });
+});
+
+describe('secrets key', () => {
+  it('is a retained customer key with rotation', () => {
+    // Prepare
+    const { main } = synthPlatform();
+
+    // Act
+    const keys = Object.values(main.findResources('AWS::KMS::Key'));
+
+    // Assess
+    expect(keys).toHaveLength(1);
+    expect(keys[0]!['DeletionPolicy']).toBe('Retain');
+    expect(keys[0]!['Properties'].EnableKeyRotation).toBe(true);
+  });
+});

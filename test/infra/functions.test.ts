@@ -1,0 +1,169 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_ENTRIES_DIR } from '../../lib/cloud/function-entries.ts';
+import type { PlatformEnvironmentName } from '../../lib/cloud/platform-function.ts';
+import { handlerModulePath, routes, routesByArea, tables } from '../../lib/manifest/index.ts';
+import { allTemplates, json, logicalIdOf, synthPlatform, TEST_STAGE } from './synth-platform.ts';
+
+const bufferedAreas = routesByArea(routes.filter((r) => r.mode === 'buffered'));
+
+/** Every variable the functions need from functions/core/config.ts (the type is checked against `Config`). */
+const REQUIRED_ENV: readonly PlatformEnvironmentName[] = ['STAGE', 'TABLE_PREFIX', 'BUCKET_PREFIX', 'COGNITO_USER_POOL_ID', 'COGNITO_CLIENT_ID', 'KEYS_KMS_KEY_ID', 'LOG_LEVEL', 'PLATFORM_VERSION'];
+
+/** The area function's resource and the statements of its role's policy. */
+function areaFunction(area: string) {
+  const platform = synthPlatform();
+  const fn = platform.stack.functions.areas.get(area);
+  if (fn === undefined) throw new Error(`No function for area ${area}`);
+  const resources = json(platform.main).Resources;
+  const role = logicalIdOf(platform, fn.function.role!);
+  const statements = Object.values(resources)
+    .filter((r) => r.Type === 'AWS::IAM::Policy' && (r.Properties?.['Roles'] as unknown[]).some((ref) => JSON.stringify(ref) === JSON.stringify({ Ref: role })))
+    .flatMap((p) => p.Properties?.['PolicyDocument'].Statement as { Action: string | string[]; Resource: unknown }[]);
+  return { props: resources[logicalIdOf(platform, fn.function)]!.Properties!, statements };
+}
+
+describe('functions', () => {
+  it('has one function per area plus the fallback, all in the main stack', () => {
+    // Prepare
+    const platform = synthPlatform();
+
+    // Act
+    const perTemplate = allTemplates(platform).map(({ name, template }) => [name, Object.keys(template.findResources('AWS::Lambda::Function')).length]);
+
+    // Assess
+    expect([...platform.stack.functions.areas.keys()].sort()).toEqual([...bufferedAreas.keys()].sort());
+    expect(perTemplate).toEqual(allTemplates(platform).map(({ name }) => [name, name === 'main' ? bufferedAreas.size + 1 : 0]));
+  });
+
+  it('runs every function on Node 22, arm64, with tracing, a month of logs and the platform configuration', () => {
+    // Prepare
+    const resources = json(synthPlatform().main).Resources;
+    const functions = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function');
+
+    // Act
+    const logRetention = functions.map(([, f]) => resources[f.Properties?.['LoggingConfig'].LogGroup.Ref]?.Properties?.['RetentionInDays']);
+
+    // Assess
+    expect(functions).toHaveLength(bufferedAreas.size + 1);
+    for (const [logicalId, f] of functions) {
+      expect(f.Properties, logicalId).toMatchObject({
+        Runtime: 'nodejs22.x',
+        Architectures: ['arm64'],
+        TracingConfig: { Mode: 'Active' },
+        Handler: 'index.handler',
+        MemorySize: 512,
+        Environment: { Variables: { STAGE: TEST_STAGE, LOG_LEVEL: 'info', PLATFORM_VERSION: '0.0.0-test', NODE_OPTIONS: '--enable-source-maps' } },
+      });
+      expect(Object.keys(f.Properties?.['Environment'].Variables)).toEqual(expect.arrayContaining([...REQUIRED_ENV]));
+    }
+    expect(logRetention).toEqual(functions.map(() => 30));
+  });
+
+  it.each([...bufferedAreas].map(([area, list]) => [area, list] as const))('gives area %s its slowest route plus a margin', (area, list) => {
+    // Prepare
+    const expected = Math.max(...list.map((r) => r.timeoutSec)) + 3;
+
+    // Act
+    const { props } = areaFunction(area);
+
+    // Assess
+    expect(props['Timeout']).toBe(expected);
+  });
+
+  it.each([...bufferedAreas.keys()])('lets area %s read and write every table with its indexes, and the bucket', (area) => {
+    // Prepare
+    const { statements } = areaFunction(area);
+    const actions = (s: { Action: string | string[] }) => [s.Action].flat();
+
+    // Act
+    const dynamo = statements.find((s) => actions(s).includes('dynamodb:PutItem') && actions(s).includes('dynamodb:Query'));
+    const s3 = statements.find((s) => actions(s).includes('s3:PutObject') && actions(s).some((a) => a.startsWith('s3:GetObject')));
+
+    // Assess
+    expect(dynamo).toBeDefined();
+    // One ARN per table, and one index ARN per table with indexes.
+    expect(dynamo!.Resource).toHaveLength(tables.length + tables.filter((t) => 'indexes' in t).length);
+    expect(s3).toBeDefined();
+  });
+
+  it.each([...bufferedAreas.keys()])('lets area %s use the secrets key for envelope encryption only', (area) => {
+    // Prepare
+    const { statements } = areaFunction(area);
+
+    // Act
+    const kmsActions = statements.flatMap((s) => [s.Action].flat()).filter((a) => a.startsWith('kms:'));
+
+    // Assess
+    expect(kmsActions.sort()).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
+  });
+
+  it('gives the fallback no access to the stores', () => {
+    // Prepare
+    const platform = synthPlatform();
+    const role = logicalIdOf(platform, platform.stack.functions.fallback.function.role!);
+
+    // Act
+    const policies = Object.values(platform.main.findResources('AWS::IAM::Policy')).filter((p) => JSON.stringify(p['Properties'].Roles).includes(`"${role}"`));
+    const actions = policies.flatMap((p) => p['Properties'].PolicyDocument.Statement.flatMap((s: { Action: string | string[] }) => [s.Action].flat()));
+
+    // Assess: X-Ray only.
+    expect(actions.every((a: string) => a.startsWith('xray:'))).toBe(true);
+  });
+
+  it.each([...bufferedAreas].map(([area, list]) => [area, list] as const))('builds area %s from an entry that binds each of its buffered routes', async (area, list) => {
+    // Prepare
+    synthPlatform();
+    const entry = join(DEFAULT_ENTRIES_DIR, `${area}.entry.ts`);
+
+    // Act: importing runs areaHandler, which throws when a route of the area has no handler.
+    const mod = (await import(entry)) as { handler: unknown };
+    const source = readFileSync(entry, 'utf8');
+
+    // Assess
+    expect(typeof mod.handler).toBe('function');
+    for (const r of list) expect(source).toContain(`/${handlerModulePath(r)}"`);
+  });
+
+  it('builds the fallback from an entry exporting fallbackHandler', async () => {
+    // Prepare
+    synthPlatform();
+
+    // Act
+    const mod = (await import(join(DEFAULT_ENTRIES_DIR, 'fallback.entry.ts'))) as { handler: (event: unknown) => Promise<{ statusCode: number }> };
+    const response = await mod.handler({ httpMethod: 'GET', resource: '/{proxy+}', path: '/no-such-thing', pathParameters: { proxy: 'no-such-thing' }, headers: {}, requestContext: { requestId: 'r-1' } });
+
+    // Assess
+    expect(response.statusCode).toBe(404);
+  });
+
+  it('synthesizes without bundling in tests', () => {
+    // Prepare
+    const { outdir } = synthPlatform();
+
+    // Act: bundled assets are staged as asset.<hash> directories next to the templates.
+    const assets = readdirSync(outdir).filter((name) => name.startsWith('asset.'));
+
+    // Assess
+    expect(assets).toEqual([]);
+  });
+
+  it('passes the Cognito ids and the secrets key to every function', () => {
+    // Prepare
+    const platform = synthPlatform();
+    const pool = logicalIdOf(platform, platform.stack.identity.userPool);
+    const client = logicalIdOf(platform, platform.stack.identity.client);
+    const key = logicalIdOf(platform, platform.stack.data.secretsKey);
+
+    // Act
+    const variables = Object.values(platform.main.findResources('AWS::Lambda::Function')).map((f) => f['Properties'].Environment.Variables);
+
+    // Assess
+    for (const v of variables) {
+      expect(v.COGNITO_USER_POOL_ID).toEqual({ Ref: pool });
+      expect(v.COGNITO_CLIENT_ID).toEqual({ Ref: client });
+      expect(v.KEYS_KMS_KEY_ID).toEqual({ 'Fn::GetAtt': [key, 'Arn'] });
+    }
+  });
+});

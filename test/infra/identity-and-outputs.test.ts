@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { json, synthPlatform, TEST_STAGE } from './synth-platform.ts';
+
+describe('Cognito', () => {
+  it('has a retained user pool with email sign-in, self sign-up and a strong password policy', () => {
+    // Prepare
+    const { main } = synthPlatform();
+
+    // Act
+    const pools = Object.values(main.findResources('AWS::Cognito::UserPool'));
+
+    // Assess
+    expect(pools).toHaveLength(1);
+    expect(pools[0]!['DeletionPolicy']).toBe('Retain');
+    expect(pools[0]!['Properties']).toMatchObject({
+      UsernameAttributes: ['email'],
+      AutoVerifiedAttributes: ['email'],
+      AdminCreateUserConfig: { AllowAdminCreateUserOnly: false },
+      Policies: { PasswordPolicy: { MinimumLength: 12, RequireLowercase: true, RequireUppercase: true, RequireNumbers: true, RequireSymbols: true } },
+    });
+  });
+
+  it('has an app client without a secret', () => {
+    // Prepare
+    const { main } = synthPlatform();
+
+    // Act
+    const clients = Object.values(main.findResources('AWS::Cognito::UserPoolClient'));
+
+    // Assess
+    expect(clients).toHaveLength(1);
+    expect(clients[0]!['Properties'].GenerateSecret).toBe(false);
+    expect(clients[0]!['Properties'].ExplicitAuthFlows).toEqual(expect.arrayContaining(['ALLOW_USER_SRP_AUTH', 'ALLOW_REFRESH_TOKEN_AUTH']));
+  });
+});
+
+describe('outputs', () => {
+  /** The output's value with the API id and pseudo parameters shown by name, for readable expectations. */
+  function rendered(value: unknown): string {
+    if (typeof value === 'string') return value;
+    const join = (value as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
+    if (join !== undefined) return join[1].map(rendered).join(join[0]);
+    const ref = (value as { Ref?: string }).Ref;
+    if (ref !== undefined) return ref.startsWith('AWS::') ? `{${ref}}` : '{api}';
+    throw new Error(`Unexpected output part ${JSON.stringify(value)}`);
+  }
+
+  it('gives every host URL, mirroring the local layout on the API stage', () => {
+    // Prepare
+    const outputs = json(synthPlatform().main).Outputs ?? {};
+    const base = `https://{api}.execute-api.{AWS::Region}.{AWS::URLSuffix}/${TEST_STAGE}`;
+
+    // Act
+    const urls = Object.fromEntries(['BaseUrl', 'StreamUrl', 'McpUrl', 'VoiceUrl', 'CdnUrl', 'SiteUrl', 'CodeUrl'].map((id) => [id, outputs[id] && rendered(outputs[id].Value)]));
+
+    // Assess
+    expect(urls).toEqual({
+      BaseUrl: base,
+      StreamUrl: `${base}/stream`,
+      McpUrl: base,
+      VoiceUrl: `${base.replace('https:', 'wss:')}/voice`,
+      CdnUrl: `${base}/cdn`,
+      SiteUrl: `${base}/sites`,
+      CodeUrl: `${base}/code`,
+    });
+  });
+
+  it('gives the user pool and client ids', () => {
+    // Prepare
+    const { main } = synthPlatform();
+    const [pool] = Object.keys(main.findResources('AWS::Cognito::UserPool'));
+    const [client] = Object.keys(main.findResources('AWS::Cognito::UserPoolClient'));
+
+    // Act
+    const outputs = json(main).Outputs ?? {};
+
+    // Assess
+    expect(outputs['UserPoolId']?.Value).toEqual({ Ref: pool });
+    expect(outputs['UserPoolClientId']?.Value).toEqual({ Ref: client });
+  });
+});

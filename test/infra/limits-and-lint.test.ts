@@ -1,0 +1,109 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { afterAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../../lib/cloud/function-entries.ts';
+import { PlatformStack } from '../../lib/cloud/platform-stack.ts';
+import type { RouteSpec } from '../../lib/manifest/types.ts';
+import { allTemplates, synthPlatform, withScratchOutdir } from './synth-platform.ts';
+
+/** CloudFormation's hard limit of resources per stack (nested stacks count separately). */
+const MAX_RESOURCES = 500;
+
+/**
+ * A manifest the size the platform is heading for: 22 areas of 7 routes (154), with id and owner
+ * parameters and nested paths, several areas sharing a first segment as users and tokens share /user.
+ */
+function syntheticRoutes(): RouteSpec[] {
+  const list: RouteSpec[] = [];
+  for (let i = 0; i < 22; i++) {
+    const area = `area${String(i).padStart(2, '0')}`;
+    const base = `/group${i % 3}/${area}`;
+    const add = (method: RouteSpec['method'], path: string, handler: string) =>
+      list.push({ id: `${area}.${handler}`, method, path: base + path, area, handler, host: 'base', auth: 'required', mode: 'buffered', style: 'B', timeoutSec: 29, maxBodyBytes: 1024 });
+    add('POST', '/create', 'create');
+    add('GET', '/list', 'list');
+    add('GET', '/{id}', 'get');
+    add('PUT', '/{id}', 'update');
+    add('DELETE', '/{id}', 'delete');
+    add('GET', '/{id}/versions/{version}', 'get-version');
+    add('GET', '/s/{owner}/{slug}', 'get-by-slug');
+  }
+  return list;
+}
+
+function resourceCounts(templates: { name: string; template: Template }[]): Record<string, number> {
+  return Object.fromEntries(templates.map(({ name, template }) => [name, Object.keys((template.toJSON() as { Resources: object }).Resources).length]));
+}
+
+describe('stack limits', () => {
+  it('keeps every template of the platform under 500 resources', () => {
+    // Prepare
+    const platform = synthPlatform();
+
+    // Act
+    const counts = resourceCounts(allTemplates(platform));
+
+    // Assess
+    for (const [name, count] of Object.entries(counts)) expect(count, name).toBeLessThan(MAX_RESOURCES);
+  });
+
+  // Entries of the synthetic areas go to their own directory inside the project, not among the real ones.
+  const scaleEntries = mkdtempSync(join(REPO_ROOT, '.tmp', 'scale-entries-'));
+  afterAll(() => rmSync(scaleEntries, { recursive: true, force: true }));
+
+  it('keeps every template well under 500 resources with ~150 routes', () => {
+    // Prepare
+    const routes = syntheticRoutes();
+
+    // Act
+    const counts = withScratchOutdir((outdir) => {
+      const app = new App({ outdir, analyticsReporting: false, context: { 'aws:cdk:bundling-stacks': [] } });
+      const stack = new PlatformStack(app, 'scale-test', { stage: 'test', version: '0', routes, entriesDir: scaleEntries });
+      return resourceCounts([
+        { name: 'main', template: Template.fromStack(stack) },
+        ...[...stack.api.segmentStacks].map(([segment, nested]) => ({ name: `/${segment}`, template: Template.fromStack(nested) })),
+      ]);
+    });
+
+    // Assess: the main stack grows by five resources per area (function, role, policy, log group,
+    // invoke permission) and one per first path segment; a path stack by about three per route.
+    expect(routes.length).toBeGreaterThanOrEqual(150);
+    expect(counts['main']).toBeLessThan(MAX_RESOURCES / 2);
+    for (const [name, count] of Object.entries(counts)) expect(count, name).toBeLessThan(MAX_RESOURCES / 2);
+  });
+});
+
+function cfnLintAvailable(): boolean {
+  const probe = spawnSync('cfn-lint', ['--version'], { encoding: 'utf8' });
+  return probe.error === undefined && probe.status === 0;
+}
+
+/**
+ * Ignored: W3005 (DependsOn already implied by a GetAtt). CDK adds those to every function for its
+ * role and default policy; they are harmless and not ours to change.
+ */
+const IGNORED_RULES = ['W3005'];
+const hasCfnLint = cfnLintAvailable();
+
+describe('cfn-lint', () => {
+  it.skipIf(!hasCfnLint)(hasCfnLint ? 'finds no errors in any synthesized template' : 'finds no errors (SKIPPED: cfn-lint is not on PATH; pip install cfn-lint to run it)', () => {
+    // Prepare
+    const { outdir } = synthPlatform();
+    const files = readdirSync(outdir).filter((f) => f.endsWith('.template.json'));
+
+    // Act
+    const run = spawnSync('cfn-lint', ['--format', 'json', '--ignore-checks', ...IGNORED_RULES, '--', ...files], { cwd: outdir, encoding: 'utf8' });
+    const findings = JSON.parse(run.stdout || '[]') as { Level: string; Rule: { Id: string }; Message: string; Filename: string }[];
+
+    // Assess: exit status bits are 2 errors, 4 warnings, 8 informational; anything else is a crash.
+    expect(run.error).toBeUndefined();
+    expect(files.length).toBe(synthPlatform().segments.size + 1);
+    expect(findings.filter((f) => f.Level === 'Error').map((f) => `${f.Filename} ${f.Rule.Id} ${f.Message}`)).toEqual([]);
+    expect(run.status! & ~(4 | 8)).toBe(0);
+    // A template the tests read must also be what cfn-lint read.
+    expect(JSON.parse(readFileSync(join(outdir, files[0]!), 'utf8'))).toHaveProperty('Resources');
+  }, 60_000);
+});

@@ -1,0 +1,85 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, type CfnElement } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import type { IConstruct } from 'constructs';
+import { afterAll } from 'vitest';
+import { REPO_ROOT } from '../../lib/cloud/function-entries.ts';
+import { PlatformStack } from '../../lib/cloud/platform-stack.ts';
+
+export const TEST_STACK = 'agent-platform-test';
+export const TEST_STAGE = 'test';
+
+/** A CloudFormation template as JSON, for the checks the assertions API has no matcher for. */
+export interface TemplateJson {
+  readonly Resources: Record<string, { Type: string; Properties?: Record<string, any>; DependsOn?: string[]; DeletionPolicy?: string; UpdateReplacePolicy?: string; Metadata?: Record<string, unknown> }>;
+  readonly Parameters?: Record<string, unknown>;
+  readonly Outputs?: Record<string, { Value: unknown }>;
+}
+
+export interface SynthesizedPlatform {
+  readonly stack: PlatformStack;
+  readonly main: Template;
+  /** The nested stack of each first path segment of the API, keyed by segment. */
+  readonly segments: ReadonlyMap<string, Template>;
+  /** Logical id of each segment's AWS::CloudFormation::Stack resource in the main template. */
+  readonly segmentStackIds: ReadonlyMap<string, string>;
+  /** The cloud assembly directory: every template file, as `cdk synth` writes them. */
+  readonly outdir: string;
+}
+
+let cached: SynthesizedPlatform | undefined;
+
+// Imported at the top of a test file, so this runs once that file's tests are done.
+afterAll(() => {
+  if (cached !== undefined) rmSync(cached.outdir, { recursive: true, force: true });
+});
+
+/**
+ * Synthesizes the platform once per test file, with the feature flags of cdk.json so the tests see
+ * what `cdk synth` produces, and with bundling off (`aws:cdk:bundling-stacks: []`): esbuild would
+ * cost seconds per function and the templates do not depend on the bundle.
+ */
+export function synthPlatform(): SynthesizedPlatform {
+  if (cached !== undefined) return cached;
+  const cdkJson = JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> };
+  const outdir = mkdtempSync(join(tmpdir(), 'platform-infra-'));
+  const app = new App({ outdir, analyticsReporting: false, context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] } });
+  const stack = new PlatformStack(app, TEST_STACK, { stackName: TEST_STACK, stage: TEST_STAGE, version: '0.0.0-test' });
+  app.synth();
+  const segments = new Map<string, Template>();
+  const segmentStackIds = new Map<string, string>();
+  for (const [segment, nested] of stack.api.segmentStacks) {
+    segments.set(segment, Template.fromStack(nested));
+    const resource = nested.nestedStackResource;
+    if (resource === undefined) throw new Error(`Segment ${segment} has no nested stack resource`);
+    segmentStackIds.set(segment, stack.getLogicalId(resource));
+  }
+  cached = { stack, main: Template.fromStack(stack), segments, segmentStackIds, outdir };
+  return cached;
+}
+
+export function json(template: Template): TemplateJson {
+  return template.toJSON() as TemplateJson;
+}
+
+/** Every template of the platform: the main one first, then each path segment's. */
+export function allTemplates(platform: SynthesizedPlatform): { name: string; template: Template }[] {
+  return [{ name: 'main', template: platform.main }, ...[...platform.segments].map(([segment, template]) => ({ name: `/${segment}`, template }))];
+}
+
+/** Logical id in the main template of a construct's CloudFormation resource. */
+export function logicalIdOf(platform: SynthesizedPlatform, construct: IConstruct): string {
+  return platform.stack.getLogicalId(construct.node.defaultChild as CfnElement);
+}
+
+/** Runs `build` with a fresh cloud assembly directory and removes it afterwards (CDK would leave one in the temp dir). */
+export function withScratchOutdir<T>(build: (outdir: string) => T): T {
+  const outdir = mkdtempSync(join(tmpdir(), 'platform-infra-scratch-'));
+  try {
+    return build(outdir);
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+}
