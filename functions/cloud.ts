@@ -2,6 +2,9 @@ import { routes } from '../lib/manifest/routes.ts';
 import { createCognitoVerifier } from './core/auth/cognito.ts';
 import type { IdentityVerifier } from './core/auth/credentials.ts';
 import { KMSClient } from '@aws-sdk/client-kms';
+import { LambdaClient } from '@aws-sdk/client-lambda';
+import type { Compute } from './runtimes/compute.ts';
+import { createLambdaCompute } from './runtimes/lambda-compute.ts';
 import { ConfigError, configFromEnv, type Config } from './core/config.ts';
 import { createKmsSecretBox, type SecretBox } from './core/secret-box.ts';
 import { createFallbackHandler, createRestHandler, type RestHandler } from './core/http/api-gateway.ts';
@@ -18,8 +21,13 @@ let platform: Platform | undefined;
 
 function cloudPlatform(): Platform {
   const config = configFromEnv();
-  platform ??= createPlatform(config, { identity: cognitoVerifier(config), secretBox: kmsSecretBox(config) });
+  platform ??= createPlatform(config, { identity: cognitoVerifier(config), secretBox: kmsSecretBox(config), compute: lambdaCompute(config) });
   return platform;
+}
+
+function lambdaCompute(config: Config): Compute {
+  if (!config.RUNTIME_FUNCTION_NAME) throw new ConfigError('Invalid platform configuration: RUNTIME_FUNCTION_NAME: is required in the cloud');
+  return createLambdaCompute({ lambda: new LambdaClient({ region: config.AWS_REGION }), functionName: config.RUNTIME_FUNCTION_NAME });
 }
 
 function kmsSecretBox(config: Config): SecretBox {

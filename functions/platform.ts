@@ -11,6 +11,9 @@ import type { SecretBox } from './core/secret-box.ts';
 import { createUsageLogWriter, type UsageLogWriter } from './core/usage-log.ts';
 import { createKeyStore, type KeyStore } from './keys/key.store.ts';
 import { createKeysReader } from './keys/key.service.ts';
+import { createAgentStore, type AgentStore } from './agents/agent.store.ts';
+import { createConversationStore, type ConversationStore } from './agents/conversation.store.ts';
+import type { Compute } from './runtimes/compute.ts';
 import { createLogStore, type LogStore } from './logs/log.store.ts';
 import { createOAuthStateStore, type OAuthStateStore } from './oauth/oauth.store.ts';
 import { createTokenStore, type TokenStore } from './tokens/token.store.ts';
@@ -44,12 +47,17 @@ export interface Platform {
   readonly keys: KeyStore;
   readonly secretBox: SecretBox;
   readonly keysReader: KeysReader;
+  readonly agents: AgentStore;
+  readonly conversations: ConversationStore;
+  /** Runs user code: local runtime processes, or the runtime Lambda in the cloud. */
+  readonly compute: Compute;
 }
 
 /** Adapters that differ between the cloud and the local wiring. */
 export interface PlatformAdapters {
   readonly identity: IdentityVerifier | null;
   readonly secretBox: SecretBox;
+  readonly compute: Compute;
   readonly clock?: Clock;
   readonly log?: Logger;
 }
@@ -80,6 +88,9 @@ export function createPlatform(config: Config, adapters: PlatformAdapters): Plat
     keys,
     secretBox: adapters.secretBox,
     keysReader: createKeysReader({ keys, secretBox: adapters.secretBox }),
+    agents: createAgentStore(db),
+    conversations: createConversationStore(db, blobs),
+    compute: adapters.compute,
     identity: adapters.identity,
     credentials: createCredentialLookup({ users, tokens, credits, clock }),
     rateLimiter: createRateLimiter(db, clock),

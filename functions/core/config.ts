@@ -24,6 +24,8 @@ const configSchema = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   COGNITO_USER_POOL_ID: z.string().min(1).optional(),
   COGNITO_CLIENT_ID: z.string().min(1).optional(),
+  /** The runtime Lambda that runs Python user code (cloud). */
+  RUNTIME_FUNCTION_NAME: z.string().min(1).optional(),
   /** KMS key that wraps the data keys of stored third-party keys (cloud). */
   KEYS_KMS_KEY_ID: z.string().min(1).optional(),
   /** Credits added once per calendar month (UTC) on an account's first activity; 0 turns it off. */

@@ -9,6 +9,7 @@ import { parseConfig, type Config } from '../../functions/core/config.ts';
 import type { IdentityVerifier } from '../../functions/core/auth/credentials.ts';
 import type { Clock } from '../../functions/core/clock.ts';
 import { createLocalSecretBox } from '../../functions/core/secret-box.ts';
+import { createLocalCompute } from '../../functions/runtimes/local-compute.ts';
 import { createLogger, type LogLevel } from '../../functions/core/logger.ts';
 import { createPlatform, type Platform } from '../../functions/platform.ts';
 import { createAccount } from '../../functions/users/user.service.ts';
@@ -73,7 +74,10 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     const loaded = await loadRoutes(routes);
     const server = createLocalServer({ routes: loaded.buffered, streamRoutes: loaded.streaming, platform: () => platform });
     await listen(server, options.port, options.host);
-    cleanup.push(() => closeServer(server));
+    // Memoized: close() drains the server first, then the undo steps find it already closed.
+    let serverClosed: Promise<void> | undefined;
+    const drainServer = () => (serverClosed ??= closeServer(server));
+    cleanup.push(drainServer);
     const address = server.address() as AddressInfo;
     const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${address.port}`;
 
@@ -81,7 +85,11 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     cleanup.push(() => stores.close());
     const config = localConfig(url, stores, options.logLevel ?? 'info', options.env ?? process.env);
     const secretBox = createLocalSecretBox(await loadMasterKey(dataDir));
-    const ready = createPlatform(config, { identity: options.identity ?? null, secretBox, log: createLogger(config.LOG_LEVEL, { stage: 'local' }, options.logWriter), ...(options.clock ? { clock: options.clock } : {}) });
+    const log = createLogger(config.LOG_LEVEL, { stage: 'local' }, options.logWriter);
+    // One warm runtime process per tenant, started on first use; all stopped with the platform.
+    const compute = createLocalCompute({ logger: log });
+    cleanup.push(() => compute.close());
+    const ready = createPlatform(config, { identity: options.identity ?? null, secretBox, compute, log, ...(options.clock ? { clock: options.clock } : {}) });
     await ensureTables(ready.db.doc, LOCAL_PREFIX, tables);
     await ensureBuckets(createS3Client(config), LOCAL_PREFIX, buckets);
     const createdAdminToken = await bootstrapAdmin(ready, dataDir);
@@ -92,7 +100,11 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       dataDir,
       createdAdminToken,
       platform: ready,
-      close: undo,
+      // In-flight requests finish before the runtimes and the stores behind them are stopped.
+      close: async () => {
+        await drainServer();
+        await undo();
+      },
     };
   } catch (error) {
     await undo();

@@ -2,6 +2,9 @@ import type { AuthMode, EnvelopeStyle, Host, HttpMethod, RouteSpec } from './typ
 
 const KIB = 1024;
 
+/** Authenticated agent-reference requests (chat): 60 a minute per caller, shared by the three chat routes. */
+const CHAT_RATE_LIMIT = { limit: 60, windowSec: 60, bucket: 'agent-chat' } as const;
+
 interface RouteInput {
   method: HttpMethod;
   path: string;
@@ -55,6 +58,23 @@ export const routes: readonly RouteSpec[] = [
   route({ method: 'PUT', path: '/user/token/update', area: 'tokens', handler: 'update-token', auth: 'required' }),
   route({ method: 'POST', path: '/user/token/revoke', area: 'tokens', handler: 'revoke-token', auth: 'required' }),
   route({ method: 'POST', path: '/user/token/{tokenId}/regenerate', area: 'tokens', handler: 'regenerate-token', auth: 'required' }),
+
+  // Agents (SPEC 4.1): envelope A. Chat is limited to 60 requests a minute per caller (SPEC part 8).
+  route({ method: 'POST', path: '/agent/create', area: 'agents', handler: 'create-agent', auth: 'required', style: 'A', maxBodyBytes: 512 * KIB }),
+  route({ method: 'GET', path: '/agent/list', area: 'agents', handler: 'list-agents', auth: 'optional', style: 'A' }),
+  route({ method: 'GET', path: '/agent/conversations/recent', area: 'agents', handler: 'list-recent-conversations', auth: 'required', style: 'A' }),
+  route({ method: 'GET', path: '/agent/{agentId}', area: 'agents', handler: 'get-agent', auth: 'optional', style: 'A' }),
+  route({ method: 'GET', path: '/agent/s/{owner}/{slug}', area: 'agents', handler: 'get-agent-by-slug', auth: 'optional', style: 'A' }),
+  route({ method: 'PUT', path: '/agent/update', area: 'agents', handler: 'update-agent', auth: 'required', style: 'A', maxBodyBytes: 512 * KIB }),
+  route({ method: 'POST', path: '/agent/update', area: 'agents', handler: 'update-agent', auth: 'required', style: 'A', maxBodyBytes: 512 * KIB }),
+  route({ method: 'DELETE', path: '/agent/delete', area: 'agents', handler: 'delete-agent', auth: 'required', style: 'A' }),
+  route({ method: 'POST', path: '/agent/delete', area: 'agents', handler: 'delete-agent', auth: 'required', style: 'A' }),
+  route({ method: 'GET', path: '/agent/{agentId}/conversations', area: 'agents', handler: 'list-agent-conversations', auth: 'required', style: 'A' }),
+  route({ method: 'GET', path: '/agent/{agentId}/conversation/{conversationId}', area: 'agents', handler: 'get-conversation', auth: 'required', style: 'A' }),
+  route({ method: 'GET', path: '/agent/{agentId}/conversations/{conversationId}', area: 'agents', handler: 'get-conversation-plural', auth: 'required', style: 'A' }),
+  route({ method: 'POST', path: '/agent/{agentId}/chat', area: 'agents', handler: 'chat', auth: 'required', style: 'A', timeoutSec: 300, rateLimit: CHAT_RATE_LIMIT }),
+  route({ method: 'POST', path: '/agent/{agentId}/chat', host: 'stream', area: 'agents', handler: 'chat-stream', auth: 'required', style: 'A', mode: 'streaming', timeoutSec: 900, rateLimit: CHAT_RATE_LIMIT }),
+  route({ method: 'GET', path: '/agent/{agentId}/chat', host: 'stream', area: 'agents', handler: 'chat-browser', auth: 'required', style: 'A', mode: 'streaming', timeoutSec: 900, rateLimit: CHAT_RATE_LIMIT }),
 
   // Role tokens (SPEC 4.14): scoped tokens with attached keys
   route({ method: 'POST', path: '/role-token/create', area: 'tokens', handler: 'create-role-token', auth: 'required' }),

@@ -54,6 +54,8 @@ const PLATFORM_EXTRAS: readonly { readonly host: Host; readonly path: string; re
   { host: 'base', path: '/admin/', prefix: true },
   // The SPEC's second name for GET /logs (4.13: "also listed as /logs/user"), in a cell rather than a row.
   { host: 'base', path: '/logs/user', prefix: false },
+  // The SPEC's second spelling of the conversation path (4.1, in a cell rather than a row).
+  { host: 'base', path: '/agent/{agentId}/conversations/{conversationId}', prefix: false },
   // Key removal: the SPEC lists store, list and check; owners also need to delete a key.
   { host: 'base', path: '/keys/{serviceName}', prefix: false },
   // OAuth redirect target: the SPEC lists only the start (authorize); the provider must send the code somewhere.

@@ -19,6 +19,28 @@ export const tables = [
   { name: 'token-digests', partitionKey: 'digest' },
   // Third-party keys, sealed (AES-256-GCM; KMS-wrapped data keys in the cloud).
   { name: 'keys', partitionKey: 'userId', sortKey: 'serviceName' },
+  // Agents; `byOwner` lists an owner's, the sparse `publicAgents` index the active public ones.
+  {
+    name: 'agents',
+    partitionKey: 'agentId',
+    numberKeys: ['createdAt'],
+    indexes: [
+      { name: 'byOwner', partitionKey: 'ownerId', sortKey: 'createdAt' },
+      { name: 'publicAgents', partitionKey: 'publicListing', sortKey: 'createdAt' },
+    ],
+  },
+  // `{ownerId}#{agentName}` -> agentId: agent names are unique per owner.
+  { name: 'agent-names', partitionKey: 'nameKey' },
+  // Chat conversations; listed per user and per user and agent, most recently updated first.
+  {
+    name: 'conversations',
+    partitionKey: 'conversationId',
+    numberKeys: ['updatedAt'],
+    indexes: [
+      { name: 'byUser', partitionKey: 'userId', sortKey: 'updatedAt' },
+      { name: 'byUserAgent', partitionKey: 'userAgent', sortKey: 'updatedAt' },
+    ],
+  },
   // Credit grants and debits, newest last by entry id (time-ordered).
   { name: 'credit-ledger', partitionKey: 'userId', sortKey: 'entryId' },
   // Fixed-window counters; items expire after their window.

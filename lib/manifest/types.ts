@@ -36,7 +36,12 @@ export interface RouteSpec {
   /** Largest accepted request body; larger ones get 413 before they are read. */
   readonly maxBodyBytes: number;
   /** Fixed-window limit per caller (user id, or source IP when anonymous); 429 with Retry-After past it. */
-  readonly rateLimit?: { readonly limit: number; readonly windowSec: number };
+  readonly rateLimit?: {
+    readonly limit: number;
+    readonly windowSec: number;
+    /** Routes naming the same bucket share one counter per caller (e.g. the three chat variants). */
+    readonly bucket?: string;
+  };
 }
 
 export interface TableIndex {

@@ -34,7 +34,13 @@ export interface BoundStreamRoute {
 /** A sink over the Lambda response stream: the prelude (status, headers) goes first, then chunks as written. */
 function lambdaSink(responseStream: Writable): StreamSink {
   let stream: Writable | undefined;
+  const closed = new AbortController();
+  responseStream.once('close', () => {
+    if (!responseStream.writableFinished) closed.abort();
+  });
+  responseStream.once('error', () => closed.abort());
   return {
+    closed: closed.signal,
     start(statusCode, headers) {
       stream = lambdaRuntime().HttpResponseStream.from(responseStream, { statusCode, headers });
     },

@@ -40,18 +40,19 @@ async function buildContext(
   lineage: Lineage,
   log: Logger,
   onActor: (actor: Actor) => void,
+  signal: AbortSignal,
 ): Promise<RouteContext<unknown, unknown, unknown>> {
   if (request.body !== null && request.body.length > route.maxBodyBytes) throw new PayloadTooLargeError(route.maxBodyBytes);
   const actor = await resolveActor(route.auth, request, { credentials: platform.credentials, identity: platform.identity, now: platform.clock.now() });
   onActor(actor);
   if (route.rateLimit) {
     const subject = actor.kind === 'user' ? `user:${actor.userId}` : `ip:${request.sourceIp}`;
-    await platform.rateLimiter.consume(`${route.id}:${subject}`, route.rateLimit);
+    await platform.rateLimiter.consume(`${route.rateLimit.bucket ?? route.id}:${subject}`, route.rateLimit);
   }
   const body = definition.body ? validate('request body', definition.body, parseJsonBody(request)) : undefined;
   const query = definition.query ? validate('query parameters', definition.query, request.query) : undefined;
   const params = definition.params ? validate('path parameters', definition.params, request.pathParams) : undefined;
-  return { body, query, params, actor, lineage, request, platform, log };
+  return { body, query, params, actor, lineage, request, platform, log, signal };
 }
 
 function errorResponse(route: RouteSpec, error: unknown, lineage: Lineage, log: Logger): HttpResponse {
@@ -82,9 +83,10 @@ async function runBuffered(route: RouteSpec, definition: RouteDefinition, reques
   const log = platform.log.child({ requestId: lineage.requestId, rootRequestId: lineage.rootRequestId, route: route.id });
   let actor: Actor = anonymous;
   let response: HttpResponse;
+  const deadline = new AbortController();
   try {
-    const ctx = await buildContext(route, definition, request, platform, lineage, log, (a) => (actor = a));
-    const result = await withTimeout(route.timeoutSec, definition.run(ctx));
+    const ctx = await buildContext(route, definition, request, platform, lineage, log, (a) => (actor = a), deadline.signal);
+    const result = await withTimeout(route.timeoutSec, deadline, definition.run(ctx));
     response = toSuccessResponse(route, result, lineage);
   } catch (error) {
     response = errorResponse(route, error, lineage, log);
@@ -95,6 +97,8 @@ async function runBuffered(route: RouteSpec, definition: RouteDefinition, reques
 
 /** Where a streaming route writes: the transport of the wiring (Lambda response stream or local socket). */
 export interface StreamSink {
+  /** Aborted when the client goes away before the end. */
+  readonly closed?: AbortSignal;
   start(status: number, headers: Record<string, string>): void;
   write(chunk: Buffer): Promise<void>;
   end(): Promise<void>;
@@ -127,9 +131,11 @@ async function runStreaming(route: RouteSpec, definition: StreamRouteDefinition,
     },
     end: () => sink.end(),
   };
+  const deadline = new AbortController();
+  sink.closed?.addEventListener('abort', () => deadline.abort(new Error('client disconnected')), { once: true });
   try {
-    const ctx = await buildContext(route, definition, request, platform, lineage, log, (a) => (actor = a));
-    await withTimeout(route.timeoutSec, definition.run(ctx, stream));
+    const ctx = await buildContext(route, definition, request, platform, lineage, log, (a) => (actor = a), deadline.signal);
+    await withTimeout(route.timeoutSec, deadline, definition.run(ctx, stream));
     if (status === 0) throw new Error(`streaming route ${route.id} finished without starting its stream`);
     await sink.end();
   } catch (error) {
@@ -190,10 +196,15 @@ export function validate<S extends z.ZodType>(what: string, schema: S, input: un
   throw new ValidationError(`Invalid ${what}`, issues);
 }
 
-async function withTimeout<T>(seconds: number, work: Promise<T>): Promise<T> {
+/** Races `work` against the route's timeout; at the timeout `controller` aborts, so the work can stop too. */
+async function withTimeout<T>(seconds: number, controller: AbortController, work: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new TimeoutError(`The request did not complete within ${seconds} seconds.`)), seconds * 1000);
+    timer = setTimeout(() => {
+      const error = new TimeoutError(`The request did not complete within ${seconds} seconds.`);
+      controller.abort(error);
+      reject(error);
+    }, seconds * 1000);
   });
   try {
     return await Promise.race([work, deadline]);

@@ -15,6 +15,8 @@ export interface RouteContext<B, Q, P> {
   readonly request: HttpRequest;
   readonly platform: Platform;
   readonly log: Logger;
+  /** Aborted when the route's timeout passes or a streaming client goes away: stop work then. */
+  readonly signal: AbortSignal;
 }
 
 /** A response other than "200 with `data` in the route's envelope". */

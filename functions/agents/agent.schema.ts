@@ -1,0 +1,98 @@
+import { z } from 'zod';
+
+export const AGENT_DEFAULTS = { memoryMb: 1024, timeoutSec: 300, runtime: 'python3.12' } as const;
+/** Largest agent source accepted (the spec leaves it open): keeps items well under DynamoDB's 400 KB. */
+export const MAX_SOURCE_BYTES = 256 * 1024;
+
+export const agentNameSchema = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(64, 'must be at most 64 characters')
+  .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must be lowercase letters and digits separated by single hyphens');
+
+const sourceCodeSchema = z
+  .string()
+  .min(1, 'must not be empty')
+  .refine((s) => Buffer.byteLength(s, 'utf8') <= MAX_SOURCE_BYTES, `must be at most ${MAX_SOURCE_BYTES} bytes`);
+
+const visibilitySchema = z.enum(['private', 'public']);
+
+export const createAgentBody = z.object({
+  agentName: agentNameSchema,
+  description: z.string().trim().min(1, 'must not be empty').max(2000),
+  sourceCode: sourceCodeSchema,
+  visibility: visibilitySchema.default('private'),
+  runtime: z.literal('python3.12', { error: 'must be python3.12' }).default('python3.12'),
+  memoryMb: z.number().int().min(128).max(10240).default(AGENT_DEFAULTS.memoryMb),
+  timeoutSec: z.number().int().min(1).max(900).default(AGENT_DEFAULTS.timeoutSec),
+  agentType: z.enum(['text', 'bidi']).default('text'),
+  initialPrompt: z.string().max(4000).optional(),
+});
+
+export const updateAgentBody = z.object({
+  agentId: z.uuid({ error: 'must be an agent id (UUID)' }),
+  agentName: agentNameSchema.optional(),
+  description: z.string().trim().min(1).max(2000).optional(),
+  sourceCode: sourceCodeSchema.optional(),
+  visibility: visibilitySchema.optional(),
+  status: z.enum(['active', 'deleted']).optional(),
+  initialPrompt: z.string().max(4000).nullable().optional(),
+  memoryMb: z.number().int().min(128).max(10240).optional(),
+  timeoutSec: z.number().int().min(1).max(900).optional(),
+});
+
+export const agentIdBody = z.object({ agentId: z.uuid({ error: 'must be an agent id (UUID)' }) });
+export const agentIdParams = z.object({ agentId: z.uuid({ error: 'must be an agent id (UUID)' }) });
+export const slugParams = z.object({ owner: z.string().min(1).max(64), slug: agentNameSchema });
+
+export const listAgentsQuery = z.object({
+  visibility: z.enum(['all', 'public', 'private']).default('all'),
+  status: z.enum(['active', 'deleted']).default('active'),
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  offset: z.coerce.number().int().min(0).max(10_000).default(0),
+});
+
+export type AgentStatus = 'active' | 'deleted';
+
+/** A stored agent. `ownerId` is the tenant; the slug is `{owner alias}/{agentName}`. */
+export interface AgentRecord {
+  readonly agentId: string;
+  readonly ownerId: string;
+  readonly agentName: string;
+  readonly description: string;
+  readonly sourceCode: string;
+  readonly agentType: 'text' | 'bidi';
+  readonly visibility: 'private' | 'public';
+  readonly status: AgentStatus;
+  readonly runtime: 'python3.12';
+  readonly memoryMb: number;
+  readonly timeoutSec: number;
+  readonly initialPrompt: string | null;
+  /** Present only on active public agents: the sparse `publicAgents` index lists them without a Scan. */
+  readonly publicListing?: 'public';
+  readonly invocationMonth: string | null;
+  readonly invocationsThisMonth: number;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+export const chatBody = z.object({
+  prompt: z.string().min(1, 'must not be empty').max(100_000, 'must be at most 100000 characters'),
+  conversationId: z.uuid({ error: 'must be a conversation id (UUID)' }).optional(),
+});
+
+/** Browser chat: `sessionId` and `conversationId` name the same thing. */
+export const browserChatQuery = z
+  .object({
+    prompt: z.string().min(1, 'must not be empty').max(100_000),
+    sessionId: z.uuid({ error: 'must be a conversation id (UUID)' }).optional(),
+    conversationId: z.uuid({ error: 'must be a conversation id (UUID)' }).optional(),
+  })
+  .transform((q) => ({ prompt: q.prompt, conversationId: q.conversationId ?? q.sessionId }));
+
+export const conversationParams = z.object({
+  agentId: z.uuid({ error: 'must be an agent id (UUID)' }),
+  conversationId: z.uuid({ error: 'must be a conversation id (UUID)' }),
+});
+
+export const conversationListQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(50) });

@@ -1,0 +1,232 @@
+import { requireAlias, type Actor, type UserActor } from '../core/auth/actor.ts';
+import type { Clock } from '../core/clock.ts';
+import type { Config } from '../core/config.ts';
+import { AccessDeniedError, ConflictError, NotFoundError } from '../core/errors.ts';
+import { uuid } from '../core/ids.ts';
+import { discoveryDocument } from '../platform/discovery.service.ts';
+import type { Compute } from '../runtimes/compute.ts';
+import { checkSource } from '../runtimes/source-check.ts';
+import type { UserStore } from '../users/user.store.ts';
+import type { AgentRecord } from './agent.schema.ts';
+import { MAX_AGENTS_PER_OWNER, type AgentStore } from './agent.store.ts';
+import { conversationSummary } from './conversation.schema.ts';
+import type { ConversationStore } from './conversation.store.ts';
+
+export interface AgentPorts {
+  readonly agents: AgentStore;
+  readonly conversations: ConversationStore;
+  readonly users: UserStore;
+  readonly compute: Compute;
+  readonly clock: Clock;
+  readonly config: Config;
+}
+
+/** How an agent is shown; `sourceCode` only where the spec includes it (get by id or slug). */
+export function presentAgent(agent: AgentRecord, ownerAlias: string | null, streamUrl: string, withSource: boolean) {
+  const month = new Date().toISOString().slice(0, 7);
+  return {
+    agentId: agent.agentId,
+    agentName: agent.agentName,
+    description: agent.description,
+    status: agent.status,
+    visibility: agent.visibility,
+    runtime: agent.runtime,
+    memoryMb: agent.memoryMb,
+    timeoutSec: agent.timeoutSec,
+    agentType: agent.agentType,
+    initialPrompt: agent.initialPrompt,
+    owner: ownerAlias,
+    slug: ownerAlias === null ? null : `${ownerAlias}/${agent.agentName}`,
+    invocationsPerMonth: agent.invocationMonth === month ? agent.invocationsThisMonth : 0,
+    endpointUrl: `${streamUrl}/agent/${agent.agentId}/chat`,
+    createdAt: agent.createdAt,
+    updatedAt: agent.updatedAt,
+    ...(withSource ? { sourceCode: agent.sourceCode } : {}),
+  };
+}
+
+function streamUrlOf(ports: Pick<AgentPorts, 'config'>, requestBaseUrl: string): string {
+  return discoveryDocument(ports.config, requestBaseUrl).streamUrl;
+}
+
+/** Runs the runtime's static checker; every violation is listed with its line (SPEC part 2). */
+export async function checkAgentSource(source: string, ports: Pick<AgentPorts, 'compute'>): Promise<void> {
+  await checkSource(ports.compute, source);
+}
+
+/** The agent, or AGENT_NOT_FOUND; deleted agents are found (callers decide what that means). */
+export async function loadAgent(agentId: string, ports: Pick<AgentPorts, 'agents'>): Promise<AgentRecord> {
+  const agent = await ports.agents.get(agentId);
+  if (agent === null) throw new NotFoundError(`Agent ${agentId} not found.`, 'AGENT_NOT_FOUND');
+  return agent;
+}
+
+/** Owners see their agents in any state; others see active public ones, and get 403 for private ones. */
+export function assertCanView(actor: Actor, agent: AgentRecord): void {
+  const isOwner = actor.kind === 'user' && actor.userId === agent.ownerId;
+  if (isOwner) return;
+  if (agent.status === 'deleted') throw new NotFoundError(`Agent ${agent.agentId} not found.`, 'AGENT_NOT_FOUND');
+  if (agent.visibility !== 'public') throw new AccessDeniedError(`Agent ${agent.agentId} is private.`);
+}
+
+function assertOwner(actor: UserActor, agent: AgentRecord): void {
+  if (actor.userId !== agent.ownerId) throw new AccessDeniedError(`Only the owner may change agent ${agent.agentId}.`);
+}
+
+export async function createAgent(
+  actor: Actor,
+  input: {
+    agentName: string;
+    description: string;
+    sourceCode: string;
+    visibility: 'private' | 'public';
+    runtime: 'python3.12';
+    memoryMb: number;
+    timeoutSec: number;
+    agentType: 'text' | 'bidi';
+    initialPrompt?: string | undefined;
+  },
+  ports: AgentPorts,
+  requestBaseUrl: string,
+) {
+  const owner = requireAlias(actor);
+  await checkAgentSource(input.sourceCode, ports);
+  if ((await ports.agents.listByOwner(owner.userId)).length >= MAX_AGENTS_PER_OWNER) {
+    throw new ConflictError(`An account may own at most ${MAX_AGENTS_PER_OWNER} agents.`);
+  }
+  const now = ports.clock.now();
+  const agent: AgentRecord = {
+    agentId: uuid(),
+    ownerId: owner.userId,
+    agentName: input.agentName,
+    description: input.description,
+    sourceCode: input.sourceCode,
+    agentType: input.agentType,
+    visibility: input.visibility,
+    status: 'active',
+    runtime: input.runtime,
+    memoryMb: input.memoryMb,
+    timeoutSec: input.timeoutSec,
+    initialPrompt: input.initialPrompt ?? null,
+    invocationMonth: null,
+    invocationsThisMonth: 0,
+    createdAt: now,
+    updatedAt: now,
+  };
+  if (!(await ports.agents.create(agent))) throw new ConflictError(`You already have an agent named "${input.agentName}".`);
+  return presentAgent(agent, owner.alias, streamUrlOf(ports, requestBaseUrl), false);
+}
+
+/**
+ * Listing rules: anonymous callers see active public agents only. Signed-in callers see their own
+ * agents for `all` and `private`, and every owner's public agents for `public`; `status=deleted`
+ * lists one's own deleted agents.
+ */
+export async function listAgents(
+  actor: Actor,
+  query: { visibility: 'all' | 'public' | 'private'; status: 'active' | 'deleted'; limit: number; offset: number },
+  ports: AgentPorts,
+  requestBaseUrl: string,
+) {
+  const streamUrl = streamUrlOf(ports, requestBaseUrl);
+  let page: AgentRecord[];
+  if (actor.kind === 'anonymous' || query.visibility === 'public') {
+    page = query.status === 'deleted' ? [] : await ports.agents.listPublic(query.limit, query.offset);
+  } else {
+    const own = (await ports.agents.listByOwner(actor.userId)).filter(
+      (a) => a.status === query.status && (query.visibility === 'all' || a.visibility === query.visibility),
+    );
+    page = own.slice(query.offset, query.offset + query.limit);
+  }
+  const aliases = await aliasesOf(page.map((a) => a.ownerId), ports);
+  const agents = page.map((a) => presentAgent(a, aliases.get(a.ownerId) ?? null, streamUrl, false));
+  return { agents, count: agents.length, limit: query.limit, offset: query.offset };
+}
+
+async function aliasesOf(ownerIds: string[], ports: Pick<AgentPorts, 'users'>): Promise<Map<string, string | null>> {
+  const unique = [...new Set(ownerIds)];
+  const users = await Promise.all(unique.map((id) => ports.users.get(id)));
+  return new Map(unique.map((id, i) => [id, users[i]?.alias ?? null]));
+}
+
+async function ownerAlias(agent: AgentRecord, ports: Pick<AgentPorts, 'users'>): Promise<string | null> {
+  return (await ports.users.get(agent.ownerId))?.alias ?? null;
+}
+
+export async function getAgent(actor: Actor, agentId: string, ports: AgentPorts, requestBaseUrl: string) {
+  const agent = await loadAgent(agentId, ports);
+  assertCanView(actor, agent);
+  return presentAgent(agent, await ownerAlias(agent, ports), streamUrlOf(ports, requestBaseUrl), true);
+}
+
+/** `owner/slug`: the owner's alias and the agent's name. */
+export async function getAgentBySlug(actor: Actor, owner: string, slug: string, ports: AgentPorts, requestBaseUrl: string) {
+  const claim = await ports.users.getAliasClaim(owner);
+  const agent = claim === null ? null : await ports.agents.getByName(claim.userId, slug);
+  if (agent === null) throw new NotFoundError(`Agent ${owner}/${slug} not found.`, 'AGENT_NOT_FOUND');
+  assertCanView(actor, agent);
+  return presentAgent(agent, owner, streamUrlOf(ports, requestBaseUrl), true);
+}
+
+export async function updateAgent(
+  actor: UserActor,
+  input: {
+    agentId: string;
+    agentName?: string | undefined;
+    description?: string | undefined;
+    sourceCode?: string | undefined;
+    visibility?: 'private' | 'public' | undefined;
+    status?: 'active' | 'deleted' | undefined;
+    initialPrompt?: string | null | undefined;
+    memoryMb?: number | undefined;
+    timeoutSec?: number | undefined;
+  },
+  ports: AgentPorts,
+  requestBaseUrl: string,
+) {
+  const agent = await loadAgent(input.agentId, ports);
+  assertOwner(actor, agent);
+  if (input.sourceCode !== undefined && input.sourceCode !== agent.sourceCode) await checkAgentSource(input.sourceCode, ports);
+  const { agentId: _id, ...fields } = input;
+  const changes = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as Partial<AgentRecord>;
+  const updated = await ports.agents.update(agent, changes, ports.clock.now());
+  if (updated === 'name-taken') throw new ConflictError(`You already have an agent named "${input.agentName}".`);
+  if (updated === 'changed') throw new ConflictError(`Agent ${agent.agentId} changed while updating; retry.`);
+  return presentAgent(updated, actor.alias, streamUrlOf(ports, requestBaseUrl), false);
+}
+
+/** Soft delete: the agent stays (its owner can restore it with update status `active`); chat answers 410. */
+export async function deleteAgent(actor: UserActor, agentId: string, ports: AgentPorts, requestBaseUrl: string) {
+  const agent = await loadAgent(agentId, ports);
+  assertOwner(actor, agent);
+  if (agent.status === 'deleted') return { agentId, status: 'deleted' as const, message: 'Agent already deleted.' };
+  const result = await updateAgent(actor, { agentId, status: 'deleted' }, ports, requestBaseUrl);
+  return { agentId, status: result.status, message: 'Agent deleted; restore it with an update setting status to active.' };
+}
+
+export async function listRecentConversations(actor: UserActor, limit: number, ports: Pick<AgentPorts, 'conversations'>) {
+  const conversations = (await ports.conversations.listByUser(actor.userId, limit)).map(conversationSummary);
+  return { conversations, count: conversations.length };
+}
+
+export async function listAgentConversations(actor: UserActor, agentId: string, limit: number, ports: AgentPorts) {
+  const agent = await loadAgent(agentId, ports);
+  assertCanView(actor, agent);
+  const conversations = (await ports.conversations.listByUserAndAgent(actor.userId, agentId, limit)).map(conversationSummary);
+  return { agentId, conversations, count: conversations.length };
+}
+
+/** One of the caller's conversations with the agent; anyone else's is reported as not found. */
+export async function getConversation(actor: UserActor, agentId: string, conversationId: string, ports: AgentPorts) {
+  const conversation = await ports.conversations.get(conversationId);
+  if (conversation === null || conversation.userId !== actor.userId || conversation.agentId !== agentId) {
+    throw new NotFoundError(`Conversation ${conversationId} not found.`, 'CONVERSATION_NOT_FOUND');
+  }
+  return {
+    conversation: {
+      ...conversationSummary(conversation),
+      userId: conversation.userId,
+      messages: await ports.conversations.messagesOf(conversation),
+    },
+  };
+}

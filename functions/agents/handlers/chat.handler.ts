@@ -1,0 +1,21 @@
+import { requireUser } from '../../core/auth/actor.ts';
+import { defineRoute, Reply } from '../../core/http/route.ts';
+import { agentIdParams, chatBody } from '../agent.schema.ts';
+import { openChat, type ChatMetrics } from '../chat.service.ts';
+
+/** Buffered chat: the whole reply in envelope A; a failed run answers with its error code. */
+export default defineRoute({
+  params: agentIdParams,
+  body: chatBody,
+  async run({ actor, params, body, platform, lineage, log }) {
+    const session = await openChat(requireUser(actor), params.agentId, body, { ...platform, log }, lineage);
+    let response = '';
+    let metrics: ChatMetrics | null = null;
+    for await (const event of session.run()) {
+      if (event.type === 'text') response += event.data;
+      else if (event.type === 'metrics') metrics = event.metrics;
+      else if (event.type === 'error') throw event.error;
+    }
+    return Reply.ok({ response, conversationId: session.conversationId, agentId: session.agent.agentId, metrics }, { headers: { 'x-conversation-id': session.conversationId } });
+  },
+});

@@ -1,0 +1,9 @@
+import { requireUser } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { agentIdBody } from '../agent.schema.ts';
+import { deleteAgent } from '../agent.service.ts';
+
+export default defineRoute({
+  body: agentIdBody,
+  run: ({ actor, body, platform, request }) => deleteAgent(requireUser(actor), body.agentId, platform, request.baseUrl),
+});

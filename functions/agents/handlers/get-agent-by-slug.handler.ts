@@ -1,0 +1,8 @@
+import { defineRoute } from '../../core/http/route.ts';
+import { slugParams } from '../agent.schema.ts';
+import { getAgentBySlug } from '../agent.service.ts';
+
+export default defineRoute({
+  params: slugParams,
+  run: ({ actor, params, platform, request }) => getAgentBySlug(actor, params.owner, params.slug, platform, request.baseUrl),
+});

@@ -1,0 +1,8 @@
+import { defineRoute } from '../../core/http/route.ts';
+import { agentIdParams } from '../agent.schema.ts';
+import { getAgent } from '../agent.service.ts';
+
+export default defineRoute({
+  params: agentIdParams,
+  run: ({ actor, params, platform, request }) => getAgent(actor, params.agentId, platform, request.baseUrl),
+});

@@ -1,0 +1,10 @@
+import { requireUser } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { agentIdParams, conversationListQuery } from '../agent.schema.ts';
+import { listAgentConversations } from '../agent.service.ts';
+
+export default defineRoute({
+  params: agentIdParams,
+  query: conversationListQuery,
+  run: ({ actor, params, query, platform }) => listAgentConversations(requireUser(actor), params.agentId, query.limit, platform),
+});

@@ -1,0 +1,8 @@
+import { defineRoute } from '../../core/http/route.ts';
+import { listAgentsQuery } from '../agent.schema.ts';
+import { listAgents } from '../agent.service.ts';
+
+export default defineRoute({
+  query: listAgentsQuery,
+  run: ({ actor, query, platform, request }) => listAgents(actor, query, platform, request.baseUrl),
+});

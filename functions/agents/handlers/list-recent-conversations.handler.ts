@@ -1,0 +1,9 @@
+import { requireUser } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { conversationListQuery } from '../agent.schema.ts';
+import { listRecentConversations } from '../agent.service.ts';
+
+export default defineRoute({
+  query: conversationListQuery,
+  run: ({ actor, query, platform }) => listRecentConversations(requireUser(actor), query.limit, platform),
+});

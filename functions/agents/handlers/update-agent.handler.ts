@@ -1,0 +1,9 @@
+import { requireUser } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { updateAgentBody } from '../agent.schema.ts';
+import { updateAgent } from '../agent.service.ts';
+
+export default defineRoute({
+  body: updateAgentBody,
+  run: ({ actor, body, platform, request }) => updateAgent(requireUser(actor), body, platform, request.baseUrl),
+});

@@ -1,0 +1,80 @@
+/**
+ * The Compute port: runs user code (Python agents and actions) in the runtime server of
+ * `python-runtime/` (protocol in its README). Locally an adapter keeps one runtime process per
+ * tenant; in the cloud an adapter invokes the runtime Lambda with the owner as tenant id.
+ */
+
+/** A message in the agent framework's format, restored into `agent.messages`. */
+export interface FrameworkMessage {
+  readonly role: 'user' | 'assistant';
+  readonly content: readonly { readonly text: string }[];
+}
+
+interface InvokeBase {
+  readonly source: string;
+  readonly requestId: string;
+  /** Shown to user code as `context.function_name` (actions) and in runtime logs. */
+  readonly functionName: string;
+  readonly timeoutMs: number;
+  readonly memoryMb: number;
+  /** Environment of the run only (e.g. `SVC_KEYS_JSON`); never the platform's own. */
+  readonly env: Readonly<Record<string, string>>;
+  /** Hosts user code may connect to; everything else is refused by the sandbox. */
+  readonly allowHosts: readonly string[];
+}
+
+export interface AgentInvocation extends InvokeBase {
+  readonly kind: 'agent';
+  readonly prompt: string;
+  readonly messages: readonly FrameworkMessage[];
+}
+
+export interface ActionInvocation extends InvokeBase {
+  readonly kind: 'action';
+  readonly event: Readonly<Record<string, unknown>>;
+}
+
+export type Invocation = AgentInvocation | ActionInvocation;
+
+/** Events a run streams, in order; the last is always `end`. */
+export type RuntimeEvent =
+  | { readonly type: 'text'; readonly data: string }
+  | { readonly type: 'tool'; readonly name: string; readonly toolUseId?: string }
+  | {
+      readonly type: 'metrics';
+      readonly totalCycles: number;
+      readonly totalTokens: number;
+      readonly inputTokens?: number;
+      readonly outputTokens?: number;
+      readonly toolsUsed: readonly string[];
+      readonly durationMs: number;
+    }
+  | { readonly type: 'messages'; readonly messages: readonly unknown[] }
+  | { readonly type: 'result'; readonly statusCode: number; readonly body: unknown; readonly headers?: Readonly<Record<string, string>> }
+  | { readonly type: 'log'; readonly stream: string; readonly data: string }
+  | {
+      readonly type: 'error';
+      readonly code: string;
+      readonly message: string;
+      readonly line?: number;
+      readonly errorType?: string;
+      /** With `SOURCE_REJECTED`: every rule the source breaks (the runtime re-checks each source). */
+      readonly violations?: readonly SourceViolation[];
+    }
+  | { readonly type: 'end'; readonly durationMs: number; readonly maxRssKb?: number };
+
+export interface SourceViolation {
+  readonly line: number;
+  readonly col: number;
+  readonly message: string;
+}
+
+export interface Compute {
+  /** Static check of a source against SPEC part 2 (imports allowlist, no escape routes). */
+  check(source: string): Promise<{ ok: boolean; violations: SourceViolation[] }>;
+  /**
+   * Runs one invocation for `tenantId` (the resource owner) and yields its events as they happen.
+   * Aborting `signal` kills the run. Transport failures end with an `error` event, never a throw.
+   */
+  invoke(tenantId: string, invocation: Invocation, signal?: AbortSignal): AsyncIterable<RuntimeEvent>;
+}

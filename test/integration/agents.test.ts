@@ -1,0 +1,360 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
+
+/** The runtime's own plain-Python test agents: the same interface as Strands, no framework needed. */
+const fixture = (name: string) => readFileSync(new URL(`../../python-runtime/tests/fixtures/${name}.py`, import.meta.url), 'utf8');
+const ECHO = fixture('echo_agent');
+const HISTORY = fixture('history_agent');
+const TOOLS = fixture('tool_agent');
+const RAISING = fixture('raising_agent');
+const SLEEPING = fixture('sleeping_agent');
+const KEY_NAMES = `import json
+
+
+class KeyAgent:
+    def __init__(self):
+        self.messages = []
+
+    async def stream_async(self, prompt):
+        keys = json.loads(SVC_KEYS_JSON)
+        yield {"data": "keys=" + ",".join(sorted(keys)) + " len=" + str(len(keys.get("openai", "")))}
+
+
+def create_agent():
+    return KeyAgent(), []
+`;
+const NEEDS_STRANDS = `from strands import Agent
+
+
+def create_agent():
+    return Agent(), []
+`;
+
+interface StreamedChat {
+  status: number;
+  headers: Headers;
+  chunks: { text: string; at: number }[];
+  body: string;
+}
+
+async function streamChat(platform: TestPlatform, token: string, agentId: string, body: Record<string, unknown>): Promise<StreamedChat> {
+  const res = await fetch(`${platform.url}/stream/agent/${agentId}/chat`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const chunks: { text: string; at: number }[] = [];
+  const decoder = new TextDecoder();
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) chunks.push({ text: decoder.decode(chunk, { stream: true }), at: performance.now() });
+  return { status: res.status, headers: res.headers, chunks, body: chunks.map((c) => c.text).join('') };
+}
+
+function metaOf(body: string): { conversationId: string; agentId: string } {
+  const match = /^__META__(\{.*?\})__/.exec(body);
+  if (!match?.[1]) throw new Error(`stream does not start with __META__: ${body.slice(0, 80)}`);
+  return JSON.parse(match[1]);
+}
+
+function metricsOf(body: string): { totalCycles: number; totalTokens: number; toolsUsed: string[]; durationMs: number } {
+  const match = /__METRICS__(\{.*\})$/.exec(body);
+  if (!match?.[1]) throw new Error(`stream does not end with __METRICS__: ${body.slice(-120)}`);
+  return JSON.parse(match[1]);
+}
+
+describe('agents over HTTP with the real Python runtime', () => {
+  let platform: TestPlatform;
+  let owner: { userId: string; token: string };
+  let other: { userId: string; token: string };
+
+  async function createAgent(token: string, agentName: string, sourceCode: string, extra: Record<string, unknown> = {}) {
+    const res = await platform.api('POST', '/agent/create', { token, body: { agentName, description: `${agentName} for tests`, sourceCode, ...extra } });
+    if (res.status !== 200) throw new Error(`create ${agentName}: ${res.status} ${res.text}`);
+    return res.body.data as { agentId: string; agentName: string; endpointUrl: string };
+  }
+
+  beforeAll(async () => {
+    platform = await startTestPlatform();
+    owner = await createUser(platform, { alias: 'agent-owner', credits: 1000 });
+    other = await createUser(platform, { alias: 'agent-other', credits: 1000 });
+  });
+  afterAll(async () => {
+    await platform.stop({ removeData: true });
+  });
+
+  it('creates an agent with defaults, and shows it by id, by slug and in listings', async () => {
+    // Act
+    const created = await platform.api('POST', '/agent/create', { token: owner.token, body: { agentName: 'echo-bot', description: 'echoes', sourceCode: ECHO } });
+    const agentId = created.body.data.agentId;
+    const byId = await platform.api('GET', `/agent/${agentId}`, { token: owner.token });
+    const bySlug = await platform.api('GET', '/agent/s/agent-owner/echo-bot', { token: owner.token });
+    const list = await platform.api('GET', '/agent/list', { token: owner.token });
+    // Assess
+    expect(created.status).toBe(200);
+    expect(created.body.success).toBe(true);
+    expect(created.body.data).toMatchObject({
+      agentName: 'echo-bot',
+      status: 'active',
+      visibility: 'private',
+      runtime: 'python3.12',
+      memoryMb: 1024,
+      timeoutSec: 300,
+      endpointUrl: `${platform.url}/stream/agent/${agentId}/chat`,
+    });
+    expect(agentId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(byId.body.data).toMatchObject({ agentId, sourceCode: ECHO, slug: 'agent-owner/echo-bot', invocationsPerMonth: 0 });
+    expect(bySlug.body.data.agentId).toBe(agentId);
+    expect(list.body.data.agents.map((a: { agentId: string }) => a.agentId)).toContain(agentId);
+    expect(list.body.data.agents[0]).not.toHaveProperty('sourceCode');
+  });
+
+  it('refuses bad input: every source violation with its line, bad names, duplicates, no alias', async () => {
+    // Prepare
+    const noAlias = await createUser(platform);
+    const bad = 'import os\nimport subprocess\n\ndef create_agent():\n    return eval("1"), []\n';
+    // Act
+    const violations = await platform.api('POST', '/agent/create', { token: owner.token, body: { agentName: 'bad-src', description: 'x', sourceCode: bad } });
+    const badName = await platform.api('POST', '/agent/create', { token: owner.token, body: { agentName: 'Bad_Name', description: 'x', sourceCode: ECHO } });
+    await createAgent(owner.token, 'dup-name', ECHO);
+    const duplicate = await platform.api('POST', '/agent/create', { token: owner.token, body: { agentName: 'dup-name', description: 'x', sourceCode: ECHO } });
+    const aliasless = await platform.api('POST', '/agent/create', { token: noAlias.token, body: { agentName: 'mine', description: 'x', sourceCode: ECHO } });
+    // Assess
+    expect(violations.status).toBe(400);
+    expect(violations.body).toMatchObject({ success: false, error: { code: 'INVALID_PARAMETERS' } });
+    expect(violations.body.error.message).toMatch(/line 1: .*os/);
+    expect(violations.body.error.message).toMatch(/line 2: .*subprocess/);
+    expect(violations.body.error.message).toMatch(/line 5: .*eval/);
+    expect(badName.status).toBe(400);
+    expect(badName.body.error.message).toContain('agentName');
+    expect(duplicate.status).toBe(409);
+    expect(aliasless.status).toBe(403);
+    expect(aliasless.body.error.code).toBe('ALIAS_REQUIRED');
+  });
+
+  it('keeps private agents private and shows public ones to everyone', async () => {
+    // Prepare
+    const priv = await createAgent(owner.token, 'private-one', ECHO);
+    const pub = await createAgent(owner.token, 'public-one', ECHO, { visibility: 'public' });
+    // Act
+    const foreignPrivate = await platform.api('GET', `/agent/${priv.agentId}`, { token: other.token });
+    const foreignPublic = await platform.api('GET', `/agent/${pub.agentId}`, { token: other.token });
+    const anonymousPublic = await platform.api('GET', `/agent/${pub.agentId}`);
+    const anonymousPrivate = await platform.api('GET', `/agent/${priv.agentId}`);
+    const anonymousList = await platform.api('GET', '/agent/list?visibility=all');
+    const foreignChat = await platform.api('POST', `/agent/${priv.agentId}/chat`, { token: other.token, body: { prompt: 'hi' } });
+    const unknown = await platform.api('GET', '/agent/00000000-0000-4000-8000-000000000000', { token: owner.token });
+    // Assess
+    expect(foreignPrivate.status).toBe(403);
+    expect(foreignPrivate.body.error.code).toBe('ACCESS_DENIED');
+    expect(foreignPublic.status).toBe(200);
+    expect(anonymousPublic.status).toBe(200);
+    expect(anonymousPrivate.status).toBe(403);
+    const listed = anonymousList.body.data.agents.map((a: { agentId: string; visibility: string }) => a);
+    expect(listed.map((a: { agentId: string }) => a.agentId)).toContain(pub.agentId);
+    expect(listed.every((a: { visibility: string }) => a.visibility === 'public')).toBe(true);
+    expect(foreignChat.status).toBe(403);
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.code).toBe('AGENT_NOT_FOUND');
+  });
+
+  it('updates only the supplied fields, re-checks source, and lets only the owner change it', async () => {
+    // Prepare
+    const agent = await createAgent(owner.token, 'updatable', ECHO);
+    // Act
+    const renamed = await platform.api('PUT', '/agent/update', { token: owner.token, body: { agentId: agent.agentId, agentName: 'updated-name', visibility: 'public' } });
+    const badSource = await platform.api('POST', '/agent/update', { token: owner.token, body: { agentId: agent.agentId, sourceCode: 'import socket\n' } });
+    const foreign = await platform.api('PUT', '/agent/update', { token: other.token, body: { agentId: agent.agentId, description: 'mine now' } });
+    const after = await platform.api('GET', `/agent/${agent.agentId}`, { token: owner.token });
+    // Assess
+    expect(renamed.status).toBe(200);
+    expect(badSource.status).toBe(400);
+    expect(badSource.body.error.message).toContain('line 1');
+    expect(foreign.status).toBe(403);
+    expect(after.body.data).toMatchObject({ agentName: 'updated-name', visibility: 'public', description: 'updatable for tests', sourceCode: ECHO });
+    expect((await platform.api('GET', '/agent/s/agent-owner/updatable')).status).toBe(404);
+    expect((await platform.api('GET', '/agent/s/agent-owner/updated-name')).status).toBe(200);
+  });
+
+  it('soft-deletes: chat answers 410, the owner restores it, chat works again', async () => {
+    // Prepare
+    const agent = await createAgent(owner.token, 'deletable', ECHO);
+    // Act
+    const deleted = await platform.api('DELETE', '/agent/delete', { token: owner.token, body: { agentId: agent.agentId } });
+    const chatDeleted = await platform.api('POST', `/agent/${agent.agentId}/chat`, { token: owner.token, body: { prompt: 'hi' } });
+    const listedDeleted = await platform.api('GET', '/agent/list?status=deleted', { token: owner.token });
+    const restored = await platform.api('PUT', '/agent/update', { token: owner.token, body: { agentId: agent.agentId, status: 'active' } });
+    const chatRestored = await platform.api('POST', `/agent/${agent.agentId}/chat`, { token: owner.token, body: { prompt: 'back' } });
+    // Assess
+    expect(deleted.status).toBe(200);
+    expect(chatDeleted.status).toBe(410);
+    expect(chatDeleted.body).toMatchObject({ success: false, error: { code: 'AGENT_DELETED' } });
+    expect(listedDeleted.body.data.agents.map((a: { agentId: string }) => a.agentId)).toContain(agent.agentId);
+    expect(restored.body.data.status).toBe('active');
+    expect(chatRestored.status).toBe(200);
+    expect(chatRestored.body.data.response).toBe('echo: back');
+  });
+
+  it('streams a chat: META first, the text, METRICS last, and stores the conversation', async () => {
+    // Prepare
+    const agent = await createAgent(owner.token, 'streamer', ECHO);
+    // Act
+    const chat = await streamChat(platform, owner.token, agent.agentId, { prompt: 'hello there world' });
+    const meta = metaOf(chat.body);
+    const conversation = await platform.api('GET', `/agent/${agent.agentId}/conversation/${meta.conversationId}`, { token: owner.token });
+    const otherSpelling = await platform.api('GET', `/agent/${agent.agentId}/conversations/${meta.conversationId}`, { token: owner.token });
+    const listed = await platform.api('GET', `/agent/${agent.agentId}/conversations`, { token: owner.token });
+    const recent = await platform.api('GET', '/agent/conversations/recent', { token: owner.token });
+    // Assess
+    expect(chat.status).toBe(200);
+    expect(chat.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(chat.headers.get('x-conversation-id')).toBe(meta.conversationId);
+    expect(meta.agentId).toBe(agent.agentId);
+    expect(chat.body).toContain('echo: hello there world');
+    expect(metricsOf(chat.body)).toMatchObject({ totalCycles: 1, totalTokens: 7, toolsUsed: [] });
+    expect(conversation.body.data.conversation).toMatchObject({
+      conversationId: meta.conversationId,
+      agentId: agent.agentId,
+      userId: owner.userId,
+      title: 'hello there world',
+      messageCount: 2,
+      messages: [
+        { role: 'user', content: 'hello there world', timestamp: expect.any(Number) },
+        { role: 'assistant', content: 'echo: hello there world', timestamp: expect.any(Number) },
+      ],
+    });
+    expect(otherSpelling.body.data).toEqual(conversation.body.data);
+    expect(listed.body.data.conversations).toEqual([expect.objectContaining({ conversationId: meta.conversationId, title: 'hello there world', messageCount: 2 })]);
+    expect(recent.body.data.conversations[0].conversationId).toBe(meta.conversationId);
+  });
+
+  it('delivers the first chunk long before a slow agent finishes', async () => {
+    // Prepare
+    const agent = await createAgent(owner.token, 'slowpoke', SLEEPING);
+    // Act
+    const chat = await streamChat(platform, owner.token, agent.agentId, { prompt: '1.5' });
+    // Assess: the chunk carrying "sleeping" arrived at least a second before the stream ended
+    const first = chat.chunks.find((c) => c.text.includes('sleeping'));
+    const last = chat.chunks.at(-1)!;
+    expect(first).toBeDefined();
+    expect(last.at - first!.at).toBeGreaterThan(1000);
+    expect(chat.body).toContain('sleeping awake');
+  });
+
+  it('continues a conversation with its history, and refuses someone else\'s conversation', async () => {
+    // Prepare
+    const agent = await createAgent(owner.token, 'historian', HISTORY, { visibility: 'public' });
+    const first = await platform.api('POST', `/agent/${agent.agentId}/chat`, { token: owner.token, body: { prompt: 'one' } });
+    const conversationId = first.body.data.conversationId;
+    // Act
+    const second = await platform.api('POST', `/agent/${agent.agentId}/chat`, { token: owner.token, body: { prompt: 'two', conversationId } });
+    const third = await streamChat(platform, owner.token, agent.agentId, { prompt: 'three', conversationId });
+    const stolen = await platform.api('POST', `/agent/${agent.agentId}/chat`, { token: other.token, body: { prompt: 'peek', conversationId } });
+    const unknown = await platform.api('POST', `/agent/${agent.agentId}/chat`, { token: owner.token, body: { prompt: 'x', conversationId: '00000000-0000-4000-8000-000000000000' } });
+    const foreignRead = await platform.api('GET', `/agent/${agent.agentId}/conversation/${conversationId}`, { token: other.token });
+    // Assess
+    expect(first.body.data.response).toBe('history=0 roles=');
+    expect(second.body.data).toMatchObject({ conversationId, response: 'history=2 roles=user,assistant' });
+    expect(third.body).toContain('history=4 roles=user,assistant,user,assistant');
+    expect(stolen.status).toBe(404);
+    expect(stolen.body.error.code).toBe('CONVERSATION_NOT_FOUND');
+    expect(unknown.status).toBe(404);
+    expect(foreignRead.status).toBe(404);
+  });
+
+  it('marks tool starts once per tool and reports tools in the metrics', async () => {
+    // Prepare
+    const agent = await createAgent(owner.token, 'tool-user', TOOLS);
+    // Act
+    const chat = await streamChat(platform, owner.token, agent.agentId, { prompt: 'weather?' });
+    // Assess
+    expect(chat.body.match(/__TOOL__weather__/g)).toHaveLength(1);
+    expect(chat.body.match(/__TOOL__calculator__/g)).toHaveLength(1);
+    expect(chat.body).toContain('mcp entered');
+    expect(metricsOf(chat.body).toolsUsed.sort()).toEqual(['calculator', 'weather']);
+  });
+
+  it('reports an agent that raises as AGENT_EXECUTION_FAILED, streamed and buffered, and keeps working', async () => {
+    // Prepare
+    const raising = await createAgent(owner.token, 'raiser', RAISING);
+    const echo = await createAgent(owner.token, 'after-raise', ECHO);
+    // Act
+    const streamed = await streamChat(platform, owner.token, raising.agentId, { prompt: 'boom' });
+    const buffered = await platform.api('POST', `/agent/${raising.agentId}/chat`, { token: owner.token, body: { prompt: 'boom' } });
+    const next = await platform.api('POST', `/agent/${echo.agentId}/chat`, { token: owner.token, body: { prompt: 'still fine' } });
+    // Assess
+    const error = /__ERROR__(\{.*?\})__/.exec(streamed.body);
+    expect(error).not.toBeNull();
+    expect(JSON.parse(error![1]!)).toMatchObject({ code: 'AGENT_EXECUTION_FAILED', message: expect.any(String) });
+    expect(metricsOf(streamed.body)).toBeDefined();
+    expect(buffered.status).toBe(500);
+    expect(buffered.body).toMatchObject({ success: false, error: { code: 'AGENT_EXECUTION_FAILED' } });
+    expect(buffered.text).not.toMatch(/platform_runtime|Traceback/);
+    expect(next.body.data.response).toBe('echo: still fine');
+  });
+
+  it('names a framework module that is not installed', async () => {
+    const agent = await createAgent(owner.token, 'needs-strands', NEEDS_STRANDS);
+    const res = await platform.api('POST', `/agent/${agent.agentId}/chat`, { token: owner.token, body: { prompt: 'hi' } });
+    expect(res.status).toBe(500);
+    expect(res.body.error.code).toBe('AGENT_EXECUTION_FAILED');
+    expect(res.body.error.message).toContain('strands');
+  });
+
+  it('answers the browser GET variant with the prompt in the query and sessionId continuing it', async () => {
+    // Prepare
+    const agent = await createAgent(owner.token, 'browser-bot', HISTORY);
+    const headers = { authorization: `Bearer ${owner.token}` };
+    // Act
+    const first = await fetch(`${platform.url}/stream/agent/${agent.agentId}/chat?prompt=${encodeURIComponent('hi there')}`, { headers });
+    const firstBody = await first.text();
+    const sessionId = first.headers.get('x-conversation-id')!;
+    const second = await fetch(`${platform.url}/stream/agent/${agent.agentId}/chat?prompt=again&sessionId=${sessionId}`, { headers });
+    const noPrompt = await fetch(`${platform.url}/stream/agent/${agent.agentId}/chat`, { headers });
+    // Assess
+    expect(firstBody).toContain('history=0');
+    expect(await second.text()).toContain('history=2');
+    expect(noPrompt.status).toBe(400);
+  });
+
+  it('injects the owner\'s keys as SVC_KEYS_JSON, debits credits and writes a usage record per chat', async () => {
+    // Prepare
+    const user = await createUser(platform, { alias: 'key-agent-owner', credits: 10 });
+    await platform.api('POST', '/keys/store', { token: user.token, body: { serviceName: 'openai', apiKey: 'sk-agent-secret-123456' } });
+    const agent = await createAgent(user.token, 'key-reader', KEY_NAMES);
+    // Act
+    const res = await platform.api('POST', `/agent/${agent.agentId}/chat`, { token: user.token, body: { prompt: 'which keys?' } });
+    const credits = await platform.api('GET', '/user/credits', { token: user.token });
+    const logs = await platform.api('GET', `/logs?resourceId=${agent.agentId}`, { token: user.token });
+    const info = await platform.api('GET', `/agent/${agent.agentId}`, { token: user.token });
+    // Assess
+    expect(res.body.data.response).toBe('keys=openai len=22');
+    expect(credits.body.data.credits).toBe(9);
+    expect(logs.body.data.logs).toHaveLength(1);
+    expect(logs.body.data.logs[0]).toMatchObject({ resourceType: 'agent', status: 'success', creditsUsed: 1 });
+    expect(JSON.stringify(logs.body)).not.toContain('sk-agent-secret-123456');
+    expect(info.body.data.invocationsPerMonth).toBe(1);
+  });
+
+  it('refuses a chat without credits with 402 before running anything', async () => {
+    const broke = await createUser(platform, { alias: 'broke-chatter' });
+    const agent = await createAgent(owner.token, 'paid-public', ECHO, { visibility: 'public' });
+    const res = await platform.api('POST', `/agent/${agent.agentId}/chat`, { token: broke.token, body: { prompt: 'hi' } });
+    expect(res.status).toBe(402);
+    expect(res.body.error.code).toBe('INSUFFICIENT_CREDITS');
+    expect((await platform.api('GET', `/agent/${agent.agentId}/conversations`, { token: broke.token })).body.data.conversations).toEqual([]);
+  });
+
+  it('limits chat to 60 requests a minute per caller across the chat routes, then 429', async () => {
+    // Prepare
+    const chatter = await createUser(platform, { alias: 'rate-chatter', credits: 10 });
+    const agent = await createAgent(owner.token, 'rate-target', ECHO, { visibility: 'public' });
+    platform.clock.alignToWindow(60_000);
+    // Act: invalid bodies are refused after the limit is counted, so no agent runs
+    const calls = await Promise.all(Array.from({ length: 60 }, () => platform.api('POST', `/agent/${agent.agentId}/chat`, { token: chatter.token, body: {} })));
+    const limited = await fetch(`${platform.url}/stream/agent/${agent.agentId}/chat?prompt=x`, { headers: { authorization: `Bearer ${chatter.token}` } });
+    // Assess
+    expect(calls.every((c) => c.status === 400)).toBe(true);
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
+  });
+});

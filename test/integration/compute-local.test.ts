@@ -1,0 +1,374 @@
+/**
+ * The local Compute adapter against real Python runtime processes (python-runtime/). The agents
+ * are plain Python with Strands' interface and pass the runtime's static checker.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AgentInvocation, Invocation, RuntimeEvent } from '../../functions/runtimes/compute.ts';
+import { createLocalCompute, type LocalCompute, type RuntimeProcessExit } from '../../functions/runtimes/local-compute.ts';
+
+const hasProc = existsSync('/proc/self/stat');
+
+/** Yields each word of the prompt as a text chunk, sleeping `delay` seconds after each one. */
+const WORDS_AGENT = `import time
+
+
+class WordsAgent:
+    def __init__(self):
+        self.messages = []
+
+    async def stream_async(self, prompt):
+        words = prompt.split(" ")
+        delay = float(words[0])
+        for word in words[1:]:
+            yield {"data": word}
+            time.sleep(delay)
+
+
+def create_agent():
+    return WordsAgent(), []
+`;
+
+/** Says it started, then sleeps for the number of seconds in the prompt (a run that stays silent). */
+const SILENT_AGENT = `import time
+
+
+class SilentAgent:
+    def __init__(self):
+        self.messages = []
+
+    async def stream_async(self, prompt):
+        yield {"data": "started"}
+        time.sleep(float(prompt))
+        yield {"data": "woke up"}
+
+
+def create_agent():
+    return SilentAgent(), []
+`;
+
+const ECHO_ACTION = `def handler(event, context):
+    return {"statusCode": 201, "body": {"echo": event["text"], "function": context.function_name}}
+`;
+
+function agentRun(prompt: string, source = WORDS_AGENT, timeoutMs = 20_000): AgentInvocation {
+  return { kind: 'agent', source, requestId: `req-${prompt.length}-${Math.random()}`, functionName: 'test-agent', timeoutMs, memoryMb: 256, env: {}, allowHosts: [], prompt, messages: [] };
+}
+
+interface Timed {
+  readonly event: RuntimeEvent;
+  readonly at: number;
+}
+
+/** Every event with the time it arrived; `onEvent` may act mid-stream (abort, kill). */
+async function collect(events: AsyncIterable<RuntimeEvent>, onEvent?: (event: RuntimeEvent) => void): Promise<Timed[]> {
+  const out: Timed[] = [];
+  for await (const event of events) {
+    out.push({ event, at: performance.now() });
+    onEvent?.(event);
+  }
+  return out;
+}
+
+const types = (timed: readonly Timed[]) => timed.map((t) => t.event.type);
+const texts = (timed: readonly Timed[]) => timed.flatMap((t) => (t.event.type === 'text' ? [t.event.data] : []));
+const errorOf = (timed: readonly Timed[]) => timed.map((t) => t.event).find((e) => e.type === 'error');
+
+/** Resolves with the next exit of a process matching `match` (subscribe before causing it). */
+function nextExit(compute: LocalCompute, match: (exit: RuntimeProcessExit) => boolean): Promise<RuntimeProcessExit> {
+  return new Promise((resolve) => {
+    const off = compute.onProcessExit((exit) => {
+      if (!match(exit)) return;
+      off();
+      resolve(exit);
+    });
+  });
+}
+
+/** Pids of live (non-zombie) processes in a process group, from /proc (read here independently of the adapter). */
+function liveMembersOfGroup(pgid: number): number[] {
+  const members: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(pgrp) === pgid && state !== 'Z') members.push(Number(entry));
+    } catch {
+      // the process went away while we looked
+    }
+  }
+  return members;
+}
+
+/**
+ * The runtime's own count of running invocations (GET /health), polled until it is 0 or 5 s have
+ * passed: far less than the 20 s the silent agent would run if nobody stopped it.
+ */
+async function runtimeActiveRunsSettled(compute: LocalCompute, tenantId: string): Promise<number> {
+  const port = compute.stats().processes.find((p) => p.tenantId === tenantId)!.port;
+  let active = -1;
+  for (const deadline = Date.now() + 5000; Date.now() < deadline; ) {
+    active = ((await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as { active: number }).active;
+    if (active === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return active;
+}
+
+function tenantPid(compute: LocalCompute, tenantId: string): number | undefined {
+  return compute.stats().processes.find((p) => p.role === 'tenant' && p.tenantId === tenantId)?.pid;
+}
+
+describe('local compute: one warm runtime process per tenant', () => {
+  const SECRET_NAME = 'PLATFORM_COMPUTE_TEST_SECRET';
+  let compute: LocalCompute;
+
+  beforeAll(() => {
+    // Prepare: a platform variable that must never reach a runtime process.
+    process.env[SECRET_NAME] = 'do-not-leak';
+    compute = createLocalCompute();
+  });
+  afterAll(async () => {
+    delete process.env[SECRET_NAME];
+    await compute.close();
+  });
+
+  it('streams events in order, each as it happens', async () => {
+    // Act: four words, 0.15 s apart
+    const calledAt = performance.now();
+    const events = await collect(compute.invoke('tenant-a', agentRun('0.15 one two three four')));
+
+    // Assess: order and content
+    expect(types(events)).toEqual(['text', 'text', 'text', 'text', 'metrics', 'messages', 'end']);
+    expect(texts(events)).toEqual(['one', 'two', 'three', 'four']);
+    const messages = events.find((t) => t.event.type === 'messages')?.event;
+    expect(messages).toMatchObject({ messages: [{ role: 'user' }, { role: 'assistant', content: [{ text: 'onetwothreefour' }] }] });
+    // Assess: the first chunk was not held back until the end. The agent sleeps 3 x 0.15 s between
+    // the first text and its return, so the end cannot come sooner than that after the first text.
+    const firstText = events[0]!.at;
+    const end = events.at(-1)!.at;
+    expect(end - firstText).toBeGreaterThanOrEqual(3 * 150 * 0.9);
+    expect(firstText - calledAt).toBeLessThan(end - calledAt);
+    for (let i = 1; i < 4; i++) expect(events[i]!.at).toBeGreaterThan(events[i - 1]!.at);
+  });
+
+  it('runs actions and passes the protocol fields through', async () => {
+    // Prepare
+    const action: Invocation = { kind: 'action', source: ECHO_ACTION, requestId: 'req-action', functionName: 'echo-action', timeoutMs: 10_000, memoryMb: 128, env: {}, allowHosts: [], event: { text: 'hi' } };
+
+    // Act
+    const events = await collect(compute.invoke('tenant-a', action));
+
+    // Assess
+    expect(types(events)).toEqual(['result', 'end']);
+    expect(events[0]!.event).toEqual({ type: 'result', statusCode: 201, body: { echo: 'hi', function: 'echo-action' } });
+  });
+
+  it('gives two tenants two different processes', async () => {
+    // Act
+    await Promise.all([collect(compute.invoke('tenant-a', agentRun('0 a'))), collect(compute.invoke('tenant-b', agentRun('0 b')))]);
+
+    // Assess
+    const a = tenantPid(compute, 'tenant-a');
+    const b = tenantPid(compute, 'tenant-b');
+    expect(a).toBeTypeOf('number');
+    expect(b).toBeTypeOf('number');
+    expect(a).not.toBe(b);
+  });
+
+  it.skipIf(!hasProc)("starts runtime processes without the platform's environment", () => {
+    // Assess: the server's whole environment, as the kernel holds it. Wrappers such as pyenv's
+    // shim add their own variables, so the check is that none of ours got through unasked.
+    const allowed = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'PYENV_ROOT', 'PYENV_VERSION', 'PYTHONUNBUFFERED', 'PYTHONDONTWRITEBYTECODE'];
+    const pid = tenantPid(compute, 'tenant-a')!;
+    const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
+    const inherited = Object.entries(process.env).filter(([name, value]) => !allowed.includes(name) && environ.includes(`${name}=${value}`));
+    expect(environ.some((entry) => entry.startsWith(`${SECRET_NAME}=`))).toBe(false);
+    expect(inherited).toEqual([]);
+    expect(environ).toEqual(expect.arrayContaining(['PYTHONUNBUFFERED=1', 'PYTHONDONTWRITEBYTECODE=1']));
+  });
+
+  it('runs concurrent calls of one tenant independently, in one process', async () => {
+    // Act: a slow run and a fast run of the same tenant at the same time
+    const [slow, fast] = await Promise.all([
+      collect(compute.invoke('tenant-a', agentRun('0.3 slow1 slow2 slow3'))),
+      collect(compute.invoke('tenant-a', agentRun('0 fast1 fast2'))),
+    ]);
+
+    // Assess: each got its own events; the fast one did not wait for the slow one
+    expect(texts(slow)).toEqual(['slow1', 'slow2', 'slow3']);
+    expect(texts(fast)).toEqual(['fast1', 'fast2']);
+    expect(fast.at(-1)!.at).toBeLessThan(slow.at(-1)!.at);
+    expect(compute.stats().processes.filter((p) => p.tenantId === 'tenant-a')).toHaveLength(1);
+  });
+
+  it('stops the run when the caller aborts', async () => {
+    // Prepare: a run that says one thing, then stays silent for 20 s
+    const controller = new AbortController();
+
+    // Act
+    const events = await collect(compute.invoke('tenant-a', agentRun('20', SILENT_AGENT, 30_000), controller.signal), (event) => {
+      if (event.type === 'text') controller.abort();
+    });
+
+    // Assess: the stream ends at once with ABORTED, and the runtime no longer runs it
+    expect(types(events)).toEqual(['text', 'error', 'end']);
+    expect(errorOf(events)).toMatchObject({ code: 'ABORTED' });
+    expect(await runtimeActiveRunsSettled(compute, 'tenant-a')).toBe(0);
+  });
+
+  it('stops the run when the consumer stops reading early', async () => {
+    // Act: read the first event of a run that would then stay silent for 20 s, and leave
+    for await (const event of compute.invoke('tenant-a', agentRun('20', SILENT_AGENT, 30_000))) if (event.type === 'text') break;
+
+    // Assess
+    expect(await runtimeActiveRunsSettled(compute, 'tenant-a')).toBe(0);
+    expect(compute.stats().processes.find((p) => p.tenantId === 'tenant-a')?.activeRuns).toBe(0);
+  });
+
+  it('ends a call whose process dies with RUNTIME_CRASHED, and starts a new process for the next call', async () => {
+    // Prepare
+    const oldPid = tenantPid(compute, 'tenant-a')!;
+    const exited = nextExit(compute, (exit) => exit.pid === oldPid);
+
+    // Act: kill the server while a run streams
+    const events = await collect(compute.invoke('tenant-a', agentRun('20', SILENT_AGENT, 30_000)), (event) => {
+      if (event.type === 'text') process.kill(oldPid, 'SIGKILL');
+    });
+    const exit = await exited;
+    const next = await collect(compute.invoke('tenant-a', agentRun('0 again')));
+
+    // Assess
+    expect(types(events)).toEqual(['text', 'error', 'end']);
+    expect(errorOf(events)).toMatchObject({ code: 'RUNTIME_CRASHED' });
+    expect(exit).toMatchObject({ reason: 'crashed', tenantId: 'tenant-a', signal: 'SIGKILL' });
+    if (hasProc) expect(liveMembersOfGroup(oldPid)).toEqual([]);
+    expect(texts(next)).toEqual(['again']);
+    expect(tenantPid(compute, 'tenant-a')).not.toBe(oldPid);
+  });
+
+  it('checks sources and reports every violation with its line', async () => {
+    // Prepare
+    const bad = 'import json\nimport os\n\nx = eval("1")\n';
+
+    // Act
+    const [rejected, accepted] = await Promise.all([compute.check(bad), compute.check(WORDS_AGENT)]);
+
+    // Assess: a separate checker process answered, not a tenant's
+    expect(rejected.ok).toBe(false);
+    expect(rejected.violations.map((v) => v.line)).toEqual([2, 4]);
+    expect(rejected.violations[0]).toMatchObject({ line: 2, col: 1, message: expect.stringContaining('os') });
+    expect(accepted).toEqual({ ok: true, violations: [] });
+    expect(compute.stats().processes.filter((p) => p.role === 'checker')).toHaveLength(1);
+  });
+
+  it('reports a source the runtime rejects as SOURCE_REJECTED with its violations', async () => {
+    // Act
+    const events = await collect(compute.invoke('tenant-a', agentRun('0 x', 'import os\n\ndef create_agent():\n    return None\n')));
+
+    // Assess
+    expect(types(events)).toEqual(['error', 'end']);
+    expect(errorOf(events)).toMatchObject({ code: 'SOURCE_REJECTED', violations: [{ line: 1 }] });
+  });
+
+  it('close() stops every process and leaves nothing behind', async () => {
+    // Prepare
+    const pids = compute.stats().processes.map((p) => p.pid);
+    expect(pids.length).toBeGreaterThanOrEqual(3); // tenant-a, tenant-b, checker
+
+    // Act
+    await compute.close();
+    const after = await collect(compute.invoke('tenant-a', agentRun('0 late')));
+
+    // Assess
+    expect(compute.stats().processes).toEqual([]);
+    if (hasProc) for (const pid of pids) expect(liveMembersOfGroup(pid)).toEqual([]);
+    for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
+    expect(types(after)).toEqual(['error', 'end']);
+    expect(errorOf(after)).toMatchObject({ code: 'RUNTIME_UNAVAILABLE' });
+  });
+});
+
+describe('local compute: limits', () => {
+  it('stops a process after its idle time', async () => {
+    // Prepare
+    const compute = createLocalCompute({ idleTimeoutMs: 200 });
+    const exited = nextExit(compute, (exit) => exit.tenantId === 'idle-tenant');
+    try {
+      // Act
+      await collect(compute.invoke('idle-tenant', agentRun('0 hello')));
+      const pid = tenantPid(compute, 'idle-tenant')!;
+      const exit = await exited;
+
+      // Assess
+      expect(exit).toMatchObject({ reason: 'idle', pid });
+      expect(compute.stats().processes).toEqual([]);
+      if (hasProc) expect(liveMembersOfGroup(pid)).toEqual([]);
+    } finally {
+      await compute.close();
+    }
+  });
+
+  it('stops the least recently used idle process to stay within maxProcesses', async () => {
+    // Prepare
+    const compute = createLocalCompute({ maxProcesses: 2 });
+    const evicted = nextExit(compute, (exit) => exit.reason === 'evicted');
+    try {
+      // Act
+      await collect(compute.invoke('t1', agentRun('0 one')));
+      await collect(compute.invoke('t2', agentRun('0 two')));
+      await collect(compute.invoke('t1', agentRun('0 one again'))); // t2 is now the least recently used
+      await collect(compute.invoke('t3', agentRun('0 three')));
+
+      // Assess
+      expect(await evicted).toMatchObject({ tenantId: 't2' });
+      expect(
+        compute
+          .stats()
+          .processes.map((p) => p.tenantId)
+          .sort(),
+      ).toEqual(['t1', 't3']);
+    } finally {
+      await compute.close();
+    }
+  });
+
+  it('refuses a new tenant when every process is busy', async () => {
+    // Prepare: one slot, held by a silent run
+    const compute = createLocalCompute({ maxProcesses: 1 });
+    const controller = new AbortController();
+    try {
+      const busy = compute.invoke('holder', agentRun('20', SILENT_AGENT, 30_000), controller.signal)[Symbol.asyncIterator]();
+      await busy.next(); // its first text: the process is running the call
+
+      // Act
+      const refused = await collect(compute.invoke('newcomer', agentRun('0 hi')));
+      controller.abort();
+      await collect({ [Symbol.asyncIterator]: () => busy });
+
+      // Assess
+      expect(types(refused)).toEqual(['error', 'end']);
+      expect(errorOf(refused)).toMatchObject({ code: 'RUNTIME_UNAVAILABLE', message: expect.stringContaining('busy') });
+    } finally {
+      await compute.close();
+    }
+  });
+
+  it('explains a missing Python instead of failing obscurely', async () => {
+    // Prepare
+    const compute = createLocalCompute({ python: 'python3-that-does-not-exist' });
+    try {
+      // Act
+      const events = await collect(compute.invoke('tenant', agentRun('0 hi')));
+
+      // Assess
+      expect(types(events)).toEqual(['error', 'end']);
+      expect(errorOf(events)).toMatchObject({ code: 'RUNTIME_UNAVAILABLE', message: expect.stringContaining('was not found') });
+      await expect(compute.check('x = 1')).rejects.toThrow(/was not found/);
+    } finally {
+      await compute.close();
+    }
+  });
+});
