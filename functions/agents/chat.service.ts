@@ -129,7 +129,7 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
     functionName: agent.agentName,
     timeoutMs: agent.timeoutSec * 1000,
     memoryMb: agent.memoryMb,
-    env: { SVC_KEYS_JSON: JSON.stringify(keys), AWS_REGION: ports.config.AWS_REGION, SVC_AGENT_ID: agent.agentId, SVC_CONVERSATION_ID: ctx.conversationId },
+    env: { SVC_KEYS_JSON: JSON.stringify(keys), AWS_REGION: ports.config.AWS_REGION, ...modelCredentials(keys), SVC_AGENT_ID: agent.agentId, SVC_CONVERSATION_ID: ctx.conversationId },
     allowHosts: agentAllowHosts(ports.config),
     prompt: ctx.prompt,
     messages: toFramework(ctx.history),
@@ -224,6 +224,24 @@ async function saveConversation(ctx: RunContext, promptAt: number, reply: string
     history = current === null ? [] : await ports.conversations.messagesOf(current);
   }
   ports.log.error('conversation not saved after retries', { conversationId: ctx.conversationId });
+}
+
+/**
+ * Model-provider credentials for the run: an owner who stored keys named `aws_access_key_id` and
+ * `aws_secret_access_key` (optionally `aws_session_token`, `aws_region`) gets them as the standard
+ * AWS variables, so Strands' BedrockModel finds them. The platform's own credentials never reach
+ * user code; without these keys a model call fails with AWS_CREDENTIALS_REQUIRED.
+ */
+function modelCredentials(keys: Readonly<Record<string, string>>): Record<string, string> {
+  const id = keys['aws_access_key_id'];
+  const secret = keys['aws_secret_access_key'];
+  if (!id || !secret) return {};
+  return {
+    AWS_ACCESS_KEY_ID: id,
+    AWS_SECRET_ACCESS_KEY: secret,
+    ...(keys['aws_session_token'] ? { AWS_SESSION_TOKEN: keys['aws_session_token'] } : {}),
+    ...(keys['aws_region'] ? { AWS_REGION: keys['aws_region'], AWS_DEFAULT_REGION: keys['aws_region'] } : {}),
+  };
 }
 
 /** Hosts agents may reach: the model provider's endpoints and the platform itself (its MCP host). */

@@ -24,6 +24,22 @@ class KeyAgent:
 def create_agent():
     return KeyAgent(), []
 `;
+const CALLS_BEDROCK = `import boto3
+
+
+class BedrockAgent:
+    def __init__(self):
+        self.messages = []
+
+    async def stream_async(self, prompt):
+        client = boto3.client("bedrock-runtime", region_name="us-east-1")
+        client.converse(modelId="amazon.nova-lite-v1:0", messages=[{"role": "user", "content": [{"text": prompt}]}])
+        yield {"data": "unreachable without credentials"}
+
+
+def create_agent():
+    return BedrockAgent(), []
+`;
 const NEEDS_STRANDS = `from strands import Agent
 
 
@@ -298,6 +314,13 @@ describe('agents over HTTP with the real Python runtime', () => {
     expect(res.status).toBe(500);
     expect(res.body.error.code).toBe('AGENT_EXECUTION_FAILED');
     expect(res.body.error.message).toContain('strands');
+  });
+
+  it('answers a model call without AWS credentials with 400 AWS_CREDENTIALS_REQUIRED', async () => {
+    const agent = await createAgent(owner.token, 'bedrock-caller', CALLS_BEDROCK);
+    const res = await platform.api('POST', `/agent/${agent.agentId}/chat`, { token: owner.token, body: { prompt: 'hi' } });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ success: false, error: { code: 'AWS_CREDENTIALS_REQUIRED' } });
   });
 
   it('answers the browser GET variant with the prompt in the query and sessionId continuing it', async () => {
