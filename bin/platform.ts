@@ -3,10 +3,12 @@ import { App } from 'aws-cdk-lib';
 import { PlatformStack } from '../lib/cloud/platform-stack.ts';
 
 /**
- * CDK app (cdk.json `app`). Context: `stage` (default `prod`) and `stackName` (default
- * `agent-platform-<stage>`), e.g. `npx cdk deploy -c stage=dev`. The stack is environment-agnostic:
- * synth needs no AWS account, and names that must be unique per account and region use the
- * deploy-time pseudo parameters.
+ * CDK app (cdk.json `app`). Context: `stage` (default `prod`), `stackName` (default
+ * `agent-platform-<stage>`), `usageLogRetentionDays` (default 30: the functions'
+ * USAGE_LOG_RETENTION_DAYS and the expiry of stored log bodies) and `webAdapterLayerVersion` (the
+ * runtime function's Lambda Web Adapter layer), e.g. `npx cdk deploy -c stage=dev -c
+ * usageLogRetentionDays=90`. The stack is environment-agnostic: synth needs no AWS account, and
+ * names that must be unique per account and region use the deploy-time pseudo parameters.
  */
 const app = new App();
 const stage = contextString(app, 'stage') ?? 'prod';
@@ -18,6 +20,8 @@ new PlatformStack(app, stackName, {
   stage,
   version: pkg.version,
   description: `Agent platform (${stage})`,
+  usageLogRetentionDays: contextInteger(app, 'usageLogRetentionDays'),
+  webAdapterLayerVersion: contextInteger(app, 'webAdapterLayerVersion'),
 });
 
 function contextString(scope: App, key: string): string | undefined {
@@ -25,4 +29,13 @@ function contextString(scope: App, key: string): string | undefined {
   if (value === undefined || value === null || value === '') return undefined;
   if (typeof value !== 'string') throw new Error(`Context "${key}" must be a string.`);
   return value;
+}
+
+/** `-c key=90` arrives as a string, cdk.json context as a number: both are accepted. */
+function contextInteger(scope: App, key: string): number | undefined {
+  const value: unknown = scope.node.tryGetContext(key);
+  if (value === undefined || value === null || value === '') return undefined;
+  const parsed = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(parsed)) throw new Error(`Context "${key}" must be a whole number.`);
+  return parsed;
 }

@@ -11,6 +11,7 @@ import { createFallbackHandler, createRestHandler, type RestHandler } from './co
 import { createStreamHandler, type StreamingLambdaHandler } from './core/http/lambda-stream.ts';
 import type { RouteDefinition, StreamRouteDefinition } from './core/http/route.ts';
 import type { Host } from '../lib/manifest/types.ts';
+import { isRestApiRoute } from '../lib/manifest/http.ts';
 import { createPlatform, type Platform } from './platform.ts';
 
 /**
@@ -65,4 +66,4 @@ export function streamingHandler(host: Host, definitions: Readonly<Record<string
 }
 
 /** The catch-all function behind `ANY /{proxy+}`: 404 and 405 in the platform's envelope. */
-export const fallbackHandler: RestHandler = createFallbackHandler(routes.filter((r) => r.mode === 'buffered' && (r.host === 'base' || r.host === 'mcp')));
+export const fallbackHandler: RestHandler = createFallbackHandler(routes.filter(isRestApiRoute));

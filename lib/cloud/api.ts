@@ -2,18 +2,14 @@ import { Duration, NestedStack, Stack } from 'aws-cdk-lib';
 import { Cors, EndpointType, LambdaIntegration, Method, Resource, ResponseType, RestApi, type CorsOptions, type IResource } from 'aws-cdk-lib/aws-apigateway';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
+import { CORS_ALLOWED_HEADERS } from '../manifest/http.ts';
 import type { RouteSpec } from '../manifest/types.ts';
-
-/** Routes the REST API serves: buffered ones on the base host, and MCP, which lives on the base for now. */
-export function isRestApiRoute(route: RouteSpec): boolean {
-  return route.mode === 'buffered' && (route.host === 'base' || route.host === 'mcp');
-}
 
 /** Same answer as the local server's preflight (lib/local/server.ts), so browsers see one platform. */
 const CORS: CorsOptions = {
   allowOrigins: Cors.ALL_ORIGINS,
   allowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
-  allowHeaders: ['authorization', 'content-type', 'x-svc-userid', 'x-svc-secretkey', 'x-svc-lineage'],
+  allowHeaders: [...CORS_ALLOWED_HEADERS],
   maxAge: Duration.seconds(600),
 };
 
@@ -51,7 +47,7 @@ export function validateRestRoutes(routes: readonly RouteSpec[]): void {
 }
 
 export interface PlatformApiProps {
-  /** Every route the API serves (see `isRestApiRoute`). */
+  /** Every route the API serves (see `isRestApiRoute` in lib/manifest/http.ts). */
   readonly routes: readonly RouteSpec[];
   /** The function of each area: every method of the area's routes is a Lambda proxy to it. */
   readonly functions: ReadonlyMap<string, IFunction>;

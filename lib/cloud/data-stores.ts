@@ -15,6 +15,17 @@ export interface PlatformDataProps {
   readonly tablePrefix: string;
   /** Prefix of every physical bucket name (globally unique); the functions read it as BUCKET_PREFIX. */
   readonly bucketPrefix: string;
+  /** Key prefixes whose objects expire, e.g. usage-log bodies after the records that point at them. @default none */
+  readonly expirations?: readonly PrefixExpiration[];
+}
+
+/** Objects under `prefix` in `bucket` are deleted `afterDays` days after they were written. */
+export interface PrefixExpiration {
+  /** Logical bucket name from the manifest. */
+  readonly bucket: string;
+  /** Key prefix, with its trailing slash. */
+  readonly prefix: string;
+  readonly afterDays: number;
 }
 
 /**
@@ -34,7 +45,12 @@ export class PlatformData extends Construct {
   constructor(scope: Construct, id: string, props: PlatformDataProps) {
     super(scope, id);
     this.tables = new Map(props.tables.map((spec) => [spec.name, this.table(spec, props.tablePrefix)]));
-    this.buckets = new Map(props.buckets.map((spec) => [spec.name, this.bucket(spec, props.bucketPrefix)]));
+    const expirations = props.expirations ?? [];
+    for (const e of expirations) {
+      if (!props.buckets.some((b) => b.name === e.bucket)) throw new Error(`Expiration of ${e.prefix} names an unknown bucket ${e.bucket}.`);
+      if (!Number.isInteger(e.afterDays) || e.afterDays < 1) throw new Error(`Expiration of ${e.prefix} needs a whole number of days (at least 1), not ${e.afterDays}.`);
+    }
+    this.buckets = new Map(props.buckets.map((spec) => [spec.name, this.bucket(spec, props.bucketPrefix, expirations.filter((e) => e.bucket === spec.name))]));
     this.secretsKey = new Key(this, 'SecretsKey', {
       description: 'Agent platform: wraps the data keys of users\' stored third-party keys',
       enableKeyRotation: true,
@@ -76,7 +92,7 @@ export class PlatformData extends Construct {
     return table;
   }
 
-  private bucket(spec: BucketSpec, prefix: string): Bucket {
+  private bucket(spec: BucketSpec, prefix: string, expirations: readonly PrefixExpiration[]): Bucket {
     return new Bucket(this, `Bucket-${spec.name}`, {
       bucketName: `${prefix}${spec.name}`,
       // SSE-S3 rather than SSE-KMS: no per-request KMS cost or throttling on presigned downloads, and
@@ -88,7 +104,13 @@ export class PlatformData extends Construct {
       enforceSSL: true,
       // Versions are the undo window for overwrites and deletes; a month of them bounds the cost.
       versioned: true,
-      lifecycleRules: [{ noncurrentVersionExpiration: Duration.days(30), abortIncompleteMultipartUploadAfter: Duration.days(7) }],
+      lifecycleRules: [
+        { noncurrentVersionExpiration: Duration.days(30), abortIncompleteMultipartUploadAfter: Duration.days(7) },
+        // In a versioned bucket expiring only hides the object behind a delete marker; the old version
+        // then goes a day later (the shorter of two overlapping expirations wins), not after the
+        // month of undo above: data with a retention period must not outlive it by a month.
+        ...expirations.map((e) => ({ id: `expire-${e.prefix.replace(/[^A-Za-z0-9-]+/g, '')}`, prefix: e.prefix, expiration: Duration.days(e.afterDays), noncurrentVersionExpiration: Duration.days(1) })),
+      ],
       removalPolicy: RemovalPolicy.RETAIN,
     });
   }

@@ -1,6 +1,6 @@
 import type { Duration } from 'aws-cdk-lib';
 import type { IGrantable, IPrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Runtime, Tracing, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -16,16 +16,23 @@ export type PlatformEnvironmentName = ConfigKey<
   | 'KEYS_KMS_KEY_ID'
   | 'LOG_LEVEL'
   | 'PLATFORM_VERSION'
+  | 'USAGE_LOG_RETENTION_DAYS'
 >;
+
+/**
+ * Public host URLs (functions/core/config.ts). Set only where the stack knows them without a
+ * dependency cycle (see PlatformFunctions); discovery derives the absent ones from the request.
+ */
+export type HostUrlName = ConfigKey<'STREAM_URL' | 'MCP_URL' | 'VOICE_URL' | 'CDN_URL' | 'SITE_URL' | 'CODE_URL'>;
 
 /** Fails to compile when a name is not a variable of `Config`. */
 type ConfigKey<K extends keyof Config> = K;
 
-/**
- * Renaming a variable in `Config` breaks the build here instead of leaving a function misconfigured.
- * The *_URL variables stay unset: discovery derives them from the request.
- */
-export type PlatformEnvironment = { readonly [K in PlatformEnvironmentName]: string };
+/** Renaming a variable in `Config` breaks the build here instead of leaving a function misconfigured. */
+export type PlatformEnvironment = { readonly [K in PlatformEnvironmentName]: string } & { readonly [K in HostUrlName]?: string };
+
+/** Name of the runtime Lambda (RuntimeFunction) the functions invoke to run user code. */
+const RUNTIME_FUNCTION_NAME_VARIABLE: ConfigKey<'RUNTIME_FUNCTION_NAME'> = 'RUNTIME_FUNCTION_NAME';
 
 export interface PlatformFunctionProps {
   /** TypeScript entry file, bundled by esbuild on this machine (no Docker). */
@@ -40,6 +47,11 @@ export interface PlatformFunctionProps {
   readonly memorySize?: number;
   /** Shown in the Lambda console. */
   readonly description?: string;
+  /**
+   * The runtime function this one runs user code in: its name arrives as RUNTIME_FUNCTION_NAME and
+   * the role may invoke it (both Invoke and InvokeWithResponseStream). @default no runtime access
+   */
+  readonly runtime?: IFunction;
 }
 
 /** The createRequire shim lets CommonJS dependencies bundled into the ESM output call `require`. */
@@ -68,7 +80,8 @@ export class PlatformFunction extends Construct implements IGrantable {
       tracing: Tracing.ACTIVE,
       logGroup: this.logGroup,
       environment: {
-        ...props.environment,
+        ...definedOnly(props.environment),
+        ...(props.runtime === undefined ? {} : { [RUNTIME_FUNCTION_NAME_VARIABLE]: props.runtime.functionName }),
         // Minified bundles give useless stack traces without the maps.
         NODE_OPTIONS: '--enable-source-maps',
       },
@@ -84,9 +97,16 @@ export class PlatformFunction extends Construct implements IGrantable {
         externalModules: ['@aws-sdk/*'],
       },
     });
+    // lambda:InvokeFunction: it also authorizes InvokeWithResponseStream, which has no IAM action of
+    // its own (Lambda API reference of InvokeWithResponseStream).
+    props.runtime?.grantInvoke(this.function);
   }
 
   get grantPrincipal(): IPrincipal {
     return this.function.grantPrincipal;
   }
+}
+
+function definedOnly(environment: PlatformEnvironment): Record<string, string> {
+  return Object.fromEntries(Object.entries(environment).filter((entry): entry is [string, string] => entry[1] !== undefined));
 }

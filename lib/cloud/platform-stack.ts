@@ -1,12 +1,23 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { buckets, routes as manifestRoutes, routesByArea, tables } from '../manifest/index.ts';
-import type { RouteSpec } from '../manifest/types.ts';
-import { isRestApiRoute, PlatformApi } from './api.ts';
+import { isRestApiRoute } from '../manifest/http.ts';
+import type { Host, RouteSpec } from '../manifest/types.ts';
+import { PlatformApi } from './api.ts';
 import { PlatformFunctions } from './area-functions.ts';
 import { PlatformData } from './data-stores.ts';
 import { PlatformIdentity } from './identity.ts';
 import { bucketPrefixFor, tablePrefixFor, validateStackName, validateStage } from './naming.ts';
+import { RuntimeFunction } from './runtime-function.ts';
+
+/** Days usage-log records are kept unless the stack is told otherwise (the config's default too). */
+export const DEFAULT_USAGE_LOG_RETENTION_DAYS = 30;
+
+/**
+ * Where functions/core/usage-log.ts puts bodies over 8 KB, in the `blobs` bucket
+ * (`usage-logs/<userId>/<requestId>/...`); test/infra checks the writer still does.
+ */
+export const USAGE_LOG_BLOB_PREFIX = 'usage-logs/';
 
 export interface PlatformStackProps extends StackProps {
   /** Deployment stage: the API stage name and the functions' STAGE. */
@@ -15,6 +26,14 @@ export interface PlatformStackProps extends StackProps {
   readonly version: string;
   /** Functions' LOG_LEVEL. @default 'info' */
   readonly logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  /**
+   * Days usage-log records are kept: the functions' USAGE_LOG_RETENTION_DAYS, and the lifecycle of
+   * the bodies in the blobs bucket (one day longer), from the same number so they cannot drift.
+   * @default DEFAULT_USAGE_LOG_RETENTION_DAYS
+   */
+  readonly usageLogRetentionDays?: number;
+  /** Version of the Lambda Web Adapter layer of the runtime function. @default DEFAULT_WEB_ADAPTER_LAYER_VERSION */
+  readonly webAdapterLayerVersion?: number;
   /** Routes to serve; tests pass larger synthetic lists to check the stack limits. @default the manifest's */
   readonly routes?: readonly RouteSpec[];
   /** Where the generated function entries are written. @default DEFAULT_ENTRIES_DIR */
@@ -23,13 +42,15 @@ export interface PlatformStackProps extends StackProps {
 
 /**
  * The cloud platform, built from the manifest: tables and buckets, Cognito sign-in, one function
- * per area behind the REST API (its paths in nested stacks, see PlatformApi), and one output per
- * public host.
+ * per area behind the REST API (its paths in nested stacks, see PlatformApi), one response-streaming
+ * function URL per host with streaming routes, the runtime function for user code, and one output
+ * per public host.
  */
 export class PlatformStack extends Stack {
   readonly data: PlatformData;
   readonly identity: PlatformIdentity;
   readonly functions: PlatformFunctions;
+  readonly runtime: RuntimeFunction;
   readonly api: PlatformApi;
 
   constructor(scope: Construct, id: string, props: PlatformStackProps) {
@@ -37,20 +58,27 @@ export class PlatformStack extends Stack {
     const stage = validateStage(props.stage);
     const stackName = validateStackName(this.stackName);
     const routes = props.routes ?? manifestRoutes;
+    const retentionDays = validateRetentionDays(props.usageLogRetentionDays ?? DEFAULT_USAGE_LOG_RETENTION_DAYS);
 
     this.data = new PlatformData(this, 'Data', {
       tables,
       buckets,
       tablePrefix: tablePrefixFor(stackName),
       bucketPrefix: bucketPrefixFor(this),
+      // A day past the records: a record read just before its TTL still finds its body.
+      expirations: [{ bucket: 'blobs', prefix: USAGE_LOG_BLOB_PREFIX, afterDays: retentionDays + 1 }],
     });
     this.identity = new PlatformIdentity(this, 'Identity', { userPoolName: `${stackName}-users` });
+    this.runtime = new RuntimeFunction(this, 'Runtime', { webAdapterLayerVersion: props.webAdapterLayerVersion });
 
     this.functions = new PlatformFunctions(this, 'Functions', {
       // Every buffered route of an area is in its function, as `areaHandler` expects; the API
       // exposes those on its hosts (`isRestApiRoute`).
       areas: routesByArea(routes.filter((r) => r.mode === 'buffered')),
+      // Every streaming route of a host is in its function, as `streamingHandler` expects.
+      streamingHosts: routesByHost(routes.filter((r) => r.mode === 'streaming')),
       data: this.data,
+      runtime: this.runtime.function,
       entriesDir: props.entriesDir,
       environment: {
         STAGE: stage,
@@ -61,6 +89,7 @@ export class PlatformStack extends Stack {
         KEYS_KMS_KEY_ID: this.data.secretsKey.keyArn,
         LOG_LEVEL: props.logLevel ?? 'info',
         PLATFORM_VERSION: props.version,
+        USAGE_LOG_RETENTION_DAYS: String(retentionDays),
       },
     });
     this.api = new PlatformApi(this, 'Api', {
@@ -71,20 +100,34 @@ export class PlatformStack extends Stack {
       stageName: stage,
     });
 
-    // Until stream, voice, cdn, sites and code get their own infrastructure they mirror the local
-    // layout (lib/local/server.ts): path prefixes on the base URL, MCP on the base itself.
+    // A host with streaming routes is its function URL. Until the other hosts get their own
+    // infrastructure they mirror the local layout (lib/local/server.ts): path prefixes on the base
+    // URL, MCP on the base itself.
     const base = this.api.baseUrl;
+    const hostUrl = (host: Host, otherwise: string) => this.functions.streams.get(host)?.baseUrl ?? otherwise;
     const hosts: Record<string, { value: string; description: string }> = {
       BaseUrl: { value: base, description: 'Base URL of the platform API (API Gateway stage)' },
-      StreamUrl: { value: `${base}/stream`, description: 'Streaming chat host' },
+      StreamUrl: { value: hostUrl('stream', `${base}/stream`), description: 'Streaming chat host' },
       McpUrl: { value: base, description: 'MCP endpoint host' },
       VoiceUrl: { value: `${base.replace(/^https:/, 'wss:')}/voice`, description: 'Voice WebSocket host' },
-      CdnUrl: { value: `${base}/cdn`, description: 'Widget and static asset host' },
-      SiteUrl: { value: `${base}/sites`, description: 'Hosted websites' },
-      CodeUrl: { value: `${base}/code`, description: 'Browser code servers' },
+      CdnUrl: { value: hostUrl('cdn', `${base}/cdn`), description: 'Widget and static asset host' },
+      SiteUrl: { value: hostUrl('site', `${base}/sites`), description: 'Hosted websites' },
+      CodeUrl: { value: hostUrl('code', `${base}/code`), description: 'Browser code servers' },
     };
     for (const [id, output] of Object.entries(hosts)) new CfnOutput(this, id, output);
     new CfnOutput(this, 'UserPoolId', { value: this.identity.userPool.userPoolId, description: 'Cognito user pool for sign-in' });
     new CfnOutput(this, 'UserPoolClientId', { value: this.identity.client.userPoolClientId, description: 'Cognito app client (no secret)' });
   }
+}
+
+function routesByHost(list: readonly RouteSpec[]): Map<Host, RouteSpec[]> {
+  const byHost = new Map<Host, RouteSpec[]>();
+  for (const r of list) byHost.set(r.host, [...(byHost.get(r.host) ?? []), r]);
+  return byHost;
+}
+
+/** The same bounds as USAGE_LOG_RETENTION_DAYS in functions/core/config.ts, checked at synth. */
+function validateRetentionDays(days: number): number {
+  if (!Number.isInteger(days) || days < 1 || days > 3650) throw new Error(`Invalid usage-log retention ${days}: use a whole number of days from 1 to 3650.`);
+  return days;
 }

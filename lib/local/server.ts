@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import type { Host, RouteSpec } from '../manifest/types.ts';
+import { CORS_ALLOWED_HEADERS } from '../manifest/http.ts';
 import { createFallbackHandler, createRestHandler, type BoundRoute, type RestHandler } from '../../functions/core/http/api-gateway.ts';
 import { errorBody } from '../../functions/core/http/envelope.ts';
 import { toErrorResponse } from '../../functions/core/http/error-response.ts';
@@ -135,7 +136,7 @@ function preflight(res: ServerResponse, requestId: string): void {
   res.writeHead(204, {
     ...commonHeaders(requestId),
     'access-control-allow-methods': 'GET, POST, PUT, PATCH, DELETE, OPTIONS',
-    'access-control-allow-headers': 'authorization, content-type, x-svc-userid, x-svc-secretkey, x-svc-lineage',
+    'access-control-allow-headers': CORS_ALLOWED_HEADERS.join(', '),
     'access-control-max-age': '600',
   });
   res.end();

@@ -3,7 +3,9 @@ import { Resource } from 'aws-cdk-lib/aws-apigateway';
 import { Template } from 'aws-cdk-lib/assertions';
 import { Code, Function as LambdaFunction, Runtime, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { isRestApiRoute, PlatformApi, topSegment, validateRestRoutes } from '../../lib/cloud/api.ts';
+import { PlatformApi, topSegment, validateRestRoutes } from '../../lib/cloud/api.ts';
+import { commonHeaders } from '../../functions/core/http/pipeline.ts';
+import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, isRestApiRoute } from '../../lib/manifest/http.ts';
 import { routes } from '../../lib/manifest/index.ts';
 import type { RouteSpec } from '../../lib/manifest/types.ts';
 import { json, logicalIdOf, synthPlatform, withScratchOutdir, type SynthesizedPlatform, type TemplateJson } from './synth-platform.ts';
@@ -117,7 +119,7 @@ describe('REST API', () => {
       expect(m.integration).toMatchObject({ Type: 'MOCK' });
       const headers = m.integration['IntegrationResponses'][0].ResponseParameters;
       expect(headers['method.response.header.Access-Control-Allow-Origin']).toBe("'*'");
-      expect(headers['method.response.header.Access-Control-Allow-Headers']).toContain('authorization');
+      expect(headers['method.response.header.Access-Control-Allow-Headers']).toBe(`'${CORS_ALLOWED_HEADERS.join(',')}'`);
     }
   });
 
@@ -144,8 +146,8 @@ describe('REST API', () => {
     const main = json(platform.main);
     const restApi = logicalIdOf(platform, platform.stack.api.restApi);
 
-    // Act
-    const permissions = Object.values(main.Resources).filter((r) => r.Type === 'AWS::Lambda::Permission');
+    // Act: the function URLs' public permissions are checked with the streaming functions.
+    const permissions = Object.values(main.Resources).filter((r) => r.Type === 'AWS::Lambda::Permission' && r.Properties?.['Principal'] === 'apigateway.amazonaws.com');
     const elsewhere = [...platform.segments.values()].flatMap((t) => Object.keys(t.findResources('AWS::Lambda::Permission')));
 
     // Assess
@@ -257,5 +259,15 @@ describe('route validation', () => {
     expect(() => validateRestRoutes(duplicate)).toThrow(/Two routes for GET \/x/);
     expect(() => validateRestRoutes(root)).toThrow(/root path/);
     expect(() => validateRestRoutes(apiRoutes)).not.toThrow();
+  });
+});
+
+describe('shared HTTP facts', () => {
+  it('exposes the headers the pipeline writes, as the function URLs declare them', () => {
+    // Act
+    const written = commonHeaders('r-1')['access-control-expose-headers'];
+
+    // Assess
+    expect(written).toBe(CORS_EXPOSED_HEADERS.join(', '));
   });
 });

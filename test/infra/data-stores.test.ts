@@ -2,7 +2,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { buckets, tables } from '../../lib/manifest/index.ts';
 import type { TableSpec } from '../../lib/manifest/types.ts';
-import { json, synthPlatform, TEST_STACK } from './synth-platform.ts';
+import { json, platformFunctions, synthPlatform, TEST_STACK } from './synth-platform.ts';
 
 const attributeType = (spec: TableSpec, name: string) => (spec.numberKeys?.includes(name) ? 'N' : 'S');
 
@@ -72,7 +72,7 @@ describe('buckets', () => {
       BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
       PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
       VersioningConfiguration: { Status: 'Enabled' },
-      LifecycleConfiguration: { Rules: [expect.objectContaining({ NoncurrentVersionExpiration: { NoncurrentDays: 30 }, Status: 'Enabled' })] },
+      LifecycleConfiguration: { Rules: expect.arrayContaining([{ NoncurrentVersionExpiration: { NoncurrentDays: 30 }, AbortIncompleteMultipartUpload: { DaysAfterInitiation: 7 }, Status: 'Enabled' }]) },
     });
     main.hasResourceProperties('AWS::S3::BucketPolicy', {
       Bucket: { Ref: logicalId },
@@ -83,7 +83,7 @@ describe('buckets', () => {
   it('is named BUCKET_PREFIX + name, the prefix every function reads', () => {
     // Prepare
     const platform = synthPlatform();
-    const functions = Object.values(json(platform.main).Resources).filter((r) => r.Type === 'AWS::Lambda::Function');
+    const functions = platformFunctions(platform).map(([, f]) => f);
 
     // Act
     const prefixes = functions.map((f) => f.Properties?.['Environment'].Variables.BUCKET_PREFIX);
@@ -106,11 +106,7 @@ describe('buckets', () => {
     const platform = synthPlatform();
 
     // Act
-    const prefixes = new Set(
-      Object.values(json(platform.main).Resources)
-        .filter((r) => r.Type === 'AWS::Lambda::Function')
-        .map((f) => f.Properties?.['Environment'].Variables.TABLE_PREFIX),
-    );
+    const prefixes = new Set(platformFunctions(platform).map(([, f]) => f.Properties?.['Environment'].Variables.TABLE_PREFIX));
 
     // Assess
     expect([...prefixes]).toEqual([`${TEST_STACK}-`]);

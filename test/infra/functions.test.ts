@@ -4,12 +4,23 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_ENTRIES_DIR } from '../../lib/cloud/function-entries.ts';
 import type { PlatformEnvironmentName } from '../../lib/cloud/platform-function.ts';
 import { handlerModulePath, routes, routesByArea, tables } from '../../lib/manifest/index.ts';
-import { allTemplates, json, logicalIdOf, synthPlatform, TEST_STAGE } from './synth-platform.ts';
+import { allTemplates, json, logicalIdOf, platformFunctions, synthPlatform, TEST_STAGE } from './synth-platform.ts';
 
 const bufferedAreas = routesByArea(routes.filter((r) => r.mode === 'buffered'));
+const streamingHosts = new Set(routes.filter((r) => r.mode === 'streaming').map((r) => r.host));
 
 /** Every variable the functions need from functions/core/config.ts (the type is checked against `Config`). */
-const REQUIRED_ENV: readonly PlatformEnvironmentName[] = ['STAGE', 'TABLE_PREFIX', 'BUCKET_PREFIX', 'COGNITO_USER_POOL_ID', 'COGNITO_CLIENT_ID', 'KEYS_KMS_KEY_ID', 'LOG_LEVEL', 'PLATFORM_VERSION'];
+const REQUIRED_ENV: readonly PlatformEnvironmentName[] = [
+  'STAGE',
+  'TABLE_PREFIX',
+  'BUCKET_PREFIX',
+  'COGNITO_USER_POOL_ID',
+  'COGNITO_CLIENT_ID',
+  'KEYS_KMS_KEY_ID',
+  'LOG_LEVEL',
+  'PLATFORM_VERSION',
+  'USAGE_LOG_RETENTION_DAYS',
+];
 
 /** The area function's resource and the statements of its role's policy. */
 function areaFunction(area: string) {
@@ -25,7 +36,7 @@ function areaFunction(area: string) {
 }
 
 describe('functions', () => {
-  it('has one function per area plus the fallback, all in the main stack', () => {
+  it('has one function per area, per streaming host, the fallback and the runtime, all in the main stack', () => {
     // Prepare
     const platform = synthPlatform();
 
@@ -34,19 +45,21 @@ describe('functions', () => {
 
     // Assess
     expect([...platform.stack.functions.areas.keys()].sort()).toEqual([...bufferedAreas.keys()].sort());
-    expect(perTemplate).toEqual(allTemplates(platform).map(({ name }) => [name, name === 'main' ? bufferedAreas.size + 1 : 0]));
+    expect([...platform.stack.functions.streams.keys()].sort()).toEqual([...streamingHosts].sort());
+    expect(perTemplate).toEqual(allTemplates(platform).map(({ name }) => [name, name === 'main' ? bufferedAreas.size + streamingHosts.size + 2 : 0]));
   });
 
-  it('runs every function on Node 22, arm64, with tracing, a month of logs and the platform configuration', () => {
+  it('runs every platform function on Node 22, arm64, with tracing, a month of logs and the platform configuration', () => {
     // Prepare
-    const resources = json(synthPlatform().main).Resources;
-    const functions = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function');
+    const platform = synthPlatform();
+    const resources = json(platform.main).Resources;
+    const functions = platformFunctions(platform);
 
     // Act
     const logRetention = functions.map(([, f]) => resources[f.Properties?.['LoggingConfig'].LogGroup.Ref]?.Properties?.['RetentionInDays']);
 
     // Assess
-    expect(functions).toHaveLength(bufferedAreas.size + 1);
+    expect(functions).toHaveLength(bufferedAreas.size + streamingHosts.size + 1);
     for (const [logicalId, f] of functions) {
       expect(f.Properties, logicalId).toMatchObject({
         Runtime: 'nodejs22.x',
@@ -54,7 +67,7 @@ describe('functions', () => {
         TracingConfig: { Mode: 'Active' },
         Handler: 'index.handler',
         MemorySize: 512,
-        Environment: { Variables: { STAGE: TEST_STAGE, LOG_LEVEL: 'info', PLATFORM_VERSION: '0.0.0-test', NODE_OPTIONS: '--enable-source-maps' } },
+        Environment: { Variables: { STAGE: TEST_STAGE, LOG_LEVEL: 'info', PLATFORM_VERSION: '0.0.0-test', USAGE_LOG_RETENTION_DAYS: '30', NODE_OPTIONS: '--enable-source-maps' } },
       });
       expect(Object.keys(f.Properties?.['Environment'].Variables)).toEqual(expect.arrayContaining([...REQUIRED_ENV]));
     }
@@ -149,7 +162,7 @@ describe('functions', () => {
     expect(assets).toEqual([]);
   });
 
-  it('passes the Cognito ids and the secrets key to every function', () => {
+  it('passes the Cognito ids and the secrets key to every platform function', () => {
     // Prepare
     const platform = synthPlatform();
     const pool = logicalIdOf(platform, platform.stack.identity.userPool);
@@ -157,7 +170,7 @@ describe('functions', () => {
     const key = logicalIdOf(platform, platform.stack.data.secretsKey);
 
     // Act
-    const variables = Object.values(platform.main.findResources('AWS::Lambda::Function')).map((f) => f['Properties'].Environment.Variables);
+    const variables = platformFunctions(platform).map(([, f]) => f.Properties?.['Environment'].Variables);
 
     // Assess
     for (const v of variables) {

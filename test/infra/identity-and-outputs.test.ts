@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { json, synthPlatform, TEST_STAGE } from './synth-platform.ts';
+import { routes } from '../../lib/manifest/index.ts';
+import { json, logicalIdOf, synthPlatform, TEST_STAGE } from './synth-platform.ts';
 
 describe('Cognito', () => {
   it('has a retained user pool with email sign-in, self sign-up and a strong password policy', () => {
@@ -35,28 +36,39 @@ describe('Cognito', () => {
 });
 
 describe('outputs', () => {
-  /** The output's value with the API id and pseudo parameters shown by name, for readable expectations. */
+  /**
+   * The output's value with the API id and pseudo parameters shown by name, and the host of a
+   * function URL as `{url host of <logical id>}`, for readable expectations.
+   */
   function rendered(value: unknown): string {
     if (typeof value === 'string') return value;
     const join = (value as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
     if (join !== undefined) return join[1].map(rendered).join(join[0]);
+    const select = (value as { 'Fn::Select'?: [number, { 'Fn::Split': [string, { 'Fn::GetAtt': [string, string] }] }] })['Fn::Select'];
+    if (select !== undefined && select[0] === 2 && select[1]['Fn::Split'][0] === '/' && select[1]['Fn::Split'][1]['Fn::GetAtt'][1] === 'FunctionUrl') {
+      return `{url host of ${select[1]['Fn::Split'][1]['Fn::GetAtt'][0]}}`;
+    }
     const ref = (value as { Ref?: string }).Ref;
     if (ref !== undefined) return ref.startsWith('AWS::') ? `{${ref}}` : '{api}';
     throw new Error(`Unexpected output part ${JSON.stringify(value)}`);
   }
 
-  it('gives every host URL, mirroring the local layout on the API stage', () => {
+  it('gives every host URL: the streaming function URL, the others mirroring the local layout on the API stage', () => {
     // Prepare
-    const outputs = json(synthPlatform().main).Outputs ?? {};
+    const platform = synthPlatform();
+    const outputs = json(platform.main).Outputs ?? {};
     const base = `https://{api}.execute-api.{AWS::Region}.{AWS::URLSuffix}/${TEST_STAGE}`;
+    const stream = platform.stack.functions.streams.get('stream');
+    const streamUrl = stream === undefined ? `${base}/stream` : `https://{url host of ${logicalIdOf(platform, stream.url)}}`;
 
     // Act
     const urls = Object.fromEntries(['BaseUrl', 'StreamUrl', 'McpUrl', 'VoiceUrl', 'CdnUrl', 'SiteUrl', 'CodeUrl'].map((id) => [id, outputs[id] && rendered(outputs[id].Value)]));
 
     // Assess
+    expect(stream !== undefined).toBe(routes.some((r) => r.host === 'stream' && r.mode === 'streaming'));
     expect(urls).toEqual({
       BaseUrl: base,
-      StreamUrl: `${base}/stream`,
+      StreamUrl: streamUrl,
       McpUrl: base,
       VoiceUrl: `${base.replace('https:', 'wss:')}/voice`,
       CdnUrl: `${base}/cdn`,

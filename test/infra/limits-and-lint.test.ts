@@ -31,6 +31,10 @@ function syntheticRoutes(): RouteSpec[] {
     add('GET', '/{id}/versions/{version}', 'get-version');
     add('GET', '/s/{owner}/{slug}', 'get-by-slug');
   }
+  // Chat-like streaming routes: one function URL for the stream host, beside the runtime function.
+  for (const method of ['POST', 'GET'] as const) {
+    list.push({ id: `area00.chat-${method.toLowerCase()}`, method, path: '/group0/area00/{id}/chat', area: 'area00', handler: `chat-${method.toLowerCase()}`, host: 'stream', auth: 'required', mode: 'streaming', style: 'A', timeoutSec: 900, maxBodyBytes: 1024 });
+  }
   return list;
 }
 
@@ -69,7 +73,8 @@ describe('stack limits', () => {
     });
 
     // Assess: the main stack grows by five resources per area (function, role, policy, log group,
-    // invoke permission) and one per first path segment; a path stack by about three per route.
+    // invoke permission), seven per streaming host (the same but two public permissions, and the
+    // URL) and one per first path segment; a path stack by about three per route.
     expect(routes.length).toBeGreaterThanOrEqual(150);
     expect(counts['main']).toBeLessThan(MAX_RESOURCES / 2);
     for (const [name, count] of Object.entries(counts)) expect(count, name).toBeLessThan(MAX_RESOURCES / 2);

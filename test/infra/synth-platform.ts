@@ -43,9 +43,8 @@ afterAll(() => {
  */
 export function synthPlatform(): SynthesizedPlatform {
   if (cached !== undefined) return cached;
-  const cdkJson = JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> };
   const outdir = mkdtempSync(join(tmpdir(), 'platform-infra-'));
-  const app = new App({ outdir, analyticsReporting: false, context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] } });
+  const app = new App({ outdir, analyticsReporting: false, context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
   const stack = new PlatformStack(app, TEST_STACK, { stackName: TEST_STACK, stage: TEST_STAGE, version: '0.0.0-test' });
   app.synth();
   const segments = new Map<string, Template>();
@@ -60,6 +59,11 @@ export function synthPlatform(): SynthesizedPlatform {
   return cached;
 }
 
+/** The feature flags and other context of cdk.json, as `cdk synth` applies them. */
+export function cdkJsonContext(): Record<string, unknown> {
+  return (JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
+}
+
 export function json(template: Template): TemplateJson {
   return template.toJSON() as TemplateJson;
 }
@@ -67,6 +71,27 @@ export function json(template: Template): TemplateJson {
 /** Every template of the platform: the main one first, then each path segment's. */
 export function allTemplates(platform: SynthesizedPlatform): { name: string; template: Template }[] {
   return [{ name: 'main', template: platform.main }, ...[...platform.segments].map(([segment, template]) => ({ name: `/${segment}`, template }))];
+}
+
+/**
+ * The platform's own (Node) functions in the main template, by logical id: every area, every
+ * streaming host and the fallback; not the runtime function that runs user code.
+ */
+export function platformFunctions(platform: SynthesizedPlatform): [string, NonNullable<TemplateJson['Resources'][string]>][] {
+  const { functions } = platform.stack;
+  const constructs = [...functions.areas.values(), ...[...functions.streams.values()].map((s) => s.function), functions.fallback];
+  const resources = json(platform.main).Resources;
+  return constructs.map((c) => {
+    const id = logicalIdOf(platform, c.function);
+    return [id, resources[id]!];
+  });
+}
+
+/** Every statement of the policies attached to `roleLogicalId` in `template`. */
+export function roleStatements(template: TemplateJson, roleLogicalId: string): { Effect: string; Action: string | string[]; Resource: unknown }[] {
+  return Object.values(template.Resources)
+    .filter((r) => r.Type === 'AWS::IAM::Policy' && (r.Properties?.['Roles'] as unknown[]).some((ref) => JSON.stringify(ref) === JSON.stringify({ Ref: roleLogicalId })))
+    .flatMap((p) => p.Properties?.['PolicyDocument'].Statement);
 }
 
 /** Logical id in the main template of a construct's CloudFormation resource. */
