@@ -13,6 +13,7 @@ import { createKeyStore, type KeyStore } from './keys/key.store.ts';
 import { createKeysReader } from './keys/key.service.ts';
 import { createAgentStore, type AgentStore } from './agents/agent.store.ts';
 import { createConversationStore, type ConversationStore } from './agents/conversation.store.ts';
+import { createActionStore, type ActionStore } from './actions/action.store.ts';
 import type { Compute } from './runtimes/compute.ts';
 import { createLogStore, type LogStore } from './logs/log.store.ts';
 import { createOAuthStateStore, type OAuthStateStore } from './oauth/oauth.store.ts';
@@ -49,6 +50,7 @@ export interface Platform {
   readonly keysReader: KeysReader;
   readonly agents: AgentStore;
   readonly conversations: ConversationStore;
+  readonly actions: ActionStore;
   /** Runs user code: local runtime processes, or the runtime Lambda in the cloud. */
   readonly compute: Compute;
 }
@@ -90,6 +92,7 @@ export function createPlatform(config: Config, adapters: PlatformAdapters): Plat
     keysReader: createKeysReader({ keys, secretBox: adapters.secretBox }),
     agents: createAgentStore(db),
     conversations: createConversationStore(db, blobs),
+    actions: createActionStore(db),
     compute: adapters.compute,
     identity: adapters.identity,
     credentials: createCredentialLookup({ users, tokens, credits, clock }),

@@ -76,6 +76,21 @@ export const routes: readonly RouteSpec[] = [
   route({ method: 'POST', path: '/agent/{agentId}/chat', host: 'stream', area: 'agents', handler: 'chat-stream', auth: 'required', style: 'A', mode: 'streaming', timeoutSec: 900, rateLimit: CHAT_RATE_LIMIT }),
   route({ method: 'GET', path: '/agent/{agentId}/chat', host: 'stream', area: 'agents', handler: 'chat-browser', auth: 'required', style: 'A', mode: 'streaming', timeoutSec: 900, rateLimit: CHAT_RATE_LIMIT }),
 
+  // Actions (SPEC 4.3): envelope A. Runs through the router stop at the 120-second gateway limit
+  // (SPEC part 8: 504); the direct runtime routes and inline code honour the action's own timeout
+  // (at most 300 s), so their routes allow 300 s plus time to bill and log. Keep these timeouts equal
+  // to GATEWAY_TIMEOUT_SEC and DIRECT_ROUTE_TIMEOUT_SEC in functions/actions/execution.rules.ts (a unit test checks).
+  route({ method: 'POST', path: '/action/create', area: 'actions', handler: 'create-action', auth: 'required', style: 'A', maxBodyBytes: 512 * KIB }),
+  route({ method: 'PUT', path: '/action/update', area: 'actions', handler: 'update-action', auth: 'required', style: 'A', maxBodyBytes: 512 * KIB }),
+  route({ method: 'DELETE', path: '/action/delete', area: 'actions', handler: 'delete-action', auth: 'required', style: 'A' }),
+  route({ method: 'GET', path: '/action/list', area: 'actions', handler: 'list-actions', auth: 'optional', style: 'A' }),
+  route({ method: 'GET', path: '/action/info/{actionId}', area: 'actions', handler: 'get-action-info', auth: 'optional', style: 'A' }),
+  route({ method: 'GET', path: '/action/{actionId}', area: 'actions', handler: 'run-action', auth: 'required', style: 'A', timeoutSec: 120 }),
+  route({ method: 'POST', path: '/action/{actionId}', area: 'actions', handler: 'run-action', auth: 'required', style: 'A', timeoutSec: 120 }),
+  route({ method: 'POST', path: '/action/python-128mb/inline-code', area: 'actions', handler: 'run-inline-code', auth: 'required', style: 'A', timeoutSec: 310, maxBodyBytes: 512 * KIB }),
+  route({ method: 'GET', path: '/action/python-128mb/{actionId}', area: 'actions', handler: 'run-action-direct', auth: 'required', style: 'A', timeoutSec: 310 }),
+  route({ method: 'POST', path: '/action/python-128mb/{actionId}', area: 'actions', handler: 'run-action-direct', auth: 'required', style: 'A', timeoutSec: 310 }),
+
   // Role tokens (SPEC 4.14): scoped tokens with attached keys
   route({ method: 'POST', path: '/role-token/create', area: 'tokens', handler: 'create-role-token', auth: 'required' }),
   route({ method: 'GET', path: '/role-token/list', area: 'tokens', handler: 'list-role-tokens', auth: 'required' }),

@@ -41,6 +41,18 @@ export const tables = [
       { name: 'byUserAgent', partitionKey: 'userAgent', sortKey: 'updatedAt' },
     ],
   },
+  // Actions; the id is the key (a supplied id that exists is a 409). `byOwner` lists an owner's, the
+  // sparse `publicActions` index the public ones others may run (active and deprecated).
+  {
+    name: 'actions',
+    partitionKey: 'actionId',
+    numberKeys: ['createdAt'],
+    indexes: [
+      { name: 'byOwner', partitionKey: 'ownerId', sortKey: 'createdAt' },
+      { name: 'publicActions', partitionKey: 'publicListing', sortKey: 'createdAt' },
+    ],
+  },
+  { name: 'mcp-server-names', partitionKey: 'nameKey' },
   // Credit grants and debits, newest last by entry id (time-ordered).
   { name: 'credit-ledger', partitionKey: 'userId', sortKey: 'entryId' },
   // Fixed-window counters; items expire after their window.

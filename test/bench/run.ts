@@ -9,9 +9,10 @@ import { join } from 'node:path';
 import { repoRoot, type BenchContext, type BenchModule } from './harness.ts';
 import { formatTable, type BenchRow } from './stats.ts';
 import { startupBench } from './startup.bench.ts';
+import { actionsBench } from './actions.bench.ts';
 import { userInfoBench } from './user-info.bench.ts';
 
-const modules: readonly BenchModule[] = [startupBench, userInfoBench];
+const modules: readonly BenchModule[] = [startupBench, userInfoBench, actionsBench];
 
 // The SDK's Node 20 notice is a plain `Warning` whose text merely starts with its name, so
 // `--disable-warning=NodeVersionSupportWarning` misses it; it would interleave with the report.

@@ -1,0 +1,8 @@
+import { defineRoute } from '../../core/http/route.ts';
+import { createActionBody } from '../action.schema.ts';
+import { createAction } from '../action.service.ts';
+
+export default defineRoute({
+  body: createActionBody,
+  run: ({ actor, body, platform }) => createAction(actor, body, platform),
+});

@@ -1,0 +1,9 @@
+import { requireUser } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { actionIdBody } from '../action.schema.ts';
+import { deleteAction } from '../action.service.ts';
+
+export default defineRoute({
+  body: actionIdBody,
+  run: ({ actor, body, platform }) => deleteAction(requireUser(actor), body.actionId, platform),
+});

@@ -1,0 +1,8 @@
+import { defineRoute } from '../../core/http/route.ts';
+import { actionIdParams } from '../action.schema.ts';
+import { getActionInfo } from '../action.service.ts';
+
+export default defineRoute({
+  params: actionIdParams,
+  run: ({ actor, params, platform, request }) => getActionInfo(actor, params.actionId, platform, request.baseUrl),
+});

@@ -1,0 +1,8 @@
+import { defineRoute } from '../../core/http/route.ts';
+import { listActionsQuery } from '../action.schema.ts';
+import { listActions } from '../action.service.ts';
+
+export default defineRoute({
+  query: listActionsQuery,
+  run: ({ actor, query, platform, request }) => listActions(actor, query, platform, request.baseUrl),
+});

@@ -1,0 +1,9 @@
+import { requireUser } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { updateActionBody } from '../action.schema.ts';
+import { updateAction } from '../action.service.ts';
+
+export default defineRoute({
+  body: updateActionBody,
+  run: ({ actor, body, platform, request }) => updateAction(requireUser(actor), body, platform, request.baseUrl),
+});

@@ -1,0 +1,154 @@
+import { spawn } from 'node:child_process';
+import type { Agent } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type { Compute } from '../../functions/runtimes/compute.ts';
+import { createUser, startTestPlatform } from '../support/local-platform.ts';
+import { elapsedSince, type BenchModule } from './harness.ts';
+import { get, keepAliveAgent, type Target } from './http-load.ts';
+import { measured, versus, type MeasuredRow } from './stats.ts';
+
+/** The trivial action: what is measured is everything around it. */
+const HANDLER = `def handler(event, context):
+    return {"statusCode": 200, "body": {"echo": event.get("x")}}
+`;
+/** The same handler run the way a fresh interpreter would: start python3, run it once, print, exit. */
+const FRESH_SCRIPT = `${HANDLER}
+import json
+print(json.dumps(handler({"x": "1", "keys": {}}, None)))
+`;
+
+const WARM_UP = 30;
+const BLOCKS = 6;
+const PER_BLOCK = 25;
+const FRESH_PER_BLOCK = 10;
+
+const FRESH = 'python3 -c, fresh process';
+const COMPUTE = 'compute.invoke, warm runtime';
+const ROUTER = 'GET /action/{id} (router)';
+const DIRECT = 'GET /action/python-128mb/{id}';
+const EXECUTION_TIME = 'meta.executionTime (router runs)';
+
+/** One fresh interpreter running the handler; resolves with its wall time, spawn to exit. */
+function freshPython(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const startedAt = performance.now();
+    const child = spawn('python3', ['-c', FRESH_SCRIPT], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    child.once('error', reject);
+    child.once('close', (code) => {
+      const ms = elapsedSince(startedAt);
+      if (code !== 0 || !out.includes('"echo": "1"')) reject(new Error(`python3 -c failed: exit ${code}, output ${out.slice(0, 200)}`));
+      else resolve(ms);
+    });
+  });
+}
+
+/** One run through the Compute port, as the platform makes it, without HTTP, auth, credits or logs. */
+async function computeOnce(compute: Compute, tenantId: string): Promise<number> {
+  const startedAt = performance.now();
+  let ok = false;
+  const invocation = {
+    kind: 'action' as const,
+    source: HANDLER,
+    requestId: randomUUID(),
+    functionName: 'bench',
+    timeoutMs: 30_000,
+    memoryMb: 128,
+    env: { SVC_KEYS_JSON: '{}' },
+    allowHosts: [],
+    event: { x: '1' },
+  };
+  for await (const event of compute.invoke(tenantId, invocation)) {
+    if (event.type === 'result' && event.statusCode === 200) ok = true;
+    if (event.type === 'error') throw new Error(`compute.invoke: ${event.code} ${event.message}`);
+  }
+  if (!ok) throw new Error('compute.invoke gave no result');
+  return elapsedSince(startedAt);
+}
+
+/** One HTTP run; resolves with its latency and the runtime's own `executionTime` from meta. */
+async function httpOnce(agent: Agent, target: Target): Promise<{ ms: number; executionTime: number }> {
+  const startedAt = performance.now();
+  const reply = await get(agent, target);
+  const ms = elapsedSince(startedAt);
+  const parsed = JSON.parse(reply.body) as { success?: boolean; data?: { body?: { echo?: string } }; meta?: { executionTime?: number } };
+  // A fast error page must not pass for a fast answer.
+  if (reply.status !== 200 || parsed.data?.body?.echo !== '1') throw new Error(`${target.name}: HTTP ${reply.status} ${reply.body.slice(0, 200)}`);
+  return { ms, executionTime: parsed.meta?.executionTime ?? Number.NaN };
+}
+
+/**
+ * A trivial action through the router and through the direct route, next to the same handler in a
+ * fresh `python3` process (what a naive runner pays per call) and to one warm `compute.invoke`
+ * (the runtime's own fork-and-run, no HTTP). Router minus compute is the platform's overhead:
+ * HTTP, auth, the action read, two credit debits with their ledger lines, and the usage record.
+ */
+export const actionsBench: BenchModule = {
+  name: 'actions',
+  async run({ progress, defer }) {
+    progress('actions: starting the platform');
+    const platform = await startTestPlatform();
+    defer(() => platform.stop({ removeData: true }));
+    const user = await createUser(platform, { alias: 'benchactions', credits: 1_000_000 });
+    const created = await platform.api('POST', '/action/create', {
+      token: user.token,
+      body: { actionName: 'Bench echo', description: 'trivial', runtime: 'python3.12', sourceCode: HANDLER, category: 'bench', status: 'active' },
+    });
+    if (created.status !== 200) throw new Error(`creating the action failed: ${created.status} ${created.text}`);
+    const actionId = created.body.data.actionId as string;
+    const agent = keepAliveAgent();
+    defer(() => agent.destroy());
+    const headers = { authorization: `Bearer ${user.token}` };
+    const router: Target = { name: ROUTER, url: `${platform.url}/action/${actionId}?x=1`, headers };
+    const direct: Target = { name: DIRECT, url: `${platform.url}/action/python-128mb/${actionId}?x=1`, headers };
+    const compute = platform.running.platform.compute;
+
+    progress('actions: warm-up');
+    for (let i = 0; i < WARM_UP; i++) {
+      await httpOnce(agent, router);
+      await httpOnce(agent, direct);
+      await computeOnce(compute, user.userId);
+    }
+    await freshPython();
+
+    const samples = new Map<string, number[]>([FRESH, COMPUTE, ROUTER, DIRECT, EXECUTION_TIME].map((k) => [k, []]));
+    const record = (key: string, ms: number) => samples.get(key)!.push(ms);
+    const steps: (() => Promise<void>)[] = [
+      async () => {
+        for (let i = 0; i < PER_BLOCK; i++) {
+          const run = await httpOnce(agent, router);
+          record(ROUTER, run.ms);
+          record(EXECUTION_TIME, run.executionTime);
+        }
+      },
+      async () => {
+        for (let i = 0; i < PER_BLOCK; i++) record(DIRECT, (await httpOnce(agent, direct)).ms);
+      },
+      async () => {
+        for (let i = 0; i < PER_BLOCK; i++) record(COMPUTE, await computeOnce(compute, user.userId));
+      },
+      async () => {
+        for (let i = 0; i < FRESH_PER_BLOCK; i++) record(FRESH, await freshPython());
+      },
+    ];
+    // Alternating blocks, rotating which goes first, so drift falls on every case alike.
+    for (let block = 0; block < BLOCKS; block++) {
+      progress(`actions: block ${block + 1} of ${BLOCKS}`);
+      for (let i = 0; i < steps.length; i++) await steps[(block + i) % steps.length]!();
+    }
+
+    const fresh = measured(FRESH, samples.get(FRESH)!, { note: 'spawn to exit of python3 running the same handler once' });
+    const warm = versus(measured(COMPUTE, samples.get(COMPUTE)!, { note: 'fork of the warm runtime, the handler, the NDJSON stream; no HTTP, auth, credits or logs' }), fresh);
+    const routerRow = measured(ROUTER, samples.get(ROUTER)!);
+    const directRow = measured(DIRECT, samples.get(DIRECT)!);
+    const overhead = (row: MeasuredRow) => `platform overhead over compute.invoke: p50 ${(row.p50 - warm.p50).toFixed(1)} ms, p99 ${(row.p99 - warm.p99).toFixed(1)} ms`;
+    return [
+      fresh,
+      warm,
+      versus(versus({ ...routerRow, note: overhead(routerRow) }, fresh), warm),
+      versus(versus({ ...directRow, note: overhead(directRow) }, fresh), warm),
+      measured(EXECUTION_TIME, samples.get(EXECUTION_TIME)!, { note: 'what the runtime reports as the run time of the router runs above' }),
+    ];
+  },
+};

@@ -1,0 +1,299 @@
+import { describe, expect, it } from 'vitest';
+import type { ActionRecord } from '../../functions/actions/action.schema.ts';
+import type { ActionStore } from '../../functions/actions/action.store.ts';
+import { runAction, runInlineCode, type ExecutionPorts } from '../../functions/actions/execution.service.ts';
+import type { UserActor } from '../../functions/core/auth/actor.ts';
+import { parseConfig } from '../../functions/core/config.ts';
+import type { Credits, LedgerEntry } from '../../functions/core/credits.ts';
+import { InsufficientCreditsError, PlatformError, TimeoutError } from '../../functions/core/errors.ts';
+import { toErrorResponse } from '../../functions/core/http/error-response.ts';
+import { lineageOf } from '../../functions/core/http/lineage.ts';
+import type { Reply } from '../../functions/core/http/route.ts';
+import { createLogger } from '../../functions/core/logger.ts';
+import type { UsageLogInput, UsageLogRecord } from '../../functions/core/usage-log.ts';
+import type { UserStore } from '../../functions/users/user.store.ts';
+import type { ActionInvocation, Compute, Invocation, RuntimeEvent } from '../../functions/runtimes/compute.ts';
+
+const SOURCE = 'def handler(event, context):\n    return {"statusCode": 200, "body": event}\n';
+
+function user(userId: string, overrides: Partial<UserActor> = {}): UserActor {
+  return { kind: 'user', userId, alias: userId, isAdmin: false, via: 'user-token', tokenId: null, scope: 'full', roleKeys: null, ...overrides };
+}
+
+function action(overrides: Partial<ActionRecord> = {}): ActionRecord {
+  return {
+    actionId: 'act-weather',
+    ownerId: 'owner',
+    actionName: 'Weather',
+    nameLower: 'weather',
+    description: 'd',
+    runtime: 'python3.12',
+    sourceCode: SOURCE,
+    category: 'utilities',
+    visibility: 'private',
+    status: 'active',
+    memoryMb: 256,
+    timeoutSec: 30,
+    tags: [],
+    parameters: [{ name: 'city', type: 'string', required: true }],
+    keysNeeded: ['openai'],
+    createdAt: 1,
+    updatedAt: 1,
+    ...overrides,
+  };
+}
+
+/** In-memory ports; `script` decides what each invocation yields. */
+function setup(options: { actions?: ActionRecord[]; balance?: number; script?: (invocation: ActionInvocation, signal?: AbortSignal) => AsyncIterable<RuntimeEvent>; keysFail?: boolean } = {}) {
+  const actions = new Map((options.actions ?? [action()]).map((a) => [a.actionId, a]));
+  let balance = options.balance ?? 100;
+  const ledger: { amount: number; reason: string }[] = [];
+  const invocations: { tenantId: string; invocation: Invocation; signal: AbortSignal | undefined }[] = [];
+  const logs: UsageLogInput[] = [];
+  const keyReads: { callerId: string; ownerId: string; names: readonly string[] }[] = [];
+  const entry = (amount: number): LedgerEntry => ({ userId: 'x', entryId: 'e', amount, balanceAfter: balance, reason: '', requestId: null, createdAt: 0 });
+  const credits: Credits = {
+    monthlyGrant: 0,
+    applyMonthlyGrant: async () => null,
+    recentEntries: async () => [],
+    async debit(_userId, amount, change) {
+      if (balance < amount) throw new InsufficientCreditsError(amount, balance);
+      balance = Math.round((balance - amount) * 10_000) / 10_000;
+      ledger.push({ amount: -amount, reason: change.reason });
+      return entry(-amount);
+    },
+    async grant(_userId, amount, change) {
+      balance += amount;
+      ledger.push({ amount, reason: change.reason });
+      return entry(amount);
+    },
+  };
+  const compute: Compute = {
+    check: async () => ({ ok: true, violations: [] }),
+    invoke(tenantId, invocation, signal) {
+      invocations.push({ tenantId, invocation, signal });
+      return (options.script ?? succeed)(invocation as ActionInvocation, signal);
+    },
+  };
+  const ports: ExecutionPorts = {
+    actions: { get: async (id: string) => actions.get(id) ?? null } as unknown as ActionStore,
+    users: {} as UserStore,
+    compute,
+    clock: { now: () => 1_800_000_000_000 },
+    config: parseConfig({ TABLE_PREFIX: 't-', BUCKET_PREFIX: 'b-' }),
+    credits,
+    keysReader: {
+      async readKeys(caller, ownerId, names) {
+        keyReads.push({ callerId: caller.userId, ownerId, names });
+        if (options.keysFail) throw new Error('KMS unavailable');
+        return { openai: 'sk-owner-secret' };
+      },
+    },
+    usageLogs: {
+      async write(input) {
+        logs.push(input);
+        return {} as UsageLogRecord;
+      },
+    },
+    log: createLogger('silent'),
+  };
+  return { ports, ledger, invocations, logs, keyReads, balance: () => balance };
+}
+
+async function* events(...list: RuntimeEvent[]): AsyncIterable<RuntimeEvent> {
+  for (const event of list) yield event;
+}
+
+function succeed(invocation: ActionInvocation): AsyncIterable<RuntimeEvent> {
+  return events({ type: 'log', stream: 'stdout', data: 'hello' }, { type: 'result', statusCode: 200, body: invocation.event }, { type: 'end', durationMs: 250, maxRssKb: 20480 });
+}
+
+const lineage = lineageOf('req-1', undefined);
+const live = () => new AbortController().signal;
+
+async function failureOf(work: Promise<unknown>) {
+  try {
+    await work;
+  } catch (error) {
+    return { error, response: toErrorResponse(error) };
+  }
+  throw new Error('expected the run to fail');
+}
+
+describe('running an action', () => {
+  it('runs the owner\'s code for the owner\'s tenant with the owner\'s keys, bills the formula and logs without keys', async () => {
+    // Prepare
+    const t = setup();
+    // Act
+    const reply = (await runAction(user('owner'), 'act-weather', { city: 'Paris' }, 'router', t.ports, lineage, live())) as Reply;
+    // Assess
+    expect(reply.data).toEqual({ statusCode: 200, body: { city: 'Paris' } });
+    expect(reply.meta).toEqual({ requestId: 'req-1', actionId: 'act-weather', executionTime: 250, memoryMb: 256, creditsUsed: 1.05 });
+    const [call] = t.invocations;
+    expect(call!.tenantId).toBe('owner');
+    expect(call!.invocation).toMatchObject({ kind: 'action', source: SOURCE, requestId: 'req-1', functionName: 'act-weather', timeoutMs: 30_000, memoryMb: 256, event: { city: 'Paris' } });
+    expect(JSON.parse((call!.invocation as ActionInvocation).env['SVC_KEYS_JSON']!)).toEqual({ openai: 'sk-owner-secret' });
+    expect(t.keyReads).toEqual([{ callerId: 'owner', ownerId: 'owner', names: ['openai'] }]);
+    expect(t.ledger.map((l) => l.amount)).toEqual([-1, -0.05]);
+    expect(t.logs).toHaveLength(1);
+    expect(t.logs[0]).toMatchObject({
+      userId: 'owner',
+      resourceId: 'act-weather',
+      resourceType: 'action',
+      requestType: 'ACTION_RUN',
+      status: 'success',
+      request: { city: 'Paris' },
+      response: { statusCode: 200, body: { city: 'Paris' }, logs: ['hello'] },
+      durationMs: 250,
+      memoryMb: 256,
+      maxMemoryUsedMb: 20,
+      creditsUsed: 1.05,
+    });
+    expect(JSON.stringify(t.logs)).not.toContain('sk-owner-secret');
+  });
+
+  it('lets the direct path use the action\'s own timeout and caps the router path at 120 s', async () => {
+    // Prepare
+    const t = setup({ actions: [action({ timeoutSec: 300 })] });
+    // Act
+    await runAction(user('owner'), 'act-weather', { city: 'x' }, 'router', t.ports, lineage, live());
+    await runAction(user('owner'), 'act-weather', { city: 'x' }, 'direct', t.ports, lineage, live());
+    // Assess
+    expect(t.invocations.map((i) => i.invocation.timeoutMs)).toEqual([120_000, 300_000]);
+    expect(t.logs.map((l) => l.requestType)).toEqual(['ACTION_RUN', 'ACTION_DIRECT']);
+  });
+
+  it('checks access, then required parameters, then credits, before anything runs', async () => {
+    // Prepare
+    const t = setup({
+      actions: [action(), action({ actionId: 'act-public-dev', visibility: 'public', status: 'development' }), action({ actionId: 'act-public', visibility: 'public' })],
+      balance: 0.5,
+    });
+    // Act
+    const missing = await failureOf(runAction(user('owner'), 'act-weather', {}, 'router', t.ports, lineage, live()));
+    const unknown = await failureOf(runAction(user('owner'), 'act-nope', {}, 'router', t.ports, lineage, live()));
+    const foreignPrivate = await failureOf(runAction(user('other'), 'act-weather', { city: 'x' }, 'router', t.ports, lineage, live()));
+    const foreignDevelopment = await failureOf(runAction(user('other'), 'act-public-dev', { city: 'x' }, 'router', t.ports, lineage, live()));
+    const broke = await failureOf(runAction(user('other'), 'act-public', { city: 'x' }, 'router', t.ports, lineage, live()));
+    // Assess
+    expect(missing.response).toMatchObject({ status: 400, message: 'Missing required parameters: city: is required' });
+    expect(unknown.response).toMatchObject({ status: 404, code: 'ACTION_NOT_FOUND' });
+    expect(foreignPrivate.response).toMatchObject({ status: 403, code: 'ACCESS_DENIED' });
+    expect(foreignDevelopment.response).toMatchObject({ status: 403, code: 'ACCESS_DENIED' });
+    expect(broke.response).toMatchObject({ status: 402, code: 'INSUFFICIENT_CREDITS' });
+    expect(t.invocations).toHaveLength(0);
+    expect(t.logs).toHaveLength(0);
+  });
+
+  it('runs a deprecated public action for others and says so in meta, billing the caller', async () => {
+    // Prepare
+    const t = setup({ actions: [action({ visibility: 'public', status: 'deprecated' })] });
+    // Act
+    const reply = (await runAction(user('other'), 'act-weather', { city: 'x' }, 'direct', t.ports, lineage, live())) as Reply;
+    // Assess
+    expect(reply.meta).toMatchObject({ deprecated: true, notice: expect.stringContaining('deprecated') });
+    expect(t.logs[0]!.userId).toBe('other');
+    expect(t.keyReads[0]).toMatchObject({ callerId: 'other', ownerId: 'owner' });
+  });
+
+  it('answers a raising handler with ACTION_EXECUTION_FAILED, still billing and logging the error', async () => {
+    // Prepare
+    const t = setup({ script: () => events({ type: 'error', code: 'HANDLER_ERROR', message: "KeyError: 'city'", line: 2 }, { type: 'end', durationMs: 30 }) });
+    // Act
+    const failed = await failureOf(runAction(user('owner'), 'act-weather', { city: 'x' }, 'router', t.ports, lineage, live()));
+    // Assess
+    expect(failed.response).toMatchObject({ status: 500, code: 'ACTION_EXECUTION_FAILED' });
+    expect(t.logs[0]).toMatchObject({ status: 'error', error: { code: 'ACTION_EXECUTION_FAILED', message: "The handler raised KeyError: 'city' (line 2)." }, creditsUsed: 1 });
+  });
+
+  it('gives the credit back when the platform could not run the code', async () => {
+    // Prepare
+    const t = setup({ script: () => events({ type: 'error', code: 'RUNTIME_UNAVAILABLE', message: 'python3 missing' }, { type: 'end', durationMs: 1 }) });
+    // Act
+    const failed = await failureOf(runAction(user('owner'), 'act-weather', { city: 'x' }, 'router', t.ports, lineage, live()));
+    // Assess
+    expect(failed.response).toMatchObject({ status: 502, code: 'RUNTIME_UNAVAILABLE' });
+    expect(t.balance()).toBe(100);
+    expect(t.logs[0]).toMatchObject({ status: 'error', creditsUsed: 0 });
+  });
+
+  it('gives the credit back and fails when the keys cannot be read', async () => {
+    const t = setup({ keysFail: true });
+    await expect(runAction(user('owner'), 'act-weather', { city: 'x' }, 'router', t.ports, lineage, live())).rejects.toThrow('KMS unavailable');
+    expect(t.balance()).toBe(100);
+    expect(t.invocations).toHaveLength(0);
+  });
+
+  it('hands the route\'s signal to the runtime; a run cut by the route deadline is logged as a timeout with that deadline\'s error', async () => {
+    // Prepare: a run that only ends when aborted, as the Compute port promises
+    const deadline = new AbortController();
+    const t = setup({
+      script: (_invocation, signal) =>
+        (async function* () {
+          await new Promise((resolve) => signal!.addEventListener('abort', resolve, { once: true }));
+          yield { type: 'error', code: 'ABORTED', message: 'aborted' } as RuntimeEvent;
+          yield { type: 'end', durationMs: 120_000 } as RuntimeEvent;
+        })(),
+    });
+    // Act
+    const running = failureOf(runAction(user('owner'), 'act-weather', { city: 'x' }, 'router', t.ports, lineage, deadline.signal));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    deadline.abort(new TimeoutError('The request did not complete within 120 seconds.'));
+    const failed = await running;
+    // Assess
+    expect(t.invocations[0]!.signal).toBe(deadline.signal);
+    expect(failed.error).toBeInstanceOf(PlatformError);
+    expect(failed.response).toMatchObject({ status: 504, code: 'TIMEOUT' });
+    expect(t.logs[0]).toMatchObject({ status: 'timeout', error: { code: 'TIMEOUT', message: 'The request did not complete within 120 seconds.' } });
+  });
+
+  it('treats a run that ended without result or error as an invalid result', async () => {
+    const t = setup({ script: () => events({ type: 'end', durationMs: 5 }) });
+    const failed = await failureOf(runAction(user('owner'), 'act-weather', { city: 'x' }, 'router', t.ports, lineage, live()));
+    expect(failed.response).toMatchObject({ status: 500, code: 'INVALID_HANDLER_RESULT' });
+  });
+
+  it('keeps a finished run when the balance cannot cover its run time, billing what was taken', async () => {
+    // Prepare: 1 credit up front leaves 0.01, less than the 0.05 of run time
+    const t = setup({ balance: 1.01 });
+    // Act
+    const reply = (await runAction(user('owner'), 'act-weather', { city: 'x' }, 'router', t.ports, lineage, live())) as Reply;
+    // Assess
+    expect(reply.meta).toMatchObject({ creditsUsed: 1 });
+    expect(t.balance()).toBe(0.01);
+  });
+});
+
+describe('running inline code', () => {
+  it('needs an alias, runs for the caller as tenant without keys, and logs the code and event', async () => {
+    // Prepare
+    const t = setup();
+    // Act
+    const aliasless = await failureOf(runInlineCode(user('u2', { alias: null }), { code: SOURCE, event: {}, timeout: 30, memory: 128 }, t.ports, lineage, live()));
+    const reply = (await runInlineCode(user('u1'), { code: SOURCE, event: { a: 1, keys: { forged: 'x' } }, timeout: 5, memory: 512 }, t.ports, lineage, live())) as Reply;
+    // Assess
+    expect(aliasless.response).toMatchObject({ status: 403, code: 'ALIAS_REQUIRED' });
+    expect(reply.data).toEqual({ statusCode: 200, body: { a: 1 } });
+    expect(reply.meta).toMatchObject({ actionId: null, memoryMb: 512, creditsUsed: 1.1 });
+    expect(t.invocations[0]).toMatchObject({ tenantId: 'u1', invocation: { functionName: 'inline-code', timeoutMs: 5000, memoryMb: 512, env: { SVC_KEYS_JSON: '{}' } } });
+    expect(t.keyReads).toEqual([]);
+    expect(t.logs[0]).toMatchObject({ resourceId: 'inline-code', requestType: 'ACTION_INLINE', request: { code: SOURCE, event: { a: 1 }, timeout: 5, memory: 512 } });
+  });
+
+  it('refuses code the checker refuses with every violation and its line, before billing', async () => {
+    // Prepare
+    const t = setup();
+    t.ports.compute.check = async () => ({
+      ok: false,
+      violations: [
+        { line: 1, col: 1, message: "import of 'os' is not allowed" },
+        { line: 3, col: 5, message: "'eval' is not allowed" },
+      ],
+    });
+    // Act
+    const failed = await failureOf(runInlineCode(user('u1'), { code: 'import os\n', event: {}, timeout: 30, memory: 128 }, t.ports, lineage, live()));
+    // Assess
+    expect(failed.response).toMatchObject({ status: 400, code: 'INVALID_PARAMETERS', message: "Invalid request body: code: line 1: import of 'os' is not allowed; code: line 3: 'eval' is not allowed" });
+    expect(t.ledger).toEqual([]);
+  });
+});
