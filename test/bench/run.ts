@@ -11,8 +11,10 @@ import { formatTable, type BenchRow } from './stats.ts';
 import { startupBench } from './startup.bench.ts';
 import { actionsBench } from './actions.bench.ts';
 import { userInfoBench } from './user-info.bench.ts';
+import { chatBench } from './chat.bench.ts';
+import { runtimeBench } from './runtime.bench.ts';
 
-const modules: readonly BenchModule[] = [startupBench, userInfoBench, actionsBench];
+const modules: readonly BenchModule[] = [startupBench, userInfoBench, actionsBench, runtimeBench, chatBench];
 
 // The SDK's Node 20 notice is a plain `Warning` whose text merely starts with its name, so
 // `--disable-warning=NodeVersionSupportWarning` misses it; it would interleave with the report.
