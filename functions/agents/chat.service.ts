@@ -25,9 +25,12 @@ export interface ChatPorts extends AgentPorts {
   readonly log: Logger;
 }
 
-/** What the caller pays per chat: one credit, plus one per thousand model tokens the run reports. */
+/**
+ * What the caller pays per chat: one credit, plus one per full thousand model tokens the run
+ * reports. Whole credits mean a short chat is a single debit rather than two writes for a fraction.
+ */
 export function chatCost(totalTokens: number): number {
-  return roundCredits(1 + Math.max(0, totalTokens) / 1000);
+  return roundCredits(1 + Math.floor(Math.max(0, totalTokens) / 1000));
 }
 
 /** What a chat yields, in order, whatever the transport (stream markers or one buffered reply). */
@@ -156,23 +159,26 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
     const durationMs = ports.clock.now() - started;
     const finalMetrics: ChatMetrics = metrics ?? { totalCycles: 0, totalTokens: 0, toolsUsed: [...new Set(toolsSeen)], durationMs };
     const creditsUsed = await settleCredits(ctx, finalMetrics.totalTokens);
-    await saveConversation(ctx, promptAt, reply, failure === null);
-    await ports.agents.countInvocation(agent.agentId, new Date(started).toISOString().slice(0, 7));
-    await ports.usageLogs.write({
-      lineage,
-      userId: actor.userId,
-      resourceId: agent.agentId,
-      resourceType: 'agent',
-      requestType: 'AGENT_CHAT',
-      status: failure === null ? 'success' : failure instanceof TimeoutError ? 'timeout' : 'error',
-      request: { prompt: ctx.prompt, conversationId: ctx.conversationId },
-      response: { text: reply, metrics: finalMetrics },
-      durationMs,
-      memoryMb: agent.memoryMb,
-      ...(maxRssKb !== undefined ? { maxMemoryUsedMb: Math.round(maxRssKb / 1024) } : {}),
-      creditsUsed,
-      ...(failure !== null ? { error: { code: failure.code ?? 'AGENT_EXECUTION_FAILED', message: failure.message } } : {}),
-    });
+    // Independent writes: the conversation, the monthly counter and the usage record go together.
+    await Promise.all([
+      saveConversation(ctx, promptAt, reply, failure === null),
+      ports.agents.countInvocation(agent.agentId, new Date(started).toISOString().slice(0, 7)),
+      ports.usageLogs.write({
+        lineage,
+        userId: actor.userId,
+        resourceId: agent.agentId,
+        resourceType: 'agent',
+        requestType: 'AGENT_CHAT',
+        status: failure === null ? 'success' : failure instanceof TimeoutError ? 'timeout' : 'error',
+        request: { prompt: ctx.prompt, conversationId: ctx.conversationId },
+        response: { text: reply, metrics: finalMetrics },
+        durationMs,
+        memoryMb: agent.memoryMb,
+        ...(maxRssKb !== undefined ? { maxMemoryUsedMb: Math.round(maxRssKb / 1024) } : {}),
+        creditsUsed,
+        ...(failure !== null ? { error: { code: failure.code ?? 'AGENT_EXECUTION_FAILED', message: failure.message } } : {}),
+      }),
+    ]);
     metrics = { ...finalMetrics, durationMs };
   }
   yield { type: 'metrics', metrics };
