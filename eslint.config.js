@@ -16,6 +16,13 @@ export default tseslint.config(
     },
   },
   { files: ['bin/**', 'test/bench/**', 'test/run-all.ts', 'lib/local/**'], rules: { 'no-console': 'off' } },
+  // The MCP host is plain ESM run by Node directly (no tsx, no build step); it is typed with JSDoc.
+  {
+    files: ['functions/runtimes/mcp-host/**/*.mjs'],
+    extends: [tseslint.configs.disableTypeChecked],
+    languageOptions: { parserOptions: { projectService: false }, globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', URL: 'readonly', Request: 'readonly', Response: 'readonly', Headers: 'readonly', AbortController: 'readonly', TextEncoder: 'readonly', TextDecoder: 'readonly', queueMicrotask: 'readonly', setImmediate: 'readonly', structuredClone: 'readonly' } },
+    rules: { 'no-console': 'off' },
+  },
   // Tests read JSON bodies of many shapes; typing each one would add noise, not safety.
   { files: ['test/**'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },
 );

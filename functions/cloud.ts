@@ -2,9 +2,14 @@ import { routes } from '../lib/manifest/routes.ts';
 import { createCognitoVerifier } from './core/auth/cognito.ts';
 import type { IdentityVerifier } from './core/auth/credentials.ts';
 import { KMSClient } from '@aws-sdk/client-kms';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { createRunTokens, secretsManagerRunTokenKey, type RunTokens } from './core/auth/run-token.ts';
+import { systemClock } from './core/clock.ts';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import type { Compute } from './runtimes/compute.ts';
 import { createLambdaCompute } from './runtimes/lambda-compute.ts';
+import { createLambdaMcpRuntime } from './runtimes/mcp-lambda-runtime.ts';
+import type { McpRuntime } from './runtimes/mcp-runtime.ts';
 import { ConfigError, configFromEnv, type Config } from './core/config.ts';
 import { createKmsSecretBox, type SecretBox } from './core/secret-box.ts';
 import { createFallbackHandler, createRestHandler, type RestHandler } from './core/http/api-gateway.ts';
@@ -22,13 +27,35 @@ let platform: Platform | undefined;
 
 function cloudPlatform(): Platform {
   const config = configFromEnv();
-  platform ??= createPlatform(config, { identity: cognitoVerifier(config), secretBox: kmsSecretBox(config), compute: lambdaCompute(config) });
+  platform ??= createPlatform(config, { identity: cognitoVerifier(config), runTokens: cloudRunTokens(config), secretBox: kmsSecretBox(config), compute: lambdaCompute(config), mcpRuntime: lambdaMcpRuntime(config) });
   return platform;
 }
 
 function lambdaCompute(config: Config): Compute {
   if (!config.RUNTIME_FUNCTION_NAME) throw new ConfigError('Invalid platform configuration: RUNTIME_FUNCTION_NAME: is required in the cloud');
   return createLambdaCompute({ lambda: new LambdaClient({ region: config.AWS_REGION }), functionName: config.RUNTIME_FUNCTION_NAME });
+}
+
+/**
+ * The MCP runtime function. Unlike the others it is checked when first used, not at start: a stack
+ * without MCP_RUNTIME_FUNCTION_NAME still serves every other area, and MCP requests fail with the
+ * configuration error (logged, answered 500).
+ */
+function lambdaMcpRuntime(config: Config): McpRuntime {
+  const functionName = config.MCP_RUNTIME_FUNCTION_NAME;
+  if (!functionName) {
+    const missing = () => Promise.reject(new ConfigError('Invalid platform configuration: MCP_RUNTIME_FUNCTION_NAME: is required in the cloud to run MCP servers'));
+    return { inspect: missing, handle: missing };
+  }
+  return createLambdaMcpRuntime({ lambda: new LambdaClient({ region: config.AWS_REGION }), functionName });
+}
+
+function cloudRunTokens(config: Config): RunTokens {
+  const secretArn = config.RUN_TOKEN_SECRET_ARN;
+  if (!secretArn) throw new ConfigError('Invalid platform configuration: RUN_TOKEN_SECRET_ARN: is required in the cloud');
+  const client = new SecretsManagerClient({ region: config.AWS_REGION });
+  const fetchSecret = async () => (await client.send(new GetSecretValueCommand({ SecretId: secretArn }))).SecretString ?? '';
+  return createRunTokens(secretsManagerRunTokenKey(fetchSecret), systemClock);
 }
 
 function kmsSecretBox(config: Config): SecretBox {

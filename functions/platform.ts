@@ -1,4 +1,5 @@
 import type { CredentialLookup, IdentityVerifier } from './core/auth/credentials.ts';
+import type { RunTokens } from './core/auth/run-token.ts';
 import { createBlobStore, createS3Client, type BlobStore } from './core/blobs.ts';
 import { systemClock, type Clock } from './core/clock.ts';
 import type { Config } from './core/config.ts';
@@ -15,6 +16,8 @@ import { createAgentStore, type AgentStore } from './agents/agent.store.ts';
 import { createConversationStore, type ConversationStore } from './agents/conversation.store.ts';
 import { createActionStore, type ActionStore } from './actions/action.store.ts';
 import type { Compute } from './runtimes/compute.ts';
+import type { McpRuntime } from './runtimes/mcp-runtime.ts';
+import { createMcpServerStore, type McpServerStore } from './mcp/mcp.store.ts';
 import { createLogStore, type LogStore } from './logs/log.store.ts';
 import { createOAuthStateStore, type OAuthStateStore } from './oauth/oauth.store.ts';
 import { createTokenStore, type TokenStore } from './tokens/token.store.ts';
@@ -41,6 +44,8 @@ export interface Platform {
   readonly fetch: typeof fetch;
   readonly credentials: CredentialLookup;
   readonly identity: IdentityVerifier | null;
+  /** Short-lived credentials of runs calling back into the platform (agent -> MCP). */
+  readonly runTokens: RunTokens;
   readonly credits: Credits;
   readonly rateLimiter: RateLimiter;
   readonly users: UserStore;
@@ -53,13 +58,19 @@ export interface Platform {
   readonly actions: ActionStore;
   /** Runs user code: local runtime processes, or the runtime Lambda in the cloud. */
   readonly compute: Compute;
+  /** MCP servers, their names and their append-only versions. */
+  readonly mcpServers: McpServerStore;
+  /** Runs user MCP servers: one Node process per tenant locally, the MCP runtime Lambda in the cloud. */
+  readonly mcpRuntime: McpRuntime;
 }
 
 /** Adapters that differ between the cloud and the local wiring. */
 export interface PlatformAdapters {
   readonly identity: IdentityVerifier | null;
+  readonly runTokens: RunTokens;
   readonly secretBox: SecretBox;
   readonly compute: Compute;
+  readonly mcpRuntime: McpRuntime;
   readonly clock?: Clock;
   readonly log?: Logger;
 }
@@ -94,7 +105,10 @@ export function createPlatform(config: Config, adapters: PlatformAdapters): Plat
     conversations: createConversationStore(db, blobs),
     actions: createActionStore(db),
     compute: adapters.compute,
+    mcpServers: createMcpServerStore(db, blobs, clock),
+    mcpRuntime: adapters.mcpRuntime,
     identity: adapters.identity,
+    runTokens: adapters.runTokens,
     credentials: createCredentialLookup({ users, tokens, credits, clock }),
     rateLimiter: createRateLimiter(db, clock),
   };

@@ -6,7 +6,10 @@ import { ExecutionFailedError, GoneError, InsufficientCreditsError, NotFoundErro
 import { uuid } from '../core/ids.ts';
 import type { KeysReader } from '../core/keys-reader.ts';
 import type { Logger } from '../core/logger.ts';
-import type { Lineage } from '../core/http/lineage.ts';
+import { childLineageHeader, LINEAGE_HEADER, type Lineage } from '../core/http/lineage.ts';
+import type { RunTokens } from '../core/auth/run-token.ts';
+import { registerSecret } from '../core/secret-scope.ts';
+import { discoveryDocument } from '../platform/discovery.service.ts';
 import type { UsageLogWriter } from '../core/usage-log.ts';
 import type { KeyStore } from '../keys/key.store.ts';
 import type { Compute, FrameworkMessage, RuntimeEvent } from '../runtimes/compute.ts';
@@ -23,6 +26,7 @@ export interface ChatPorts extends AgentPorts {
   readonly clock: Clock;
   readonly config: Config;
   readonly log: Logger;
+  readonly runTokens: RunTokens;
 }
 
 /**
@@ -75,7 +79,14 @@ function toFramework(messages: readonly StoredMessage[]): FrameworkMessage[] {
  * 410 when deleted, 403 when private), the conversation (404 unless it is the caller's with this
  * agent) and the first credit (402). The run itself is `session.run()`.
  */
-export async function openChat(actor: UserActor, agentId: string, input: { prompt: string; conversationId?: string | undefined }, ports: ChatPorts, lineage: Lineage): Promise<ChatSession> {
+export async function openChat(
+  actor: UserActor,
+  agentId: string,
+  input: { prompt: string; conversationId?: string | undefined },
+  ports: ChatPorts,
+  lineage: Lineage,
+  requestBaseUrl: string,
+): Promise<ChatSession> {
   const agent = await loadAgent(agentId, ports);
   if (agent.status === 'deleted') throw new GoneError(`Agent ${agentId} was deleted.`, 'AGENT_DELETED');
   assertCanView(actor, agent);
@@ -97,7 +108,7 @@ export async function openChat(actor: UserActor, agentId: string, input: { promp
   return {
     agent,
     conversationId,
-    run: (signal) => runChat({ actor, agent, prompt: input.prompt, conversation, conversationId, history, ports, lineage, signal }),
+    run: (signal) => runChat({ actor, agent, prompt: input.prompt, conversation, conversationId, history, ports, lineage, signal, requestBaseUrl }),
   };
 }
 
@@ -111,6 +122,7 @@ interface RunContext {
   readonly ports: ChatPorts;
   readonly lineage: Lineage;
   readonly signal: AbortSignal | undefined;
+  readonly requestBaseUrl: string;
 }
 
 async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
@@ -123,6 +135,7 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
   let maxRssKb: number | undefined;
   const toolsSeen: string[] = [];
 
+  const platformHosts = platformHostsOf(ports.config, ctx.requestBaseUrl);
   const keyNames = (await ports.keys.list(agent.ownerId)).map((k) => k.serviceName);
   const keys = await ports.keysReader.readKeys(actor, agent.ownerId, keyNames);
   const invocation = {
@@ -133,7 +146,8 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
     timeoutMs: agent.timeoutSec * 1000,
     memoryMb: agent.memoryMb,
     env: { SVC_KEYS_JSON: JSON.stringify(keys), AWS_REGION: ports.config.AWS_REGION, ...modelCredentials(keys), SVC_AGENT_ID: agent.agentId, SVC_CONVERSATION_ID: ctx.conversationId },
-    allowHosts: agentAllowHosts(ports.config),
+    allowHosts: [MODEL_PROVIDER_HOSTS, ...platformHosts].flat(),
+    platformCalls: await platformCallsFor(ctx, platformHosts),
     prompt: ctx.prompt,
     messages: toFramework(ctx.history),
   };
@@ -250,11 +264,30 @@ function modelCredentials(keys: Readonly<Record<string, string>>): Record<string
   };
 }
 
-/** Hosts agents may reach: the model provider's endpoints and the platform itself (its MCP host). */
-function agentAllowHosts(config: Config): string[] {
-  const hosts = ['*.amazonaws.com'];
-  for (const url of [config.MCP_URL, config.BASE_URL]) {
-    if (url) hosts.push(new URL(url).host);
-  }
-  return [...new Set(hosts)];
+/** Model provider endpoints an agent may reach besides the platform itself. */
+const MODEL_PROVIDER_HOSTS = ['*.amazonaws.com'];
+
+/** The platform's own hosts an agent may call: its MCP host (and the base host, where MCP lives locally). */
+function platformHostsOf(config: Config, requestBaseUrl: string): string[] {
+  const urls = discoveryDocument(config, requestBaseUrl);
+  return [...new Set([urls.mcpUrl, urls.baseUrl].map((url) => new URL(url).host))];
+}
+
+/**
+ * What the runtime adds to the run's requests to the platform: a short-lived credential of the
+ * agent's owner (so private MCP servers of the owner answer and agent sources hold no secrets) and
+ * the chat's lineage (so the MCP usage records join this chat's). A role-token caller who owns the
+ * agent passes on only that token's keys.
+ */
+async function platformCallsFor(ctx: RunContext, hosts: string[]) {
+  const keys = ctx.actor.userId === ctx.agent.ownerId && ctx.actor.scope === 'role' ? ctx.actor.roleKeys : null;
+  const token = await ctx.ports.runTokens.mint({ userId: ctx.agent.ownerId, keys }, ctx.agent.timeoutSec * 1000 + 60_000);
+  registerSecret(token);
+  return {
+    hosts,
+    headers: {
+      authorization: `Bearer ${token}`,
+      [LINEAGE_HEADER]: childLineageHeader(ctx.lineage, { conversationId: ctx.conversationId, agentId: ctx.agent.agentId }),
+    },
+  };
 }

@@ -26,6 +26,10 @@ const configSchema = z.object({
   COGNITO_CLIENT_ID: z.string().min(1).optional(),
   /** The runtime Lambda that runs Python user code (cloud). */
   RUNTIME_FUNCTION_NAME: z.string().min(1).optional(),
+  /** The MCP runtime Lambda (tenant-isolation mode) that runs user MCP servers (cloud). */
+  MCP_RUNTIME_FUNCTION_NAME: z.string().min(1).optional(),
+  /** Secrets Manager secret whose value keys the HMAC of run tokens (cloud). */
+  RUN_TOKEN_SECRET_ARN: z.string().min(1).optional(),
   /** KMS key that wraps the data keys of stored third-party keys (cloud). */
   KEYS_KMS_KEY_ID: z.string().min(1).optional(),
   /** Credits added once per calendar month (UTC) on an account's first activity; 0 turns it off. */

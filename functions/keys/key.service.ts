@@ -58,12 +58,13 @@ export async function deleteKey(actor: UserActor, serviceName: string, ports: Pi
 
 /**
  * The keys reader every user-code run goes through. A run gets the resource owner's keys; when the
- * caller is that owner acting through a role token, only the keys attached to the token.
+ * caller is that owner acting through a role token, only the keys attached to the token (a run
+ * token minted for the owner's own run carries the run's keys, or null for all of them).
  */
 export function createKeysReader(ports: Pick<KeyPorts, 'keys' | 'secretBox'>): KeysReader {
   return {
     async readKeys(caller, ownerId, serviceNames) {
-      const allowed = caller.scope === 'role' && caller.userId === ownerId ? new Set(caller.roleKeys ?? []) : null;
+      const allowed = caller.scope === 'role' && caller.userId === ownerId && caller.roleKeys !== null ? new Set(caller.roleKeys) : null;
       const wanted = [...new Set(serviceNames.map((n) => n.toLowerCase()))].filter((n) => allowed === null || allowed.has(n));
       const values: Record<string, string> = {};
       for (const name of wanted) {

@@ -21,6 +21,11 @@ interface InvokeBase {
   readonly env: Readonly<Record<string, string>>;
   /** Hosts user code may connect to; everything else is refused by the sandbox. */
   readonly allowHosts: readonly string[];
+  /**
+   * Headers the runtime adds to requests the run makes to the platform's own hosts (the owner's
+   * short-lived credential, the run's lineage); user code can make those calls but never reads them.
+   */
+  readonly platformCalls?: { readonly hosts: readonly string[]; readonly headers: Readonly<Record<string, string>> };
 }
 
 export interface AgentInvocation extends InvokeBase {

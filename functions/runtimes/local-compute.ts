@@ -41,6 +41,11 @@ export interface LocalComputeOptions {
   readonly startTimeoutMs?: number;
   /** Time beyond an invocation's `timeoutMs` after which this side stops waiting for the runtime (default 30 s). */
   readonly watchdogGraceMs?: number;
+  /**
+   * Extra directories on the runtime's Python path, where frameworks user code may import are
+   * installed (e.g. a site directory holding `strands`), or a test's stand-in MCP client.
+   */
+  readonly pythonPath?: readonly string[];
   /** Receives the runtime servers' own stderr lines (user code output arrives as `log` events instead). */
   readonly logger?: Logger;
 }
@@ -185,7 +190,7 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
   async function startProcess(key: string, role: 'tenant' | 'checker', tenantId: string | null): Promise<RuntimeProcess> {
     const child = spawn(settings.python, ['-m', 'platform_runtime.server', '--host', '127.0.0.1', '--port', '0', '--quiet', ...settings.serverArgs], {
       cwd: settings.runtimeDir,
-      env: runtimeEnv(process.env),
+      env: { ...runtimeEnv(process.env), ...(options.pythonPath?.length ? { PYTHONPATH: options.pythonPath.join(':') } : {}) },
       stdio: ['ignore', 'pipe', 'pipe'],
       // Its own process group: stopping the group also stops the fork server and running children.
       detached: true,
@@ -522,7 +527,7 @@ function openRequest(
 }
 
 /** A whole (small) response body: the runtime's error answers and `/check` results. */
-async function readBody(response: http.IncomingMessage, maxBytes = 1024 * 1024): Promise<string> {
+export async function readBody(response: http.IncomingMessage, maxBytes = 1024 * 1024): Promise<string> {
   const parts: Buffer[] = [];
   let size = 0;
   for await (const chunk of response as AsyncIterable<Buffer>) {
@@ -561,7 +566,7 @@ function clearIdleTimer(proc: RuntimeProcess): void {
 }
 
 /** Signals a whole process group; a group that is already gone is fine. */
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pgid, signal);
   } catch {
@@ -573,7 +578,7 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
  * Waits (briefly, bounded) until no live process of the group is left, so callers can rely on
  * "gone". Zombies count as gone: an orphaned fork server is reaped by init, which may take its time.
  */
-async function waitForGroupGone(pgid: number, maxMs = 2000): Promise<void> {
+export async function waitForGroupGone(pgid: number, maxMs = 2000): Promise<void> {
   const deadline = Date.now() + maxMs;
   while (Date.now() < deadline && groupHasLiveMembers(pgid)) {
     await new Promise((resolve) => setTimeout(resolve, 20));

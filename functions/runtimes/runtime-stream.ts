@@ -65,6 +65,7 @@ export function invocationBody(invocation: Invocation): string {
     memoryMb: invocation.memoryMb,
     env: invocation.env,
     allowHosts: invocation.allowHosts,
+    ...(invocation.platformCalls ? { platformCalls: invocation.platformCalls } : {}),
   };
   return JSON.stringify(
     invocation.kind === 'agent'

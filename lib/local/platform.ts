@@ -7,9 +7,11 @@ import { buckets, routes, tables } from '../manifest/index.ts';
 import { createS3Client } from '../../functions/core/blobs.ts';
 import { parseConfig, type Config } from '../../functions/core/config.ts';
 import type { IdentityVerifier } from '../../functions/core/auth/credentials.ts';
-import type { Clock } from '../../functions/core/clock.ts';
+import { createRunTokens, deriveRunTokenKey } from '../../functions/core/auth/run-token.ts';
+import { systemClock, type Clock } from '../../functions/core/clock.ts';
 import { createLocalSecretBox } from '../../functions/core/secret-box.ts';
 import { createLocalCompute } from '../../functions/runtimes/local-compute.ts';
+import { createLocalMcpRuntime } from '../../functions/runtimes/mcp-local-runtime.ts';
 import { createLogger, type LogLevel } from '../../functions/core/logger.ts';
 import { createPlatform, type Platform } from '../../functions/platform.ts';
 import { createAccount } from '../../functions/users/user.service.ts';
@@ -31,6 +33,8 @@ export interface LocalPlatformOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Verifies identity-provider session tokens; none locally unless given (tests pass a Cognito verifier). */
   readonly identity?: IdentityVerifier;
+  /** Extra directories on the Python runtime's path (frameworks for user code; tests' stand-ins). */
+  readonly runtimePythonPath?: readonly string[];
   /** Where log lines go (default stdout); tests capture them to check what is never logged. */
   readonly logWriter?: (line: string) => void;
 }
@@ -84,12 +88,18 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     const stores = await startLocalStores(dataDir);
     cleanup.push(() => stores.close());
     const config = localConfig(url, stores, options.logLevel ?? 'info', options.env ?? process.env);
-    const secretBox = createLocalSecretBox(await loadMasterKey(dataDir));
+    const masterKey = await loadMasterKey(dataDir);
+    const secretBox = createLocalSecretBox(masterKey);
+    const runTokenKey = deriveRunTokenKey(masterKey);
+    const runTokens = createRunTokens(async () => runTokenKey, options.clock ?? systemClock);
     const log = createLogger(config.LOG_LEVEL, { stage: 'local' }, options.logWriter);
     // One warm runtime process per tenant, started on first use; all stopped with the platform.
-    const compute = createLocalCompute({ logger: log });
+    const compute = createLocalCompute({ logger: log, ...(options.runtimePythonPath ? { pythonPath: options.runtimePythonPath } : {}) });
     cleanup.push(() => compute.close());
-    const ready = createPlatform(config, { identity: options.identity ?? null, secretBox, compute, log, ...(options.clock ? { clock: options.clock } : {}) });
+    // One MCP host process per tenant, likewise started on first use and stopped with the platform.
+    const mcpRuntime = createLocalMcpRuntime({ logger: log });
+    cleanup.push(() => mcpRuntime.close());
+    const ready = createPlatform(config, { identity: options.identity ?? null, runTokens, secretBox, compute, mcpRuntime, log, ...(options.clock ? { clock: options.clock } : {}) });
     await ensureTables(ready.db.doc, LOCAL_PREFIX, tables);
     await ensureBuckets(createS3Client(config), LOCAL_PREFIX, buckets);
     const createdAdminToken = await bootstrapAdmin(ready, dataDir);

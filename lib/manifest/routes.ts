@@ -4,6 +4,8 @@ const KIB = 1024;
 
 /** Authenticated agent-reference requests (chat): 60 a minute per caller, shared by the three chat routes. */
 const CHAT_RATE_LIMIT = { limit: 60, windowSec: 60, bucket: 'agent-chat' } as const;
+/** MCP endpoint requests (the SPEC leaves the rate open): 600 a minute per caller, by id and by slug together. */
+const MCP_RATE_LIMIT = { limit: 600, windowSec: 60, bucket: 'mcp-endpoint' } as const;
 
 interface RouteInput {
   method: HttpMethod;
@@ -90,6 +92,24 @@ export const routes: readonly RouteSpec[] = [
   route({ method: 'POST', path: '/action/python-128mb/inline-code', area: 'actions', handler: 'run-inline-code', auth: 'required', style: 'A', timeoutSec: 310, maxBodyBytes: 512 * KIB }),
   route({ method: 'GET', path: '/action/python-128mb/{actionId}', area: 'actions', handler: 'run-action-direct', auth: 'required', style: 'A', timeoutSec: 310 }),
   route({ method: 'POST', path: '/action/python-128mb/{actionId}', area: 'actions', handler: 'run-action-direct', auth: 'required', style: 'A', timeoutSec: 310 }),
+
+  // MCP servers (SPEC 4.4): envelope B. Admin routes on the base host; the MCP endpoint on {mcp_url}
+  // with optional auth (public servers answer anyone, private ones their owner), the 120-second
+  // gateway limit (SPEC part 8) and a per-caller limit (user, or source IP when anonymous) shared by
+  // both addresses. Source bodies may be up to 512 KB of code (MAX_SOURCE_BYTES), JSON-escaped.
+  route({ method: 'POST', path: '/mcp-admin/create', area: 'mcp', handler: 'create-server', auth: 'required', maxBodyBytes: 1024 * KIB }),
+  route({ method: 'GET', path: '/mcp-admin/list', area: 'mcp', handler: 'list-servers', auth: 'optional' }),
+  route({ method: 'GET', path: '/mcp-admin/{serverId}', area: 'mcp', handler: 'get-server', auth: 'optional' }),
+  route({ method: 'GET', path: '/mcp-admin/s/{owner}/{slug}', area: 'mcp', handler: 'get-server-by-slug', auth: 'optional' }),
+  route({ method: 'PUT', path: '/mcp-admin/update', area: 'mcp', handler: 'update-server', auth: 'required', maxBodyBytes: 1024 * KIB }),
+  route({ method: 'DELETE', path: '/mcp-admin/delete', area: 'mcp', handler: 'delete-server', auth: 'required' }),
+  route({ method: 'GET', path: '/mcp-admin/{serverId}/versions', area: 'mcp', handler: 'list-versions', auth: 'optional' }),
+  route({ method: 'GET', path: '/mcp-admin/{serverId}/versions/{version}', area: 'mcp', handler: 'get-version', auth: 'optional' }),
+  route({ method: 'POST', path: '/mcp-admin/{serverId}/rollback', area: 'mcp', handler: 'rollback-server', auth: 'required' }),
+  route({ method: 'POST', path: '/mcp/{serverId}', host: 'mcp', area: 'mcp', handler: 'call-server', auth: 'optional', timeoutSec: 120, rateLimit: MCP_RATE_LIMIT }),
+  route({ method: 'GET', path: '/mcp/{serverId}', host: 'mcp', area: 'mcp', handler: 'call-server', auth: 'optional', timeoutSec: 120, rateLimit: MCP_RATE_LIMIT }),
+  route({ method: 'POST', path: '/mcp/s/{owner}/{slug}', host: 'mcp', area: 'mcp', handler: 'call-server-by-slug', auth: 'optional', timeoutSec: 120, rateLimit: MCP_RATE_LIMIT }),
+  route({ method: 'GET', path: '/mcp/s/{owner}/{slug}', host: 'mcp', area: 'mcp', handler: 'call-server-by-slug', auth: 'optional', timeoutSec: 120, rateLimit: MCP_RATE_LIMIT }),
 
   // Role tokens (SPEC 4.14): scoped tokens with attached keys
   route({ method: 'POST', path: '/role-token/create', area: 'tokens', handler: 'create-role-token', auth: 'required' }),

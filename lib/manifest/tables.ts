@@ -52,7 +52,21 @@ export const tables = [
       { name: 'publicActions', partitionKey: 'publicListing', sortKey: 'createdAt' },
     ],
   },
+  // MCP servers (SPEC 4.4); `byOwner` lists an owner's, the sparse `publicServers` index the public ones.
+  {
+    name: 'mcp-servers',
+    partitionKey: 'serverId',
+    numberKeys: ['createdAt'],
+    indexes: [
+      { name: 'byOwner', partitionKey: 'ownerId', sortKey: 'createdAt' },
+      { name: 'publicServers', partitionKey: 'publicListing', sortKey: 'createdAt' },
+    ],
+  },
+  // `{ownerId}#{serverName}` -> serverId: MCP server names are unique per owner.
   { name: 'mcp-server-names', partitionKey: 'nameKey' },
+  // Append-only MCP versions; each written with attribute_not_exists, so a number is never written
+  // twice. Sources past a threshold live in the blob store (content-addressed keys).
+  { name: 'mcp-versions', partitionKey: 'serverId', sortKey: 'version', numberKeys: ['version'] },
   // Credit grants and debits, newest last by entry id (time-ordered).
   { name: 'credit-ledger', partitionKey: 'userId', sortKey: 'entryId' },
   // Fixed-window counters; items expire after their window.

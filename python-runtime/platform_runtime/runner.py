@@ -25,7 +25,7 @@ import threading
 import time
 import types
 
-from . import policy, sandbox
+from . import platform_calls, policy, sandbox
 
 EXIT_OK = 0
 EXIT_ERROR = 1  # an error event was written
@@ -518,6 +518,9 @@ def child_main(request_fd: int, event_fd: int, server_config: dict) -> int:
     try:
         os.chdir("/")
         _child_env(request.get("env") or {})
+        calls = request.get("platformCalls") or {}
+        # Before the sandbox: it imports httpx (when installed) to patch it.
+        platform_calls.install(list(calls.get("hosts") or []), dict(calls.get("headers") or {}))
         report = sandbox.install(
             memory_mb=int(request["memoryMb"]),
             timeout_ms=int(request["timeoutMs"]),

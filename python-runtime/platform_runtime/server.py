@@ -88,6 +88,18 @@ def parse_invoke(body: object) -> dict:
     if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):
         raise BadRequest("allowHosts must be an array of strings")
     req["allowHosts"] = hosts
+    calls = body.get("platformCalls")
+    if calls is not None:
+        if not isinstance(calls, dict):
+            raise BadRequest("platformCalls must be an object")
+        call_hosts = calls.get("hosts", [])
+        call_headers = calls.get("headers", {})
+        if not isinstance(call_hosts, list) or not all(isinstance(h, str) for h in call_hosts):
+            raise BadRequest("platformCalls.hosts must be an array of strings")
+        if not isinstance(call_headers, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in call_headers.items()):
+            raise BadRequest("platformCalls.headers must be an object of strings")
+        req["platformCalls"] = {"hosts": call_hosts, "headers": call_headers}
     if kind == "agent":
         prompt = body.get("prompt")
         if not isinstance(prompt, str):

@@ -47,7 +47,9 @@ export interface TestPlatform {
 }
 
 /** Starts the real local platform on a random port with a temporary (or given) DATA_DIR. */
-export async function startTestPlatform(options: { dataDir?: string; env?: Record<string, string>; logLines?: string[]; identity?: IdentityVerifier } = {}): Promise<TestPlatform> {
+export async function startTestPlatform(
+  options: { dataDir?: string; env?: Record<string, string>; logLines?: string[]; identity?: IdentityVerifier; runtimePythonPath?: string[] } = {},
+): Promise<TestPlatform> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'platform-test-')));
   const clock = new SteppableClock();
   // Settings come only from the test, never from the developer's shell.
@@ -62,6 +64,7 @@ export async function startTestPlatform(options: { dataDir?: string; env?: Recor
     logLevel: logLines ? 'debug' : 'silent',
     ...(logLines ? { logWriter: (line: string) => logLines.push(line) } : {}),
     ...(options.identity ? { identity: options.identity } : {}),
+    ...(options.runtimePythonPath ? { runtimePythonPath: options.runtimePythonPath } : {}),
   });
   const adminToken = (await readFile(join(dataDir, ADMIN_TOKEN_FILE), 'utf8')).trim();
   return {

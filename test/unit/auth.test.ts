@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { requireAlias, requireFullAccess, type UserActor } from '../../functions/core/auth/actor.ts';
 import type { AccountCredential, CredentialLookup, TokenCredential } from '../../functions/core/auth/credentials.ts';
 import { resolveActor } from '../../functions/core/auth/resolve-actor.ts';
+import { createRunTokens } from '../../functions/core/auth/run-token.ts';
 import { digestSecret, generateSecret, isWellFormedSecret, secretPrefixHint } from '../../functions/core/auth/secrets.ts';
 import { AccessDeniedError, AliasRequiredError, AuthenticationRequiredError } from '../../functions/core/errors.ts';
 
@@ -32,7 +33,7 @@ function setup(overrides: { token?: Partial<TokenCredential>; account?: Partial<
   const account: AccountCredential = { userId: 'u1', alias: 'ann', isAdmin: false, status: 'active', secretKeyDigest: digestSecret(secretKey), ...overrides.account };
   const credential: TokenCredential = { tokenId: 't1', userId: 'u1', kind: 'user', digest: digestSecret(token), status: 'active', expiresAt: null, lastUsedAt: null, keys: null, ...overrides.token };
   const { lookup, used } = fakeCredentials([account], [credential]);
-  const ports = { credentials: lookup, identity: null, now: NOW };
+  const ports = { credentials: lookup, identity: null, runTokens: createRunTokens(async () => Buffer.alloc(32, 3), { now: () => NOW }), now: NOW };
   return { token, secretKey, ports, used };
 }
 
@@ -115,6 +116,37 @@ describe('resolveActor', () => {
     const actor = (await resolveActor('required', bearer(role), { ...ports, credentials: lookup })) as UserActor;
     expect(actor).toMatchObject({ via: 'role-token', scope: 'role', roleKeys: ['openai'], isAdmin: false });
     expect(() => requireFullAccess(actor)).toThrow(AccessDeniedError);
+  });
+});
+
+describe('run tokens', () => {
+  it('authenticate as the owner with the role scope and the run\'s keys, until they expire', async () => {
+    // Prepare
+    const { ports } = setup();
+    const token = await ports.runTokens.mint({ userId: 'u1', keys: ['openai'] }, 60_000);
+    const allKeys = await ports.runTokens.mint({ userId: 'u1', keys: null }, 60_000);
+    // Act
+    const actor = await resolveActor('required', bearer(token), ports);
+    const unrestricted = await resolveActor('required', bearer(allKeys), ports);
+    // Assess
+    expect(token).toMatch(/^svc_run_/);
+    expect(actor).toMatchObject({ userId: 'u1', via: 'run-token', scope: 'role', roleKeys: ['openai'], isAdmin: false });
+    expect(unrestricted).toMatchObject({ scope: 'role', roleKeys: null });
+    expect(() => requireFullAccess(actor)).toThrow(AccessDeniedError);
+    await expect(resolveActor('required', bearer(token), { ...ports, now: NOW + 61_000, runTokens: createRunTokens(async () => Buffer.alloc(32, 3), { now: () => NOW + 61_000 }) })).rejects.toThrow(AuthenticationRequiredError);
+  });
+
+  it('refuse tampered or foreign-key tokens and deleted accounts', async () => {
+    const { ports } = setup();
+    const token = await ports.runTokens.mint({ userId: 'u1', keys: null }, 60_000);
+    const [body, sig] = token.slice('svc_run_'.length).split('.');
+    const forgedBody = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(body!, 'base64url').toString()), u: 'u2' })).toString('base64url');
+    const otherKey = await createRunTokens(async () => Buffer.alloc(32, 9), { now: () => NOW }).mint({ userId: 'u1', keys: null }, 60_000);
+    await expect(resolveActor('required', bearer(`svc_run_${forgedBody}.${sig}`), ports)).rejects.toThrow(AuthenticationRequiredError);
+    await expect(resolveActor('required', bearer(otherKey), ports)).rejects.toThrow(AuthenticationRequiredError);
+    const deleted = setup({ account: { status: 'deleted' } });
+    const forDeleted = await deleted.ports.runTokens.mint({ userId: 'u1', keys: null }, 60_000);
+    await expect(resolveActor('required', bearer(forDeleted), deleted.ports)).rejects.toThrow(AuthenticationRequiredError);
   });
 });
 

@@ -7,8 +7,8 @@ import { openChat, type ChatMetrics } from '../chat.service.ts';
 export default defineRoute({
   params: agentIdParams,
   body: chatBody,
-  async run({ actor, params, body, platform, lineage, log }) {
-    const session = await openChat(requireUser(actor), params.agentId, body, { ...platform, log }, lineage);
+  async run({ actor, params, body, platform, lineage, log, request }) {
+    const session = await openChat(requireUser(actor), params.agentId, body, { ...platform, log }, lineage, request.baseUrl);
     let response = '';
     let metrics: ChatMetrics | null = null;
     for await (const event of session.run()) {

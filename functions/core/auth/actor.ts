@@ -1,7 +1,7 @@
 import { AccessDeniedError, AliasRequiredError, AuthenticationRequiredError } from '../errors.ts';
 
 /** How the caller proved who they are. */
-export type CredentialKind = 'user-token' | 'role-token' | 'secret-key' | 'identity-provider';
+export type CredentialKind = 'user-token' | 'role-token' | 'secret-key' | 'identity-provider' | 'run-token';
 
 /** An authenticated account, carried in the request context instead of loose user ids. */
 export interface UserActor {
@@ -14,7 +14,8 @@ export interface UserActor {
   readonly tokenId: string | null;
   /**
    * `full` may do everything the account may; `role` (role tokens) may run and read resources but
-   * not manage tokens, keys or the account, and runs receive only `roleKeys`.
+   * not manage tokens, keys or the account, and runs receive only `roleKeys` (all of the owner's
+   * keys when null: run tokens minted for the owner's own runs).
    */
   readonly scope: 'full' | 'role';
   readonly roleKeys: readonly string[] | null;

@@ -2,6 +2,7 @@ import type { AuthMode } from '../../../lib/manifest/types.ts';
 import { AccessDeniedError, AuthenticationRequiredError } from '../errors.ts';
 import { anonymous, type Actor, type UserActor } from './actor.ts';
 import type { AccountCredential, CredentialLookup, IdentityVerifier } from './credentials.ts';
+import { RUN_TOKEN_PREFIX, type RunTokens } from './run-token.ts';
 import { digestSecret, digestsEqual, isWellFormedSecret } from './secrets.ts';
 
 /** Skip rewriting `lastUsedAt` more often than this, so a busy token costs no extra write per request. */
@@ -16,6 +17,8 @@ export interface CredentialInput {
 export interface ResolveActorPorts {
   readonly credentials: CredentialLookup;
   readonly identity: IdentityVerifier | null;
+  /** Verifies the short-lived tokens runs use to call the platform; null where none are issued. */
+  readonly runTokens: RunTokens | null;
   readonly now: number;
 }
 
@@ -52,6 +55,7 @@ async function authenticate(input: CredentialInput, ports: ResolveActorPorts): P
 }
 
 async function authenticateBearer(token: string, ports: ResolveActorPorts): Promise<UserActor> {
+  if (token.startsWith(RUN_TOKEN_PREFIX)) return authenticateRunToken(token, ports);
   const kind = isWellFormedSecret('userToken', token) ? 'user' : isWellFormedSecret('roleToken', token) ? 'role' : null;
   if (kind === null) return authenticateSession(token, ports);
   const digest = digestSecret(token);
@@ -75,6 +79,14 @@ async function authenticateBearer(token: string, ports: ResolveActorPorts): Prom
     await ports.credentials.markTokenUsed(credential.tokenId, ports.now);
   }
   return toActor(account, kind === 'user' ? 'user-token' : 'role-token', credential.tokenId, credential.keys);
+}
+
+/** A run's credential: its owner, with the role scope (run and read) and the run's keys. */
+async function authenticateRunToken(token: string, ports: ResolveActorPorts): Promise<UserActor> {
+  const claims = ports.runTokens === null ? null : await ports.runTokens.verify(token);
+  if (claims === null) throw new AuthenticationRequiredError();
+  const account = await activeAccount(claims.userId, ports);
+  return { ...toActor(account, 'run-token', null, null), scope: 'role', roleKeys: claims.keys };
 }
 
 async function authenticateSession(token: string, ports: ResolveActorPorts): Promise<UserActor> {
@@ -103,7 +115,7 @@ function toActor(account: AccountCredential, via: UserActor['via'], tokenId: str
     kind: 'user',
     userId: account.userId,
     alias: account.alias,
-    isAdmin: account.isAdmin && via !== 'role-token',
+    isAdmin: account.isAdmin && via !== 'role-token' && via !== 'run-token',
     via,
     tokenId,
     scope: via === 'role-token' ? 'role' : 'full',

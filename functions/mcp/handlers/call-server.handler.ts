@@ -1,0 +1,13 @@
+import { defineRoute } from '../../core/http/route.ts';
+import { callMcpServer } from '../endpoint.service.ts';
+import { mcpQuery, serverIdParams } from '../mcp.schema.ts';
+
+/**
+ * `POST` and `GET {mcp_url}/mcp/{serverId}`: the MCP protocol. No body schema: the JSON-RPC body
+ * goes to the server as it came, and the response comes back raw.
+ */
+export default defineRoute({
+  params: serverIdParams,
+  query: mcpQuery,
+  run: ({ actor, params, query, request, platform, lineage, log, signal }) => callMcpServer(actor, { serverId: params.serverId }, query.version, request, { ...platform, log }, lineage, signal),
+});

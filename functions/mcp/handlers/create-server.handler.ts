@@ -1,0 +1,9 @@
+import { defineRoute } from '../../core/http/route.ts';
+import { createServerBody } from '../mcp.schema.ts';
+import { createServer } from '../mcp.service.ts';
+
+/** `POST /mcp-admin/create`: loads the source (400 if it does not load), writes version 1. */
+export default defineRoute({
+  body: createServerBody,
+  run: ({ actor, body, platform, request }) => createServer(actor, body, platform, request.baseUrl),
+});

@@ -1,0 +1,8 @@
+import { defineRoute } from '../../core/http/route.ts';
+import { serverIdParams } from '../mcp.schema.ts';
+import { getServer } from '../mcp.service.ts';
+
+export default defineRoute({
+  params: serverIdParams,
+  run: ({ actor, params, platform, request }) => getServer(actor, params.serverId, platform, request.baseUrl),
+});

@@ -1,0 +1,8 @@
+import { defineRoute } from '../../core/http/route.ts';
+import { versionParams } from '../mcp.schema.ts';
+import { getVersion } from '../mcp.service.ts';
+
+export default defineRoute({
+  params: versionParams,
+  run: ({ actor, params, platform }) => getVersion(actor, params.serverId, params.version, platform),
+});

@@ -1,0 +1,8 @@
+import { defineRoute } from '../../core/http/route.ts';
+import { listServersQuery } from '../mcp.schema.ts';
+import { listServers } from '../mcp.service.ts';
+
+export default defineRoute({
+  query: listServersQuery,
+  run: ({ actor, query, platform, request }) => listServers(actor, query, platform, request.baseUrl),
+});

@@ -1,0 +1,10 @@
+import { requireUser } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { updateServerBody } from '../mcp.schema.ts';
+import { updateServer } from '../mcp.service.ts';
+
+/** `PUT /mcp-admin/update`: a `sourceCode` writes version latest+1; other fields change in place. */
+export default defineRoute({
+  body: updateServerBody,
+  run: ({ actor, body, platform, request }) => updateServer(requireUser(actor), body, platform, request.baseUrl),
+});
