@@ -18,11 +18,17 @@ export function isRestApiRoute(route: RouteSpec): boolean {
  * Request headers a browser may send cross-origin: the CORS preflight answer of the local server,
  * the REST API and the streaming function URLs, so browsers see one platform.
  */
-export const CORS_ALLOWED_HEADERS: readonly string[] = ['authorization', 'content-type', 'x-svc-userid', 'x-svc-secretkey', 'x-svc-lineage'];
+export const CORS_ALLOWED_HEADERS: readonly string[] = [
+  'authorization',
+  'content-type',
+  'x-svc-userid',
+  'x-svc-secretkey',
+  'x-svc-lineage',
+  // Browser MCP clients send these after `initialize`.
+  'mcp-protocol-version',
+  'mcp-session-id',
+  'last-event-id',
+];
 
-/**
- * Response headers browsers may read cross-origin. The function URLs declare them in their CORS
- * configuration; functions/core/http/pipeline.ts (`commonHeaders`) still writes the same list as a
- * literal, and test/infra checks the two agree.
- */
-export const CORS_EXPOSED_HEADERS: readonly string[] = ['x-request-id', 'x-conversation-id', 'retry-after'];
+/** Response headers browsers may read cross-origin: every response and the function URLs declare the same list. */
+export const CORS_EXPOSED_HEADERS: readonly string[] = ['x-request-id', 'x-conversation-id', 'retry-after', 'x-mcp-server-version', 'mcp-session-id'];

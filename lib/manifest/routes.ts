@@ -2,6 +2,13 @@ import type { AuthMode, EnvelopeStyle, Host, HttpMethod, RouteSpec } from './typ
 
 const KIB = 1024;
 
+/**
+ * The SPEC's 900-second streaming chat, less a margin: Lambda stops a function at 900 s, so the
+ * platform's own timeout (which ends the stream with an error marker and records the run) must
+ * come first.
+ */
+const STREAMING_CHAT_TIMEOUT_SEC = 895;
+
 /** Authenticated agent-reference requests (chat): 60 a minute per caller, shared by the three chat routes. */
 const CHAT_RATE_LIMIT = { limit: 60, windowSec: 60, bucket: 'agent-chat' } as const;
 /** MCP endpoint requests (the SPEC leaves the rate open): 600 a minute per caller, by id and by slug together. */
@@ -75,8 +82,8 @@ export const routes: readonly RouteSpec[] = [
   route({ method: 'GET', path: '/agent/{agentId}/conversation/{conversationId}', area: 'agents', handler: 'get-conversation', auth: 'required', style: 'A' }),
   route({ method: 'GET', path: '/agent/{agentId}/conversations/{conversationId}', area: 'agents', handler: 'get-conversation-plural', auth: 'required', style: 'A' }),
   route({ method: 'POST', path: '/agent/{agentId}/chat', area: 'agents', handler: 'chat', auth: 'required', style: 'A', timeoutSec: 300, rateLimit: CHAT_RATE_LIMIT }),
-  route({ method: 'POST', path: '/agent/{agentId}/chat', host: 'stream', area: 'agents', handler: 'chat-stream', auth: 'required', style: 'A', mode: 'streaming', timeoutSec: 900, rateLimit: CHAT_RATE_LIMIT }),
-  route({ method: 'GET', path: '/agent/{agentId}/chat', host: 'stream', area: 'agents', handler: 'chat-browser', auth: 'required', style: 'A', mode: 'streaming', timeoutSec: 900, rateLimit: CHAT_RATE_LIMIT }),
+  route({ method: 'POST', path: '/agent/{agentId}/chat', host: 'stream', area: 'agents', handler: 'chat-stream', auth: 'required', style: 'A', mode: 'streaming', timeoutSec: STREAMING_CHAT_TIMEOUT_SEC, rateLimit: CHAT_RATE_LIMIT }),
+  route({ method: 'GET', path: '/agent/{agentId}/chat', host: 'stream', area: 'agents', handler: 'chat-browser', auth: 'required', style: 'A', mode: 'streaming', timeoutSec: STREAMING_CHAT_TIMEOUT_SEC, rateLimit: CHAT_RATE_LIMIT }),
 
   // Actions (SPEC 4.3): envelope A. Runs through the router stop at the 120-second gateway limit
   // (SPEC part 8: 504); the direct runtime routes and inline code honour the action's own timeout

@@ -263,11 +263,12 @@ describe('route validation', () => {
 });
 
 describe('shared HTTP facts', () => {
-  it('exposes the headers the pipeline writes, as the function URLs declare them', () => {
+  it('exposes to browsers the headers clients read: request id, conversation id, retry-after, MCP version', () => {
     // Act
-    const written = commonHeaders('r-1')['access-control-expose-headers'];
+    const written = (commonHeaders('r-1')['access-control-expose-headers'] ?? '').split(', ');
 
     // Assess
-    expect(written).toBe(CORS_EXPOSED_HEADERS.join(', '));
+    expect(written).toEqual(expect.arrayContaining(['x-request-id', 'x-conversation-id', 'retry-after', 'x-mcp-server-version']));
+    expect(written).toEqual([...CORS_EXPOSED_HEADERS]);
   });
 });

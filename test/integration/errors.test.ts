@@ -108,5 +108,7 @@ describe('error envelopes for bad input', () => {
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
     expect(res.headers.get('access-control-allow-headers')).toContain('authorization');
+    // Browser MCP clients send this after initialize.
+    expect(res.headers.get('access-control-allow-headers')).toContain('mcp-protocol-version');
   });
 });

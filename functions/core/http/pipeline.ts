@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { RouteSpec } from '../../../lib/manifest/types.ts';
 import type { Platform } from '../../platform.ts';
+import { CORS_EXPOSED_HEADERS } from '../../../lib/manifest/http.ts';
 import { anonymous, type Actor } from '../auth/actor.ts';
 import { resolveActor } from '../auth/resolve-actor.ts';
 import { MalformedJsonError, PayloadTooLargeError, TimeoutError, UnsupportedContentTypeError, ValidationError } from '../errors.ts';
@@ -27,7 +28,7 @@ export function commonHeaders(requestId: string): Record<string, string> {
     'x-request-id': requestId,
     'cache-control': 'no-store',
     'access-control-allow-origin': '*',
-    'access-control-expose-headers': 'x-request-id, x-conversation-id, retry-after',
+    'access-control-expose-headers': CORS_EXPOSED_HEADERS.join(', '),
   };
 }
 
