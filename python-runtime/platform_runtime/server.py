@@ -323,10 +323,13 @@ def _signal_name(sig: int | None) -> str:
 class InvocationRun:
     """Drives one invocation and yields the events for the HTTP response."""
 
-    def __init__(self, runtime: "Runtime", req: dict, send) -> None:
+    def __init__(self, runtime: "Runtime", req: dict, send, client: socket.socket | None = None) -> None:
         self.runtime = runtime
         self.req = req
         self.send = send  # callable(event dict); raises OSError when the client is gone
+        # Watched while the run is silent: a caller that hangs up stops the run at once, not at
+        # its next event or its timeout (the platform aborts runs when a chat client goes away).
+        self.client = client
         self.failure_code = "AGENT_EXECUTION_FAILED" if req["kind"] == "agent" else "HANDLER_ERROR"
         self.saw_error = False
         self.saw_result = False
@@ -388,15 +391,24 @@ class InvocationRun:
         timed_out = over_limit = False
         poller = select.poll()  # not select(): descriptors may exceed FD_SETSIZE
         poller.register(ev_r, select.POLLIN)
+        client_fd = self.client.fileno() if self.client is not None else -1
+        if client_fd >= 0:
+            poller.register(client_fd, select.POLLIN | select.POLLHUP | select.POLLERR | getattr(select, "POLLRDHUP", 0))
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 timed_out = True
                 break
             ready = poller.poll(min(remaining, 1.0) * 1000)
+            if client_fd >= 0 and any(fd == client_fd for fd, _ in ready):
+                if self._client_hung_up():
+                    self.client_gone = True
+                else:  # unexpected data from the caller: stop watching rather than spin on it
+                    poller.unregister(client_fd)
+                    client_fd = -1
             if self.client_gone:
                 break
-            if not ready:
+            if not any(fd == ev_r for fd, _ in ready):
                 continue
             chunk = os.read(ev_r, 1 << 16)
             if not chunk:
@@ -431,6 +443,16 @@ class InvocationRun:
                     "maxRssKb": info.get("maxRssKb", 0), "exitCode": info.get("exitCode"),
                     "signal": _signal_name(info["signal"]) if info.get("signal") else None,
                     "sandbox": self.sandbox_report})
+
+    def _client_hung_up(self) -> bool:
+        """True when the caller closed its end. The request body was read in full before the run,
+        so anything readable now is either end-of-stream or a pipelined request (left unread)."""
+        try:
+            return self.client.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True
 
     def _child_line(self, line: bytes) -> None:
         if not line.strip():
@@ -637,7 +659,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("X-Accel-Buffering", "no")
             self.send_header("X-Request-Id", req["requestId"])
             self.end_headers()
-            run = InvocationRun(rt, req, self._send_event)
+            run = InvocationRun(rt, req, self._send_event, self.connection)
             try:
                 run.run()
             except Exception as exc:  # a bug here must still end the stream properly

@@ -239,6 +239,29 @@ class LimitsAndCrashesTest(unittest.TestCase):
         self.assertLess(elapsed, 5)
         self.assertGreaterEqual(events[-1]["durationMs"], 700)
 
+    def test_a_caller_hanging_up_stops_a_silent_run(self) -> None:
+        # Prepare: a run that writes once, then stays silent for 30 s
+        stream = self.server.stream({"kind": "agent", "source": SLEEPING, "prompt": "30", "timeoutMs": 60_000})
+        pid = None
+        for _at, event in stream:
+            if event["type"] == "start":
+                pid = event["pid"]
+            if event["type"] == "text":
+                break
+        self.assertIsNotNone(pid)
+        # Act: hang up (closing the generator closes the connection)
+        stream.close()
+        # Assess: the child is gone long before its 30 s are up (bounded wait on the process itself)
+        gone_by = time.monotonic() + 10
+        while time.monotonic() < gone_by:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        with self.assertRaises(ProcessLookupError):
+            os.kill(pid, 0)
+
     def test_memory_limit(self) -> None:
         source = agent_doing("data = bytearray(int(prompt) * 1024 * 1024)\nresult = len(data)")
         events = self.server.agent(source, "512", memoryMb=64)
