@@ -1,6 +1,6 @@
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { decodeCursor, encodeCursor, type Page } from '../core/db/cursor.ts';
-import { isConditionFailed, type Db } from '../core/db/dynamo.ts';
+import { isConditionFailed, type Db, writeIf } from '../core/db/dynamo.ts';
 import { ValidationError } from '../core/errors.ts';
 import type { ActionRecord, ActionStatus } from './action.schema.ts';
 
@@ -153,13 +153,7 @@ export function createActionStore(db: Db): ActionStore {
       return (out.Item as ActionRecord | undefined) ?? null;
     },
     async create(action) {
-      try {
-        await db.doc.send(new PutCommand({ TableName: table, Item: withListing(action), ConditionExpression: 'attribute_not_exists(actionId)' }));
-        return true;
-      } catch (error) {
-        if (isConditionFailed(error)) return false;
-        throw error;
-      }
+      return writeIf(db.doc.send(new PutCommand({ TableName: table, Item: withListing(action), ConditionExpression: 'attribute_not_exists(actionId)' })));
     },
     async update(current, changes, now) {
       const item = withListing({ ...current, ...changes, actionId: current.actionId, ownerId: current.ownerId, updatedAt: now });
@@ -172,13 +166,9 @@ export function createActionStore(db: Db): ActionStore {
       }
     },
     async delete(actionId, ownerId) {
-      try {
-        await db.doc.send(new DeleteCommand({ TableName: table, Key: { actionId }, ConditionExpression: 'ownerId = :owner', ExpressionAttributeValues: { ':owner': ownerId } }));
-        return true;
-      } catch (error) {
-        if (isConditionFailed(error)) return false;
-        throw error;
-      }
+      return writeIf(
+        db.doc.send(new DeleteCommand({ TableName: table, Key: { actionId }, ConditionExpression: 'ownerId = :owner', ExpressionAttributeValues: { ':owner': ownerId } })),
+      );
     },
     async countByOwner(ownerId) {
       let count = 0;

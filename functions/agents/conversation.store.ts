@@ -1,6 +1,6 @@
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { BlobStore } from '../core/blobs.ts';
-import { isConditionFailed, type Db } from '../core/db/dynamo.ts';
+import { writeIf, type Db } from '../core/db/dynamo.ts';
 import type { ConversationRecord, StoredMessage } from './conversation.schema.ts';
 
 /** Messages beyond this serialized size live in the blob store, keeping items far from 400 KB. */
@@ -46,8 +46,8 @@ export function createConversationStore(db: Db, blobs: BlobStore): ConversationS
         await blobs.put(messagesKey, serialized, 'application/json');
       }
       const item: ConversationRecord = { ...conversation, messages: messagesKey === null ? messages : null, messagesKey };
-      try {
-        await db.doc.send(
+      return writeIf(
+        db.doc.send(
           new PutCommand({
             TableName: table,
             Item: item,
@@ -55,12 +55,8 @@ export function createConversationStore(db: Db, blobs: BlobStore): ConversationS
               ? { ConditionExpression: 'attribute_not_exists(conversationId)' }
               : { ConditionExpression: 'updatedAt = :expected', ExpressionAttributeValues: { ':expected': expectedUpdatedAt } }),
           }),
-        );
-        return true;
-      } catch (error) {
-        if (isConditionFailed(error)) return false;
-        throw error;
-      }
+        ),
+      );
     },
     listByUser: (userId, limit) => list('byUser', 'userId', userId, limit),
     listByUserAndAgent: (userId, agentId, limit) => list('byUserAgent', 'userAgent', `${userId}#${agentId}`, limit),

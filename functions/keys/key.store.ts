@@ -1,5 +1,5 @@
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { isConditionFailed, type Db } from '../core/db/dynamo.ts';
+import { writeIf, type Db } from '../core/db/dynamo.ts';
 import type { KeyRecord } from './key.schema.ts';
 
 /** An owner's sealed keys: one item per (user, service name). */
@@ -35,13 +35,9 @@ export function createKeyStore(db: Db): KeyStore {
       await db.doc.send(new PutCommand({ TableName: table, Item: record }));
     },
     async delete(userId, serviceName) {
-      try {
-        await db.doc.send(new DeleteCommand({ TableName: table, Key: { userId, serviceName }, ConditionExpression: 'attribute_exists(serviceName)' }));
-        return true;
-      } catch (error) {
-        if (isConditionFailed(error)) return false;
-        throw error;
-      }
+      return writeIf(
+        db.doc.send(new DeleteCommand({ TableName: table, Key: { userId, serviceName }, ConditionExpression: 'attribute_exists(serviceName)' })),
+      );
     },
   };
 }

@@ -1,7 +1,7 @@
 import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { BlobStore } from '../core/blobs.ts';
 import type { Clock } from '../core/clock.ts';
-import { isConditionFailed, type Db } from '../core/db/dynamo.ts';
+import { isConditionFailed, type Db, writeIf } from '../core/db/dynamo.ts';
 import { ConflictError } from '../core/errors.ts';
 import { sha256Hex } from '../core/ids.ts';
 import { INLINE_SOURCE_BYTES, MAX_SERVERS_PER_OWNER, type McpServerRecord, type McpVersion, type McpVersionRecord, type McpVersionSummary } from './mcp.schema.ts';
@@ -177,13 +177,9 @@ export function createMcpServerStore(db: Db, blobs: BlobStore, clock: Clock): Mc
 
   /** False when version `item.version` already exists. */
   async function putVersion(item: McpVersionRecord): Promise<boolean> {
-    try {
-      await db.doc.send(new PutCommand({ TableName: versions, Item: item, ConditionExpression: 'attribute_not_exists(serverId)' }));
-      return true;
-    } catch (error) {
-      if (isConditionFailed(error)) return false;
-      throw error;
-    }
+    return writeIf(
+      db.doc.send(new PutCommand({ TableName: versions, Item: item, ConditionExpression: 'attribute_not_exists(serverId)' })),
+    );
   }
 
   async function highestVersion(serverId: string): Promise<McpVersionSummary | null> {

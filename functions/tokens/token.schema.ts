@@ -2,18 +2,26 @@ import { z } from 'zod';
 
 export const MAX_ACTIVE_TOKENS = 50;
 
-const tokenName = z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters');
+export const tokenName = z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters');
 export const tokenIdSchema = z.string().regex(/^tok_[0-9A-Za-z]{21}$/, 'is not a token id');
 
+/** How long a token lives, for both token kinds: omit both fields for a token that never expires. */
+export const tokenExpiry = {
+  /** Days until the token stops working. */
+  expiresInDays: z.number().int().min(1).max(3650).optional(),
+  /** Epoch milliseconds; alternative to expiresInDays. */
+  expiresAt: z.number().int().positive().optional(),
+};
+
+export function oneExpiryAtMost(body: { expiresInDays?: number | undefined; expiresAt?: number | undefined }): boolean {
+  return body.expiresInDays === undefined || body.expiresAt === undefined;
+}
+
+export const ONE_EXPIRY_MESSAGE = { message: 'give expiresInDays or expiresAt, not both' };
+
 export const createTokenBody = z
-  .object({
-    name: tokenName.default('default'),
-    /** Days until the token stops working; omit (with expiresAt) for a token that never expires. */
-    expiresInDays: z.number().int().min(1).max(3650).optional(),
-    /** Epoch milliseconds; alternative to expiresInDays. */
-    expiresAt: z.number().int().positive().optional(),
-  })
-  .refine((b) => b.expiresInDays === undefined || b.expiresAt === undefined, { message: 'give expiresInDays or expiresAt, not both' });
+  .object({ name: tokenName.default('default'), ...tokenExpiry })
+  .refine(oneExpiryAtMost, ONE_EXPIRY_MESSAGE);
 
 export const listTokensQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),

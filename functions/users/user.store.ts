@@ -1,6 +1,6 @@
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { decodeCursor, encodeCursor, type Page } from '../core/db/cursor.ts';
-import { isConditionFailed, type Db } from '../core/db/dynamo.ts';
+import { isConditionFailed, type Db, writeIf } from '../core/db/dynamo.ts';
 import type { UserRecord } from './user.schema.ts';
 
 export interface AliasClaim {
@@ -35,13 +35,9 @@ export function createUserStore(db: Db): UserStore {
       return (out.Item as UserRecord | undefined) ?? null;
     },
     async create(user) {
-      try {
-        await db.doc.send(new PutCommand({ TableName: users, Item: user, ConditionExpression: 'attribute_not_exists(userId)' }));
-        return true;
-      } catch (error) {
-        if (isConditionFailed(error)) return false;
-        throw error;
-      }
+      return writeIf(
+        db.doc.send(new PutCommand({ TableName: users, Item: user, ConditionExpression: 'attribute_not_exists(userId)' })),
+      );
     },
     async list(limit, cursor) {
       const out = await db.doc.send(
@@ -57,20 +53,16 @@ export function createUserStore(db: Db): UserStore {
       return { items: (out.Items ?? []) as UserRecord[], nextCursor: encodeCursor(out.LastEvaluatedKey) };
     },
     async claimAlias(claim) {
-      try {
-        await db.doc.send(
+      return writeIf(
+        db.doc.send(
           new PutCommand({
             TableName: aliases,
             Item: claim,
             ConditionExpression: 'attribute_not_exists(alias) OR userId = :u',
             ExpressionAttributeValues: { ':u': claim.userId },
           }),
-        );
-        return true;
-      } catch (error) {
-        if (isConditionFailed(error)) return false;
-        throw error;
-      }
+        ),
+      );
     },
     async getAliasClaim(alias) {
       const out = await db.doc.send(new GetCommand({ TableName: aliases, Key: { alias }, ConsistentRead: true }));
@@ -91,8 +83,8 @@ export function createUserStore(db: Db): UserStore {
       }
     },
     async setAlias(userId, alias, expected, now) {
-      try {
-        await db.doc.send(
+      return writeIf(
+        db.doc.send(
           new UpdateCommand({
             TableName: users,
             Key: { userId },
@@ -100,12 +92,8 @@ export function createUserStore(db: Db): UserStore {
             ConditionExpression: expected === null ? 'attribute_exists(userId) AND (attribute_not_exists(alias) OR alias = :null)' : 'alias = :expected',
             ExpressionAttributeValues: { ':a': alias, ':now': now, ...(expected === null ? { ':null': null } : { ':expected': expected }) },
           }),
-        );
-        return true;
-      } catch (error) {
-        if (isConditionFailed(error)) return false;
-        throw error;
-      }
+        ),
+      );
     },
     async updateProfile(userId, fields, now) {
       const names: Record<string, string> = {};

@@ -26,6 +26,21 @@ export function createDb(config: Pick<Config, 'AWS_REGION' | 'TABLE_PREFIX' | 'D
   return { doc, table: (name) => physicalTableName(config.TABLE_PREFIX, name) };
 }
 
+/**
+ * Runs a conditional write: true when it was applied, false when its condition did not hold (the
+ * invariant said no), any other failure rethrown. The one place that turns "condition failed" into
+ * an answer.
+ */
+export async function writeIf(write: Promise<unknown>): Promise<boolean> {
+  try {
+    await write;
+    return true;
+  } catch (error) {
+    if (isConditionFailed(error)) return false;
+    throw error;
+  }
+}
+
 /** True for the error DynamoDB returns when a ConditionExpression does not hold. */
 export function isConditionFailed(error: unknown): boolean {
   return error instanceof Error && error.name === 'ConditionalCheckFailedException';
