@@ -1,8 +1,8 @@
 /**
  * The local McpRuntime adapter (`npm start`): one MCP host process (mcp-host/host.mjs) per tenant,
  * started on first use (concurrent first calls share one start), kept warm, restarted after it
- * dies, stopped when idle, and at most `maxProcesses` at once. Its lifecycle is the Python
- * runtime's (local-compute.ts), whose process-group helpers it reuses.
+ * dies, stopped when idle, and at most `maxProcesses` at once. That supervision is
+ * process-pool.ts's, shared with the Python runtime (local-compute.ts).
  *
  * A host is plain Node, started with:
  * - `--max-old-space-size` from `memoryMb`: a server that runs out of memory ends its own process;
@@ -18,15 +18,12 @@
  * Each host takes a random bearer token on stdin and refuses requests without it, so the code of
  * one tenant cannot call another tenant's host on the loopback interface.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import http from 'node:http';
 import { dirname, join } from 'node:path';
-import { createInterface, type Interface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../core/logger.ts';
-import { readBody, signalGroup, waitForGroupGone, type ProcessExitReason } from './local-compute.ts';
 import {
   handlePayload,
   HostProtocolError,
@@ -39,6 +36,8 @@ import {
   parseInspection,
 } from './mcp-protocol.ts';
 import type { McpHttpRequest, McpHttpResponse, McpInspection, McpRuntime, McpSource } from './mcp-runtime.ts';
+import { createProcessPool, inheritedEnv, launch, post, readBody } from './process-pool.ts';
+import type { ExitStatus, PoolExitReason, PooledProcess, PoolProcess, SupervisedProcesses } from './process-pool.ts';
 
 export { McpRuntimeUnavailableError } from './mcp-protocol.ts';
 
@@ -97,57 +96,27 @@ export interface McpProcessInfo {
 }
 
 /** Why a host stopped: as the Python runtime's, plus `unresponsive` (killed by the watchdog). */
-export type McpProcessExitReason = ProcessExitReason | 'unresponsive';
+export type McpProcessExitReason = PoolExitReason | 'unresponsive';
 
-export interface McpProcessExit {
+/** Reported to `onProcessExit` listeners once a host (and its group) has gone. */
+export interface McpProcessExit extends ExitStatus {
   readonly tenantId: string;
   readonly pid: number;
   readonly reason: McpProcessExitReason;
-  readonly code: number | null;
-  readonly signal: NodeJS.Signals | null;
 }
 
 /** The local adapter: the McpRuntime port plus what its owner and its tests need. */
-export interface LocalMcpRuntime extends McpRuntime {
-  /** The live hosts (starting ones are only counted). */
-  stats(): { readonly processes: readonly McpProcessInfo[]; readonly starting: number };
-  /** Calls `listener` after each host exit; returns a function that removes the listener. */
-  onProcessExit(listener: (exit: McpProcessExit) => void): () => void;
-  /** Stops every host and waits until they are gone. Later calls fail cleanly. */
-  close(): Promise<void>;
-}
+export interface LocalMcpRuntime extends McpRuntime, SupervisedProcesses<McpProcessInfo, McpProcessExit> {}
 
-interface HostExit {
-  readonly code: number | null;
-  readonly signal: NodeJS.Signals | null;
-}
-
-interface HostProcess {
+/** A host as the pool holds it. */
+interface Host extends PoolProcess {
   readonly tenantId: string;
-  readonly child: ChildProcess;
-  readonly pid: number;
-  readonly port: number;
   readonly authorization: string;
-  readonly agent: http.Agent;
-  readonly startedAt: number;
-  lastUsedAt: number;
-  activeRequests: number;
-  idleTimer: NodeJS.Timeout | null;
-  stopReason: McpProcessExitReason | null;
   /** What the host's stderr said about its end (V8 prints "heap out of memory" before aborting). */
   readonly stderr: { outOfMemory: boolean };
-  /** Set once the host has exited. */
-  exit: HostExit | null;
-  /** Resolves when the host has exited (before its group is checked). */
-  readonly exited: Promise<HostExit>;
-  /** Resolves once the host has exited, its group is gone and the listeners were told. */
-  readonly gone: Promise<void>;
 }
 
-interface Slot {
-  starting: Promise<HostProcess>;
-  process: HostProcess | null;
-}
+type HostProcess = PooledProcess<Host, 'unresponsive'>;
 
 /** How one exchange with a host ended. */
 type Outcome =
@@ -174,65 +143,21 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
     permissions: options.permissions ?? true,
   };
   const logger = options.logger;
-  const slots = new Map<string, Slot>();
-  const livePids = new Set<number>();
-  const exitListeners = new Set<(exit: McpProcessExit) => void>();
+  const unavailable = (message: string) => new McpRuntimeUnavailableError(message);
+  const pool = createProcessPool<Host, 'unresponsive', McpProcessInfo, McpProcessExit>({
+    start: startHost,
+    idleTimeoutMs: settings.idleTimeoutMs,
+    maxProcesses: settings.maxProcesses,
+    unavailable,
+    describe: ({ handle: { tenantId, pid, port }, active, startedAt, lastUsedAt }) => ({ tenantId, pid, port, activeRequests: active, startedAt, lastUsedAt }),
+    describeExit: ({ handle: { tenantId, pid }, reason, code, signal }) => ({ tenantId, pid, reason, code, signal }),
+    messages: {
+      closed: 'the local MCP runtime is closed',
+      busy: `all ${settings.maxProcesses} MCP host processes are busy; try again when a request has finished`,
+      stopped: 'the MCP host process stopped before it could be used',
+    },
+  });
   let nodeArguments: string[] | null = null;
-  let closed = false;
-
-  // Last resort when the platform exits without close(): no host outlives it. (A host whose
-  // platform was killed outright exits by itself when its stdin ends.)
-  const killAllOnExit = () => {
-    for (const pid of livePids) signalGroup(pid, 'SIGKILL');
-  };
-  process.on('exit', killAllOnExit);
-
-  function notifyExit(exit: McpProcessExit): void {
-    for (const listener of exitListeners) {
-      try {
-        listener(exit);
-      } catch {
-        // a listener's failure must not disturb the supervisor
-      }
-    }
-  }
-
-  function forget(proc: HostProcess): void {
-    const slot = slots.get(proc.tenantId);
-    if (slot?.process === proc) slots.delete(proc.tenantId);
-  }
-
-  function armIdleTimer(proc: HostProcess): void {
-    clearIdleTimer(proc);
-    proc.idleTimer = setTimeout(() => {
-      if (proc.activeRequests === 0) void stopProcess(proc, 'idle');
-    }, settings.idleTimeoutMs);
-    proc.idleTimer.unref();
-  }
-
-  /** Stops a host: SIGTERM to its group, SIGKILL after 3 s (at once when it is unresponsive). */
-  function stopProcess(proc: HostProcess, reason: McpProcessExitReason): Promise<void> {
-    if (proc.exit !== null || proc.stopReason !== null) return proc.gone;
-    proc.stopReason = reason;
-    clearIdleTimer(proc);
-    forget(proc);
-    signalGroup(proc.pid, reason === 'unresponsive' ? 'SIGKILL' : 'SIGTERM');
-    const escalate = setTimeout(() => signalGroup(proc.pid, 'SIGKILL'), 3000);
-    escalate.unref();
-    return proc.gone.finally(() => clearTimeout(escalate));
-  }
-
-  /** Makes room for one more host by stopping the least recently used idle one. */
-  function makeRoom(): void {
-    if (slots.size < settings.maxProcesses) return;
-    let victim: HostProcess | null = null;
-    for (const slot of slots.values()) {
-      const proc = slot.process;
-      if (proc && proc.activeRequests === 0 && proc.stopReason === null && (victim === null || proc.lastUsedAt < victim.lastUsedAt)) victim = proc;
-    }
-    if (victim === null) throw new McpRuntimeUnavailableError(`all ${settings.maxProcesses} MCP host processes are busy; try again when a request has finished`);
-    void stopProcess(victim, 'evicted');
-  }
 
   function argumentsForNode(): string[] {
     nodeArguments ??= [
@@ -251,7 +176,7 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
     return nodeArguments;
   }
 
-  async function startProcess(tenantId: string): Promise<HostProcess> {
+  async function startHost(tenantId: string): Promise<Host> {
     const token = randomBytes(32).toString('base64url');
     const child = spawn(settings.node, argumentsForNode(), {
       cwd: dirname(settings.hostScript),
@@ -260,115 +185,24 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
       // Its own process group, so stopping it stops anything it might have started.
       detached: true,
     });
-    if (child.pid !== undefined) livePids.add(child.pid);
-    // The token is the first line; stdin then stays open, and its end tells the host to exit.
+    // The token is the first line; stdin then stays open, and its end tells the host to exit (so a
+    // host whose platform was killed outright, with no chance to stop it, exits by itself).
     child.stdin!.on('error', () => {});
     child.stdin!.write(`${token}\n`);
     const stderr = { outOfMemory: false };
-    const stderrTail: string[] = [];
-    createInterface({ input: child.stderr! }).on('line', (line) => {
-      stderrTail.push(line);
-      if (stderrTail.length > 20) stderrTail.shift();
-      if (line.includes('heap out of memory')) stderr.outOfMemory = true;
-      logger?.warn('mcp host stderr', { tenantId, pid: child.pid, line });
+    const { pid, port, agent, exited, stdout } = await launch(child, {
+      name: 'the MCP host',
+      startTimeoutMs: settings.startTimeoutMs,
+      spawnFailed: (error) => `the MCP host could not be started with ${settings.node} (${error.message})`,
+      unavailable,
+      onStderr: (line) => {
+        if (line.includes('heap out of memory')) stderr.outOfMemory = true;
+        logger?.warn('mcp host stderr', { tenantId, pid: child.pid, line });
+      },
     });
-    const exited = new Promise<HostExit>((resolve) => {
-      child.once('exit', (code, signal) => resolve({ code, signal }));
-      // A spawn failure emits 'error' and no 'exit'; later errors (a failed kill) change nothing.
-      child.on('error', () => resolve({ code: null, signal: null }));
-    });
-    const stdoutLines = createInterface({ input: child.stdout! });
-    let port: number;
-    try {
-      port = await waitForListening(child, stdoutLines, exited, stderrTail, settings);
-    } catch (error) {
-      if (child.pid !== undefined) {
-        signalGroup(child.pid, 'SIGKILL');
-        await exited;
-        await waitForGroupGone(child.pid);
-        livePids.delete(child.pid);
-      }
-      child.stdin?.destroy();
-      throw error;
-    }
     // Later stdout lines are the servers' console output.
-    stdoutLines.on('line', (line) => logger?.info('mcp server output', { tenantId, pid: child.pid, line }));
-    const now = Date.now();
-    const proc: HostProcess = {
-      tenantId,
-      child,
-      pid: child.pid!,
-      port,
-      authorization: `Bearer ${token}`,
-      agent: new http.Agent({ keepAlive: true, maxFreeSockets: 8 }),
-      startedAt: now,
-      lastUsedAt: now,
-      activeRequests: 0,
-      idleTimer: null,
-      stopReason: null,
-      stderr,
-      exit: null,
-      exited: exited.then((exit) => {
-        proc.exit = exit;
-        return exit;
-      }),
-      gone: exited.then((exit) => afterExit(proc, exit)),
-    };
-    return proc;
-  }
-
-  /** Cleans up after a host exited, however it happened, and tells the listeners. */
-  async function afterExit(proc: HostProcess, exit: HostExit): Promise<void> {
-    proc.exit = exit;
-    clearIdleTimer(proc);
-    forget(proc);
-    proc.agent.destroy();
-    proc.child.stdin?.destroy();
-    signalGroup(proc.pid, 'SIGKILL');
-    await waitForGroupGone(proc.pid);
-    livePids.delete(proc.pid);
-    notifyExit({ tenantId: proc.tenantId, pid: proc.pid, reason: proc.stopReason ?? 'crashed', code: exit.code, signal: exit.signal });
-  }
-
-  /** The running host of `tenantId`, started (once, however many callers wait) if there is none. */
-  async function acquire(tenantId: string): Promise<HostProcess> {
-    for (let attempt = 0; ; attempt++) {
-      if (closed) throw new McpRuntimeUnavailableError('the local MCP runtime is closed');
-      let slot = slots.get(tenantId);
-      if (!slot) {
-        makeRoom();
-        const starting = startProcess(tenantId).then(
-          (proc) => {
-            created.process = proc;
-            if (closed) void stopProcess(proc, 'closed');
-            return proc;
-          },
-          (error: unknown) => {
-            if (slots.get(tenantId) === created) slots.delete(tenantId);
-            throw error;
-          },
-        );
-        const created: Slot = { starting, process: null };
-        slots.set(tenantId, created);
-        slot = created;
-      }
-      const proc = await slot.starting;
-      if (proc.exit === null && proc.stopReason === null) {
-        proc.activeRequests++;
-        proc.lastUsedAt = Date.now();
-        clearIdleTimer(proc);
-        return proc;
-      }
-      // It died or is being stopped between start and use: take a fresh one (once).
-      if (attempt >= 1) throw new McpRuntimeUnavailableError('the MCP host process stopped before it could be used');
-      forget(proc);
-    }
-  }
-
-  function release(proc: HostProcess): void {
-    proc.activeRequests--;
-    proc.lastUsedAt = Date.now();
-    if (proc.activeRequests === 0 && proc.exit === null && proc.stopReason === null) armIdleTimer(proc);
+    stdout.on('line', (line) => logger?.info('mcp server output', { tenantId, pid: child.pid, line }));
+    return { tenantId, pid, port, agent, exited, authorization: `Bearer ${token}`, stderr, dispose: () => child.stdin?.destroy() };
   }
 
   /** One POST to a host, classified. A host that misses the watchdog deadline is killed. */
@@ -378,14 +212,14 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
     timer.unref();
     const combined = signal ? AbortSignal.any([watchdog.signal, signal]) : watchdog.signal;
     try {
-      const response = await post(proc, path, body, combined);
+      const { response } = await post(proc.handle, path, body, combined, { authorization: proc.handle.authorization });
       const text = await readBody(response, MAX_ANSWER_BYTES);
       if (response.statusCode !== 200) return { kind: 'failed', detail: `the MCP host answered ${response.statusCode}: ${text.slice(0, 300)}` };
       return { kind: 'answer', value: JSON.parse(text) };
     } catch (error) {
       if (watchdog.signal.aborted) {
-        logger?.warn('mcp host unresponsive; killing it', { tenantId: proc.tenantId, pid: proc.pid, timeoutMs });
-        void stopProcess(proc, 'unresponsive');
+        logger?.warn('mcp host unresponsive; killing it', { tenantId: proc.handle.tenantId, pid: proc.handle.pid, timeoutMs });
+        void pool.stop(proc, 'unresponsive', 'SIGKILL');
         return { kind: 'timeout' };
       }
       if (signal?.aborted) return { kind: 'cancelled' };
@@ -404,7 +238,7 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
     for (let attempt = 0; ; attempt++) {
       let proc: HostProcess;
       try {
-        proc = await acquire(tenantId);
+        proc = await pool.acquire(tenantId);
       } catch (error) {
         throw error instanceof McpRuntimeUnavailableError ? error : new McpRuntimeUnavailableError(messageOf(error));
       }
@@ -431,7 +265,7 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
             throw new McpRuntimeUnavailableError(outcome.detail);
         }
       } finally {
-        release(proc);
+        pool.release(proc);
       }
     }
   }
@@ -449,7 +283,7 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
       if (signal?.aborted) return jsonRpcErrorResponse(499, id, MCP_ERROR_CODE.connectionClosed, 'the request was cancelled');
       let proc: HostProcess;
       try {
-        proc = await acquire(tenantId);
+        proc = await pool.acquire(tenantId);
       } catch (error) {
         return jsonRpcErrorResponse(503, id, MCP_ERROR_CODE.connectionClosed, `the MCP runtime is unavailable: ${messageOf(error)}`);
       }
@@ -479,65 +313,17 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
             return jsonRpcErrorResponse(502, id, MCP_ERROR_CODE.internalError, outcome.detail);
         }
       } finally {
-        release(proc);
+        pool.release(proc);
       }
     }
   }
 
-  function stats() {
-    const processes: McpProcessInfo[] = [];
-    let starting = 0;
-    for (const slot of slots.values()) {
-      const proc = slot.process;
-      if (proc === null) starting++;
-      else {
-        processes.push({
-          tenantId: proc.tenantId,
-          pid: proc.pid,
-          port: proc.port,
-          activeRequests: proc.activeRequests,
-          startedAt: proc.startedAt,
-          lastUsedAt: proc.lastUsedAt,
-        });
-      }
-    }
-    return { processes, starting };
-  }
-
-  async function close(): Promise<void> {
-    closed = true;
-    const pending = [...slots.values()].map(async (slot) => {
-      try {
-        await stopProcess(await slot.starting, 'closed');
-      } catch {
-        // a host that failed to start has already been cleaned up
-      }
-    });
-    await Promise.all(pending);
-    process.off('exit', killAllOnExit);
-  }
-
-  return {
-    inspect,
-    handle,
-    stats,
-    close,
-    onProcessExit(listener) {
-      exitListeners.add(listener);
-      return () => exitListeners.delete(listener);
-    },
-  };
+  return { inspect, handle, stats: pool.stats, onProcessExit: pool.onProcessExit, close: pool.close };
 }
 
 /** A host's whole environment: a few basics, never the platform's own variables. */
 export function hostEnv(parent: NodeJS.ProcessEnv): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const name of INHERITED_ENV) {
-    const value = parent[name];
-    if (value !== undefined && value !== '') env[name] = value;
-  }
-  env.LANG ??= 'C.UTF-8';
-  return env;
+  return inheritedEnv(parent, INHERITED_ENV);
 }
 
 /**
@@ -587,82 +373,18 @@ function findPackageDir(name: string, fromDir: string): string | null {
   }
 }
 
-/** Resolves with the port from the host's `listening` line; rejects with a message a user can act on. */
-function waitForListening(
-  child: ChildProcess,
-  lines: Interface,
-  exited: Promise<HostExit>,
-  stderrTail: readonly string[],
-  settings: { node: string; startTimeoutMs: number },
-): Promise<number> {
-  return new Promise<number>((resolve, reject) => {
-    const tail = () => (stderrTail.length > 0 ? `: ${stderrTail.slice(-5).join(' | ')}` : '');
-    const timer = setTimeout(() => finish(new McpRuntimeUnavailableError(`the MCP host did not start within ${settings.startTimeoutMs} ms${tail()}`)), settings.startTimeoutMs);
-    const finish = (outcome: number | Error) => {
-      clearTimeout(timer);
-      lines.removeAllListeners('line');
-      if (typeof outcome === 'number') resolve(outcome);
-      else reject(outcome);
-    };
-    lines.once('line', (line) => {
-      const port = listeningPort(line);
-      if (port === null) finish(new McpRuntimeUnavailableError(`the MCP host printed an unexpected first line: ${line.slice(0, 200)}`));
-      else finish(port);
-    });
-    child.once('error', (error) => finish(new McpRuntimeUnavailableError(`the MCP host could not be started with ${settings.node} (${error.message})`)));
-    void exited.then(({ code, signal }) => {
-      // Give the stderr reader a moment to take in the last lines, which usually say why.
-      setTimeout(() => finish(new McpRuntimeUnavailableError(`the MCP host exited during start (${signal ?? `code ${code}`})${tail()}`)), 50);
-    });
-  });
-}
-
-function listeningPort(line: string): number | null {
-  try {
-    const parsed: unknown = JSON.parse(line);
-    if (typeof parsed !== 'object' || parsed === null) return null;
-    const { event, port } = parsed as { event?: unknown; port?: unknown };
-    return event === 'listening' && typeof port === 'number' ? port : null;
-  } catch {
-    return null;
-  }
-}
-
-/** Sends one POST and resolves once the response headers are in. */
-function post(proc: HostProcess, path: string, body: string, signal: AbortSignal): Promise<http.IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    const request = http.request({
-      agent: proc.agent,
-      host: '127.0.0.1',
-      port: proc.port,
-      method: 'POST',
-      path,
-      headers: { authorization: proc.authorization, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      signal,
-    });
-    request.on('error', reject);
-    request.once('response', resolve);
-    request.end(body);
-  });
-}
-
 /** The host's exit, if it comes within `ms` (a dropped connection may precede the exit event). */
-async function exitWithin(proc: HostProcess, ms: number): Promise<HostExit | null> {
+async function exitWithin(proc: HostProcess, ms: number): Promise<ExitStatus | null> {
   if (proc.exit !== null) return proc.exit;
   let timer: NodeJS.Timeout | undefined;
-  const exit = await Promise.race([proc.exited, new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)))]);
+  const exit = await Promise.race([proc.handle.exited, new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)))]);
   clearTimeout(timer);
   return exit;
 }
 
-function describeExit(proc: HostProcess, exit: HostExit): string {
-  if (proc.stderr.outOfMemory) return 'ran out of memory and stopped';
+function describeExit(proc: HostProcess, exit: ExitStatus): string {
+  if (proc.handle.stderr.outOfMemory) return 'ran out of memory and stopped';
   return `stopped (${exit.signal ?? `exit code ${exit.code}`})`;
-}
-
-function clearIdleTimer(proc: HostProcess): void {
-  if (proc.idleTimer !== null) clearTimeout(proc.idleTimer);
-  proc.idleTimer = null;
 }
 
 function messageOf(error: unknown): string {

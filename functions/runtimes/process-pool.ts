@@ -1,0 +1,474 @@
+/**
+ * The supervisor both local runtimes share (local-compute.ts: Python runtime servers;
+ * mcp-local-runtime.ts: MCP hosts): one process per key (a tenant), started on first use with
+ * concurrent first calls sharing one start, kept warm, restarted after it dies, stopped when idle,
+ * and at most `maxProcesses` at once by stopping the least recently used idle one. Each process
+ * runs in its own process group (see process-group.ts) and announces its loopback port with a
+ * `{"event":"listening","port":N}` line on stdout; `launch` reads that line. What a process runs
+ * and what it is asked stay with the adapters.
+ */
+import type { ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import { createInterface, type Interface } from 'node:readline';
+import { signalGroup, waitForGroupGone } from './process-group.ts';
+
+/** How a process ended, as its `exit` event said. */
+export interface ExitStatus {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
+/** Why a pooled process stopped: idle, to make room, by `close()`, or on its own. */
+export type PoolExitReason = 'idle' | 'evicted' | 'closed' | 'crashed';
+
+/** Where a process listens on the loopback interface, and the keep-alive connections to it. */
+export interface LoopbackServer {
+  readonly port: number;
+  readonly agent: http.Agent;
+}
+
+/** What an adapter's `start` returns for a running, listening process (adapters add their own fields). */
+export interface PoolProcess extends LoopbackServer {
+  /** The process's pid, which is also its process group id. */
+  readonly pid: number;
+  /** Resolves once the process has exited (its group may outlive it briefly). */
+  readonly exited: Promise<ExitStatus>;
+  /** Releases what else the adapter holds for the process (pipes); called once it has exited. */
+  dispose?(): void;
+}
+
+/** A process in the pool. The pool keeps these fields; adapters only read them. */
+export interface PooledProcess<H extends PoolProcess, R extends string = never> {
+  readonly key: string;
+  /** What `start` returned. */
+  readonly handle: H;
+  readonly startedAt: number;
+  readonly lastUsedAt: number;
+  /** Callers that acquired the process and have not released it yet. */
+  readonly active: number;
+  /** Why it is being stopped; null while it is in service. */
+  readonly stopReason: PoolExitReason | R | null;
+  /** Set once the process has exited. */
+  readonly exit: ExitStatus | null;
+  /** Resolves once the process has exited, its group is gone and the exit listeners were told. */
+  readonly gone: Promise<void>;
+}
+
+/** A process that has gone with its group, as `describeExit` receives it. */
+export interface PoolExit<H extends PoolProcess, R extends string = never> extends ExitStatus {
+  readonly key: string;
+  readonly handle: H;
+  readonly reason: PoolExitReason | R;
+}
+
+/**
+ * What an adapter tells its pool. `H` is the adapter's handle of a process, `R` its own stop
+ * reasons, `Info` and `Exit` the shapes its `stats()` and `onProcessExit` speak in.
+ */
+export interface ProcessPoolOptions<H extends PoolProcess, R extends string, Info, Exit> {
+  /**
+   * Starts the process for `key` and resolves once it listens (see `launch`); rejects with the
+   * error callers of `acquire` should see, after cleaning up.
+   */
+  readonly start: (key: string) => Promise<H>;
+  /** A process nobody has acquired for this long is stopped. */
+  readonly idleTimeoutMs: number;
+  /** Most processes alive or starting at once, exempt ones aside. */
+  readonly maxProcesses: number;
+  /** Keys whose process neither counts towards `maxProcesses` nor is ever evicted (default none). */
+  readonly exempt?: (key: string) => boolean;
+  /** Makes the error the pool refuses a caller with: the adapter's own "unavailable" error. */
+  readonly unavailable: (message: string) => Error;
+  /** A process as the adapter's `stats()` shows it. */
+  readonly describe: (proc: PooledProcess<H, R>) => Info;
+  /** An exit as the adapter reports it to `onProcessExit` listeners. */
+  readonly describeExit: (exit: PoolExit<H, R>) => Exit;
+  /** The refusals, in the adapter's words. */
+  readonly messages: {
+    /** After `close()`. */
+    readonly closed: string;
+    /** A new key while `maxProcesses` are running and none is idle. */
+    readonly busy: string;
+    /** The process died or was stopped twice between its start and its use. */
+    readonly stopped: string;
+  };
+}
+
+/** What a local runtime adapter offers its owner and its tests besides its port; a pool provides it. */
+export interface SupervisedProcesses<Info, Exit> {
+  /** The live processes (starting ones are only counted). */
+  stats(): { readonly processes: readonly Info[]; readonly starting: number };
+  /** Calls `listener` after each process exit; returns a function that removes the listener. */
+  onProcessExit(listener: (exit: Exit) => void): () => void;
+  /**
+   * Stops every process, including ones still starting, and waits until their process groups are
+   * gone. Later calls fail cleanly.
+   */
+  close(): Promise<void>;
+}
+
+/** Per-key processes with shared starts, idle stops, an LRU cap and exit reports. */
+export interface ProcessPool<H extends PoolProcess, R extends string, Info, Exit> extends SupervisedProcesses<Info, Exit> {
+  /**
+   * The running process for `key`, started if there is none; counts as in use until `release`.
+   * Rejects with the start's error, or when the pool is closed or full of busy processes.
+   */
+  acquire(key: string): Promise<PooledProcess<H, R>>;
+  /** Ends one use; the idle timer starts when the last use ends. */
+  release(proc: PooledProcess<H, R>): void;
+  /**
+   * Stops a process: `signal` (default SIGTERM) to its group, SIGKILL after 3 s. Resolves once it
+   * is gone; stopping a process that is already stopping or gone only waits.
+   */
+  stop(proc: PooledProcess<H, R>, reason: PoolExitReason | R, signal?: NodeJS.Signals): Promise<void>;
+}
+
+interface Entry<H extends PoolProcess, R extends string> extends PooledProcess<H, R> {
+  lastUsedAt: number;
+  active: number;
+  stopReason: PoolExitReason | R | null;
+  exit: ExitStatus | null;
+  idleTimer: NodeJS.Timeout | null;
+}
+
+interface Slot<H extends PoolProcess, R extends string> {
+  readonly starting: Promise<Entry<H, R>>;
+  /** Null while the process is starting. */
+  process: Entry<H, R> | null;
+}
+
+export function createProcessPool<H extends PoolProcess, R extends string, Info, Exit>(options: ProcessPoolOptions<H, R, Info, Exit>): ProcessPool<H, R, Info, Exit> {
+  const slots = new Map<string, Slot<H, R>>();
+  const exitListeners = new Set<(exit: Exit) => void>();
+  const exempt = options.exempt ?? (() => false);
+  let closed = false;
+
+  function notifyExit(exit: Exit): void {
+    for (const listener of exitListeners) {
+      try {
+        listener(exit);
+      } catch {
+        // a listener's failure must not disturb the supervisor
+      }
+    }
+  }
+
+  function forget(entry: Entry<H, R>): void {
+    const slot = slots.get(entry.key);
+    if (slot?.process === entry) slots.delete(entry.key);
+  }
+
+  function clearIdleTimer(entry: Entry<H, R>): void {
+    if (entry.idleTimer !== null) clearTimeout(entry.idleTimer);
+    entry.idleTimer = null;
+  }
+
+  function armIdleTimer(entry: Entry<H, R>): void {
+    clearIdleTimer(entry);
+    entry.idleTimer = setTimeout(() => {
+      if (entry.active === 0) void stop(entry, 'idle');
+    }, options.idleTimeoutMs);
+    entry.idleTimer.unref();
+  }
+
+  function stop(entry: Entry<H, R>, reason: PoolExitReason | R, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    if (entry.exit !== null || entry.stopReason !== null) return entry.gone;
+    entry.stopReason = reason;
+    clearIdleTimer(entry);
+    forget(entry);
+    signalGroup(entry.handle.pid, signal);
+    const escalate = setTimeout(() => signalGroup(entry.handle.pid, 'SIGKILL'), 3000);
+    escalate.unref();
+    return entry.gone.finally(() => clearTimeout(escalate));
+  }
+
+  /** Makes room for one more process by stopping the least recently used idle one. */
+  function makeRoom(): void {
+    const counted = [...slots.entries()].filter(([key]) => !exempt(key));
+    if (counted.length < options.maxProcesses) return;
+    let victim: Entry<H, R> | null = null;
+    for (const [, slot] of counted) {
+      const entry = slot.process;
+      if (entry && entry.active === 0 && entry.stopReason === null && (victim === null || entry.lastUsedAt < victim.lastUsedAt)) victim = entry;
+    }
+    if (victim === null) throw options.unavailable(options.messages.busy);
+    void stop(victim, 'evicted');
+  }
+
+  async function start(key: string): Promise<Entry<H, R>> {
+    const handle = await options.start(key);
+    const now = Date.now();
+    const entry: Entry<H, R> = {
+      key,
+      handle,
+      startedAt: now,
+      lastUsedAt: now,
+      active: 0,
+      stopReason: null,
+      exit: null,
+      idleTimer: null,
+      gone: handle.exited.then((exit) => afterExit(entry, exit)),
+    };
+    return entry;
+  }
+
+  /** Cleans up after a process exited, however it happened, and tells the listeners. */
+  async function afterExit(entry: Entry<H, R>, exit: ExitStatus): Promise<void> {
+    entry.exit = exit;
+    clearIdleTimer(entry);
+    forget(entry);
+    entry.handle.agent.destroy();
+    entry.handle.dispose?.();
+    // The process is gone; make sure whatever it started follows at once.
+    await reapGroup(entry.handle.pid);
+    notifyExit(options.describeExit({ key: entry.key, handle: entry.handle, reason: entry.stopReason ?? 'crashed', code: exit.code, signal: exit.signal }));
+  }
+
+  async function acquire(key: string): Promise<Entry<H, R>> {
+    for (let attempt = 0; ; attempt++) {
+      if (closed) throw options.unavailable(options.messages.closed);
+      let slot = slots.get(key);
+      if (!slot) {
+        if (!exempt(key)) makeRoom();
+        const starting = start(key).then(
+          (entry) => {
+            created.process = entry;
+            if (closed) void stop(entry, 'closed');
+            return entry;
+          },
+          (error: unknown) => {
+            if (slots.get(key) === created) slots.delete(key);
+            throw error;
+          },
+        );
+        const created: Slot<H, R> = { starting, process: null };
+        slots.set(key, created);
+        slot = created;
+      }
+      const entry = await slot.starting;
+      if (entry.exit === null && entry.stopReason === null) {
+        entry.active++;
+        entry.lastUsedAt = Date.now();
+        clearIdleTimer(entry);
+        return entry;
+      }
+      // It died or is being stopped between start and use: take a fresh one (once).
+      if (attempt >= 1) throw options.unavailable(options.messages.stopped);
+      forget(entry);
+    }
+  }
+
+  function release(entry: Entry<H, R>): void {
+    entry.active--;
+    entry.lastUsedAt = Date.now();
+    if (entry.active === 0 && entry.exit === null && entry.stopReason === null) armIdleTimer(entry);
+  }
+
+  function stats() {
+    const processes: Info[] = [];
+    let starting = 0;
+    for (const slot of slots.values()) {
+      if (slot.process === null) starting++;
+      else processes.push(options.describe(slot.process));
+    }
+    return { processes, starting };
+  }
+
+  async function close(): Promise<void> {
+    closed = true;
+    const pending = [...slots.values()].map(async (slot) => {
+      try {
+        await stop(await slot.starting, 'closed');
+      } catch {
+        // a process that failed to start has already been cleaned up
+      }
+    });
+    await Promise.all(pending);
+  }
+
+  return {
+    acquire,
+    // Every PooledProcess an adapter holds came from acquire(), so it is one of this pool's entries.
+    release: (proc) => release(proc as Entry<H, R>),
+    stop: (proc, reason, signal) => stop(proc as Entry<H, R>, reason, signal),
+    stats,
+    close,
+    onProcessExit(listener) {
+      exitListeners.add(listener);
+      return () => exitListeners.delete(listener);
+    },
+  };
+}
+
+/** How `launch` words and reports a failed start. */
+export interface LaunchOptions {
+  /** The process as failure messages name it, e.g. `the MCP host`. */
+  readonly name: string;
+  /** Where the process runs, named when it exits during start (a wrong directory is a likely cause). */
+  readonly location?: string;
+  /** Longest wait for the `listening` line. */
+  readonly startTimeoutMs: number;
+  /** The message for a process that could not be spawned at all (e.g. its binary is missing). */
+  readonly spawnFailed: (error: NodeJS.ErrnoException) => string;
+  /** Makes the error a failed start rejects with: the adapter's own "unavailable" error. */
+  readonly unavailable: (message: string) => Error;
+  /** Receives the process's stderr lines; the last few also go into start failure messages. */
+  readonly onStderr?: (line: string) => void;
+}
+
+/** A process that has announced its port. */
+export interface Launched extends PoolProcess {
+  /** The process's stdout lines after the `listening` line. */
+  readonly stdout: Interface;
+}
+
+/**
+ * Watches a just-spawned, detached child until it prints its `listening` line. Call it right
+ * after `spawn` (before any await) so that no early output or spawn error is missed. On failure
+ * the child's group is killed and gone before the promise rejects, with a message a user can act on.
+ */
+export async function launch(child: ChildProcess, options: LaunchOptions): Promise<Launched> {
+  if (child.pid !== undefined) trackGroup(child.pid);
+  const stderrTail: string[] = [];
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    stderrTail.push(line);
+    if (stderrTail.length > 20) stderrTail.shift();
+    options.onStderr?.(line);
+  });
+  const exited = new Promise<ExitStatus>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+    // A spawn failure emits 'error' and no 'exit'; later errors (a failed kill) change nothing.
+    child.on('error', () => resolve({ code: null, signal: null }));
+  });
+  const stdout = createInterface({ input: child.stdout! });
+  try {
+    const port = await waitForListening(child, stdout, exited, stderrTail, options);
+    return { pid: child.pid!, port, agent: new http.Agent({ keepAlive: true, maxFreeSockets: 8 }), exited, stdout };
+  } catch (error) {
+    if (child.pid !== undefined) {
+      signalGroup(child.pid, 'SIGKILL');
+      await exited;
+      await reapGroup(child.pid);
+    }
+    child.stdin?.destroy();
+    throw error;
+  }
+}
+
+/** Resolves with the port from the `listening` line; rejects with a message a user can act on. */
+function waitForListening(
+  child: ChildProcess,
+  lines: Interface,
+  exited: Promise<ExitStatus>,
+  stderrTail: readonly string[],
+  options: LaunchOptions,
+): Promise<number> {
+  const { name, startTimeoutMs, unavailable } = options;
+  return new Promise<number>((resolve, reject) => {
+    const tail = () => (stderrTail.length > 0 ? `: ${stderrTail.slice(-5).join(' | ')}` : '');
+    const timer = setTimeout(() => finish(unavailable(`${name} did not start within ${startTimeoutMs} ms${tail()}`)), startTimeoutMs);
+    const finish = (outcome: number | Error) => {
+      clearTimeout(timer);
+      lines.removeAllListeners('line');
+      // Later stdout output is not part of the handshake; keep the pipe drained.
+      child.stdout?.resume();
+      if (typeof outcome === 'number') resolve(outcome);
+      else reject(outcome);
+    };
+    lines.once('line', (line) => finish(listeningPort(line) ?? unavailable(`${name} printed an unexpected first line: ${line.slice(0, 200)}`)));
+    child.once('error', (error: NodeJS.ErrnoException) => finish(unavailable(options.spawnFailed(error))));
+    void exited.then(({ code, signal }) => {
+      const where = options.location === undefined ? '' : ` in ${options.location}`;
+      // Give the stderr reader a moment to take in the last lines, which usually say why.
+      setTimeout(() => finish(unavailable(`${name}${where} exited during start (${signal ?? `code ${code}`})${tail()}`)), 50);
+    });
+  });
+}
+
+function listeningPort(line: string): number | null {
+  try {
+    const parsed: unknown = JSON.parse(line);
+    if (typeof parsed !== 'object' || parsed === null) return null;
+    const { event, port } = parsed as { event?: unknown; port?: unknown };
+    return event === 'listening' && typeof port === 'number' ? port : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The start of a pooled process's environment: `names` as `parent` has them (set and not empty),
+ * and a UTF-8 locale. Nothing else, so that the platform's own variables never reach user code.
+ */
+export function inheritedEnv(parent: NodeJS.ProcessEnv, names: readonly string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of names) {
+    const value = parent[name];
+    if (value !== undefined && value !== '') env[name] = value;
+  }
+  env.LANG ??= 'C.UTF-8';
+  return env;
+}
+
+/** Every process group `launch` started and not yet reaped, including ones still starting. */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+function trackGroup(pgid: number): void {
+  if (!exitHookInstalled) {
+    // Last resort when the platform exits without closing its pools (an uncaught error): no
+    // runtime process outlives it. One listener serves every pool.
+    process.on('exit', () => {
+      for (const live of liveGroups) signalGroup(live, 'SIGKILL');
+    });
+    exitHookInstalled = true;
+  }
+  liveGroups.add(pgid);
+}
+
+/** Kills what is left of the group of an exited process and waits until it is gone. */
+async function reapGroup(pgid: number): Promise<void> {
+  signalGroup(pgid, 'SIGKILL');
+  await waitForGroupGone(pgid);
+  liveGroups.delete(pgid);
+}
+
+/** Sends one POST to a process on the loopback interface and resolves once the response headers are in. */
+export function post(
+  server: LoopbackServer,
+  path: string,
+  body: string,
+  signal: AbortSignal,
+  headers: Readonly<Record<string, string>> = {},
+): Promise<{ request: http.ClientRequest; response: http.IncomingMessage }> {
+  return new Promise((resolve, reject) => {
+    const request = http.request({
+      agent: server.agent,
+      host: '127.0.0.1',
+      port: server.port,
+      method: 'POST',
+      path,
+      headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      signal,
+    });
+    // Errors after the response began surface through the response stream; this keeps them handled.
+    request.on('error', reject);
+    request.once('response', (response) => resolve({ request, response }));
+    request.end(body);
+  });
+}
+
+/** A whole response body, up to `maxBytes`: error answers, check results, MCP answers. */
+export async function readBody(response: http.IncomingMessage, maxBytes = 1024 * 1024): Promise<string> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of response as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) {
+      response.destroy();
+      throw new Error(`the runtime's answer exceeded ${maxBytes} bytes`);
+    }
+    parts.push(chunk);
+  }
+  return Buffer.concat(parts).toString('utf8');
+}
