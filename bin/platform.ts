@@ -5,10 +5,11 @@ import { PlatformStack } from '../lib/cloud/platform-stack.ts';
 /**
  * CDK app (cdk.json `app`). Context: `stage` (default `prod`), `stackName` (default
  * `agent-platform-<stage>`), `usageLogRetentionDays` (default 30: the functions'
- * USAGE_LOG_RETENTION_DAYS and the expiry of stored log bodies) and `webAdapterLayerVersion` (the
- * runtime function's Lambda Web Adapter layer), e.g. `npx cdk deploy -c stage=dev -c
- * usageLogRetentionDays=90`. The stack is environment-agnostic: synth needs no AWS account, and
- * names that must be unique per account and region use the deploy-time pseudo parameters.
+ * USAGE_LOG_RETENTION_DAYS and the expiry of stored log bodies), `webAdapterLayerVersion` (the
+ * runtime function's Lambda Web Adapter layer) and `mcpRuntimeMemorySize` (MB of the MCP runtime
+ * function, default 1024), e.g. `npx cdk deploy -c stage=dev -c usageLogRetentionDays=90`. The
+ * stack is environment-agnostic: synth needs no AWS account, and names that must be unique per
+ * account and region use the deploy-time pseudo parameters.
  */
 const app = new App();
 const stage = contextString(app, 'stage') ?? 'prod';
@@ -22,6 +23,7 @@ new PlatformStack(app, stackName, {
   description: `Agent platform (${stage})`,
   usageLogRetentionDays: contextInteger(app, 'usageLogRetentionDays'),
   webAdapterLayerVersion: contextInteger(app, 'webAdapterLayerVersion'),
+  mcpRuntimeMemorySize: contextInteger(app, 'mcpRuntimeMemorySize'),
 });
 
 function contextString(scope: App, key: string): string | undefined {

@@ -24,6 +24,9 @@ export const STREAMING_HOST_URL_VARIABLES: Readonly<Partial<Record<Host, HostUrl
   code: 'CODE_URL',
 };
 
+/** The manifest area whose routes run user MCP servers (functions/mcp): its functions get the MCP runtime. */
+export const MCP_AREA = 'mcp';
+
 /**
  * Timeout of a function serving `routes`: the slowest route plus the margin, within Lambda's 900 s
  * (a 900 s route then gets no margin: it ends with the function instead of the handler's 504).
@@ -39,10 +42,18 @@ export interface PlatformFunctionsProps {
   readonly streamingHosts?: ReadonlyMap<Host, readonly RouteSpec[]>;
   /** The configuration every function reads. */
   readonly environment: PlatformEnvironment;
-  /** Tables, buckets and the secrets key the area and streaming functions may use. */
+  /**
+   * Tables, buckets, the secrets key and the run-token secret the area and streaming functions may
+   * use: they all build the platform (functions/cloud.ts) and authenticate requests.
+   */
   readonly data: PlatformData;
   /** The runtime function user code runs in; area and streaming functions may invoke it. @default none */
   readonly runtime?: IFunction;
+  /**
+   * The runtime function user MCP servers run in; only the functions serving routes of the
+   * MCP_AREA may invoke it. @default none
+   */
+  readonly mcpRuntime?: IFunction;
   /** Where the generated entry files are written. @default DEFAULT_ENTRIES_DIR */
   readonly entriesDir?: string;
 }
@@ -86,6 +97,8 @@ export class PlatformFunctions extends Construct {
           timeout: Duration.seconds(functionTimeoutSec(routes)),
           environment: props.environment,
           runtime: props.runtime,
+          mcpRuntime: routes.some((r) => r.area === MCP_AREA) ? props.mcpRuntime : undefined,
+          runTokenSecret: props.data.runTokenSecret,
         });
         props.data.grantReadWrite(fn);
         const url = fn.function.addFunctionUrl({
@@ -122,6 +135,8 @@ export class PlatformFunctions extends Construct {
           timeout: Duration.seconds(functionTimeoutSec(routes)),
           environment,
           runtime: props.runtime,
+          mcpRuntime: area === MCP_AREA ? props.mcpRuntime : undefined,
+          runTokenSecret: props.data.runTokenSecret,
         });
         props.data.grantReadWrite(fn);
         return [area, fn];
@@ -130,7 +145,7 @@ export class PlatformFunctions extends Construct {
     this.fallback = new PlatformFunction(this, 'Fallback', {
       entry: writeFallbackEntry(props.entriesDir),
       description: 'Platform 404/405 for paths and methods no route has',
-      // It answers from the route table alone: no platform, no stores, no grants.
+      // It answers from the route table alone: no platform, no stores, no run tokens, no grants.
       timeout: Duration.seconds(10),
       environment,
     });

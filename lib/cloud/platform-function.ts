@@ -3,6 +3,7 @@ import type { IGrantable, IPrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { Config } from '../../functions/core/config.ts';
 
@@ -34,6 +35,12 @@ export type PlatformEnvironment = { readonly [K in PlatformEnvironmentName]: str
 /** Name of the runtime Lambda (RuntimeFunction) the functions invoke to run user code. */
 const RUNTIME_FUNCTION_NAME_VARIABLE: ConfigKey<'RUNTIME_FUNCTION_NAME'> = 'RUNTIME_FUNCTION_NAME';
 
+/** Name of the MCP runtime Lambda (McpRuntimeFunction) that runs user MCP servers. */
+const MCP_RUNTIME_FUNCTION_NAME_VARIABLE: ConfigKey<'MCP_RUNTIME_FUNCTION_NAME'> = 'MCP_RUNTIME_FUNCTION_NAME';
+
+/** ARN of the Secrets Manager secret whose value keys the run tokens' HMAC. */
+const RUN_TOKEN_SECRET_ARN_VARIABLE: ConfigKey<'RUN_TOKEN_SECRET_ARN'> = 'RUN_TOKEN_SECRET_ARN';
+
 export interface PlatformFunctionProps {
   /** TypeScript entry file, bundled by esbuild on this machine (no Docker). */
   readonly entry: string;
@@ -52,6 +59,17 @@ export interface PlatformFunctionProps {
    * the role may invoke it (both Invoke and InvokeWithResponseStream). @default no runtime access
    */
   readonly runtime?: IFunction;
+  /**
+   * The MCP runtime function this one runs user MCP servers in: its name arrives as
+   * MCP_RUNTIME_FUNCTION_NAME and the role may invoke it. @default no MCP runtime access
+   */
+  readonly mcpRuntime?: IFunction;
+  /**
+   * The secret keying the run tokens' HMAC (functions/core/auth/run-token.ts): its ARN arrives as
+   * RUN_TOKEN_SECRET_ARN and the role may read its value. Every function that builds the platform
+   * (functions/cloud.ts) authenticates requests and needs it. @default no run tokens
+   */
+  readonly runTokenSecret?: ISecret;
 }
 
 /** The createRequire shim lets CommonJS dependencies bundled into the ESM output call `require`. */
@@ -82,6 +100,8 @@ export class PlatformFunction extends Construct implements IGrantable {
       environment: {
         ...definedOnly(props.environment),
         ...(props.runtime === undefined ? {} : { [RUNTIME_FUNCTION_NAME_VARIABLE]: props.runtime.functionName }),
+        ...(props.mcpRuntime === undefined ? {} : { [MCP_RUNTIME_FUNCTION_NAME_VARIABLE]: props.mcpRuntime.functionName }),
+        ...(props.runTokenSecret === undefined ? {} : { [RUN_TOKEN_SECRET_ARN_VARIABLE]: props.runTokenSecret.secretArn }),
         // Minified bundles give useless stack traces without the maps.
         NODE_OPTIONS: '--enable-source-maps',
       },
@@ -100,6 +120,9 @@ export class PlatformFunction extends Construct implements IGrantable {
     // lambda:InvokeFunction: it also authorizes InvokeWithResponseStream, which has no IAM action of
     // its own (Lambda API reference of InvokeWithResponseStream).
     props.runtime?.grantInvoke(this.function);
+    props.mcpRuntime?.grantInvoke(this.function);
+    // GetSecretValue and DescribeSecret on this secret (and Decrypt by its key, were it a customer key).
+    props.runTokenSecret?.grantRead(this.function);
   }
 
   get grantPrincipal(): IPrincipal {

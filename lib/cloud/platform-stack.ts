@@ -7,6 +7,7 @@ import { PlatformApi } from './api.ts';
 import { PlatformFunctions } from './area-functions.ts';
 import { PlatformData } from './data-stores.ts';
 import { PlatformIdentity } from './identity.ts';
+import { McpRuntimeFunction } from './mcp-runtime-function.ts';
 import { bucketPrefixFor, tablePrefixFor, validateStackName, validateStage } from './naming.ts';
 import { RuntimeFunction } from './runtime-function.ts';
 
@@ -34,6 +35,8 @@ export interface PlatformStackProps extends StackProps {
   readonly usageLogRetentionDays?: number;
   /** Version of the Lambda Web Adapter layer of the runtime function. @default DEFAULT_WEB_ADAPTER_LAYER_VERSION */
   readonly webAdapterLayerVersion?: number;
+  /** Memory of the MCP runtime function, in MB (128 to 10240). @default McpRuntimeFunction's, 1024 */
+  readonly mcpRuntimeMemorySize?: number;
   /** Routes to serve; tests pass larger synthetic lists to check the stack limits. @default the manifest's */
   readonly routes?: readonly RouteSpec[];
   /** Where the generated function entries are written. @default DEFAULT_ENTRIES_DIR */
@@ -43,14 +46,15 @@ export interface PlatformStackProps extends StackProps {
 /**
  * The cloud platform, built from the manifest: tables and buckets, Cognito sign-in, one function
  * per area behind the REST API (its paths in nested stacks, see PlatformApi), one response-streaming
- * function URL per host with streaming routes, the runtime function for user code, and one output
- * per public host.
+ * function URL per host with streaming routes, the runtime functions for user code (Python agents
+ * and actions; Node MCP servers), the run-token secret, and one output per public host.
  */
 export class PlatformStack extends Stack {
   readonly data: PlatformData;
   readonly identity: PlatformIdentity;
   readonly functions: PlatformFunctions;
   readonly runtime: RuntimeFunction;
+  readonly mcpRuntime: McpRuntimeFunction;
   readonly api: PlatformApi;
 
   constructor(scope: Construct, id: string, props: PlatformStackProps) {
@@ -70,6 +74,7 @@ export class PlatformStack extends Stack {
     });
     this.identity = new PlatformIdentity(this, 'Identity', { userPoolName: `${stackName}-users` });
     this.runtime = new RuntimeFunction(this, 'Runtime', { webAdapterLayerVersion: props.webAdapterLayerVersion });
+    this.mcpRuntime = new McpRuntimeFunction(this, 'McpRuntime', { memorySize: props.mcpRuntimeMemorySize });
 
     this.functions = new PlatformFunctions(this, 'Functions', {
       // Every buffered route of an area is in its function, as `areaHandler` expects; the API
@@ -79,6 +84,7 @@ export class PlatformStack extends Stack {
       streamingHosts: routesByHost(routes.filter((r) => r.mode === 'streaming')),
       data: this.data,
       runtime: this.runtime.function,
+      mcpRuntime: this.mcpRuntime.function,
       entriesDir: props.entriesDir,
       environment: {
         STAGE: stage,

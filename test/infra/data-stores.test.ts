@@ -2,7 +2,8 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { buckets, tables } from '../../lib/manifest/index.ts';
 import type { TableSpec } from '../../lib/manifest/types.ts';
-import { json, platformFunctions, synthPlatform, TEST_STACK } from './synth-platform.ts';
+import { RUN_TOKEN_SECRET_LENGTH } from '../../lib/cloud/data-stores.ts';
+import { json, logicalIdOf, platformFunctions, synthPlatform, TEST_STACK } from './synth-platform.ts';
 
 const attributeType = (spec: TableSpec, name: string) => (spec.numberKeys?.includes(name) ? 'N' : 'S');
 
@@ -125,5 +126,61 @@ describe('secrets key', () => {
     expect(keys).toHaveLength(1);
     expect(keys[0]!['DeletionPolicy']).toBe('Retain');
     expect(keys[0]!['Properties'].EnableKeyRotation).toBe(true);
+  });
+});
+
+describe('run-token secret', () => {
+  /** The secret's logical id, and the functions that authenticate requests: every area and streaming function. */
+  function secret() {
+    const platform = synthPlatform();
+    const template = json(platform.main);
+    const { areas, streams } = platform.stack.functions;
+    const authenticating = [...areas.values(), ...[...streams.values()].map((s) => s.function)];
+    return { platform, template, secretId: logicalIdOf(platform, platform.stack.data.runTokenSecret), authenticating };
+  }
+
+  it('is one retained secret with a generated value of letters and digits, never in the template', () => {
+    // Prepare
+    const { template, secretId } = secret();
+
+    // Act
+    const secrets = Object.entries(template.Resources).filter(([, r]) => r.Type === 'AWS::SecretsManager::Secret');
+
+    // Assess: run-token.ts wants at least 32 characters.
+    expect(secrets.map(([id]) => id)).toEqual([secretId]);
+    const [, resource] = secrets[0]!;
+    expect(resource.DeletionPolicy).toBe('Retain');
+    expect(resource.UpdateReplacePolicy).toBe('Retain');
+    expect(RUN_TOKEN_SECRET_LENGTH).toBeGreaterThanOrEqual(64);
+    expect(resource.Properties?.['GenerateSecretString']).toEqual({ PasswordLength: RUN_TOKEN_SECRET_LENGTH, ExcludePunctuation: true, IncludeSpace: false });
+    expect(resource.Properties?.['SecretString']).toBeUndefined();
+  });
+
+  it('is read by the functions that authenticate requests only, which find it in RUN_TOKEN_SECRET_ARN', () => {
+    // Prepare
+    const { platform, template, secretId, authenticating } = secret();
+    const { fallback } = platform.stack.functions;
+    const roleOf = (fn: (typeof authenticating)[number]) => ({ Ref: logicalIdOf(platform, fn.function.role!) });
+
+    // Act: every statement of the template naming the secret, with the roles it is attached to.
+    const grants = Object.values(template.Resources)
+      .filter((r) => r.Type === 'AWS::IAM::Policy')
+      .flatMap((p) =>
+        (p.Properties?.['PolicyDocument'].Statement as { Action: string | string[]; Resource: unknown }[])
+          .filter((s) => JSON.stringify(s.Resource).includes(`"${secretId}"`))
+          .flatMap((s) => (p.Properties?.['Roles'] as unknown[]).map((role) => ({ role, actions: [s.Action].flat().sort(), resource: s.Resource }))),
+      );
+    const variables = Object.entries(template.Resources)
+      .filter(([, r]) => r.Type === 'AWS::Lambda::Function')
+      .map(([id, r]) => [id, r.Properties?.['Environment']?.Variables?.RUN_TOKEN_SECRET_ARN] as const);
+
+    // Assess
+    expect(authenticating.length).toBeGreaterThan(0);
+    expect(grants.map((g) => JSON.stringify(g.role)).sort()).toEqual(authenticating.map((fn) => JSON.stringify(roleOf(fn))).sort());
+    for (const g of grants) expect(g).toMatchObject({ actions: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'], resource: { Ref: secretId } });
+    const expected = new Set(authenticating.map((fn) => logicalIdOf(platform, fn.function)));
+    for (const [id, value] of variables) expect(value, id).toEqual(expected.has(id) ? { Ref: secretId } : undefined);
+    expect(expected.has(logicalIdOf(platform, fallback.function))).toBe(false);
+    expect(Object.values(template.Resources).filter((r) => r.Type === 'AWS::SecretsManager::ResourcePolicy')).toEqual([]);
   });
 });

@@ -36,7 +36,7 @@ function areaFunction(area: string) {
 }
 
 describe('functions', () => {
-  it('has one function per area, per streaming host, the fallback and the runtime, all in the main stack', () => {
+  it('has one function per area, per streaming host, the fallback and the two runtimes (Python, MCP), all in the main stack', () => {
     // Prepare
     const platform = synthPlatform();
 
@@ -46,7 +46,7 @@ describe('functions', () => {
     // Assess
     expect([...platform.stack.functions.areas.keys()].sort()).toEqual([...bufferedAreas.keys()].sort());
     expect([...platform.stack.functions.streams.keys()].sort()).toEqual([...streamingHosts].sort());
-    expect(perTemplate).toEqual(allTemplates(platform).map(({ name }) => [name, name === 'main' ? bufferedAreas.size + streamingHosts.size + 2 : 0]));
+    expect(perTemplate).toEqual(allTemplates(platform).map(({ name }) => [name, name === 'main' ? bufferedAreas.size + streamingHosts.size + 3 : 0]));
   });
 
   it('runs every platform function on Node 22, arm64, with tracing, a month of logs and the platform configuration', () => {

@@ -75,7 +75,7 @@ export function allTemplates(platform: SynthesizedPlatform): { name: string; tem
 
 /**
  * The platform's own (Node) functions in the main template, by logical id: every area, every
- * streaming host and the fallback; not the runtime function that runs user code.
+ * streaming host and the fallback; not the runtime functions that run user code.
  */
 export function platformFunctions(platform: SynthesizedPlatform): [string, NonNullable<TemplateJson['Resources'][string]>][] {
   const { functions } = platform.stack;

@@ -32,9 +32,10 @@ function synthWith(props: Partial<PlatformStackProps>): TemplateJson {
   });
 }
 
+/** The platform's own functions: not the runtimes (tenant-isolated), which run user code and read no configuration. */
 const functionRetention = (template: TemplateJson) =>
   Object.values(template.Resources)
-    .filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties?.['Runtime'] === 'nodejs22.x')
+    .filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties?.['Runtime'] === 'nodejs22.x' && r.Properties['TenancyConfig'] === undefined)
     .map((r) => r.Properties?.['Environment'].Variables.USAGE_LOG_RETENTION_DAYS);
 
 describe('usage-log retention', () => {

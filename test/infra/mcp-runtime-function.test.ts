@@ -1,0 +1,256 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MCP_AREA } from '../../lib/cloud/area-functions.ts';
+import { REPO_ROOT } from '../../lib/cloud/function-entries.ts';
+import {
+  DEFAULT_MCP_HOST_DIR,
+  DEFAULT_MCP_LAYER_DIR,
+  DEFAULT_MCP_MODULES_DIR,
+  layerPackages,
+  MCP_RUNTIME_NODE_OPTIONS,
+  McpRuntimeFunction,
+  stageMcpHostAsset,
+  stageMcpLayerAsset,
+  type LayerPackage,
+} from '../../lib/cloud/mcp-runtime-function.ts';
+import { PlatformStack } from '../../lib/cloud/platform-stack.ts';
+import type { RouteSpec } from '../../lib/manifest/types.ts';
+import { json, logicalIdOf, roleStatements, synthPlatform, withScratchOutdir } from './synth-platform.ts';
+
+/** The MCP runtime function's resources in the platform template. */
+function mcpRuntime() {
+  const platform = synthPlatform();
+  const template = json(platform.main);
+  const fnId = logicalIdOf(platform, platform.stack.mcpRuntime.function);
+  const roleId = logicalIdOf(platform, platform.stack.mcpRuntime.role);
+  const layerId = logicalIdOf(platform, platform.stack.mcpRuntime.layer);
+  return { platform, template, fnId, roleId, layerId, props: template.Resources[fnId]!.Properties! };
+}
+
+describe('MCP runtime function', () => {
+  it('runs the MCP host on Node 22, arm64, with ES module sources enabled and the modules layer', () => {
+    // Prepare
+    const { props, template, layerId } = mcpRuntime();
+
+    // Act
+    const layer = template.Resources[layerId]!;
+
+    // Assess
+    expect(props).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], Handler: 'lambda.handler', MemorySize: 1024, Timeout: 120 });
+    expect(props['Environment'].Variables).toEqual({ NODE_OPTIONS: '--experimental-vm-modules' });
+    expect(props['Layers']).toEqual([{ Ref: layerId }]);
+    expect(layer.Type).toBe('AWS::Lambda::LayerVersion');
+    expect(layer.Properties).toMatchObject({ CompatibleRuntimes: ['nodejs22.x'], CompatibleArchitectures: expect.arrayContaining(['arm64']) });
+    // No tracing: X-Ray would be one more permission for the role of untrusted code.
+    expect(props['TracingConfig']).toBeUndefined();
+  });
+
+  it('isolates tenants: one execution environment per tenant id, and no function URL or resource policy', () => {
+    // Prepare
+    const { props, template, fnId } = mcpRuntime();
+
+    // Act
+    const reaching = Object.values(template.Resources).filter((r) => (r.Type === 'AWS::Lambda::Url' || r.Type === 'AWS::Lambda::Permission') && JSON.stringify(r.Properties).includes(`"${fnId}"`));
+
+    // Assess
+    expect(props['TenancyConfig']).toEqual({ TenantIsolationMode: 'PER_TENANT' });
+    expect(reaching).toEqual([]);
+  });
+
+  it('takes its memory as a prop and refuses what Lambda would refuse', () => {
+    // Prepare
+    const build = (memorySize: number) =>
+      withScratchOutdir((outdir) => {
+        const stack = new Stack(new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } }), 'McpRuntimeOnly');
+        new McpRuntimeFunction(stack, 'McpRuntime', { memorySize });
+        return Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Function')).map((f) => f['Properties'].MemorySize);
+      });
+
+    // Act
+    const sizes = build(2048);
+
+    // Assess
+    expect(sizes).toEqual([2048]);
+    for (const wrong of [64, 10241, 1536.5]) expect(() => build(wrong)).toThrow(/Invalid MCP runtime memory/);
+  });
+
+  it('has a role that can write its own logs, and nothing else', () => {
+    // Prepare
+    const { template, roleId, fnId } = mcpRuntime();
+    const role = template.Resources[roleId]!;
+
+    // Act
+    const statements = roleStatements(template, roleId);
+    const naming = Object.entries(template.Resources)
+      .filter(([id]) => id !== roleId)
+      .filter(([, r]) => JSON.stringify(r).includes(`"${roleId}"`))
+      .map(([id, r]) => `${r.Type} ${id}`);
+
+    // Assess: no managed policy (AWSLambdaBasicExecutionRole would allow every log group of the account).
+    expect(role.Properties?.['ManagedPolicyArns']).toBeUndefined();
+    expect(role.Properties?.['Policies']).toBeUndefined();
+    expect(statements).toEqual([{ Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: { 'Fn::GetAtt': [expect.stringMatching(/^McpRuntimeLogs/), 'Arn'] } }]);
+    const policies = Object.entries(template.Resources).filter(([, r]) => r.Type === 'AWS::IAM::Policy' && JSON.stringify(r.Properties?.['Roles']).includes(`"${roleId}"`));
+    expect(policies).toHaveLength(1);
+    expect(naming.sort()).toEqual([`AWS::IAM::Policy ${policies[0]![0]}`, `AWS::Lambda::Function ${fnId}`].sort());
+  });
+
+  it('may be invoked by the mcp area function only, which alone knows its name', () => {
+    // Prepare
+    const { platform, template, fnId } = mcpRuntime();
+    const mcpArea = platform.stack.functions.areas.get(MCP_AREA);
+    const functionIds = Object.entries(template.Resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function');
+
+    // Act: every policy statement of the template that names the function, with the roles it is attached to.
+    const grants = Object.values(template.Resources)
+      .filter((r) => r.Type === 'AWS::IAM::Policy')
+      .flatMap((p) => (p.Properties?.['PolicyDocument'].Statement as { Action: string | string[]; Resource: unknown }[]).filter((s) => JSON.stringify(s.Resource).includes(`"${fnId}"`)).map((s) => ({ roles: p.Properties?.['Roles'], actions: [s.Action].flat() })));
+    const knowing = functionIds.filter(([, r]) => r.Properties?.['Environment']?.Variables?.MCP_RUNTIME_FUNCTION_NAME !== undefined).map(([id]) => id);
+
+    // Assess
+    expect(mcpArea).toBeDefined();
+    expect(grants).toEqual([{ roles: [{ Ref: logicalIdOf(platform, mcpArea!.function.role!) }], actions: ['lambda:InvokeFunction'] }]);
+    expect(knowing).toEqual([logicalIdOf(platform, mcpArea!.function)]);
+    expect(template.Resources[knowing[0]!]!.Properties?.['Environment'].Variables.MCP_RUNTIME_FUNCTION_NAME).toEqual({ Ref: fnId });
+  });
+
+  // Entries of the synthetic stack go to their own directory inside the project, not among the real ones.
+  const scratchEntries = mkdtempSync(join(REPO_ROOT, '.tmp', 'mcp-entries-'));
+  afterAll(() => rmSync(scratchEntries, { recursive: true, force: true }));
+
+  it('is also given to a streaming function serving a route of the mcp area, and to no function when none does', () => {
+    // Prepare
+    const route = (r: Pick<RouteSpec, 'method' | 'path' | 'area' | 'handler'> & Partial<RouteSpec>): RouteSpec => ({ id: `${r.area}.${r.handler}`, host: 'base', auth: 'optional', mode: 'buffered', style: 'B', timeoutSec: 29, maxBodyBytes: 1024, ...r });
+    const demo = route({ method: 'GET', path: '/demo/{id}', area: 'demo', handler: 'get' });
+    const watch = route({ method: 'GET', path: '/demo/{id}/watch', area: 'demo', handler: 'watch', host: 'site', mode: 'streaming' });
+    const mcpStream = route({ method: 'POST', path: '/mcp-live/{serverId}', area: MCP_AREA, handler: 'live', host: 'stream', mode: 'streaming', timeoutSec: 120 });
+    const knowing = (routes: RouteSpec[]) =>
+      withScratchOutdir((outdir) => {
+        const app = new App({ outdir, analyticsReporting: false, context: { 'aws:cdk:bundling-stacks': [] } });
+        const stack = new PlatformStack(app, 'mcp-test', { stage: 'test', version: '0', routes, entriesDir: scratchEntries });
+        const fns = [...[...stack.functions.areas].map(([area, f]) => [`area ${area}`, f] as const), ...[...stack.functions.streams].map(([host, s]) => [`stream ${host}`, s.function] as const)];
+        const template = Template.fromStack(stack).toJSON() as ReturnType<typeof json>;
+        return fns.filter(([, f]) => template.Resources[stack.getLogicalId(f.function.node.defaultChild as never)]!.Properties?.['Environment'].Variables.MCP_RUNTIME_FUNCTION_NAME !== undefined).map(([name]) => name);
+      });
+
+    // Act / Assess
+    expect(knowing([demo, watch, mcpStream])).toEqual(['stream stream']);
+    expect(knowing([demo, watch])).toEqual([]);
+  });
+});
+
+describe('MCP runtime assets', () => {
+  let dir = '';
+  let packages: LayerPackage[] = [];
+  const layerModules = () => join(dir, 'opt', 'nodejs', 'node_modules');
+
+  // The real bundling steps, once for the file: what `cdk synth` writes as the layer and the code.
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'mcp-runtime-assets-'));
+    packages = stageMcpLayerAsset(join(dir, 'opt'), { layerDir: DEFAULT_MCP_LAYER_DIR, modulesDir: DEFAULT_MCP_MODULES_DIR });
+    stageMcpHostAsset(DEFAULT_MCP_HOST_DIR, join(dir, 'task'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const allFiles = (root: string, prefix = ''): string[] =>
+    readdirSync(root, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? allFiles(join(root, e.name), `${prefix}${e.name}/`) : [`${prefix}${e.name}`]));
+
+  it('puts the MCP SDK and zod, as the platform installed them, in nodejs/node_modules of the layer', () => {
+    // Prepare
+    const rootLock = JSON.parse(readFileSync(join(REPO_ROOT, 'package-lock.json'), 'utf8'));
+    const version = (name: string) => JSON.parse(readFileSync(join(layerModules(), name, 'package.json'), 'utf8')).version;
+
+    // Act
+    const files = allFiles(layerModules());
+
+    // Assess
+    for (const name of ['@modelcontextprotocol/sdk', 'zod']) {
+      expect(version(name), name).toBe(rootLock.packages[`node_modules/${name}`].version);
+      expect(existsSync(join(layerModules(), name, 'LICENSE')), name).toBe(true);
+    }
+    expect(files).toContain('@modelcontextprotocol/sdk/dist/cjs/server/mcp.js');
+    // Never loaded at run time: type declarations, source maps, documentation (license texts stay).
+    expect(files.filter((f) => /\.d\.[cm]?ts$|\.map$|\.md$/i.test(f) && !/\/licen[cs]e[^/]*$/i.test(f))).toEqual([]);
+    expect(files).toContain('ms/license.md');
+    expect(files.filter((f) => f.startsWith('.bin/'))).toEqual([]);
+  });
+
+  it('holds exactly the packages layers/mcp-node/package-lock.json locks, at the same versions', () => {
+    // Prepare: npm ci --omit=dev on the layer's lock file would install these.
+    const lock = JSON.parse(readFileSync(join(DEFAULT_MCP_LAYER_DIR, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string; dev?: boolean }> };
+    const locked = Object.entries(lock.packages)
+      .filter(([path, entry]) => path !== '' && entry.dev !== true)
+      .map(([path, entry]) => `${path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length)}@${entry.version}`);
+
+    // Act
+    const staged = packages.map((p) => `${p.name}@${p.version}`);
+
+    // Assess: the nesting may differ (the platform's install hoists differently), the set may not.
+    expect([...new Set(staged)].sort()).toEqual([...new Set(locked)].sort());
+    for (const p of packages) expect(existsSync(join(layerModules(), p.path, 'package.json')), p.path).toBe(true);
+  });
+
+  it('answers an inspect from the staged code and layer alone, with the function options', () => {
+    // Prepare: an ES module server, as users write them; the process can resolve packages from the
+    // layer only (NODE_PATH, as Lambda sets it to include /opt/nodejs/node_modules).
+    const sourceCode = `import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+export function createMcpServer() {
+  const server = new McpServer({ name: 'weather', version: '1.0.0' });
+  server.registerTool('forecast', { inputSchema: { city: z.string() } }, async ({ city }) => ({ content: [{ type: 'text', text: city }] }));
+  return server;
+}
+`;
+    const event = { op: 'inspect', serverId: 'mcp-weather', version: 1, sourceCode };
+    const driver = `import { handler } from ${JSON.stringify(join(dir, 'task', 'lambda.mjs'))};
+process.stdout.write(JSON.stringify(await handler(${JSON.stringify(event)}, { getRemainingTimeInMillis: () => 20000 })));`;
+
+    // Act
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', driver], {
+      cwd: dir,
+      env: { PATH: process.env['PATH'], NODE_PATH: layerModules(), NODE_OPTIONS: MCP_RUNTIME_NODE_OPTIONS },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+
+    // Assess
+    expect(run.stderr).not.toMatch(/Cannot find module/);
+    expect(run.status).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ ok: true, tools: ['forecast'] });
+    expect(allFiles(join(dir, 'task'))).toEqual(expect.arrayContaining(['lambda.mjs', 'core.mjs']));
+  });
+
+  it('resolves dependencies as Node does: nested copies, scoped packages, optional ones skipped, missing ones refused', () => {
+    // Prepare: a made-up install. a needs b and c@2 (nested under a); c@1 at the top is nobody's;
+    // a's optional and optional-peer dependencies are not installed.
+    const fixture = mkdtempSync(join(tmpdir(), 'mcp-layer-fixture-'));
+    const pkg = (path: string, manifest: Record<string, unknown>) => {
+      const file = join(fixture, 'node_modules', ...path.split('/'), 'package.json');
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, JSON.stringify(manifest));
+    };
+    writeFileSync(join(fixture, 'package.json'), JSON.stringify({ dependencies: { a: '^1', '@s/p': '^1' } }));
+    pkg('a', { name: 'a', version: '1.0.0', dependencies: { b: '^1', c: '^2' }, optionalDependencies: { gone: '^1' }, peerDependencies: { peer: '^1' }, peerDependenciesMeta: { peer: { optional: true } } });
+    pkg('a/node_modules/c', { name: 'c', version: '2.0.0' });
+    pkg('b', { name: 'b', version: '1.0.0', dependencies: { '@s/p': '^1' } });
+    pkg('c', { name: 'c', version: '1.0.0' });
+    pkg('@s/p', { name: '@s/p', version: '1.0.0' });
+    const sources = { layerDir: fixture, modulesDir: join(fixture, 'node_modules') };
+    try {
+      // Act
+      const found = layerPackages(sources).map((p) => `${p.path} ${p.name}@${p.version}`);
+      pkg('b', { name: 'b', version: '1.0.1', dependencies: { missing: '^1' } });
+
+      // Assess
+      expect(found).toEqual(['@s/p @s/p@1.0.0', 'a a@1.0.0', 'a/node_modules/c c@2.0.0', 'b b@1.0.0']);
+      expect(() => layerPackages(sources)).toThrow(/missing, a dependency of b, is not installed/);
+    } finally {
+      rmSync(fixture, { recursive: true, force: true });
+    }
+  });
+});
