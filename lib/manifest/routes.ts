@@ -11,8 +11,11 @@ const STREAMING_CHAT_TIMEOUT_SEC = 895;
 
 /** Authenticated agent-reference requests (chat): 60 a minute per caller, shared by the three chat routes. */
 const CHAT_RATE_LIMIT = { limit: 60, windowSec: 60, bucket: 'agent-chat' } as const;
-/** MCP endpoint requests (the SPEC leaves the rate open): 600 a minute per caller, by id and by slug together. */
-const MCP_RATE_LIMIT = { limit: 600, windowSec: 60, bucket: 'mcp-endpoint' } as const;
+/**
+ * MCP endpoint requests (the SPEC leaves the rate open): 600 a minute per caller, by id and by slug
+ * together; 60 per address for anonymous callers, whose tools/calls the server's owner pays for.
+ */
+const MCP_RATE_LIMIT = { limit: 600, windowSec: 60, bucket: 'mcp-endpoint', anonymousLimit: 60 } as const;
 
 interface RouteInput {
   method: HttpMethod;

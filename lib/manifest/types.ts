@@ -41,6 +41,8 @@ export interface RouteSpec {
     readonly windowSec: number;
     /** Routes naming the same bucket share one counter per caller (e.g. the three chat variants). */
     readonly bucket?: string;
+    /** A lower limit for anonymous callers (counted per source IP), where their calls cost someone else. */
+    readonly anonymousLimit?: number;
   };
 }
 

@@ -210,6 +210,21 @@ describe('the MCP endpoint: protocol, access, billing, keys and lineage', () => 
     expect(listRecord.record).toMatchObject({ requestType: 'MCP_TOOLS_LIST', creditsUsed: 0 });
   });
 
+  it('limits anonymous callers, whose calls the owner pays for, to 60 a minute per address; signed-in callers keep 600', async () => {
+    // Prepare: a fresh window, so earlier anonymous calls in this file do not count
+    platform.clock.alignToWindow(60_000);
+    const list = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/list' });
+    // Act
+    const allowed = await Promise.all(Array.from({ length: 60 }, (_, i) => rpc(`/mcp/${publicId}`, list(i))));
+    const limited = await rpc(`/mcp/${publicId}`, list(61));
+    const signedIn = await rpc(`/mcp/${publicId}`, list(62), { token: other.token });
+    // Assess
+    expect(allowed.every((r) => r.status === 200)).toBe(true);
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(signedIn.status).toBe(200);
+  });
+
   it('gives the server the owner\'s keys as SERVICENAME_KEY, only the attached ones for a role token, never the caller\'s credentials', async () => {
     // Prepare
     await platform.api('POST', '/keys/store', { token: owner.token, body: { serviceName: 'weather', apiKey: 'w'.repeat(12) } });

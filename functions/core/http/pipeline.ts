@@ -47,8 +47,10 @@ async function buildContext(
   const actor = await resolveActor(route.auth, request, { credentials: platform.credentials, identity: platform.identity, runTokens: platform.runTokens, now: platform.clock.now() });
   onActor(actor);
   if (route.rateLimit) {
+    const { bucket, anonymousLimit, limit, windowSec } = route.rateLimit;
     const subject = actor.kind === 'user' ? `user:${actor.userId}` : `ip:${request.sourceIp}`;
-    await platform.rateLimiter.consume(`${route.rateLimit.bucket ?? route.id}:${subject}`, route.rateLimit);
+    const applied = actor.kind === 'user' ? limit : (anonymousLimit ?? limit);
+    await platform.rateLimiter.consume(`${bucket ?? route.id}:${subject}`, { limit: applied, windowSec });
   }
   const body = definition.body ? validate('request body', definition.body, parseJsonBody(request)) : undefined;
   const query = definition.query ? validate('query parameters', definition.query, request.query) : undefined;
