@@ -1,13 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { App } from 'aws-cdk-lib';
+import { oauthProvidersFromContext } from '../lib/cloud/oauth-providers.ts';
 import { PlatformStack } from '../lib/cloud/platform-stack.ts';
 
 /**
  * CDK app (cdk.json `app`). Context: `stage` (default `prod`), `stackName` (default
  * `agent-platform-<stage>`), `usageLogRetentionDays` (default 30: the functions'
  * USAGE_LOG_RETENTION_DAYS and the expiry of stored log bodies), `webAdapterLayerVersion` (the
- * runtime function's Lambda Web Adapter layer) and `mcpRuntimeMemorySize` (MB of the MCP runtime
- * function, default 1024), e.g. `npx cdk deploy -c stage=dev -c usageLogRetentionDays=90`. The
+ * runtime function's Lambda Web Adapter layer), `mcpRuntimeMemorySize` (MB of the MCP runtime
+ * function, default 1024) and `oauthProviders` (JSON: the OAuth providers' settings, each client
+ * secret by the ARN of a Secrets Manager secret; see lib/cloud/oauth-providers.ts), e.g.
+ * `npx cdk deploy -c stage=dev -c usageLogRetentionDays=90`. The
  * stack is environment-agnostic: synth needs no AWS account, and names that must be unique per
  * account and region use the deploy-time pseudo parameters.
  */
@@ -24,6 +27,7 @@ new PlatformStack(app, stackName, {
   usageLogRetentionDays: contextInteger(app, 'usageLogRetentionDays'),
   webAdapterLayerVersion: contextInteger(app, 'webAdapterLayerVersion'),
   mcpRuntimeMemorySize: contextInteger(app, 'mcpRuntimeMemorySize'),
+  oauthProviders: oauthProvidersFromContext(app.node.tryGetContext('oauthProviders')),
 });
 
 function contextString(scope: App, key: string): string | undefined {

@@ -2,7 +2,7 @@ import { routes } from '../lib/manifest/routes.ts';
 import { createCognitoVerifier } from './core/auth/cognito.ts';
 import type { IdentityVerifier } from './core/auth/credentials.ts';
 import { KMSClient } from '@aws-sdk/client-kms';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { createRunTokens, secretsManagerRunTokenKey, type RunTokens } from './core/auth/run-token.ts';
 import { systemClock } from './core/clock.ts';
 import { LambdaClient } from '@aws-sdk/client-lambda';
@@ -12,6 +12,7 @@ import { createLambdaMcpRuntime } from './runtimes/mcp-lambda-runtime.ts';
 import type { McpRuntime } from './runtimes/mcp-runtime.ts';
 import { ConfigError, configFromEnv, type Config } from './core/config.ts';
 import { createKmsSecretBox, type SecretBox } from './core/secret-box.ts';
+import { createSecretsManagerReader, type SecretReader } from './core/secret-reader.ts';
 import { createFallbackHandler, createRestHandler, type RestHandler } from './core/http/api-gateway.ts';
 import { createStreamHandler, type StreamingLambdaHandler } from './core/http/lambda-stream.ts';
 import type { RouteDefinition, StreamRouteDefinition } from './core/http/route.ts';
@@ -26,8 +27,19 @@ import { createPlatform, type Platform } from './platform.ts';
 let platform: Platform | undefined;
 
 function cloudPlatform(): Platform {
+  if (platform !== undefined) return platform;
   const config = configFromEnv();
-  platform ??= createPlatform(config, { identity: cognitoVerifier(config), runTokens: cloudRunTokens(config), secretBox: kmsSecretBox(config), compute: lambdaCompute(config), mcpRuntime: lambdaMcpRuntime(config) });
+  // One Secrets Manager reader for the run-token secret and the OAuth client secrets; each value is
+  // read when first needed and kept for the execution environment.
+  const secrets = createSecretsManagerReader(new SecretsManagerClient({ region: config.AWS_REGION }));
+  platform = createPlatform(config, {
+    identity: cognitoVerifier(config),
+    runTokens: cloudRunTokens(config, secrets),
+    secretBox: kmsSecretBox(config),
+    compute: lambdaCompute(config),
+    mcpRuntime: lambdaMcpRuntime(config),
+    secrets,
+  });
   return platform;
 }
 
@@ -50,12 +62,10 @@ function lambdaMcpRuntime(config: Config): McpRuntime {
   return createLambdaMcpRuntime({ lambda: new LambdaClient({ region: config.AWS_REGION }), functionName });
 }
 
-function cloudRunTokens(config: Config): RunTokens {
+function cloudRunTokens(config: Config, secrets: SecretReader): RunTokens {
   const secretArn = config.RUN_TOKEN_SECRET_ARN;
   if (!secretArn) throw new ConfigError('Invalid platform configuration: RUN_TOKEN_SECRET_ARN: is required in the cloud');
-  const client = new SecretsManagerClient({ region: config.AWS_REGION });
-  const fetchSecret = async () => (await client.send(new GetSecretValueCommand({ SecretId: secretArn }))).SecretString ?? '';
-  return createRunTokens(secretsManagerRunTokenKey(fetchSecret), systemClock);
+  return createRunTokens(secretsManagerRunTokenKey(() => secrets.read(secretArn)), systemClock);
 }
 
 function kmsSecretBox(config: Config): SecretBox {

@@ -9,6 +9,7 @@ import { createLogger, type Logger } from './core/logger.ts';
 import { createRateLimiter, type RateLimiter } from './core/rate-limit.ts';
 import type { KeysReader } from './core/keys-reader.ts';
 import type { SecretBox } from './core/secret-box.ts';
+import type { SecretReader } from './core/secret-reader.ts';
 import { createUsageLogWriter, type UsageLogWriter } from './core/usage-log.ts';
 import { createKeyStore, type KeyStore } from './keys/key.store.ts';
 import { createKeysReader } from './keys/key.service.ts';
@@ -52,6 +53,11 @@ export interface Platform {
   readonly tokens: TokenStore;
   readonly keys: KeyStore;
   readonly secretBox: SecretBox;
+  /**
+   * Operator secrets kept in a secret store and named by ARN in the configuration (OAuth client
+   * secrets): Secrets Manager in the cloud; null locally, where the configuration holds the values.
+   */
+  readonly secrets: SecretReader | null;
   readonly keysReader: KeysReader;
   readonly agents: AgentStore;
   readonly conversations: ConversationStore;
@@ -71,6 +77,8 @@ export interface PlatformAdapters {
   readonly secretBox: SecretBox;
   readonly compute: Compute;
   readonly mcpRuntime: McpRuntime;
+  /** @default null: no secret store (the local platform) */
+  readonly secrets?: SecretReader | null;
   readonly clock?: Clock;
   readonly log?: Logger;
 }
@@ -100,6 +108,7 @@ export function createPlatform(config: Config, adapters: PlatformAdapters): Plat
     credits,
     keys,
     secretBox: adapters.secretBox,
+    secrets: adapters.secrets ?? null,
     keysReader: createKeysReader({ keys, secretBox: adapters.secretBox }),
     agents: createAgentStore(db),
     conversations: createConversationStore(db, blobs),

@@ -6,10 +6,11 @@ import { AccessDeniedError, ValidationError } from '../core/errors.ts';
 import { randomBase62 } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import type { RateLimit, RateLimiter } from '../core/rate-limit.ts';
+import type { SecretReader } from '../core/secret-reader.ts';
 import { registerSecret } from '../core/secret-scope.ts';
 import { putKey, type KeyPorts } from '../keys/key.service.ts';
 import type { UserStore } from '../users/user.store.ts';
-import { providerSettings } from './oauth.providers.ts';
+import { providerSettings, readClientSecret } from './oauth.providers.ts';
 import { refreshKeyName, type CallbackQuery, type OAuthProvider, type PendingAuthorization } from './oauth.schema.ts';
 import type { OAuthStateStore } from './oauth.store.ts';
 import { describeProviderError, exchangeCode } from './token-exchange.ts';
@@ -22,6 +23,8 @@ export interface OAuthPorts extends KeyPorts {
   readonly users: Pick<UserStore, 'get'>;
   readonly rateLimiter: RateLimiter;
   readonly fetch: typeof fetch;
+  /** Reads `_CLIENT_SECRET_ARN` client secrets (cloud); null where settings hold the secrets themselves (local). */
+  readonly secrets: SecretReader | null;
 }
 
 /** How long a user has to finish at the provider; long enough for a login with 2FA, short enough to limit a leaked URL. */
@@ -44,7 +47,7 @@ export function s256Challenge(codeVerifier: string): string {
  * challenge. The verifier itself never leaves the platform.
  */
 export async function startAuthorization(actor: UserActor, provider: OAuthProvider, requestBaseUrl: string, ports: OAuthPorts) {
-  const settings = providerSettings(ports.config, provider);
+  const settings = providerSettings(ports.config, provider, ports.secrets);
   await ports.rateLimiter.consume(`oauth-authorize:${actor.userId}`, AUTHORIZE_LIMIT);
   const now = ports.clock.now();
   const pending: PendingAuthorization = {
@@ -111,8 +114,9 @@ export async function completeAuthorization(provider: OAuthProvider, query: Call
   const owner = await ports.users.get(pending.userId);
   if (owner === null || owner.status !== 'active') throw new AccessDeniedError('The account that started this authorization is no longer active.');
 
-  const settings = providerSettings(ports.config, provider);
-  const tokens = await exchangeCode(settings, { code: query.code, redirectUri: pending.redirectUri, codeVerifier: pending.codeVerifier }, ports);
+  const settings = providerSettings(ports.config, provider, ports.secrets);
+  const clientSecret = await readClientSecret(settings, ports);
+  const tokens = await exchangeCode({ ...settings, clientSecret }, { code: query.code, redirectUri: pending.redirectUri, codeVerifier: pending.codeVerifier }, ports);
   // From here on, any log line of this request has the values masked, whatever field holds them.
   registerSecret(tokens.accessToken);
   if (tokens.refreshToken !== null) registerSecret(tokens.refreshToken);

@@ -15,6 +15,9 @@ export interface ProviderTokens {
   readonly scope: string | null;
 }
 
+/** What the exchange needs of a provider's settings, with the client secret already read (null: public client). */
+export type ExchangeSettings = Pick<ProviderSettings, 'provider' | 'tokenUrl' | 'clientId'> & { readonly clientSecret: string | null };
+
 export interface ExchangeInput {
   readonly code: string;
   readonly redirectUri: string;
@@ -35,7 +38,7 @@ const FAILED = 'OAUTH_TOKEN_EXCHANGE_FAILED';
  * Failures are 502s that name the provider's error code, never the response body, which could hold
  * a token.
  */
-export async function exchangeCode(settings: ProviderSettings, input: ExchangeInput, deps: ExchangeDeps): Promise<ProviderTokens> {
+export async function exchangeCode(settings: ExchangeSettings, input: ExchangeInput, deps: ExchangeDeps): Promise<ProviderTokens> {
   const body = new URLSearchParams({
     grant_type: 'authorization_code',
     code: input.code,

@@ -5,6 +5,7 @@ import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS } from '../manifest/http.ts'
 import type { Host, RouteSpec } from '../manifest/types.ts';
 import type { PlatformData } from './data-stores.ts';
 import { writeAreaEntry, writeFallbackEntry, writeStreamingEntry } from './function-entries.ts';
+import type { OAuthFunctionSettings } from './oauth-providers.ts';
 import { PlatformFunction, type HostUrlName, type PlatformEnvironment } from './platform-function.ts';
 
 /** Seconds a function outlives its slowest route, so the handler's own timeout answers first. */
@@ -26,6 +27,9 @@ export const STREAMING_HOST_URL_VARIABLES: Readonly<Partial<Record<Host, HostUrl
 
 /** The manifest area whose routes run user MCP servers (functions/mcp): its functions get the MCP runtime. */
 export const MCP_AREA = 'mcp';
+
+/** The manifest area of the OAuth routes (functions/oauth): only its functions get the providers' settings and secrets. */
+export const OAUTH_AREA = 'oauth';
 
 /**
  * Timeout of a function serving `routes`: the slowest route plus the margin, within Lambda's 900 s
@@ -54,6 +58,11 @@ export interface PlatformFunctionsProps {
    * MCP_AREA may invoke it. @default none
    */
   readonly mcpRuntime?: IFunction;
+  /**
+   * The OAuth providers' settings and client secrets; only the functions serving routes of the
+   * OAUTH_AREA receive them. @default no OAuth provider
+   */
+  readonly oauth?: OAuthFunctionSettings;
   /** Where the generated entry files are written. @default DEFAULT_ENTRIES_DIR */
   readonly entriesDir?: string;
 }
@@ -99,6 +108,7 @@ export class PlatformFunctions extends Construct {
           runtime: props.runtime,
           mcpRuntime: routes.some((r) => r.area === MCP_AREA) ? props.mcpRuntime : undefined,
           runTokenSecret: props.data.runTokenSecret,
+          oauth: routes.some((r) => r.area === OAUTH_AREA) ? props.oauth : undefined,
         });
         props.data.grantReadWrite(fn);
         const url = fn.function.addFunctionUrl({
@@ -137,6 +147,7 @@ export class PlatformFunctions extends Construct {
           runtime: props.runtime,
           mcpRuntime: area === MCP_AREA ? props.mcpRuntime : undefined,
           runTokenSecret: props.data.runTokenSecret,
+          oauth: area === OAUTH_AREA ? props.oauth : undefined,
         });
         props.data.grantReadWrite(fn);
         return [area, fn];

@@ -1,11 +1,12 @@
 import type { Duration } from 'aws-cdk-lib';
-import type { IGrantable, IPrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, type IGrantable, type IPrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { Config } from '../../functions/core/config.ts';
+import type { OAuthFunctionSettings } from './oauth-providers.ts';
 
 /** Configuration variables (functions/core/config.ts) every cloud function receives. */
 export type PlatformEnvironmentName = ConfigKey<
@@ -70,6 +71,12 @@ export interface PlatformFunctionProps {
    * (functions/cloud.ts) authenticates requests and needs it. @default no run tokens
    */
   readonly runTokenSecret?: ISecret;
+  /**
+   * The OAuth providers' settings (OAUTH_PROVIDER_*), for a function serving the oauth area: the
+   * variables arrive in its environment and the role may read the client secrets by ARN. Secrets
+   * the operator created, so there is no construct to grant on. @default no OAuth provider
+   */
+  readonly oauth?: OAuthFunctionSettings;
 }
 
 /** The createRequire shim lets CommonJS dependencies bundled into the ESM output call `require`. */
@@ -102,6 +109,7 @@ export class PlatformFunction extends Construct implements IGrantable {
         ...(props.runtime === undefined ? {} : { [RUNTIME_FUNCTION_NAME_VARIABLE]: props.runtime.functionName }),
         ...(props.mcpRuntime === undefined ? {} : { [MCP_RUNTIME_FUNCTION_NAME_VARIABLE]: props.mcpRuntime.functionName }),
         ...(props.runTokenSecret === undefined ? {} : { [RUN_TOKEN_SECRET_ARN_VARIABLE]: props.runTokenSecret.secretArn }),
+        ...definedOnly(props.oauth?.environment ?? {}),
         // Minified bundles give useless stack traces without the maps.
         NODE_OPTIONS: '--enable-source-maps',
       },
@@ -123,6 +131,11 @@ export class PlatformFunction extends Construct implements IGrantable {
     props.mcpRuntime?.grantInvoke(this.function);
     // GetSecretValue and DescribeSecret on this secret (and Decrypt by its key, were it a customer key).
     props.runTokenSecret?.grantRead(this.function);
+    // GetSecretValue alone, on exactly the client secrets' ARNs (complete ARNs: IAM matches them as
+    // written). A secret under a customer managed KMS key would also need kms:Decrypt; the default
+    // aws/secretsmanager key needs nothing more.
+    const clientSecretArns = props.oauth?.clientSecretArns ?? [];
+    if (clientSecretArns.length > 0) this.function.addToRolePolicy(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [...clientSecretArns] }));
   }
 
   get grantPrincipal(): IPrincipal {
@@ -130,6 +143,6 @@ export class PlatformFunction extends Construct implements IGrantable {
   }
 }
 
-function definedOnly(environment: PlatformEnvironment): Record<string, string> {
+function definedOnly(environment: Readonly<Record<string, string | undefined>>): Record<string, string> {
   return Object.fromEntries(Object.entries(environment).filter((entry): entry is [string, string] => entry[1] !== undefined));
 }

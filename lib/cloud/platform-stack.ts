@@ -9,6 +9,7 @@ import { PlatformData } from './data-stores.ts';
 import { PlatformIdentity } from './identity.ts';
 import { McpRuntimeFunction } from './mcp-runtime-function.ts';
 import { bucketPrefixFor, tablePrefixFor, validateStackName, validateStage } from './naming.ts';
+import { oauthFunctionSettings, validateOAuthProviders, type OAuthProviders } from './oauth-providers.ts';
 import { RuntimeFunction } from './runtime-function.ts';
 
 /** Days usage-log records are kept unless the stack is told otherwise (the config's default too). */
@@ -37,6 +38,12 @@ export interface PlatformStackProps extends StackProps {
   readonly webAdapterLayerVersion?: number;
   /** Memory of the MCP runtime function, in MB (128 to 10240). @default McpRuntimeFunction's, 1024 */
   readonly mcpRuntimeMemorySize?: number;
+  /**
+   * OAuth providers (the `oauthProviders` context option): the functions serving the oauth area get
+   * their settings and may read their client secrets, which the operator keeps in Secrets Manager.
+   * Checked at synth (`validateOAuthProviders`). @default none: every provider answers 400 not configured
+   */
+  readonly oauthProviders?: OAuthProviders;
   /** Routes to serve; tests pass larger synthetic lists to check the stack limits. @default the manifest's */
   readonly routes?: readonly RouteSpec[];
   /** Where the generated function entries are written. @default DEFAULT_ENTRIES_DIR */
@@ -63,6 +70,7 @@ export class PlatformStack extends Stack {
     const stackName = validateStackName(this.stackName);
     const routes = props.routes ?? manifestRoutes;
     const retentionDays = validateRetentionDays(props.usageLogRetentionDays ?? DEFAULT_USAGE_LOG_RETENTION_DAYS);
+    const oauth = oauthFunctionSettings(validateOAuthProviders(props.oauthProviders ?? {}));
 
     this.data = new PlatformData(this, 'Data', {
       tables,
@@ -85,6 +93,7 @@ export class PlatformStack extends Stack {
       data: this.data,
       runtime: this.runtime.function,
       mcpRuntime: this.mcpRuntime.function,
+      oauth,
       entriesDir: props.entriesDir,
       environment: {
         STAGE: stage,

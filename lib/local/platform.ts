@@ -10,6 +10,7 @@ import type { IdentityVerifier } from '../../functions/core/auth/credentials.ts'
 import { createRunTokens, deriveRunTokenKey } from '../../functions/core/auth/run-token.ts';
 import { systemClock, type Clock } from '../../functions/core/clock.ts';
 import { createLocalSecretBox } from '../../functions/core/secret-box.ts';
+import type { SecretReader } from '../../functions/core/secret-reader.ts';
 import { createLocalCompute } from '../../functions/runtimes/local-compute.ts';
 import { createLocalMcpRuntime } from '../../functions/runtimes/mcp-local-runtime.ts';
 import { createLogger, type LogLevel } from '../../functions/core/logger.ts';
@@ -33,6 +34,11 @@ export interface LocalPlatformOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Verifies identity-provider session tokens; none locally unless given (tests pass a Cognito verifier). */
   readonly identity?: IdentityVerifier;
+  /**
+   * Reads `_CLIENT_SECRET_ARN` secrets; none locally unless given, so local settings carry the
+   * client secrets themselves (tests pass a Secrets Manager reader pointed at moto).
+   */
+  readonly secrets?: SecretReader;
   /** Extra directories on the Python runtime's path (frameworks for user code; tests' stand-ins). */
   readonly runtimePythonPath?: readonly string[];
   /** Where log lines go (default stdout); tests capture them to check what is never logged. */
@@ -99,7 +105,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     // One MCP host process per tenant, likewise started on first use and stopped with the platform.
     const mcpRuntime = createLocalMcpRuntime({ logger: log });
     cleanup.push(() => mcpRuntime.close());
-    const ready = createPlatform(config, { identity: options.identity ?? null, runTokens, secretBox, compute, mcpRuntime, log, ...(options.clock ? { clock: options.clock } : {}) });
+    const ready = createPlatform(config, { identity: options.identity ?? null, runTokens, secretBox, compute, mcpRuntime, secrets: options.secrets ?? null, log, ...(options.clock ? { clock: options.clock } : {}) });
     await ensureTables(ready.db.doc, LOCAL_PREFIX, tables);
     await ensureBuckets(createS3Client(config), LOCAL_PREFIX, buckets);
     const createdAdminToken = await bootstrapAdmin(ready, dataDir);

@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IdentityVerifier } from '../../functions/core/auth/credentials.ts';
+import type { SecretReader } from '../../functions/core/secret-reader.ts';
 import { ADMIN_TOKEN_FILE, startLocalPlatform, type RunningPlatform } from '../../lib/local/platform.ts';
 
 export interface ApiResponse<T = any> {
@@ -48,7 +49,7 @@ export interface TestPlatform {
 
 /** Starts the real local platform on a random port with a temporary (or given) DATA_DIR. */
 export async function startTestPlatform(
-  options: { dataDir?: string; env?: Record<string, string>; logLines?: string[]; identity?: IdentityVerifier; runtimePythonPath?: string[] } = {},
+  options: { dataDir?: string; env?: Record<string, string>; logLines?: string[]; identity?: IdentityVerifier; secrets?: SecretReader; runtimePythonPath?: string[] } = {},
 ): Promise<TestPlatform> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'platform-test-')));
   const clock = new SteppableClock();
@@ -64,6 +65,7 @@ export async function startTestPlatform(
     logLevel: logLines ? 'debug' : 'silent',
     ...(logLines ? { logWriter: (line: string) => logLines.push(line) } : {}),
     ...(options.identity ? { identity: options.identity } : {}),
+    ...(options.secrets ? { secrets: options.secrets } : {}),
     ...(options.runtimePythonPath ? { runtimePythonPath: options.runtimePythonPath } : {}),
   });
   const adminToken = (await readFile(join(dataDir, ADMIN_TOKEN_FILE), 'utf8')).trim();
