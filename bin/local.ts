@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { ADMIN_TOKEN_FILE, startLocalPlatform, StartupError } from '../lib/local/platform.ts';
+import { prettyLogWriter } from '../lib/local/pretty-log.ts';
 import { readFile } from 'node:fs/promises';
 
 const env = z
@@ -10,6 +11,8 @@ const env = z
     HOST: z.string().min(1).default('127.0.0.1'),
     DATA_DIR: z.string().min(1).default('.data'),
     LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+    /** `json` forces JSON lines even at a terminal (they are the default when output is piped). */
+    LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
   })
   .safeParse(process.env);
 
@@ -23,7 +26,13 @@ if (!env.success) {
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
 
 try {
-  const running = await startLocalPlatform({ port: env.data.PORT, host: env.data.HOST, dataDir: env.data.DATA_DIR, logLevel: env.data.LOG_LEVEL });
+  const running = await startLocalPlatform({
+    port: env.data.PORT,
+    host: env.data.HOST,
+    dataDir: env.data.DATA_DIR,
+    logLevel: env.data.LOG_LEVEL,
+    ...(process.stdout.isTTY && env.data.LOG_FORMAT !== 'json' ? { logWriter: prettyLogWriter() } : {}),
+  });
   const tokenFile = join(running.dataDir, ADMIN_TOKEN_FILE);
   const token = running.createdAdminToken ?? (await readFile(tokenFile, 'utf8').catch(() => '')).trim();
   // performance.now() counts from process start, so the figure includes module loading.
