@@ -1,6 +1,11 @@
 import { z } from 'zod';
 
 export const AGENT_DEFAULTS = { memoryMb: 1024, timeoutSec: 300, runtime: 'python3.12' } as const;
+/**
+ * Longest agent run: the streaming chat route stops at 895 s (Lambda's limit is 900), and a run
+ * must end inside it with its own error marker, metrics and usage record.
+ */
+export const MAX_AGENT_TIMEOUT_SEC = 880;
 /** Largest agent source accepted (the spec leaves it open): keeps items well under DynamoDB's 400 KB. */
 export const MAX_SOURCE_BYTES = 256 * 1024;
 
@@ -24,7 +29,7 @@ export const createAgentBody = z.object({
   visibility: visibilitySchema.default('private'),
   runtime: z.literal('python3.12', { error: 'must be python3.12' }).default('python3.12'),
   memoryMb: z.number().int().min(128).max(10240).default(AGENT_DEFAULTS.memoryMb),
-  timeoutSec: z.number().int().min(1).max(900).default(AGENT_DEFAULTS.timeoutSec),
+  timeoutSec: z.number().int().min(1).max(MAX_AGENT_TIMEOUT_SEC).default(AGENT_DEFAULTS.timeoutSec),
   agentType: z.enum(['text', 'bidi']).default('text'),
   initialPrompt: z.string().max(4000).optional(),
 });
@@ -38,7 +43,7 @@ export const updateAgentBody = z.object({
   status: z.enum(['active', 'deleted']).optional(),
   initialPrompt: z.string().max(4000).nullable().optional(),
   memoryMb: z.number().int().min(128).max(10240).optional(),
-  timeoutSec: z.number().int().min(1).max(900).optional(),
+  timeoutSec: z.number().int().min(1).max(MAX_AGENT_TIMEOUT_SEC).optional(),
 });
 
 export const agentIdBody = z.object({ agentId: z.uuid({ error: 'must be an agent id (UUID)' }) });
