@@ -5,6 +5,7 @@ import { KMSClient } from '@aws-sdk/client-kms';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { createRunTokens, secretsManagerRunTokenKey, type RunTokens } from './core/auth/run-token.ts';
 import { systemClock } from './core/clock.ts';
+import { createLogger, type LogLevel } from './core/logger.ts';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import type { Compute } from './runtimes/compute.ts';
 import { createLambdaCompute } from './runtimes/lambda-compute.ts';
@@ -103,4 +104,10 @@ export function streamingHandler(host: Host, definitions: Readonly<Record<string
 }
 
 /** The catch-all function behind `ANY /{proxy+}`: 404 and 405 in the platform's envelope. */
-export const fallbackHandler: RestHandler = createFallbackHandler(routes.filter(isRestApiRoute));
+const fallbackLog = createLogger(logLevelOf(process.env['LOG_LEVEL']), { stage: process.env['STAGE'] ?? 'cloud' });
+export const fallbackHandler: RestHandler = createFallbackHandler(routes.filter(isRestApiRoute), () => fallbackLog);
+
+/** The fallback function needs no platform configuration, only a log level (bad values log at info). */
+function logLevelOf(value: string | undefined): LogLevel {
+  return value === 'debug' || value === 'info' || value === 'warn' || value === 'error' || value === 'silent' ? value : 'info';
+}

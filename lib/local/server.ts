@@ -66,7 +66,7 @@ export function createLocalServer(options: LocalServerOptions): Server {
   for (const host of Object.keys(LOCAL_HOST_PREFIX) as Host[]) {
     const specs = [...options.routes, ...options.streamRoutes].map((r) => r.spec).filter((spec) => onHost(spec, host));
     tables.set(host, new RouteTable(specs));
-    fallbacks.set(host, createFallbackHandler(specs));
+    fallbacks.set(host, createFallbackHandler(specs, () => options.platform()?.log ?? null));
     streamHandlers.set(host, createStreamHandler(options.streamRoutes.filter((r) => onHost(r.spec, host)), ready));
   }
   const dispatch = createRestHandler(options.routes, ready);

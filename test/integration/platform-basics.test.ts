@@ -35,3 +35,20 @@ describe('local platform basics', () => {
     });
   });
 });
+
+describe('request logging', () => {
+  it('logs requests to unknown routes like any other, with status and request id', async () => {
+    // Prepare
+    const logLines: string[] = [];
+    const platform = await startTestPlatform({ logLines });
+    try {
+      // Act
+      const res = await platform.api('GET', '/no/such/thing');
+      // Assess
+      const line = logLines.map((l) => JSON.parse(l)).find((r) => r.message === 'request' && r.path === '/no/such/thing');
+      expect(line).toMatchObject({ route: 'fallback', method: 'GET', status: 404, requestId: res.body.requestId });
+    } finally {
+      await platform.stop({ removeData: true });
+    }
+  });
+});

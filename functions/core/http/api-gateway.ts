@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { RouteSpec } from '../../../lib/manifest/types.ts';
 import type { Platform } from '../../platform.ts';
+import type { Logger } from '../logger.ts';
 import { MethodNotAllowedError, NotFoundError } from '../errors.ts';
 import { errorBody } from './envelope.ts';
 import { toErrorResponse } from './error-response.ts';
@@ -35,13 +36,16 @@ export function createRestHandler(bound: readonly BoundRoute[], platform: () => 
  * Answers paths no route has (404) and known paths called with the wrong method (405), in envelope
  * B. `routes` are the routes of the one host the fallback serves.
  */
-export function createFallbackHandler(routes: readonly RouteSpec[]): RestHandler {
+export function createFallbackHandler(routes: readonly RouteSpec[], log: () => Logger | null = () => null): RestHandler {
   const table = new RouteTable(routes);
   return async (event) => {
     const path = event.pathParameters?.['proxy'] !== undefined ? `/${event.pathParameters['proxy']}` : event.path;
     const match = table.match(event.httpMethod, path);
     const error = match.kind === 'wrong-method' ? new MethodNotAllowedError(event.httpMethod, match.allowed) : new NotFoundError(`No endpoint at ${event.httpMethod} ${path}.`);
-    return notFoundResponse(event, error);
+    const response = notFoundResponse(event, error);
+    // Probes and client mistakes show up in the logs like any other request.
+    log()?.info('request', { requestId: event.requestContext?.requestId, route: 'fallback', method: event.httpMethod, path, status: response.statusCode, userId: null });
+    return response;
   };
 }
 
