@@ -33,10 +33,10 @@ function runVitest(extraArgs: string[]): Tally {
   }
 }
 
-function runPython(): Tally {
-  const result = spawnSync('python3', ['-m', 'unittest', 'discover', '-s', 'python-runtime', '-p', 'test_*.py', '-t', 'python-runtime'], { cwd: root, encoding: 'utf8' });
+function runPython(interpreter: string): Tally {
+  const result = spawnSync(interpreter, ['-m', 'unittest', 'discover', '-s', 'python-runtime', '-p', 'test_*.py', '-t', 'python-runtime'], { cwd: root, encoding: 'utf8' });
   if (result.error) {
-    console.error(`python3 could not be run: ${result.error.message}`);
+    console.error(`${interpreter} could not be run: ${result.error.message}`);
     return { passed: 0, failed: 1, skipped: 0, ok: false };
   }
   process.stdout.write(result.stdout);
@@ -53,10 +53,17 @@ function runPython(): Tally {
 
 const args = process.argv.slice(2);
 const ts = runVitest(args);
-const py = args.length > 0 ? { passed: 0, failed: 0, skipped: 0, ok: true } : runPython();
+// The runtime supports several Python versions; PYTHON_INTERPRETERS (comma-separated) runs its suite under each.
+const interpreters = (process.env['PYTHON_INTERPRETERS'] ?? 'python3').split(',').map((i) => i.trim()).filter(Boolean);
+const pyRuns = args.length > 0 ? [] : interpreters.map((interpreter) => ({ interpreter, tally: runPython(interpreter) }));
+const py = pyRuns.reduce(
+  (sum, run) => ({ passed: sum.passed + run.tally.passed, failed: sum.failed + run.tally.failed, skipped: sum.skipped + run.tally.skipped, ok: sum.ok && run.tally.ok }),
+  { passed: 0, failed: 0, skipped: 0, ok: true },
+);
 const passed = ts.passed + py.passed;
 const failed = ts.failed + py.failed;
 const skipped = ts.skipped + py.skipped;
-console.log(`\nTypeScript: ${ts.passed} passed, ${ts.failed} failed, ${ts.skipped} skipped; Python: ${py.passed} passed, ${py.failed} failed, ${py.skipped} skipped`);
+const pythonParts = pyRuns.map(({ interpreter, tally }) => `Python (${interpreter}): ${tally.passed} passed, ${tally.failed} failed, ${tally.skipped} skipped`);
+console.log(`\n${[`TypeScript: ${ts.passed} passed, ${ts.failed} failed, ${ts.skipped} skipped`, ...pythonParts].join('; ')}`);
 console.log(`${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}`);
 process.exit(ts.ok && py.ok && failed === 0 ? 0 : 1);
