@@ -8,7 +8,8 @@ import { PlatformStack } from '../lib/cloud/platform-stack.ts';
  * `agent-platform-<stage>`), `usageLogRetentionDays` (default 30: the functions'
  * USAGE_LOG_RETENTION_DAYS and the expiry of stored log bodies), `webAdapterLayerVersion` (the
  * runtime function's Lambda Web Adapter layer), `mcpRuntimeMemorySize` (MB of the MCP runtime
- * function, default 1024) and `oauthProviders` (JSON: the OAuth providers' settings, each client
+ * function, default 1024), `apiIntegrationTimeoutSec` (API Gateway's integration timeout ceiling,
+ * default 29; raise the account quota first) and `oauthProviders` (JSON: the OAuth providers' settings, each client
  * secret by the ARN of a Secrets Manager secret; see lib/cloud/oauth-providers.ts), e.g.
  * `npx cdk deploy -c stage=dev -c usageLogRetentionDays=90`. The
  * stack is environment-agnostic: synth needs no AWS account, and names that must be unique per
@@ -27,6 +28,7 @@ new PlatformStack(app, stackName, {
   usageLogRetentionDays: contextInteger(app, 'usageLogRetentionDays'),
   webAdapterLayerVersion: contextInteger(app, 'webAdapterLayerVersion'),
   mcpRuntimeMemorySize: contextInteger(app, 'mcpRuntimeMemorySize'),
+  apiIntegrationTimeoutSec: contextInteger(app, 'apiIntegrationTimeoutSec'),
   oauthProviders: oauthProvidersFromContext(app.node.tryGetContext('oauthProviders')),
 });
 

@@ -57,6 +57,25 @@ export interface PlatformApiProps {
   readonly apiName: string;
   /** Stage name: the first path segment of every URL. */
   readonly stageName: string;
+  /**
+   * The longest API Gateway may wait for a function, in seconds. Each route waits its own
+   * `timeoutSec` plus a small margin, up to this. Above 29 s needs the account's "integration
+   * timeout" quota raised first; until then routes longer than this (router action runs at 120 s,
+   * buffered chat at 300 s) are cut by API Gateway with a TIMEOUT error in the platform's shape.
+   * @default 29
+   */
+  readonly maxIntegrationTimeoutSec?: number;
+}
+
+/** API Gateway's default ceiling for an integration, without a quota increase. */
+export const DEFAULT_MAX_INTEGRATION_TIMEOUT_SEC = 29;
+
+/**
+ * How long API Gateway waits for a route's function: its own timeout plus 2 s, so the platform's
+ * 504 (with its envelope and usage record) comes first, within the API's ceiling.
+ */
+export function integrationTimeoutSec(route: Pick<RouteSpec, 'timeoutSec'>, maxSec: number): number {
+  return Math.min(route.timeoutSec + 2, maxSec);
 }
 
 /**
@@ -95,19 +114,37 @@ export class PlatformApi extends Construct {
     for (const type of [ResponseType.DEFAULT_4XX, ResponseType.DEFAULT_5XX]) {
       this.restApi.addGatewayResponse(`Gateway${type.responseType}`, { type, responseHeaders: { 'Access-Control-Allow-Origin': "'*'" } });
     }
+    // A route longer than the API's ceiling is cut by API Gateway itself: answer in the platform's
+    // error shape (envelope B) with the code clients already handle for timeouts.
+    this.restApi.addGatewayResponse('GatewayIntegrationTimeout', {
+      type: ResponseType.INTEGRATION_TIMEOUT,
+      statusCode: '504',
+      responseHeaders: { 'Access-Control-Allow-Origin': "'*'" },
+      templates: {
+        'application/json':
+          '{"error":"The request did not complete within the API\'s integration timeout.","code":"TIMEOUT","requestId":"$context.requestId","rootRequestId":"$context.requestId","parentRequestId":null}',
+      },
+    });
+    const maxIntegrationTimeoutSec = props.maxIntegrationTimeoutSec ?? DEFAULT_MAX_INTEGRATION_TIMEOUT_SEC;
+    if (!Number.isInteger(maxIntegrationTimeoutSec) || maxIntegrationTimeoutSec < 1 || maxIntegrationTimeoutSec > 900) {
+      throw new Error(`maxIntegrationTimeoutSec must be a whole number of seconds from 1 to 900, not ${maxIntegrationTimeoutSec}.`);
+    }
     const stack = Stack.of(this);
     this.baseUrl = `https://${this.restApi.restApiId}.execute-api.${stack.region}.${stack.urlSuffix}/${props.stageName}`;
 
     // One invoke permission per function for the whole API (scopePermissionToMethod: false) instead
     // of two per method (the method and console test calls): hundreds of resources saved.
+    // One integration per area and timeout: the timeout is a property of the integration.
     const integrations = new Map<string, LambdaIntegration>();
-    const integrationFor = (area: string): LambdaIntegration => {
-      let integration = integrations.get(area);
+    const integrationFor = (route: RouteSpec): LambdaIntegration => {
+      const timeoutSec = integrationTimeoutSec(route, maxIntegrationTimeoutSec);
+      const key = `${route.area}:${timeoutSec}`;
+      let integration = integrations.get(key);
       if (integration === undefined) {
-        const fn = props.functions.get(area);
-        if (fn === undefined) throw new Error(`No function for area ${area}.`);
-        integration = new LambdaIntegration(fn, { proxy: true, scopePermissionToMethod: false });
-        integrations.set(area, integration);
+        const fn = props.functions.get(route.area);
+        if (fn === undefined) throw new Error(`No function for area ${route.area}.`);
+        integration = new LambdaIntegration(fn, { proxy: true, scopePermissionToMethod: false, timeout: Duration.seconds(timeoutSec) });
+        integrations.set(key, integration);
       }
       return integration;
     };
@@ -127,7 +164,7 @@ export class PlatformApi extends Construct {
       new Method(placed.stack, `${route.method} ${route.path.replaceAll('/', '|')}`, {
         resource: rest === '' ? placed.top : placed.top.resourceForPath(rest),
         httpMethod: route.method,
-        integration: integrationFor(route.area),
+        integration: integrationFor(route),
       });
     }
     this.segmentStacks = new Map([...segments].map(([segment, placed]) => [segment, placed.stack]));

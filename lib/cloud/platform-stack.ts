@@ -38,6 +38,8 @@ export interface PlatformStackProps extends StackProps {
   readonly webAdapterLayerVersion?: number;
   /** Memory of the MCP runtime function, in MB (128 to 10240). @default McpRuntimeFunction's, 1024 */
   readonly mcpRuntimeMemorySize?: number;
+  /** API Gateway's integration timeout ceiling in seconds; above 29 needs a quota increase. @default 29 */
+  readonly apiIntegrationTimeoutSec?: number;
   /**
    * OAuth providers (the `oauthProviders` context option): the functions serving the oauth area get
    * their settings and may read their client secrets, which the operator keeps in Secrets Manager.
@@ -113,6 +115,7 @@ export class PlatformStack extends Stack {
       fallback: this.functions.fallback.function,
       apiName: `${stackName}-api`,
       stageName: stage,
+      ...(props.apiIntegrationTimeoutSec !== undefined ? { maxIntegrationTimeoutSec: props.apiIntegrationTimeoutSec } : {}),
     });
 
     // A host with streaming routes is its function URL. Until the other hosts get their own
