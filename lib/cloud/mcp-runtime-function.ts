@@ -1,11 +1,12 @@
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
-import { AssetHashType, Duration } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import { Role, ServicePrincipal, type IGrantable, type IPrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Code, Function as LambdaFunction, LayerVersion, Runtime, TenancyConfig } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Function as LambdaFunction, LayerVersion, Runtime, TenancyConfig } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { REPO_ROOT } from './function-entries.ts';
+import { locallyStagedCode } from './local-asset.ts';
 
 /** The MCP host (core.mjs, and lambda.mjs as the Lambda entry), shipped as the function's code. */
 export const DEFAULT_MCP_HOST_DIR = join(REPO_ROOT, 'functions', 'runtimes', 'mcp-host');
@@ -96,20 +97,8 @@ export class McpRuntimeFunction extends Construct implements IGrantable {
       // Plain JavaScript: no native code, so either architecture.
       compatibleRuntimes: [Runtime.NODEJS_22_X],
       compatibleArchitectures: [Architecture.ARM_64, Architecture.X86_64],
-      code: Code.fromAsset(layerDir, {
-        // The hash of what is shipped: a change in the installed packages deploys a new version.
-        assetHashType: AssetHashType.OUTPUT,
-        bundling: {
-          // Never used: the local copy below always succeeds, so no Docker (and no network) is needed.
-          image: Runtime.NODEJS_22_X.bundlingImage,
-          local: {
-            tryBundle(outputDir: string): boolean {
-              stageMcpLayerAsset(outputDir, { layerDir, modulesDir });
-              return true;
-            },
-          },
-        },
-      }),
+      // A change in the installed packages deploys a new layer version.
+      code: locallyStagedCode(layerDir, Runtime.NODEJS_22_X, (outputDir) => stageMcpLayerAsset(outputDir, { layerDir, modulesDir })),
     });
 
     this.function = new LambdaFunction(this, 'Function', {
@@ -117,20 +106,7 @@ export class McpRuntimeFunction extends Construct implements IGrantable {
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
       handler: MCP_HOST_HANDLER,
-      code: Code.fromAsset(hostDir, {
-        assetHashType: AssetHashType.OUTPUT,
-        bundling: {
-          // Never used, as above. A bundling step (a plain copy) rather than a copied asset, so that
-          // synths without bundling (the tests) stage nothing either.
-          image: Runtime.NODEJS_22_X.bundlingImage,
-          local: {
-            tryBundle(outputDir: string): boolean {
-              stageMcpHostAsset(hostDir, outputDir);
-              return true;
-            },
-          },
-        },
-      }),
+      code: locallyStagedCode(hostDir, Runtime.NODEJS_22_X, (outputDir) => stageMcpHostAsset(hostDir, outputDir)),
       layers: [this.layer],
       role: this.role,
       logGroup: this.logGroup,

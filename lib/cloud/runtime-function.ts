@@ -1,11 +1,12 @@
 import { chmodSync, copyFileSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { AssetHashType, Duration, Stack } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal, type IGrantable, type IPrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Code, Function as LambdaFunction, LayerVersion, Runtime, TenancyConfig } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Function as LambdaFunction, LayerVersion, Runtime, TenancyConfig } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { REPO_ROOT } from './function-entries.ts';
+import { locallyStagedCode } from './local-asset.ts';
 
 /**
  * Version of the public Lambda Web Adapter layer, as the adapter's README lists it for zip packages
@@ -103,20 +104,8 @@ export class RuntimeFunction extends Construct implements IGrantable {
       runtime: Runtime.PYTHON_3_12,
       architecture: Architecture.ARM_64,
       handler: 'run.sh',
-      code: Code.fromAsset(sourceDir, {
-        // The hash of what is shipped, so a change of run.sh alone also deploys.
-        assetHashType: AssetHashType.OUTPUT,
-        bundling: {
-          // Never used: the local copy below always succeeds, so no Docker is needed.
-          image: Runtime.PYTHON_3_12.bundlingImage,
-          local: {
-            tryBundle(outputDir: string): boolean {
-              stageRuntimeAsset(sourceDir, outputDir);
-              return true;
-            },
-          },
-        },
-      }),
+      // Hashed from what is shipped, so a change of run.sh alone also deploys.
+      code: locallyStagedCode(sourceDir, Runtime.PYTHON_3_12, (outputDir) => stageRuntimeAsset(sourceDir, outputDir)),
       // The layer is published only in the `aws` partition, under this account.
       layers: [LayerVersion.fromLayerVersionArn(this, 'WebAdapter', `arn:aws:lambda:${stack.region}:${WEB_ADAPTER_LAYER_ACCOUNT}:layer:LambdaAdapterLayerArm64:${layerVersion}`)],
       role: this.role,
