@@ -1,5 +1,5 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { isConditionFailed, type Db } from '../core/db/dynamo.ts';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { isConditionFailed, type Db, queryItems } from '../core/db/dynamo.ts';
 import type { AgentRecord } from './agent.schema.ts';
 
 /**
@@ -100,36 +100,19 @@ export function createAgentStore(db: Db): AgentStore {
       if (renamed) await releaseName(current.ownerId, current.agentName, current.agentId);
       return item;
     },
-    async listByOwner(ownerId) {
-      const items: AgentRecord[] = [];
-      let start: Record<string, unknown> | undefined;
-      do {
-        const out = await db.doc.send(
-          new QueryCommand({ TableName: agents, IndexName: 'byOwner', KeyConditionExpression: 'ownerId = :o', ExpressionAttributeValues: { ':o': ownerId }, ScanIndexForward: false, ExclusiveStartKey: start }),
-        );
-        items.push(...((out.Items ?? []) as AgentRecord[]));
-        start = out.LastEvaluatedKey;
-      } while (start !== undefined && items.length < MAX_AGENTS_PER_OWNER);
-      return items;
+    listByOwner(ownerId) {
+      return queryItems<AgentRecord>(
+        db,
+        { TableName: agents, IndexName: 'byOwner', KeyConditionExpression: 'ownerId = :o', ExpressionAttributeValues: { ':o': ownerId }, ScanIndexForward: false },
+        MAX_AGENTS_PER_OWNER,
+      );
     },
     async listPublic(limit, offset) {
-      const items: AgentRecord[] = [];
-      let start: Record<string, unknown> | undefined;
-      do {
-        const out = await db.doc.send(
-          new QueryCommand({
-            TableName: agents,
-            IndexName: 'publicAgents',
-            KeyConditionExpression: 'publicListing = :p',
-            ExpressionAttributeValues: { ':p': 'public' },
-            ScanIndexForward: false,
-            Limit: offset + limit - items.length,
-            ExclusiveStartKey: start,
-          }),
-        );
-        items.push(...((out.Items ?? []) as AgentRecord[]));
-        start = out.LastEvaluatedKey;
-      } while (start !== undefined && items.length < offset + limit);
+      const items = await queryItems<AgentRecord>(
+        db,
+        { TableName: agents, IndexName: 'publicAgents', KeyConditionExpression: 'publicListing = :p', ExpressionAttributeValues: { ':p': 'public' }, ScanIndexForward: false },
+        offset + limit,
+      );
       return items.slice(offset, offset + limit);
     },
     async countInvocation(agentId, month) {

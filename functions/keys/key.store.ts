@@ -1,5 +1,5 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { writeIf, type Db } from '../core/db/dynamo.ts';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { writeIf, type Db, queryItems } from '../core/db/dynamo.ts';
 import type { KeyRecord } from './key.schema.ts';
 
 /** An owner's sealed keys: one item per (user, service name). */
@@ -19,17 +19,8 @@ export function createKeyStore(db: Db): KeyStore {
       const out = await db.doc.send(new GetCommand({ TableName: table, Key: { userId, serviceName }, ConsistentRead: true }));
       return (out.Item as KeyRecord | undefined) ?? null;
     },
-    async list(userId) {
-      const items: KeyRecord[] = [];
-      let start: Record<string, unknown> | undefined;
-      do {
-        const out = await db.doc.send(
-          new QueryCommand({ TableName: table, KeyConditionExpression: 'userId = :u', ExpressionAttributeValues: { ':u': userId }, ConsistentRead: true, ExclusiveStartKey: start }),
-        );
-        items.push(...((out.Items ?? []) as KeyRecord[]));
-        start = out.LastEvaluatedKey;
-      } while (start !== undefined);
-      return items;
+    list(userId) {
+      return queryItems<KeyRecord>(db, { TableName: table, KeyConditionExpression: 'userId = :u', ExpressionAttributeValues: { ':u': userId }, ConsistentRead: true });
     },
     async put(record) {
       await db.doc.send(new PutCommand({ TableName: table, Item: record }));

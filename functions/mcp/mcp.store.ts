@@ -1,7 +1,7 @@
 import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { BlobStore } from '../core/blobs.ts';
 import type { Clock } from '../core/clock.ts';
-import { isConditionFailed, type Db, writeIf } from '../core/db/dynamo.ts';
+import { isConditionFailed, type Db, writeIf, queryItems } from '../core/db/dynamo.ts';
 import { ConflictError } from '../core/errors.ts';
 import { sha256Hex } from '../core/ids.ts';
 import { INLINE_SOURCE_BYTES, MAX_SERVERS_PER_OWNER, type McpServerRecord, type McpVersion, type McpVersionRecord, type McpVersionSummary } from './mcp.schema.ts';
@@ -352,66 +352,28 @@ export function createMcpServerStore(db: Db, blobs: BlobStore, clock: Clock): Mc
       await releaseName(server.ownerId, server.serverName, server.serverId);
       await deleteVersions(server.serverId);
     },
-    async listByOwner(ownerId) {
-      const items: McpServerRecord[] = [];
-      let start: Record<string, unknown> | undefined;
-      do {
-        const out = await db.doc.send(
-          new QueryCommand({
-            TableName: servers,
-            IndexName: 'byOwner',
-            KeyConditionExpression: 'ownerId = :o',
-            ExpressionAttributeValues: { ':o': ownerId },
-            ScanIndexForward: false,
-            ExclusiveStartKey: start,
-          }),
-        );
-        items.push(...((out.Items ?? []) as McpServerRecord[]));
-        start = out.LastEvaluatedKey;
-      } while (start !== undefined && items.length < MAX_SERVERS_PER_OWNER);
-      return items;
+    listByOwner(ownerId) {
+      return queryItems<McpServerRecord>(
+        db,
+        { TableName: servers, IndexName: 'byOwner', KeyConditionExpression: 'ownerId = :o', ExpressionAttributeValues: { ':o': ownerId }, ScanIndexForward: false },
+        MAX_SERVERS_PER_OWNER,
+      );
     },
-    async listPublic(limit) {
-      const items: McpServerRecord[] = [];
-      let start: Record<string, unknown> | undefined;
-      do {
-        const out = await db.doc.send(
-          new QueryCommand({
-            TableName: servers,
-            IndexName: 'publicServers',
-            KeyConditionExpression: 'publicListing = :p',
-            ExpressionAttributeValues: { ':p': 'public' },
-            ScanIndexForward: false,
-            Limit: limit - items.length,
-            ExclusiveStartKey: start,
-          }),
-        );
-        items.push(...((out.Items ?? []) as McpServerRecord[]));
-        start = out.LastEvaluatedKey;
-      } while (start !== undefined && items.length < limit);
-      return items;
+    listPublic(limit) {
+      return queryItems<McpServerRecord>(
+        db,
+        { TableName: servers, IndexName: 'publicServers', KeyConditionExpression: 'publicListing = :p', ExpressionAttributeValues: { ':p': 'public' }, ScanIndexForward: false },
+        limit,
+      );
     },
     getVersion,
     async listVersions(serverId, limit) {
-      const items: McpVersionSummary[] = [];
-      let start: Record<string, unknown> | undefined;
-      do {
-        const out = await db.doc.send(
-          new QueryCommand({
-            TableName: versions,
-            KeyConditionExpression: 'serverId = :s',
-            ExpressionAttributeValues: { ':s': serverId },
-            ScanIndexForward: false,
-            ConsistentRead: true,
-            Limit: limit - items.length,
-            ExclusiveStartKey: start,
-            ...projection(),
-          }),
-        );
-        items.push(...(out.Items ?? []).map(summaryOf));
-        start = out.LastEvaluatedKey;
-      } while (start !== undefined && items.length < limit);
-      return items;
+      const items = await queryItems<Record<string, unknown>>(
+        db,
+        { TableName: versions, KeyConditionExpression: 'serverId = :s', ExpressionAttributeValues: { ':s': serverId }, ScanIndexForward: false, ConsistentRead: true, ...projection() },
+        limit,
+      );
+      return items.map(summaryOf);
     },
     async repair(server) {
       const top = await highestVersion(server.serverId);

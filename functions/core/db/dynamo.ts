@@ -1,5 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { TableName } from '../../../lib/manifest/tables.ts';
 import type { Config } from '../config.ts';
 
@@ -44,4 +44,20 @@ export async function writeIf(write: Promise<unknown>): Promise<boolean> {
 /** True for the error DynamoDB returns when a ConditionExpression does not hold. */
 export function isConditionFailed(error: unknown): boolean {
   return error instanceof Error && error.name === 'ConditionalCheckFailedException';
+}
+
+/**
+ * The items of a Query, page by page, until the index is read or `max` items came back (each page
+ * asks for no more than is still missing). For bounded reads: an owner's resources, a listing page.
+ */
+export async function queryItems<T>(db: Db, input: Omit<QueryCommandInput, 'ExclusiveStartKey' | 'Limit'>, max = Number.POSITIVE_INFINITY): Promise<T[]> {
+  const items: T[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const remaining = max - items.length;
+    const out = await db.doc.send(new QueryCommand({ ...input, ...(Number.isFinite(remaining) ? { Limit: remaining } : {}), ExclusiveStartKey: start }));
+    items.push(...((out.Items ?? []) as T[]));
+    start = out.LastEvaluatedKey;
+  } while (start !== undefined && items.length < max);
+  return items;
 }
