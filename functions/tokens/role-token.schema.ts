@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { serviceNameSchema } from '../keys/key.schema.ts';
-import { listTokensQuery, ONE_EXPIRY_MESSAGE, oneExpiryAtMost, tokenExpiry, tokenIdSchema, tokenName, type TokenRecord } from './token.schema.ts';
+import { listTokensQuery, ONE_EXPIRY_MESSAGE, oneExpiryAtMost, publicToken, tokenExpiry, tokenIdSchema, tokenName, type TokenRecord } from './token.schema.ts';
 
 export const MAX_ACTIVE_ROLE_TOKENS = 50;
 
@@ -21,16 +21,7 @@ export const revokeRoleTokenBody = z.object({ tokenId: tokenIdSchema });
 /** Validation must answer `{valid: false}` for anything, so only the type is checked here. */
 export const validateRoleTokenBody = z.object({ token: z.string().max(200, 'is too long') });
 
+/** How a role token appears in listings: an access token's fields plus the names of its keys. */
 export function publicRoleToken(token: TokenRecord) {
-  return {
-    tokenId: token.tokenId,
-    name: token.name,
-    keys: token.keys ?? [],
-    tokenPrefix: token.tokenPrefix,
-    status: token.status,
-    createdAt: token.createdAt,
-    expiresAt: token.expiresAt,
-    lastUsedAt: token.lastUsedAt,
-    revokedAt: token.revokedAt,
-  };
+  return { ...publicToken(token), keys: token.keys ?? [] };
 }
