@@ -4,4 +4,5 @@ Standard library only; runs on CPython 3.11 and 3.12. See README.md in the paren
 directory for the protocol and the sandbox layers.
 """
 
-__all__ = ["policy", "checker", "sandbox", "seccomp", "runner", "zygote", "server"]
+__all__ = ["policy", "checker", "sandbox", "seccomp", "runner", "zygote", "server", "egress", "redact",
+           "platform_calls"]

@@ -37,6 +37,10 @@ Decisions about syntax that is harmless by itself (the nested expressions are ch
   ("{0.__class__}"), out of reach of the AST. They are allowed only on a literal template, or on
   a module-level name bound exactly once to a literal template, whose fields use neither "."
   nor "[". f-strings are fine: their expressions are part of the AST and checked.
+  `getattr(x, "format")` would hand out the same method without a template to check: refused.
+- functools.wraps / update_wrapper copy the attributes named in `assigned` and `updated` with
+  getattr, from library code: a call that chooses them (`assigned=("__globals__",)`) is a
+  computed getattr and is refused; the default form is fine.
 """
 
 from __future__ import annotations
@@ -58,6 +62,10 @@ class Violation:
 
 
 _FORMATTER = string.Formatter()
+
+# functools.wraps(wrapped) and update_wrapper(wrapper, wrapped): positional arguments beyond
+# these name the attributes to copy.
+_WRAPPER_POSITIONAL = {"wraps": 1, "update_wrapper": 2}
 
 
 def _format_fields_safe(template: str) -> str | None:
@@ -161,7 +169,21 @@ class _Checker(ast.NodeVisitor):
                 if len(node.args) != 1 or node.keywords or any(
                         isinstance(a, ast.Starred) for a in node.args):
                     self.report(node, "type() is only allowed with one argument")
+        self._check_wrapper_call(node)
         self.generic_visit(node)
+
+    def _check_wrapper_call(self, node: ast.Call) -> None:
+        name = node.func.id if isinstance(node.func, ast.Name) else (
+            node.func.attr if isinstance(node.func, ast.Attribute) else None)
+        positional = _WRAPPER_POSITIONAL.get(name)
+        if positional is None:
+            return
+        chooses = (len(node.args) > positional
+                   or any(isinstance(a, ast.Starred) for a in node.args)
+                   or any(k.arg in (None, "assigned", "updated") for k in node.keywords))
+        if chooses:
+            self.report(node, f"{name}() may not choose the attributes it copies "
+                              "(assigned/updated read attributes by name)")
 
     def _check_attr_call(self, node: ast.Call, fname: str) -> None:
         expected = {"getattr": (2, 3), "setattr": (3,), "delattr": (2,)}[fname]
@@ -173,7 +195,10 @@ class _Checker(ast.NodeVisitor):
         if not (isinstance(name_arg, ast.Constant) and isinstance(name_arg.value, str)):
             self.report(node, f"{fname}() needs a literal attribute name (computed names are not allowed)")
             return
-        self._check_attr_name(node, name_arg.value)
+        if self._check_attr_name(node, name_arg.value) and fname == "getattr" and (
+                name_arg.value in ("format", "format_map")):
+            self.report(node, f"getattr(..., '{name_arg.value}') is not allowed "
+                              "(use an f-string or a literal template)")
 
     def visit_keyword(self, node: ast.keyword) -> None:
         self._check_binding_name(node, node.arg, "keyword argument")

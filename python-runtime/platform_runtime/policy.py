@@ -77,7 +77,7 @@ DENIED_ATTRIBUTES = frozenset({
     # (RestrictedPython CVE-2023-37271 and friends) walk gi_frame -> f_back -> f_globals.
     "gi_frame", "gi_code", "gi_yieldfrom", "gi_running", "gi_suspended",
     "cr_frame", "cr_code", "cr_await", "cr_origin", "cr_running", "cr_suspended",
-    "ag_frame", "ag_code", "ag_await", "ag_running",
+    "ag_frame", "ag_code", "ag_await", "ag_running", "ag_suspended",
     "f_back", "f_builtins", "f_code", "f_globals", "f_locals", "f_trace", "f_lasti",
     "f_lineno", "f_trace_lines", "f_trace_opcodes",
     "tb_frame", "tb_next", "tb_lasti", "tb_lineno",
@@ -95,9 +95,13 @@ DENIED_ATTRIBUTES = frozenset({
     "system", "popen", "fork", "forkpty", "fork_exec", "spawn", "spawnv", "spawnve",
     "spawnl", "spawnle", "spawnlp", "spawnvp", "posix_spawn", "posix_spawnp",
     "execv", "execve", "execl", "execle", "execlp", "execvp", "execvpe",
-    # Computed attribute access and introspection helpers.
+    # Computed attribute access and introspection helpers. string.Formatter().get_field walks
+    # "0.__init__.__globals__" by getattr from library code, where the "_" rule cannot see it.
     "attrgetter", "methodcaller", "getattr_static", "currentframe", "getframeinfo",
     "getouterframes", "getinnerframes", "settrace", "setprofile", "addaudithook",
+    "Formatter", "get_field", "vformat", "walk_tb", "walk_stack",
+    # Signals by process handle: no audit event exists for these (seccomp refuses them too).
+    "pidfd_open", "pidfd_send_signal", "pidfd_getfd",
     # typing evaluates annotation strings with eval(): a second, unchecked code path.
     "get_type_hints", "ForwardRef", "evaluate_forward_ref", "get_annotations",
 })
@@ -113,6 +117,13 @@ SAFE_DUNDER_ATTRIBUTES = frozenset({
     "__repr__", "__str__", "__format__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
     "__ge__", "__hash__", "__bool__", "__call__",
 })
+
+
+# Attribute reads that hand out a frame. CPython raises the `object.__getattr__` audit event for
+# these (and for __code__, f_code, gi_code, cr_code, ag_code, __defaults__), but not for what a
+# frame leads to (f_back, f_globals, f_locals, f_builtins) nor for __globals__ or __closure__:
+# the sandbox has to stop the first step, wherever the read happens near user code.
+FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
 
 
 def attribute_allowed(name: str) -> bool:

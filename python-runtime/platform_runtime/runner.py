@@ -1,7 +1,10 @@
 """Runs one invocation inside the forked child: installs the sandbox, loads the user source,
 drives the agent or the action handler, and writes newline-delimited JSON events to the
-event pipe. The parent (server.py) adds the `start` and `end` events and turns a killed or
-crashed child into an error event.
+event pipe. The parent (server.py) adds the `start` and `end` events, turns a killed or
+crashed child into an error event, and admits from the child only the error codes of user-code
+failures it names here (AGENT_EXECUTION_FAILED, AWS_CREDENTIALS_REQUIRED, HANDLER_ERROR,
+HANDLER_NOT_FOUND, INVALID_HANDLER_RESULT), plus SANDBOX_UNAVAILABLE / INTERNAL_ERROR before the
+`sandbox` event. A MemoryError is reported by the exit status EXIT_MEMORY, not by an event.
 
 Events written here:
   {"type":"text","data"}                                   agent text delta
@@ -11,7 +14,8 @@ Events written here:
   {"type":"result","statusCode","body"[,"headers"]}        action result
   {"type":"log","stream","data"}                           what user code printed
   {"type":"error","code","message"[,"line","errorType"]}
-  {"type":"sandbox", ...}                                  layers installed (folded into "end")
+  {"type":"sandbox", ...}                                  layers installed (folded into "end");
+                                                           user code runs only after it
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from . import platform_calls, policy, sandbox
 
 EXIT_OK = 0
 EXIT_ERROR = 1  # an error event was written
-EXIT_MEMORY = 3
+EXIT_MEMORY = 3  # a MemoryError: the parent reports MEMORY_LIMIT_EXCEEDED (no event is written)
 EXIT_INTERNAL = 70
 
 _MAX_MESSAGE = 2000
@@ -209,9 +213,15 @@ def _error_event(code: str, exc: BaseException | None = None, message: str | Non
 # loading user code
 # --------------------------------------------------------------------------------------
 
-def load_user_module(source: str, module_name: str) -> types.ModuleType:
+def new_user_module(kind: str) -> types.ModuleType:
+    """The module user code will run in. Created before the sandbox, which recognises user
+    frames by these globals."""
+    return types.ModuleType("agent_source" if kind == "agent" else "action_source")
+
+
+def load_user_module(source: str, module: types.ModuleType) -> types.ModuleType:
     code = compile(source, policy.USER_FILENAME, "exec", dont_inherit=True)
-    module = types.ModuleType(module_name)
+    module_name = module.__name__
     module.__dict__["__builtins__"] = sandbox.user_builtins()
     # User code cannot import os, so the owner's keys are also handed over as a global
     # (a JSON string, exactly like the SVC_KEYS_JSON environment variable).
@@ -305,8 +315,8 @@ def _final_text(result) -> str:
     return "".join(parts)
 
 
-def run_agent(request: dict, emitter: Emitter) -> int:
-    module = load_user_module(request["source"], "agent_source")
+def run_agent(request: dict, emitter: Emitter, module: types.ModuleType) -> int:
+    module = load_user_module(request["source"], module)
     factory = module.__dict__.get("create_agent")
     if not callable(factory):
         emitter.emit(_error_event("AGENT_EXECUTION_FAILED",
@@ -411,8 +421,8 @@ class LambdaContext:
         return max(0, int((self.deadline - time.monotonic()) * 1000))
 
 
-def run_action(request: dict, emitter: Emitter) -> int:
-    module = load_user_module(request["source"], "action_source")
+def run_action(request: dict, emitter: Emitter, module: types.ModuleType) -> int:
+    module = load_user_module(request["source"], module)
     handler = module.__dict__.get("handler")
     if not callable(handler):
         emitter.emit(_error_event("HANDLER_NOT_FOUND",
@@ -486,7 +496,11 @@ def _prepare_process(keep: list[int]) -> None:
     os.closerange(start, max(start, os.sysconf("SC_OPEN_MAX")))
 
 
-def _child_env(env: dict) -> None:
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
+NO_PROXY_VARIABLES = ("NO_PROXY", "no_proxy")
+
+
+def _child_env(env: dict, proxy_url: str | None) -> None:
     import posix
 
     os.environ.clear()
@@ -494,11 +508,29 @@ def _child_env(env: dict) -> None:
     for key, value in (env or {}).items():
         if isinstance(key, str) and isinstance(value, str) and key and "=" not in key and "\0" not in value:
             os.environ[key] = value
+    if proxy_url:
+        # Clients that honour the environment (httpx, urllib, botocore) send everything through
+        # the proxy; nothing is exempt, whatever `env` said.
+        for key in PROXY_VARIABLES:
+            os.environ[key] = proxy_url
+        for key in NO_PROXY_VARIABLES:
+            os.environ[key] = ""
     os.environ.setdefault("HOME", "/nonexistent")
     os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
     os.environ.setdefault("AWS_CONFIG_FILE", "/nonexistent/aws-config")
     os.environ.setdefault("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/aws-credentials")
     os.environ.setdefault("LANG", "C.UTF-8")
+
+
+def proxy_address(url: str | None) -> str | None:
+    """"host:port" of the egress proxy URL (validated by the server), for the network policy."""
+    if not url:
+        return None
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host = f"[{parts.hostname}]" if ":" in (parts.hostname or "") else parts.hostname
+    return f"{host}:{parts.port}"
 
 
 def child_main(request_fd: int, event_fd: int, server_config: dict) -> int:
@@ -517,15 +549,19 @@ def child_main(request_fd: int, event_fd: int, server_config: dict) -> int:
     failure_code = "AGENT_EXECUTION_FAILED" if kind == "agent" else "HANDLER_ERROR"
     try:
         os.chdir("/")
-        _child_env(request.get("env") or {})
+        proxy_url = request.get("egressProxy")
+        _child_env(request.get("env") or {}, proxy_url)
         calls = request.get("platformCalls") or {}
         # Before the sandbox: it imports httpx (when installed) to patch it.
         platform_calls.install(list(calls.get("hosts") or []), dict(calls.get("headers") or {}))
+        module = new_user_module(kind)
         report = sandbox.install(
             memory_mb=int(request["memoryMb"]),
             timeout_ms=int(request["timeoutMs"]),
             read_roots=server_config["readRoots"],
             allow_hosts=list(request.get("allowHosts") or []),
+            user_globals=module.__dict__,
+            proxy=proxy_address(proxy_url),
             require_seccomp=bool(server_config.get("requireSeccomp")),
         )
     except Exception as exc:
@@ -538,9 +574,9 @@ def child_main(request_fd: int, event_fd: int, server_config: dict) -> int:
     code = EXIT_OK
     try:
         if kind == "agent":
-            code = run_agent(request, emitter)
+            code = run_agent(request, emitter, module)
         else:
-            code = run_action(request, emitter)
+            code = run_action(request, emitter, module)
     except BaseException as exc:  # user code: report, never re-raise
         try:
             code = _report_failure(exc, kind, failure_code, emitter)
@@ -557,9 +593,7 @@ def child_main(request_fd: int, event_fd: int, server_config: dict) -> int:
 
 def _report_failure(exc: BaseException, kind: str, failure_code: str, emitter: Emitter) -> int:
     if _is_memory_error(exc):
-        emitter.emit({"type": "error", "code": "MEMORY_LIMIT_EXCEEDED",
-                      "message": "the invocation exceeded its memory limit"})
-        return EXIT_MEMORY
+        return EXIT_MEMORY  # the parent names the outcome: a child may not claim codes
     if kind == "agent" and _is_missing_credentials(exc):
         emitter.emit(_error_event("AWS_CREDENTIALS_REQUIRED", exc,
                                   message="AWS credentials are required to call the model "

@@ -5,8 +5,9 @@ Layers, in the order `install()` applies them:
    RLIMIT_CPU (the timeout plus one second), RLIMIT_FSIZE 0 (no file can grow), RLIMIT_CORE 0;
 2. seccomp-bpf (see seccomp.py): no exec/fork, no file creation or writes, no ptrace, kill only
    itself, no raising limits. Kernel-enforced; survives anything user code does in Python;
-3. library patches that close unchecked eval paths (typing.ForwardRef, inspect.get_annotations)
-   and keep logging working without frame access;
+3. library patches that close unchecked eval paths (typing.ForwardRef, inspect.get_annotations),
+   give getattr-by-name helpers the attribute rules of user code (string.Formatter.get_field,
+   functools.update_wrapper) and keep logging working without frame access;
 4. an import hook (a meta path finder) that refuses modules outside the allowlist when the
    import is started by user code, while library code keeps importing what it needs;
 5. an audit hook (sys.addaudithook, PEP 578). Audit hooks cannot be removed, which is why they
@@ -15,9 +16,11 @@ Layers, in the order `install()` applies them:
    configured extras), listing directories outside them, file system changes, process
    creation (subprocess, os.system, os.exec*, os.spawn*, os.fork, os.posix_spawn, pty),
    signals to other processes, ctypes, raw/packet/netlink sockets, Unix socket connects, DNS
-   lookups and connections to hosts not on the run's allow list, listening sockets, new
-   audit hooks, tracing, frame and gc introspection from user code, code object
-   construction, pickle loading, and compile/exec/marshal called directly by user code.
+   lookups and connections to hosts not on the run's allow list (plus the egress proxy),
+   listening sockets, new audit hooks, tracing, frame and gc introspection from user code
+   (frame reads also from library helpers a few calls below it), code object construction,
+   pickle loading, and compile/exec/marshal called directly by user code. Its state is out of
+   reach of user code and it fails closed (see `_audit_factory`).
 User code itself then runs with restricted builtins (`user_builtins()`): no eval, exec,
 compile, open, input, breakpoint, globals, vars, dir...; `__import__` is the allowlist guard
 and getattr/setattr/delattr refuse private and denied attribute names.
@@ -30,31 +33,22 @@ network policy of the host); see README.md for the known limits.
 from __future__ import annotations
 
 import builtins
-import errno
-import ipaddress
 import math
 import os
 import resource
 import signal
 import socket
 import sys
-import threading
 import types
 
 from . import policy, seccomp
 
-_O_WRITE = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _THIS_FILE = os.path.abspath(__file__)
 _USER = policy.USER_FILENAME
 
 
 class SandboxError(RuntimeError):
     pass
-
-
-def _deny(message: str) -> BaseException:
-    # With an errno, so that code re-raising OSError(err.errno, err.strerror) keeps the text.
-    return PermissionError(errno.EPERM, f"[sandbox:audit] {message}")
 
 
 # --------------------------------------------------------------------------------------
@@ -102,61 +96,17 @@ def default_read_roots(extra: list[str] | None = None) -> list[str]:
 # hosts
 # --------------------------------------------------------------------------------------
 
-class HostPolicy:
-    """allowHosts entries: "host", "host:port", "*.example.com", "[::1]:443", "10.0.0.5".
-    A connection is allowed to an IP literal on the list, or to an address that a listed
-    host name resolved to during this run."""
-
-    def __init__(self, entries: list[str]) -> None:
-        self.rules: list[tuple[str, int | None]] = []
-        for raw in entries or []:
-            host, port = _split_host_port(str(raw).strip().lower())
-            if host:
-                self.rules.append((host, port))
-        # (address, port or None) pairs that allowed host names resolved to during this run
-        self.resolved: set[tuple[str, int | None]] = set()
-
-    def host_allowed(self, host, port=None) -> bool:
-        host = _norm_host(host)
-        if not host:
-            return False
-        port = _norm_port(port)
-        for rule_host, rule_port in self.rules:
-            if rule_port is not None and port is not None and rule_port != port:
-                continue
-            if rule_host == "*" or rule_host == host:
-                return True
-            if rule_host.startswith("*.") and host.endswith(rule_host[1:]):
-                return True
-        return False
-
-    def record(self, host, port, address) -> None:
-        self.resolved.add((_norm_host(address), _norm_port(port)))
-
-    def was_resolved(self, address, port=None) -> bool:
-        address, port = _norm_host(address), _norm_port(port)
-        return any(a == address and (p is None or port is None or p == port)
-                   for a, p in self.resolved)
-
-    def address_allowed(self, host, port=None) -> bool:
-        return self.was_resolved(host, port) or self.host_allowed(host, port)
-
-
-def _norm_host(host) -> str:
-    if isinstance(host, bytes):
-        host = host.decode("idna", "replace")
-    if not isinstance(host, str):
-        return ""
-    return host.strip().strip("[]").split("%")[0].lower().rstrip(".")
-
-
-def _norm_port(port):
-    if port in (None, "", b""):
-        return None
-    try:
-        return int(port)
-    except (TypeError, ValueError):
-        return None
+def host_rules(entries: list[str]) -> tuple[tuple[str, int | None], ...]:
+    """allowHosts entries ("host", "host:port", "*.example.com", "[::1]:443", "10.0.0.5") as
+    (host, port or None) pairs. A connection is allowed to an address on the list, or to an
+    address that a listed host name resolved to during this run."""
+    rules = []
+    for raw in entries or []:
+        host, port = _split_host_port(str(raw).strip().lower())
+        host = host.strip("[]")
+        if host:
+            rules.append((host, port))
+    return tuple(rules)
 
 
 def _split_host_port(text: str) -> tuple[str, int | None]:
@@ -173,16 +123,6 @@ def _split_host_port(text: str) -> tuple[str, int | None]:
         return host, None
 
 
-def _is_ip(text: str) -> bool:
-    if not text:
-        return False
-    try:
-        ipaddress.ip_address(text)
-        return True
-    except ValueError:
-        return False
-
-
 # --------------------------------------------------------------------------------------
 # frames
 # --------------------------------------------------------------------------------------
@@ -191,13 +131,11 @@ def _is_user_frame(frame) -> bool:
     return frame is not None and frame.f_code.co_filename == _USER
 
 
-def _user_within(frame, depth: int) -> bool:
-    while frame is not None and depth > 0:
-        if frame.f_code.co_filename == _USER:
-            return True
-        frame = frame.f_back
-        depth -= 1
-    return False
+# Attribute reads that hand out a frame are refused while user code is this close on the stack.
+# Library helpers that return frames (traceback.walk_tb, Task.get_stack, Formatter.get_field)
+# read them one to four frames below their caller; libraries formatting an exception for their
+# own logs run much deeper than that, or after the user's frames have returned.
+FRAME_READ_DEPTH = 6
 
 
 # --------------------------------------------------------------------------------------
@@ -277,189 +215,391 @@ _ALWAYS_DENIED = {
 }
 
 
-class AuditPolicy:
-    def __init__(self, read_roots: list[str], hosts: HostPolicy) -> None:
-        self.read_roots = [r.rstrip(os.sep) or os.sep for r in read_roots]
-        self.hosts = hosts
-        self.pid = os.getpid()
-        self._local = threading.local()
-        h = {name: self._always_denied for name in _ALWAYS_DENIED}
-        h.update({
-            "open": self._on_open,
-            "os.listdir": self._on_list,
-            "os.scandir": self._on_list,
-            "os.listxattr": self._on_list,
-            "os.getxattr": self._on_list,
-            "glob.glob": self._on_glob,
-            "glob.glob/2": self._on_glob,
-            "os.kill": self._on_kill,
-            "mmap.__new__": self._on_mmap,
-            "socket.__new__": self._on_socket_new,
-            "socket.connect": self._on_connect,
-            "socket.sendto": self._on_connect,
-            "socket.sendmsg": self._on_connect,
-            "socket.getaddrinfo": self._on_lookup,
-            "socket.gethostbyname": self._on_lookup,
-            "socket.gethostbyname_ex": self._on_lookup,
-            "socket.gethostbyaddr": self._on_lookup,
-            "http.client.connect": self._on_http_connect,
-            "urllib.Request": self._on_urllib,
-            "sys._getframe": self._on_getframe,
-            "object.__getattr__": self._on_object_getattr,
-            "compile": self._on_compile,
-            "exec": self._on_compile,
-            "marshal.load": self._on_compile,
-            "marshal.loads": self._on_compile,
-            "sys.addaudithook": self._on_addaudithook,
-        })
-        self._handlers = h
+def _audit_factory(*, read_roots, rules, resolved, user_ns, self_pid, proxied, always_denied,
+                   frame_names, frame_depth, real_getaddrinfo):
+    """Builds the audit hook and the getaddrinfo wrapper that records resolutions.
 
-    # The hook itself -------------------------------------------------------------------
-    def __call__(self, event: str, args: tuple) -> None:
-        handler = self._handlers.get(event)
-        if handler is None:
-            if event.startswith("ctypes."):
-                handler = self._always_denied
-            elif event.startswith("cpython.run_"):
-                handler = self._always_denied
-            else:
-                return
-        local = self._local
-        if getattr(local, "busy", False):
-            return  # events raised by this hook's own work
-        local.busy = True
-        try:
-            handler(event, args, sys._getframe(1))
-        finally:
-            local.busy = False
+    `_build_audit_hook` runs this with a private globals dict holding a snapshot of builtins, so
+    every function defined here looks names up there, never in a module or builtins user code
+    could rebind. Everything the hook needs is captured in closures over immutable values (the
+    one exception, `resolved`, is what the getaddrinfo wrapper must add to). Nothing here calls a
+    method of an object user code passed in: arguments are first copied to exact str, bytes, int
+    or tuple through the C slot wrappers, because an overridden startswith() or __getitem__ could
+    show the hook one value while the C function had already used another.
+    """
+    import _socket
+    import errno
+    import pathlib
+    import posix
+    import sys
+    from _thread import get_ident
+    from urllib.parse import urlsplit
 
-    # Handlers -------------------------------------------------------------------------
-    def _always_denied(self, event, args, frame):
-        what = _ALWAYS_DENIED.get(event, "ctypes" if event.startswith("ctypes.") else event)
-        raise _deny(f"{what} is not allowed ({event})")
+    getframe = sys._getframe
+    lstat, readlink, getcwd = posix.lstat, posix.readlink, posix.getcwd
+    fs_encoding, fs_errors = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
+    str_copy, bytes_copy, int_copy = str.__str__, bytes.__bytes__, int.__index__
+    tuple_len, tuple_item = tuple.__len__, tuple.__getitem__
+    inet_pton = _socket.inet_pton
+    af_inet, af_inet6, af_unix = _socket.AF_INET, _socket.AF_INET6, _socket.AF_UNIX
+    sock_raw = getattr(_socket, "SOCK_RAW", 3)
+    o_write = posix.O_WRONLY | posix.O_RDWR | posix.O_CREAT | posix.O_TRUNC | posix.O_APPEND
+    trusted_path_types = (pathlib.PurePosixPath, pathlib.PosixPath)
+    root_prefixes = tuple(r + "/" for r in read_roots)
+    # Thread ids whose next sys._getframe event is the hook's own frame lookup. A token used
+    # once, not a flag: code running inside the hook (or a flag flipped by a walk to it) gains
+    # nothing, every other event is checked as usual.
+    own_lookup = set()
 
-    def _readable(self, path) -> bool:
-        if isinstance(path, int):
+    def deny(message):
+        return PermissionError(errno.EPERM, "[sandbox:audit] " + message)
+
+    def show(text):
+        if text is None:
+            return "an object that is not a path"
+        shown = repr(text)
+        return shown if len(shown) <= 200 else shown[:200] + "..."
+
+    # -- exact copies of what user code passed ------------------------------------------
+    def plain_text(value):
+        kind = type(value)
+        if kind is str:
+            return value
+        if kind is bytes:
+            return value.decode(fs_encoding, fs_errors)
+        if issubclass(kind, str):
+            return str_copy(value)
+        if issubclass(kind, bytes):
+            return bytes_copy(value).decode(fs_encoding, fs_errors)
+        return None
+
+    def plain_host(value):
+        # No str subclasses: the C socket functions encode non-ASCII names with the Python idna
+        # codec, which calls the object's own methods.
+        kind = type(value)
+        if kind is str:
+            return value
+        if kind is bytes:
+            return value.decode("latin-1")
+        if issubclass(kind, bytes):
+            return bytes_copy(value).decode("latin-1")
+        return None
+
+    def plain_int(value):
+        return int_copy(value) if issubclass(type(value), int) else None
+
+    def path_text(value):
+        text = plain_text(value)
+        kind = type(value)
+        # Identity, not `in`: a metaclass's __eq__ is user code too.
+        if text is None and (kind is trusted_path_types[0] or kind is trusted_path_types[1]):
+            text = plain_text(str(value))
+        return text
+
+    # -- files ---------------------------------------------------------------------------
+    def real_path(text):
+        """os.path.realpath on captured system calls only."""
+        if not text.startswith("/"):
+            text = getcwd() + "/" + text
+        pending = text.split("/")
+        pending.reverse()
+        parts = []
+        hops = 0
+        while pending:
+            name = pending.pop()
+            if name == "" or name == ".":
+                continue
+            if name == "..":
+                if parts:
+                    parts.pop()
+                continue
+            candidate = "/" + "/".join(parts + [name])
+            try:
+                mode = lstat(candidate).st_mode
+            except (OSError, ValueError):
+                parts.append(name)  # does not exist (yet): resolved lexically, like realpath
+                continue
+            if (mode & 0o170000) != 0o120000:
+                parts.append(name)
+                continue
+            hops += 1
+            if hops > 40:
+                return None
+            target = readlink(candidate)
+            if target.startswith("/"):
+                parts = []
+            more = target.split("/")
+            more.reverse()
+            pending.extend(more)
+        return "/" + "/".join(parts)
+
+    def readable(value):
+        if issubclass(type(value), int):
             return True  # an already open descriptor
-        try:
-            text = os.fsdecode(os.fspath(path))
-        except TypeError:
-            return False
-        if not os.path.isabs(text):
-            text = os.path.join(os.getcwd(), text)
-        real = os.path.realpath(text)
-        for root in self.read_roots:
-            if real == root or real.startswith(root + os.sep):
+        text = path_text(value)
+        real = real_path(text) if text is not None else None
+        return real is not None and (real in read_roots or real.startswith(root_prefixes))
+
+    def on_open(event, args, caller):
+        path = args[0] if len(args) > 0 else None
+        mode = plain_text(args[1]) if len(args) > 1 and args[1] is not None else None
+        flags = plain_int(args[2]) if len(args) > 2 else 0
+        writing = (mode is not None and any(c in mode for c in "wax+")) or (flags or 0) & o_write
+        if writing:
+            return deny("opening files for writing is not allowed: " + show(path_text(path)))
+        if path is None or not readable(path):
+            return deny("reading files outside the runtime is not allowed: " + show(path_text(path)))
+        return None
+
+    def on_list(event, args, caller):
+        path = args[0] if len(args) > 0 and args[0] is not None else "."
+        if not readable(path):
+            return deny("listing directories outside the runtime is not allowed: " + show(path_text(path)))
+        return None
+
+    def on_glob(event, args, caller):
+        pattern = plain_text(args[0]) if len(args) > 0 else None
+        if pattern is None:
+            return deny("listing directories outside the runtime is not allowed")
+        head = pattern[: pattern.rfind("/") + 1]
+        if head and head != "/" * len(head):
+            head = head.rstrip("/")
+        if not readable(head or "."):
+            return deny("listing directories outside the runtime is not allowed: " + show(pattern))
+        return None
+
+    # -- processes -------------------------------------------------------------------------
+    def on_kill(event, args, caller):
+        if (plain_int(args[0]) if len(args) > 0 else None) != self_pid:
+            return deny("signalling other processes is not allowed")
+        return None
+
+    def on_mmap(event, args, caller):
+        if len(args) > 0 and plain_int(args[0]) != -1:
+            return deny("memory-mapping files is not allowed")
+        return None
+
+    # -- network ---------------------------------------------------------------------------
+    def norm_host(text):
+        return text.strip().strip("[]").split("%")[0].lower().rstrip(".")
+
+    def norm_port(value):
+        number = plain_int(value)
+        if number is not None:
+            return number
+        text = plain_text(value)
+        if text is not None and text.isdigit():
+            return int(text)
+        return None
+
+    def is_ip(text):
+        for family in (af_inet, af_inet6):
+            try:
+                inet_pton(family, text)
+                return True
+            except (OSError, ValueError):
+                pass
+        return False
+
+    def host_allowed(host, port):
+        for rule_host, rule_port in rules:
+            if rule_port is not None and port is not None and rule_port != port:
+                continue
+            if rule_host == "*" or rule_host == host:
+                return True
+            if rule_host.startswith("*.") and host.endswith(rule_host[1:]):
                 return True
         return False
 
-    def _on_open(self, event, args, frame):
-        path = args[0] if args else None
-        mode = args[1] if len(args) > 1 else None
-        flags = args[2] if len(args) > 2 else 0
-        writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
-            isinstance(flags, int) and flags & _O_WRITE)
-        if writing:
-            raise _deny(f"opening files for writing is not allowed: {_show(path)}")
-        if path is None or not self._readable(path):
-            raise _deny(f"reading files outside the runtime is not allowed: {_show(path)}")
+    def was_resolved(address, port):
+        if port is not None:
+            return (address, port) in resolved or (address, None) in resolved
+        return any(a == address for a, _p in tuple(resolved))
 
-    def _on_list(self, event, args, frame):
-        path = args[0] if args and args[0] is not None else "."
-        if not self._readable(path):
-            raise _deny(f"listing directories outside the runtime is not allowed: {_show(path)}")
+    def on_socket_new(event, args, caller):
+        family = plain_int(args[1]) if len(args) > 1 else None
+        kind = plain_int(args[2]) if len(args) > 2 else None
+        # AF_UNIX stays creatable for socketpair() (asyncio's self-pipe); connecting or binding
+        # one is refused, so it cannot reach a local service.
+        if family not in (af_inet, af_inet6, af_unix, -1):
+            return deny("only IPv4, IPv6 and socket pairs are allowed")
+        if kind is not None and kind & 0xF == sock_raw:
+            return deny("raw sockets are not allowed")
+        return None
 
-    def _on_glob(self, event, args, frame):
-        pattern = args[0] if args else ""
-        try:
-            base = os.path.dirname(os.fsdecode(pattern)) or "."
-        except TypeError:
-            base = "."
-        if not self._readable(base):
-            raise _deny(f"listing directories outside the runtime is not allowed: {_show(pattern)}")
-
-    def _on_kill(self, event, args, frame):
-        pid = args[0] if args else None
-        if pid != self.pid:
-            raise _deny("signalling other processes is not allowed")
-
-    def _on_mmap(self, event, args, frame):
-        if args and args[0] != -1:
-            raise _deny("memory-mapping files is not allowed")
-
-    def _on_socket_new(self, event, args, frame):
-        family = args[1] if len(args) > 1 else None
-        kind = args[2] if len(args) > 2 else None
-        # AF_UNIX stays creatable for socketpair() (asyncio's self-pipe); connecting or
-        # binding one is refused below, so it cannot reach a local service.
-        if family not in (socket.AF_INET, socket.AF_INET6, socket.AF_UNIX, -1):
-            raise _deny("only IPv4, IPv6 and socket pairs are allowed")
-        if isinstance(kind, int) and kind & 0xF == getattr(socket, "SOCK_RAW", 3):
-            raise _deny("raw sockets are not allowed")
-
-    def _on_connect(self, event, args, frame):
+    def on_connect(event, args, caller):
         address = args[1] if len(args) > 1 else None
         if address is None and event == "socket.sendmsg":
-            return  # sending on an already connected socket
-        if not isinstance(address, tuple) or len(address) < 2:
-            raise _deny(f"connecting to {_show(address)} is not allowed")
-        host, port = address[0], address[1]
-        if not self.hosts.address_allowed(host, port):
-            raise _deny(f"connections to host '{host}' are not allowed (not in allowHosts)")
+            return None  # sending on an already connected socket
+        host = port = None
+        if issubclass(type(address), tuple) and tuple_len(address) >= 2:
+            host, port = plain_host(tuple_item(address, 0)), plain_int(tuple_item(address, 1))
+        if host is None or port is None:
+            return deny("connecting to " + show(plain_text(address)) + " is not allowed")
+        host = norm_host(host)
+        if not (was_resolved(host, port) or host_allowed(host, port)):
+            return deny(f"connections to host '{host}' are not allowed (not in allowHosts)")
+        return None
 
-    def _on_lookup(self, event, args, frame):
-        host = args[0] if args else None
+    def on_lookup(event, args, caller):
+        if len(args) == 0 or args[0] is None:
+            return None  # passive / local lookup; a later connect is still checked
+        host = plain_host(args[0])
         if host is None:
-            return  # passive / local lookup; a later connect is still checked
-        if _is_ip(_norm_host(host)) and self.hosts.was_resolved(host, args[1] if len(args) > 1 else None):
-            return
-        if not self.hosts.host_allowed(host):
-            raise _deny(f"connections to host '{host}' are not allowed (not in allowHosts)")
+            return deny("host names must be plain strings")
+        host = norm_host(host)
+        port = norm_port(args[1]) if len(args) > 1 else None
+        if is_ip(host) and was_resolved(host, port):
+            return None
+        if not host_allowed(host, None):
+            return deny(f"connections to host '{host}' are not allowed (not in allowHosts)")
+        return None
 
-    def _on_http_connect(self, event, args, frame):
-        host = args[1] if len(args) > 1 else None
-        port = args[2] if len(args) > 2 else None
-        if not self.hosts.host_allowed(host, port) and not self.hosts.address_allowed(host, port):
-            raise _deny(f"connections to host '{host}' are not allowed (not in allowHosts)")
+    def on_http_connect(event, args, caller):
+        host = plain_host(args[1]) if len(args) > 1 else None
+        if host is None:
+            return deny("host names must be plain strings")
+        host, port = norm_host(host), norm_port(args[2]) if len(args) > 2 else None
+        if not (host_allowed(host, port) or was_resolved(host, port)):
+            return deny(f"connections to host '{host}' are not allowed (not in allowHosts)")
+        return None
 
-    def _on_urllib(self, event, args, frame):
-        from urllib.parse import urlsplit
-
-        url = args[0] if args else ""
-        parts = urlsplit(str(url))
+    def on_urllib(event, args, caller):
+        url = plain_text(args[0]) if len(args) > 0 else None
+        parts = urlsplit(url or "")
         if parts.scheme not in ("http", "https"):
-            raise _deny(f"URL scheme '{parts.scheme}' is not allowed")
-        if not self.hosts.host_allowed(parts.hostname, parts.port):
-            raise _deny(f"connections to host '{parts.hostname}' are not allowed (not in allowHosts)")
+            return deny(f"URL scheme '{parts.scheme}' is not allowed")
+        # Through the egress proxy the proxy decides which hosts a URL may name; the connection
+        # itself is still checked (it may only go to the proxy or a listed host).
+        if not proxied and not host_allowed(norm_host(parts.hostname or ""), parts.port):
+            return deny(f"connections to host '{parts.hostname}' are not allowed (not in allowHosts)")
+        return None
 
-    def _on_getframe(self, event, args, frame):
+    # -- frames and dynamic code -----------------------------------------------------------
+    def user_within(frame, depth):
+        # f_globals, not f_code: reading f_globals raises no audit event of its own.
+        while frame is not None and depth > 0:
+            if frame.f_globals is user_ns:
+                return True
+            frame = frame.f_back
+            depth -= 1
+        return False
+
+    def on_getframe(event, args, caller):
         # sys._getframe called by user code, or by a helper user code called directly
         # (inspect.currentframe, traceback.extract_stack). ValueError is what the stdlib
         # already expects when the stack is not deep enough (typing, collections, enum).
-        if _user_within(frame, 2):
-            raise ValueError("[sandbox:audit] frame access is not allowed")
+        if user_within(caller, 2):
+            return ValueError("[sandbox:audit] frame access is not allowed")
+        return None
 
-    def _on_object_getattr(self, event, args, frame):
-        # Raised for gi_frame, cr_frame, ag_frame, tb_frame, f_code, __code__ ... reads.
-        if _is_user_frame(frame):
-            name = args[1] if len(args) > 1 else "?"
-            raise AttributeError(f"[sandbox:audit] access to '{name}' is not allowed")
+    def on_object_getattr(event, args, caller):
+        name = plain_text(args[1]) if len(args) > 1 else None
+        depth = frame_depth if name in frame_names else 1
+        if user_within(caller, depth):
+            return AttributeError(f"[sandbox:audit] access to '{name}' is not allowed")
+        return None
 
-    def _on_compile(self, event, args, frame):
+    def on_compile(event, args, caller):
         # User code has no eval/exec/compile/marshal; if it reached one anyway (a leaked
         # builtins module), the call comes straight from a user frame. Libraries keep their
         # own uses (dataclasses, namedtuple, typing; importlib unmarshals every new module).
-        if _is_user_frame(frame):
-            raise _deny(f"dynamic code ({event}) is not allowed")
+        if user_within(caller, 1):
+            return deny(f"dynamic code ({event}) is not allowed")
+        return None
 
-    def _on_addaudithook(self, event, args, frame):
+    def on_addaudithook(event, args, caller):
         # Only a RuntimeError stops the new hook from being added.
-        raise RuntimeError("[sandbox:audit] adding audit hooks is not allowed")
+        return RuntimeError("[sandbox:audit] adding audit hooks is not allowed")
+
+    def on_always_denied(event, args, caller):
+        what = always_denied.get(event) or ("ctypes" if event.startswith("ctypes.") else event)
+        return deny(f"{what} is not allowed ({event})")
+
+    handlers = {name: on_always_denied for name in always_denied}
+    handlers.update({
+        "open": on_open, "os.listdir": on_list, "os.scandir": on_list,
+        "os.listxattr": on_list, "os.getxattr": on_list,
+        "glob.glob": on_glob, "glob.glob/2": on_glob,
+        "os.kill": on_kill, "mmap.__new__": on_mmap,
+        "socket.__new__": on_socket_new, "socket.connect": on_connect,
+        "socket.sendto": on_connect, "socket.sendmsg": on_connect,
+        "socket.getaddrinfo": on_lookup, "socket.gethostbyname": on_lookup,
+        "socket.gethostbyname_ex": on_lookup, "socket.gethostbyaddr": on_lookup,
+        "http.client.connect": on_http_connect, "urllib.Request": on_urllib,
+        "sys._getframe": on_getframe, "object.__getattr__": on_object_getattr,
+        "compile": on_compile, "exec": on_compile, "marshal.load": on_compile,
+        "marshal.loads": on_compile, "sys.addaudithook": on_addaudithook,
+    })
+    handlers = tuple(handlers.items())
+    lookup = dict(handlers).get
+
+    def decide(event, args):
+        """The exception that denies the event, or None. Never raises: a failure to decide is a
+        denial."""
+        handler = lookup(event)
+        if handler is None:
+            if not event.startswith(("ctypes.", "cpython.run_")):
+                return None
+            handler = on_always_denied
+        me = get_ident()
+        if event == "sys._getframe" and me in own_lookup:
+            own_lookup.discard(me)
+            return None
+        try:
+            own_lookup.add(me)
+            try:
+                caller = getframe(2)  # 0 this function, 1 the hook, 2 whoever raised the event
+            except ValueError:
+                caller = None
+            finally:
+                own_lookup.discard(me)
+            return handler(event, args, caller)
+        except MemoryError:
+            return MemoryError("[sandbox:audit] out of memory while checking " + event)
+        except BaseException:
+            return deny(event + " could not be checked")
+
+    def audit_hook(event, args, _decide=decide):
+        denial = _decide(event, args)
+        if denial is not None:
+            # The traceback of the denial holds this frame: leave nothing in it.
+            del _decide, event, args
+            raise denial
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        # An exact str goes to the resolver, so the name the audit event showed is the one
+        # resolved; only addresses of allowed names are recorded as connectable.
+        if host is not None:
+            if type(host) is not str and not issubclass(type(host), bytes):
+                raise deny("host names must be plain strings")
+            host = host if type(host) is str else bytes_copy(host)
+        result = real_getaddrinfo(host, port, *args, **kwargs)
+        if host is not None:
+            name, number = norm_host(plain_host(host)), norm_port(port)
+            if host_allowed(name, number):
+                for entry in result:
+                    if entry[4]:
+                        resolved.add((norm_host(str(entry[4][0])), number))
+        return result
+
+    return audit_hook, getaddrinfo
 
 
-def _show(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 200 else text[:200] + "..."
+def _build_audit_hook(*, read_roots, allow_hosts, user_ns, proxied):
+    """(audit hook, getaddrinfo wrapper) for this process. See `_audit_factory`."""
+    private = {"__builtins__": dict(builtins.__dict__), "__name__": __name__ + ".<audit>"}
+    factory = types.FunctionType(_audit_factory.__code__, private, "_audit_factory")
+    hook, getaddrinfo = factory(
+        read_roots=tuple(r.rstrip(os.sep) or os.sep for r in read_roots),
+        rules=host_rules(allow_hosts), resolved=set(), user_ns=user_ns, self_pid=os.getpid(),
+        proxied=proxied, always_denied=types.MappingProxyType(dict(_ALWAYS_DENIED)),
+        frame_names=policy.FRAME_ATTRIBUTES, frame_depth=FRAME_READ_DEPTH,
+        real_getaddrinfo=socket.getaddrinfo)
+    # The registered function keeps its decider in a default argument and runs with empty
+    # globals: a traceback frame of a denial leads nowhere.
+    hook = types.FunctionType(hook.__code__, {"__builtins__": {}}, "audit_hook", hook.__defaults__)
+    return hook, getaddrinfo
 
 
 # --------------------------------------------------------------------------------------
@@ -498,9 +638,11 @@ class GuardedImport:
     def __call__(self, name, globals=None, locals=None, fromlist=(), level=0):
         if level:
             raise ImportError("[sandbox:import] relative imports are not allowed")
-        if not isinstance(name, str):
-            raise ImportError("[sandbox:import] module name must be a string")
-        items = tuple(fromlist or ())
+        try:
+            name = plain_name(name)
+            items = tuple(plain_name(item) for item in (fromlist or ()))
+        except TypeError:
+            raise ImportError("[sandbox:import] module names must be strings") from None
         if "*" in items:
             raise ImportError("[sandbox:import] 'import *' is not allowed")
         if not policy.module_allowed(name):
@@ -542,27 +684,34 @@ def _package_view(dotted: str, top):
 
 class GuardedGetattr:
     def __call__(self, obj, name, *default):
-        _check_attr(name)
-        return getattr(obj, name, *default)
+        return getattr(obj, _checked_attr(name), *default)
 
 
 class GuardedSetattr:
     def __call__(self, obj, name, value):
-        _check_attr(name)
-        setattr(obj, name, value)
+        setattr(obj, _checked_attr(name), value)
 
 
 class GuardedDelattr:
     def __call__(self, obj, name):
-        _check_attr(name)
-        delattr(obj, name)
+        delattr(obj, _checked_attr(name))
 
 
-def _check_attr(name) -> None:
-    if not isinstance(name, str):
-        raise TypeError("attribute name must be a string")
+def plain_name(name) -> str:
+    """An exact str copy of `name`. A str subclass could answer startswith() or __eq__ one way
+    to a guard, while getattr and import use the characters it holds."""
+    if type(name) is str:
+        return name
+    if issubclass(type(name), str):
+        return str.__str__(name)
+    raise TypeError("names must be strings")
+
+
+def _checked_attr(name) -> str:
+    name = plain_name(name)
     if not policy.attribute_allowed(name):
         raise AttributeError(f"[sandbox:builtins] access to attribute '{name}' is not allowed")
+    return name
 
 
 def user_builtins() -> dict:
@@ -619,21 +768,62 @@ def _patch_libraries() -> None:
         # logging finds the caller with sys._getframe; without frames it logs "(unknown file)".
         logging_mod.currentframe = lambda: None
 
+    _patch_format_fields()
+    _patch_update_wrapper()
 
-def _record_resolutions(hosts: HostPolicy) -> None:
-    """Wrap socket.getaddrinfo so that addresses of allowed host names become connectable."""
-    real = socket.getaddrinfo
 
-    def getaddrinfo(host, port, *args, **kwargs):
-        result = real(host, port, *args, **kwargs)
-        if host is not None and hosts.host_allowed(host, port):
-            for entry in result:
-                sockaddr = entry[4]
-                if sockaddr:
-                    hosts.record(host, port, str(sockaddr[0]))
-        return result
+def _library_denial(what: str) -> AttributeError:
+    return AttributeError(f"[sandbox:library] {what} is not allowed")
 
-    socket.getaddrinfo = getaddrinfo
+
+def _patch_format_fields() -> None:
+    """string.Formatter().get_field("0.__init__.__globals__", ...) is getattr by a computed name,
+    run from library code (where the audit hook trusts frame reads) and returning the object
+    itself. Its attribute steps get the attribute rules of user code."""
+    import _string
+    import string
+
+    real_get_field = string.Formatter.get_field
+    split = _string.formatter_field_name_split
+
+    def get_field(self, field_name, args, kwargs):
+        # The C splitter reads the characters the string holds, as the original does next.
+        _first, rest = split(field_name)
+        for is_attribute, name in rest:
+            if is_attribute and not policy.attribute_allowed(name):
+                raise _library_denial(f"format field attribute '{name}'")
+        return real_get_field(self, field_name, args, kwargs)
+
+    string.Formatter.get_field = get_field
+
+
+# Names functools may copy besides the public ones: its defaults and what decorators set.
+_WRAPPER_NAMES = frozenset({"__module__", "__name__", "__qualname__", "__doc__", "__dict__",
+                            "__annotations__", "__type_params__", "__wrapped__",
+                            "__text_signature__", "__signature__"})
+
+
+def _patch_update_wrapper() -> None:
+    """functools.update_wrapper(w, f, assigned=("__globals__",)) copies f.__globals__ onto w
+    with getattr from library code. functools.wraps resolves update_wrapper at call time, so
+    this covers both."""
+    import functools
+
+    real = functools.update_wrapper
+
+    def checked(names) -> tuple:
+        out = tuple(plain_name(n) for n in names)  # copied once: what is checked is what is used
+        for name in out:
+            if name not in _WRAPPER_NAMES and not policy.attribute_allowed(name):
+                raise _library_denial(f"copying attribute '{name}' with functools")
+        return out
+
+    def update_wrapper(wrapper, wrapped, assigned=functools.WRAPPER_ASSIGNMENTS,
+                       updated=functools.WRAPPER_UPDATES):
+        return real(wrapper, wrapped, checked(assigned), checked(updated))
+
+    update_wrapper.__doc__ = real.__doc__
+    functools.update_wrapper = update_wrapper
 
 
 # --------------------------------------------------------------------------------------
@@ -675,11 +865,19 @@ def _set_limits(memory_mb: int, timeout_ms: int) -> dict:
 
 
 def install(*, memory_mb: int, timeout_ms: int, read_roots: list[str],
-            allow_hosts: list[str], require_seccomp: bool = False) -> dict:
-    """Installs every layer in the current process. Irreversible: call it in the child only."""
+            allow_hosts: list[str], user_globals: dict, proxy: str | None = None,
+            require_seccomp: bool = False) -> dict:
+    """Installs every layer in the current process. Irreversible: call it in the child only.
+
+    `user_globals` is the namespace the user module will run in (frames with these globals are
+    user code); `proxy` ("host:port") is the egress proxy, connectable in addition to
+    `allow_hosts`."""
     report: dict = {}
     sys.dont_write_bytecode = True
     report["limits"] = _set_limits(memory_mb, timeout_ms)
+    # Before seccomp and the audit hook: both refuse what this needs (prctl through ctypes).
+    seccomp.set_dumpable(False)
+    report["dumpable"] = seccomp.get_dumpable()
     ok, detail = seccomp.install()
     report["seccomp"] = ok
     report["seccompDetail"] = detail
@@ -688,10 +886,12 @@ def install(*, memory_mb: int, timeout_ms: int, read_roots: list[str],
     for name in [m for m in sys.modules if m == "ctypes" or m.startswith("ctypes.")]:
         del sys.modules[name]
     _patch_libraries()
-    hosts = HostPolicy(allow_hosts)
-    _record_resolutions(hosts)
+    hook, getaddrinfo = _build_audit_hook(
+        read_roots=read_roots, allow_hosts=list(allow_hosts) + ([proxy] if proxy else []),
+        user_ns=user_globals, proxied=proxy is not None)
+    socket.getaddrinfo = getaddrinfo
     sys.meta_path.insert(0, UserImportFinder())
-    sys.addaudithook(AuditPolicy(read_roots, hosts))
+    sys.addaudithook(hook)
     report["auditHook"] = True
     report["importHook"] = True
     return report

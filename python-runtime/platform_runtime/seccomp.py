@@ -10,7 +10,9 @@ arguments a filter cannot inspect, so the C library falls back to clone / openat
 - file creation and modification: open/openat with a write flag (O_WRONLY, O_RDWR, O_CREAT,
   O_TRUNC, O_APPEND), creat, rename*, unlink*, mkdir*, rmdir, link*, symlink*, mknod*,
   chmod/chown families, truncate, utime*
-- kill/tgkill aimed at any process but this one, tkill
+- kill/tgkill/rt_sigqueueinfo/rt_tgsigqueueinfo aimed at any process but this one, tkill
+- process handles: pidfd_open, pidfd_send_signal, pidfd_getfd, process_madvise (no audit event
+  exists for these: os.pidfd_open + signal.pidfd_send_signal would signal any same-user process)
 - ptrace, process_vm_readv/writev, setrlimit and prlimit64 with a new limit
 - namespaces, mounts, bpf, perf_event_open, io_uring, module loading, kexec, reboot, userfaultfd
 
@@ -71,9 +73,14 @@ _ARCHES = {
             "mknodat": 259, "fchownat": 260, "unlinkat": 263, "linkat": 265,
             "symlinkat": 266, "fchmodat": 268, "renameat2": 316, "utime": 132,
             "utimes": 235, "utimensat": 280, "futimesat": 261,
+            "pidfd_send_signal": 424, "pidfd_open": 434, "pidfd_getfd": 438,
+            "process_madvise": 440,
         },
         "enosys": {"clone3": 435, "openat2": 437},
-        "clone": 56, "kill": 62, "tgkill": 234, "prlimit64": 302,
+        "clone": 56, "prlimit64": 302,
+        # signal senders: allowed only when their first argument is this process
+        "self_pid_only": {"kill": 62, "tgkill": 234, "rt_sigqueueinfo": 129,
+                          "rt_tgsigqueueinfo": 297},
         # syscall -> index of its flags argument
         "open_flags": {2: 1, 257: 2},
     },
@@ -90,9 +97,13 @@ _ARCHES = {
             "io_uring_register": 427, "renameat": 38, "mkdirat": 34, "mknodat": 33,
             "fchownat": 54, "unlinkat": 35, "linkat": 37, "symlinkat": 36, "fchmodat": 53,
             "renameat2": 276, "truncate": 45, "utimensat": 88, "fchmod": 52, "fchown": 55,
+            "pidfd_send_signal": 424, "pidfd_open": 434, "pidfd_getfd": 438,
+            "process_madvise": 440,
         },
         "enosys": {"clone3": 435, "openat2": 437},
-        "clone": 220, "kill": 129, "tgkill": 131, "prlimit64": 261,
+        "clone": 220, "prlimit64": 261,
+        "self_pid_only": {"kill": 129, "tgkill": 131, "rt_sigqueueinfo": 138,
+                          "rt_tgsigqueueinfo": 240},
         "open_flags": {56: 2},
     },
 }
@@ -160,8 +171,8 @@ def build_filter(arch: str, self_pid: int) -> tuple[bytes, int]:
     for nr in spec["enosys"].values():
         a.jump(_JEQ_K, nr, "enosys", None)
     a.jump(_JEQ_K, spec["clone"], "clone", None)
-    a.jump(_JEQ_K, spec["kill"], "self_pid", None)
-    a.jump(_JEQ_K, spec["tgkill"], "self_pid", None)
+    for nr in spec["self_pid_only"].values():
+        a.jump(_JEQ_K, nr, "self_pid", None)
     a.jump(_JEQ_K, spec["prlimit64"], "prlimit", None)
     for nr, argi in spec["open_flags"].items():
         a.jump(_JEQ_K, nr, f"open_{argi}", None)
@@ -221,14 +232,33 @@ def install() -> tuple[bool, str]:
         return False, f"{type(exc).__name__}: {exc}"
 
 
-def set_parent_death_signal(sig: int) -> bool:
-    """prctl(PR_SET_PDEATHSIG): the child is killed when the fork server dies."""
+def _prctl(option: int, arg: int) -> int | None:
+    """prctl(option, arg) through libc; None where there is no prctl. Trusted code only: it
+    needs ctypes, which the sandbox takes away from user code."""
     if not supported():
-        return False
+        return None
     try:
         import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(1, sig, 0, 0, 0) == 0
+        return ctypes.CDLL(None, use_errno=True).prctl(option, arg, 0, 0, 0)
     except Exception:  # pragma: no cover
-        return False
+        return None
+
+
+def set_parent_death_signal(sig: int) -> bool:
+    """prctl(PR_SET_PDEATHSIG): the child is killed when the fork server dies."""
+    return _prctl(1, sig) == 0
+
+
+def set_dumpable(dumpable: bool) -> bool:
+    """prctl(PR_SET_DUMPABLE). Not dumpable, /proc/<pid>/mem, environ, maps and fd of this process
+    belong to root and ptrace attach is refused: another process of the same user (a sibling
+    run, a compromised child) cannot read its memory or environment. Reset by execve, so every
+    process of the runtime calls it itself."""
+    return _prctl(4, 1 if dumpable else 0) == 0
+
+
+def get_dumpable() -> bool | None:
+    """prctl(PR_GET_DUMPABLE); None when unknown."""
+    value = _prctl(3, 0)
+    return None if value is None or value < 0 else bool(value)

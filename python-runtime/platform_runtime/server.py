@@ -1,9 +1,17 @@
 """HTTP front of the Python runtime.
 
     python3 -m platform_runtime.server --port 8080 [--host 127.0.0.1] [--socket PATH]
+        [--control-secret-stdin] [--egress-socket PATH]
 
 On start it prints one JSON line to stdout, {"event":"listening","host","port"} (or
-{"event":"listening","socket"}), so a supervisor can use --port 0 and read the port.
+{"event":"listening","socket"}), plus "egressPort" with --egress-socket, so a supervisor can
+use --port 0 and read the port.
+
+--control-secret-stdin: the first line of stdin is a secret every request must present as
+`Authorization: Bearer <secret>` (401 otherwise); it is never in argv, the environment or a
+child. The server exits when stdin ends: it never outlives its supervisor.
+--egress-socket PATH: a TCP port on 127.0.0.1 relayed to the Unix socket PATH (egress.py), the
+`egressProxy` runs are given.
 
 Endpoints (see README.md for the full protocol):
   GET  /health   runtime status (200 when the fork server is up, 503 otherwise)
@@ -14,11 +22,17 @@ Endpoints (see README.md for the full protocol):
 Each invocation runs in a child forked by the zygote (zygote.py); this process only relays
 events, enforces the wall-clock timeout (the child is SIGKILLed), and turns a killed or
 crashed child into an error event. Nothing user code does can take this process down.
+
+The child runs user code, so nothing it writes is taken on trust: events are rebuilt field by
+field, it may name only user-code failures (CHILD_ERROR_CODES), `end` is built from what this
+process observed, and the run's secrets are scrubbed from errors and logs (redact.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import hmac
 import json
 import os
 import select
@@ -31,8 +45,11 @@ import threading
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
 
-from . import checker
+from . import checker, runner, seccomp
+from .egress import EgressForwarder
+from .redact import Scrubber, run_secrets
 
 RUNTIME_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -48,6 +65,24 @@ DEFAULTS = {
     "action": {"timeoutMs": 30_000, "memoryMb": 128},
 }
 CHILD_EVENT_TYPES = {"text", "tool", "metrics", "messages", "result", "log", "error", "sandbox"}
+# Events a run has at most one of; later ones from the child are dropped.
+ONE_PER_RUN = frozenset({"metrics", "messages", "result", "error"})
+
+# The error codes a child may report once user code runs in it: the failures of user code that
+# runner.py names. Anything else it claims (RUNTIME_UNAVAILABLE, which is refunded upstream,
+# TIMEOUT, MEMORY_LIMIT_EXCEEDED, OUTPUT_LIMIT_EXCEEDED, INTERNAL_ERROR, SOURCE_REJECTED...)
+# becomes the kind's failure code: those outcomes are decided here, from what this process saw.
+CHILD_ERROR_CODES = {
+    "agent": frozenset({"AGENT_EXECUTION_FAILED", "AWS_CREDENTIALS_REQUIRED"}),
+    "action": frozenset({"HANDLER_ERROR", "HANDLER_NOT_FOUND", "INVALID_HANDLER_RESULT"}),
+}
+# Before the child reports its sandbox, no user code has run in it: the runner's own reports of
+# its setup are trusted.
+SETUP_ERROR_CODES = frozenset({"SANDBOX_UNAVAILABLE", "INTERNAL_ERROR"})
+SANDBOX_REPORT_KEYS = ("limits", "seccomp", "seccompDetail", "dumpable", "auditHook", "importHook")
+
+MAX_SECRET_LINE_BYTES = 4096
+MAX_DISCARDED_BODY_BYTES = 64 * 1024
 
 
 class BadRequest(Exception):
@@ -100,6 +135,9 @@ def parse_invoke(body: object) -> dict:
                 isinstance(k, str) and isinstance(v, str) for k, v in call_headers.items()):
             raise BadRequest("platformCalls.headers must be an object of strings")
         req["platformCalls"] = {"hosts": call_hosts, "headers": call_headers}
+    proxy = body.get("egressProxy")
+    if proxy is not None:
+        req["egressProxy"] = _proxy_url(proxy)
     if kind == "agent":
         prompt = body.get("prompt")
         if not isinstance(prompt, str):
@@ -119,6 +157,23 @@ def parse_invoke(body: object) -> dict:
             raise BadRequest("event must be an object")
         req["event"] = event
     return req
+
+
+def _proxy_url(value: object) -> str:
+    """An http://[user:password@]host:port URL. The message never repeats the value: it holds
+    the run's credential."""
+    problem = BadRequest("egressProxy must be an http://[user:password@]host:port URL")
+    if not isinstance(value, str) or any(c in value for c in "\r\n\0 "):
+        raise problem
+    try:
+        parts = urlsplit(value)
+        port = parts.port
+    except ValueError:
+        raise problem from None
+    if parts.scheme != "http" or not parts.hostname or port is None or parts.path not in ("", "/") \
+            or parts.query or parts.fragment:
+        raise problem
+    return value
 
 
 def _opt_str(body: dict, key: str) -> str | None:
@@ -331,9 +386,12 @@ class InvocationRun:
         # its next event or its timeout (the platform aborts runs when a chat client goes away).
         self.client = client
         self.failure_code = "AGENT_EXECUTION_FAILED" if req["kind"] == "agent" else "HANDLER_ERROR"
-        self.saw_error = False
-        self.saw_result = False
-        self.sandbox_report: dict | None = None
+        self.scrub = Scrubber(run_secrets(req))
+        self.seen: set[str] = set()  # ONE_PER_RUN types already taken from the child
+        # The child's error, held until the child is gone: what this process observed (a
+        # timeout, a signal, the exit status) decides first.
+        self.child_error: dict | None = None
+        self.sandbox_report: dict | None = None  # set when the child reports it: user code runs
         self.client_gone = False
 
     def _send(self, event: dict) -> None:
@@ -465,22 +523,35 @@ class InvocationRun:
             return
         kind = event["type"]
         if kind == "sandbox":
-            event.pop("type", None)
-            self.sandbox_report = event
+            if self.sandbox_report is None:
+                self.sandbox_report = {k: event[k] for k in SANDBOX_REPORT_KEYS if k in event}
             return
+        clean = _CHILD_EVENTS[kind](event)
+        if clean is None or (kind == "result" and self.req["kind"] != "action"):
+            return
+        if kind in ONE_PER_RUN:
+            if kind in self.seen:
+                return
+            self.seen.add(kind)
         if kind == "error":
-            if not isinstance(event.get("code"), str):
-                return
-            if self.saw_error:
-                return  # one error per invocation
-            self.saw_error = True
-        if kind == "result":
-            if self.req["kind"] != "action" or self.saw_result:
-                return
-            self.saw_result = True
-        self._send(event)
+            self.child_error = self._admitted_error(clean)
+            return
+        if kind == "log":
+            clean["data"] = self.scrub(clean["data"])
+        self._send(clean)
+
+    def _admitted_error(self, event: dict) -> dict:
+        """The child's error with a code it may report, and no secret in its text."""
+        allowed = (CHILD_ERROR_CODES[self.req["kind"]] if self.sandbox_report is not None
+                   else SETUP_ERROR_CODES)
+        event["code"] = event["code"] if event["code"] in allowed else self.failure_code
+        event["message"] = self.scrub(event["message"])
+        if "errorType" in event:
+            event["errorType"] = self.scrub(event["errorType"])
+        return event
 
     def _final_error(self, info: dict, timed_out: bool, over_limit: bool) -> dict | None:
+        """The run's one error: what this process observed first, then the child's own report."""
         req = self.req
         if timed_out:
             return {"type": "error", "code": "TIMEOUT",
@@ -488,11 +559,6 @@ class InvocationRun:
         if over_limit:
             return {"type": "error", "code": "OUTPUT_LIMIT_EXCEEDED",
                     "message": "the invocation produced too much output"}
-        if self.saw_error:
-            return None
-        if info.get("lost"):
-            return {"type": "error", "code": "RUNTIME_UNAVAILABLE",
-                    "message": "the runtime process was lost during the invocation"}
         sig = info.get("signal")
         if sig == signal.SIGXCPU:
             return {"type": "error", "code": "TIMEOUT",
@@ -501,18 +567,94 @@ class InvocationRun:
             rss_mb = (info.get("maxRssKb") or 0) / 1024.0
             if rss_mb >= 0.9 * req["memoryMb"] and sig in (signal.SIGKILL, signal.SIGSEGV,
                                                           signal.SIGABRT, signal.SIGBUS):
-                return {"type": "error", "code": "MEMORY_LIMIT_EXCEEDED",
-                        "message": "the invocation exceeded its memory limit"}
+                return _memory_error()
             return {"type": "error", "code": self.failure_code,
                     "message": f"the user code process was terminated by {_signal_name(sig)}"}
         code = info.get("exitCode")
+        if code == runner.EXIT_MEMORY:
+            return _memory_error()
+        if self.child_error is not None:
+            return self.child_error
+        if info.get("lost"):
+            return {"type": "error", "code": "RUNTIME_UNAVAILABLE",
+                    "message": "the runtime process was lost during the invocation"}
         if code not in (0, None):
             return {"type": "error", "code": self.failure_code,
                     "message": f"the user code process exited with status {code}"}
-        if req["kind"] == "action" and not self.saw_result:
+        if req["kind"] == "action" and "result" not in self.seen:
             return {"type": "error", "code": "INVALID_HANDLER_RESULT",
                     "message": "the handler returned no result"}
         return None
+
+
+def _memory_error() -> dict:
+    return {"type": "error", "code": "MEMORY_LIMIT_EXCEEDED",
+            "message": "the invocation exceeded its memory limit"}
+
+
+# --------------------------------------------------------------------------------------
+# events from the child, rebuilt with the protocol's fields only
+# --------------------------------------------------------------------------------------
+
+def _int(value, default: int | None = 0) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _text_event(e: dict) -> dict | None:
+    return {"type": "text", "data": e["data"]} if isinstance(e.get("data"), str) else None
+
+
+def _tool_event(e: dict) -> dict | None:
+    if not isinstance(e.get("name"), str):
+        return None
+    tool_id = e.get("toolUseId")
+    return {"type": "tool", "name": e["name"], "toolUseId": tool_id if isinstance(tool_id, str) else None}
+
+
+def _metrics_event(e: dict) -> dict:
+    tools = e.get("toolsUsed")
+    return {"type": "metrics", "totalCycles": _int(e.get("totalCycles")),
+            "totalTokens": _int(e.get("totalTokens")), "inputTokens": _int(e.get("inputTokens")),
+            "outputTokens": _int(e.get("outputTokens")),
+            "toolsUsed": [t for t in tools if isinstance(t, str)] if isinstance(tools, list) else [],
+            "durationMs": _int(e.get("durationMs"))}
+
+
+def _messages_event(e: dict) -> dict | None:
+    return {"type": "messages", "messages": e["messages"]} if isinstance(e.get("messages"), list) else None
+
+
+def _result_event(e: dict) -> dict | None:
+    status = _int(e.get("statusCode"), None)
+    if status is None:
+        return None
+    out = {"type": "result", "statusCode": status, "body": e.get("body")}
+    if isinstance(e.get("headers"), dict):
+        out["headers"] = e["headers"]
+    return out
+
+
+def _log_event(e: dict) -> dict | None:
+    if not isinstance(e.get("data"), str):
+        return None
+    return {"type": "log", "stream": e.get("stream") if e.get("stream") in ("stdout", "stderr") else "stdout",
+            "data": e["data"]}
+
+
+def _error_event(e: dict) -> dict | None:
+    if not isinstance(e.get("code"), str):
+        return None
+    out = {"type": "error", "code": e["code"], "message": str(e.get("message") or "")}
+    if isinstance(e.get("errorType"), str):
+        out["errorType"] = e["errorType"]
+    if _int(e.get("line"), None) is not None:
+        out["line"] = e["line"]
+    return out
+
+
+_CHILD_EVENTS = {"text": _text_event, "tool": _tool_event, "metrics": _metrics_event,
+                 "messages": _messages_event, "result": _result_event, "log": _log_event,
+                 "error": _error_event}
 
 
 def _empty_end(started: float) -> dict:
@@ -541,8 +683,50 @@ def _ms_since(started: float) -> int:
 # HTTP
 # --------------------------------------------------------------------------------------
 
+def bearer_digest(value: bytes) -> bytes:
+    """Digests are compared, not the values: equal length whatever was presented."""
+    return hashlib.sha256(value).digest()
+
+
+def read_control_secret(fd: int) -> bytes:
+    """The first line of `fd` (the supervisor's pipe), as the digest of the Authorization value
+    that must carry it; the secret itself is not kept. Read with os.read, not sys.stdin: a
+    thread blocked in a buffered read holds a lock that interpreter shutdown then waits for."""
+    line = bytearray()
+    try:
+        while b"\n" not in line and len(line) <= MAX_SECRET_LINE_BYTES:
+            chunk = os.read(fd, MAX_SECRET_LINE_BYTES + 1 - len(line))
+            if not chunk:
+                break
+            line += chunk
+        end = line.find(b"\n")
+        if end < 0 or end > MAX_SECRET_LINE_BYTES:
+            raise SystemExit("runtime: --control-secret-stdin needs a secret line on stdin "
+                             f"(at most {MAX_SECRET_LINE_BYTES} bytes)")
+        secret = bytes(line[:end]).rstrip(b"\r")
+        if not secret:
+            raise SystemExit("runtime: the control secret on stdin is empty")
+        return bearer_digest(b"Bearer " + secret)
+    finally:
+        line[:] = b"\0" * len(line)
+
+
+def exit_when_stdin_ends(fd: int) -> None:
+    """A supervisor that stops or dies closes our stdin: stop too (as if sent SIGTERM)."""
+    def watch() -> None:
+        try:
+            while os.read(fd, 65536):
+                pass  # nothing more is expected after the secret; whatever comes is dropped
+        except OSError:
+            pass
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, daemon=True, name="stdin-watch").start()
+
+
 class Runtime:
-    def __init__(self, args: argparse.Namespace) -> None:
+    def __init__(self, args: argparse.Namespace, control_digest: bytes | None = None) -> None:
+        self.control_digest = control_digest
         self.static_check = not args.no_static_check
         self.quiet = args.quiet
         self.slots = threading.BoundedSemaphore(args.max_concurrency)
@@ -571,17 +755,44 @@ class Handler(BaseHTTPRequestHandler):
         return addr[0] if isinstance(addr, tuple) and addr else "unix"
 
     # helpers ---------------------------------------------------------------------------
-    def _send_json(self, status: int, obj: dict) -> None:
+    def _send_json(self, status: int, obj: dict, headers: dict | None = None) -> None:
         data = json.dumps(obj).encode("utf-8")
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.send_header("Cache-Control", "no-store")
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
 
+    def _authorized(self) -> bool:
+        expected = self.runtime.control_digest
+        if expected is None:
+            return True
+        presented = (self.headers.get("Authorization") or "").encode("latin-1", "replace")
+        if hmac.compare_digest(bearer_digest(presented), expected):
+            return True
+        self._discard_body()
+        self._send_json(401, {"error": {"code": "UNAUTHORIZED",
+                                        "message": "a valid Authorization bearer credential is required"}},
+                        {"WWW-Authenticate": "Bearer"})
+        return False
+
     def _error(self, status: int, code: str, message: str) -> None:
         self._send_json(status, {"error": {"code": code, "message": message}})
+
+    def _discard_body(self) -> None:
+        """Reads a small unwanted body, so the client sees our answer rather than a reset while
+        it is still sending; a large one is not read and the connection is closed instead."""
+        try:
+            size = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            size = -1
+        if 0 <= size <= MAX_DISCARDED_BODY_BYTES and "Transfer-Encoding" not in self.headers:
+            self.rfile.read(size)
+        else:
+            self.close_connection = True
 
     def _read_json(self):
         length = self.headers.get("Content-Length")
@@ -606,6 +817,8 @@ class Handler(BaseHTTPRequestHandler):
 
     # routes ----------------------------------------------------------------------------
     def do_GET(self) -> None:
+        if not self._authorized():
+            return
         if self.path.split("?")[0] != "/health":
             self._error(404, "NOT_FOUND", "no such endpoint")
             return
@@ -615,7 +828,9 @@ class Handler(BaseHTTPRequestHandler):
         self._send_json(200 if alive else 503, {
             "status": "ok" if alive else "unavailable",
             "python": info.get("python"),
-            "zygote": {"pid": info.get("pid"), "alive": alive, "threads": info.get("threads")},
+            "zygote": {"pid": info.get("pid"), "alive": alive, "threads": info.get("threads"),
+                       "dumpable": info.get("dumpable")},
+            "dumpable": seccomp.get_dumpable(),
             "preloaded": info.get("preloaded", []),
             "missing": info.get("missing", {}),
             "seccompSupported": info.get("seccompSupported"),
@@ -625,6 +840,8 @@ class Handler(BaseHTTPRequestHandler):
         })
 
     def do_POST(self) -> None:
+        if not self._authorized():
+            return
         route = self.path.split("?")[0]
         if route not in ("/invoke", "/check"):
             self._error(404, "NOT_FOUND", "no such endpoint")
@@ -663,7 +880,7 @@ class Handler(BaseHTTPRequestHandler):
             try:
                 run.run()
             except Exception as exc:  # a bug here must still end the stream properly
-                sys.stderr.write(f"runtime: invocation {req['requestId']} failed: {exc!r}\n")
+                sys.stderr.write(run.scrub(f"runtime: invocation {req['requestId']} failed: {exc!r}") + "\n")
                 run._send({"type": "error", "code": "INTERNAL_ERROR",
                            "message": "the runtime failed while running the invocation"})
                 run._send(_empty_end(time.monotonic()))
@@ -691,6 +908,7 @@ class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
 
 def make_server(args: argparse.Namespace, runtime: Runtime):
+    """The HTTP server and its `listening` announcement (without egressPort)."""
     if args.socket:
         handler = type("UnixHandler", (Handler,), {"runtime": runtime,
                                                    "disable_nagle_algorithm": False})
@@ -711,6 +929,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8080, help="TCP port (0: pick a free one)")
     p.add_argument("--socket", help="listen on this Unix socket path instead of TCP")
+    p.add_argument("--control-secret-stdin", action="store_true",
+                   help="read a secret from the first line of stdin; every request must carry "
+                        "'Authorization: Bearer <secret>'; exit when stdin ends")
+    p.add_argument("--egress-socket", metavar="PATH",
+                   help="relay connections to a TCP port on 127.0.0.1 to this Unix socket "
+                        "(announced as egressPort)")
     p.add_argument("--allow-read", action="append", default=[], metavar="PATH",
                    help="extra directory user code may read (repeatable)")
     p.add_argument("--preload", action="append", default=[], metavar="MODULE",
@@ -729,14 +953,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    runtime = Runtime(args)
+    # Not dumpable: a run that escaped its sandbox (same user) cannot read our memory, our
+    # environment or the control secret through /proc/<pid>/mem or environ.
+    seccomp.set_dumpable(False)
+    digest = read_control_secret(sys.stdin.fileno()) if args.control_secret_stdin else None
+    runtime = Runtime(args, digest)
     runtime.zygote.ensure_running()
     server, announce = make_server(args, runtime)
+    forwarder = EgressForwarder(args.egress_socket) if args.egress_socket else None
+    if forwarder is not None:
+        forwarder.start()
+        announce["egressPort"] = forwarder.port
 
     def stop(signum, frame):
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
+    if args.control_secret_stdin:
+        exit_when_stdin_ends(sys.stdin.fileno())
     sys.stdout.write(json.dumps(announce) + "\n")
     sys.stdout.flush()
     try:
@@ -745,6 +979,8 @@ def main(argv: list[str] | None = None) -> int:
         pass
     finally:
         server.server_close()
+        if forwarder is not None:
+            forwarder.close()
         runtime.zygote.stop()
         if args.socket and os.path.exists(args.socket):
             os.unlink(args.socket)

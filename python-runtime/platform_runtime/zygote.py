@@ -11,7 +11,8 @@ Control protocol with server.py, over a SOCK_SEQPACKET socket pair (one JSON obj
 message):
   server -> zygote  {"op":"spawn","id":N} + SCM_RIGHTS [request pipe read end, event pipe write end]
                     {"op":"kill","id":N}
-  zygote -> server  {"op":"ready","pid","python","preloaded","missing","threads","readRoots"}
+  zygote -> server  {"op":"ready","pid","python","preloaded","missing","threads","readRoots",
+                     "seccompSupported","dumpable"}
                     {"op":"spawned","id","pid"} | {"op":"spawn_failed","id","error"}
                     {"op":"exit","id","pid","exitCode","signal","maxRssKb","cpuMs"}
 The zygote reaps its children and reports each exit with the child's peak RSS. When the
@@ -200,6 +201,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # The server owns Ctrl-C; the zygote exits when the control socket closes.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Not dumpable (execve made it dumpable again): no same-user process reads its memory, and
+    # the children forked from it inherit this.
+    seccomp.set_dumpable(False)
     config = json.loads(args.config)
     sock = socket.socket(fileno=args.control_fd)
     loaded, missing = preload(list(config.get("preload") or []))
@@ -209,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         "op": "ready", "pid": os.getpid(), "python": sys.version.split()[0],
         "preloaded": loaded, "missing": missing, "threads": threading.active_count(),
         "readRoots": config["readRoots"], "seccompSupported": seccomp.supported(),
+        "dumpable": seccomp.get_dumpable(),
     })
     zygote.serve()
     return 0

@@ -10,11 +10,12 @@ Each entry:
            entries, when present, the same source is also run on a server started with
            --no-static-check, to show the runtime layers stop it even if the checker missed it
   reason   a fragment the run-time error message must contain (the reason, not just the layer)
-  options  extra /invoke fields (timeoutMs, memoryMb)
+  options  extra /invoke fields (timeoutMs, memoryMb, allowHosts)
   needs    "seccomp" or "boto3" when the entry only applies where that exists
 
 Every source is an action: a handler that returns body "ESCAPED" only if the attempt worked.
-The event carries "scratch", a path under a temporary directory the test owns.
+The event carries "scratch", a path under a temporary directory the test owns, and "runtimeFile",
+a path inside the runtime directory (readable, never written).
 """
 
 from textwrap import dedent
@@ -219,6 +220,134 @@ CORPUS = [
          source=_h('re.enum.bltns.open("/etc/passwd").read()', "import re")),
     dict(id="codecs-builtins-exec", reason="dynamic code", ref="json.codecs.builtins.exec", expect="static",
          stage="audit hook", source=_h('json.codecs.builtins.exec("x = 1")', "import json")),
+    # --- gadgets found by the security review ----------------------------------------------
+    # string.Formatter().get_field walks attribute names given as a string, from library code:
+    # the "_" rule of the checker never sees them and the audit hook trusted the frame reads.
+    dict(id="formatter-get-field", reason="format field attribute '__globals__'",
+         ref="review: Formatter().get_field by a computed field name", expect="static",
+         stage="library patch",
+         source=_h('''
+             fmt = typing.sys.modules["string"].Formatter()
+             g = fmt.get_field("0.__globals__", [json.dumps], {})[0]
+             g["__builtins__"]["__import__"]("os").system("true")''', "import json\nimport typing")),
+    dict(id="formatter-traceback-busy-flag", reason="format field attribute",
+         ref="review: botocore...lexer.string.Formatter -> traceback frame -> audit hook state",
+         expect="static", stage="library patch", needs="boto3",
+         source=_h('''
+             fmt = botocore.waiter.jmespath.lexer.string.Formatter()
+             ppid = fmt.get_field("0.os.getppid", [uuid], {})[0]()
+             try:
+                 json.codecs.open("/etc/passwd")
+             except PermissionError as exc:
+                 hook = fmt.get_field("0.__traceback__.tb_next.tb_next.tb_frame.f_locals[self]", [exc], {})[0]
+                 fmt.get_field("0._local", [hook], {})[0].busy = True
+             json.codecs.open(f"/proc/{ppid}/environ").read()''',
+                   "import json\nimport uuid\nimport botocore.waiter")),
+    dict(id="update-wrapper-globals", reason="copying attribute '__globals__'",
+         ref="functools.update_wrapper(assigned=...) is getattr by name from library code",
+         expect="static", stage="library patch",
+         source=_h('''
+             seen = {}
+
+             class Catcher:
+                 def __setattr__(self, name, value):
+                     seen[name] = value
+
+             functools.update_wrapper(Catcher(), json.dumps, assigned=("__globals__",), updated=())
+             seen["__globals__"]["__builtins__"]["__import__"]("os").system("true")''',
+                   "import functools\nimport json")),
+    dict(id="getattr-format", ref="getattr(template, 'format') skips the literal-template rule",
+         expect="static", source=_h('getattr("{0.__class__.__base__}", "format")(1)')),
+    dict(id="traceback-walk-tb", reason="access to 'tb_frame'",
+         ref="traceback.walk_tb hands frames to its caller (read in library code)",
+         expect="static", stage="audit hook",
+         source=_h('''
+             try:
+                 1 / 0
+             except ZeroDivisionError:
+                 tb = typing.sys.exc_info()[2]
+             for frame, _line in typing.sys.modules["traceback"].walk_tb(tb):
+                 frame.f_globals''', "import typing")),
+    # Objects that answer the hook's questions differently from what the C function used.
+    dict(id="str-subclass-path", reason="reading files outside the runtime",
+         ref="str subclass lying to os.path.realpath in the audit hook", expect="runtime",
+         stage="audit hook",
+         source=_h('''
+             class Liar(str):
+                 def startswith(self, *args):
+                     return True
+
+                 def __getitem__(self, key):
+                     return event["runtimeFile"][1:]
+
+             data = json.codecs.open(Liar("/etc/passwd")).read()
+             if "root" not in data:
+                 return {"statusCode": 200, "body": "read nothing"}''', "import json")),
+    dict(id="fileio-pathlike-toctou", reason="reading files outside the runtime",
+         ref="__fspath__ answering the audit hook differently from FileIO", expect="runtime",
+         stage="audit hook", needs="boto3",
+         source=_h('''
+             class Sneaky:
+                 def __init__(self):
+                     self.calls = 0
+
+                 def __fspath__(self):
+                     self.calls += 1
+                     return "/etc/passwd" if self.calls == 1 else "/dev/null"
+
+             data = boto3.logging.io.FileIO(Sneaky()).read()
+             if b"root" not in data:
+                 return {"statusCode": 200, "body": "read nothing"}''', "import boto3")),
+    dict(id="fileio-pathlike-toctou-sys", reason="reading files outside the runtime",
+         ref="the same through sys.modules (no boto3 needed)", expect="static", stage="audit hook",
+         source=_h('''
+             class Sneaky:
+                 def __init__(self):
+                     self.calls = 0
+
+                 def __fspath__(self):
+                     self.calls += 1
+                     return "/etc/passwd" if self.calls == 1 else "/dev/null"
+
+             data = typing.sys.modules["io"].FileIO(Sneaky()).read()
+             if b"root" not in data:
+                 return {"statusCode": 200, "body": "read nothing"}''', "import typing")),
+    dict(id="tuple-subclass-connect", reason="not in allowHosts",
+         ref="tuple subclass showing the hook a listed host", expect="static", stage="audit hook",
+         options={"allowHosts": ["example.com"]},
+         source=_h('''
+             class Address(tuple):
+                 def __getitem__(self, index):
+                     return ("example.com", 443)[index]
+
+             sock = typing.sys.modules["socket"].socket()
+             sock.settimeout(2)
+             sock.connect(Address(("127.0.0.1", 9)))''', "import typing")),
+    dict(id="getattr-str-subclass", reason="'__globals__'",
+         ref="str subclass answering startswith() to the guarded getattr", expect="static",
+         stage="guarded builtins",
+         source=_h('''
+             class Name(str):
+                 def startswith(self, prefix):
+                     return False
+
+             getattr(handler, Name("__globals__"))["__builtins__"]''')),
+    # What the review's escape did once out: other processes and the platform's secrets.
+    dict(id="pidfd-signal-parent", ref="review: pidfd_open + pidfd_send_signal (no audit event)",
+         expect="static", stage="seccomp", needs="seccomp",
+         source=_h('''
+             os = typing.sys.modules["os"]
+             fd = os.pidfd_open(os.getppid())
+             typing.sys.modules["signal"].pidfd_send_signal(fd, 0)''', "import typing")),
+    dict(id="proc-parent-environ", reason="reading files outside the runtime",
+         ref="review: /proc/<ppid>/environ", expect="static", stage="audit hook",
+         source=_h('''
+             ppid = typing.sys.modules["os"].getppid()
+             json.codecs.open(f"/proc/{ppid}/environ").read()''', "import json\nimport typing")),
+    dict(id="platform-token-closure", ref="review: a token read from the http.client patch's closure",
+         expect="static",
+         source=_h('typing.sys.modules["http.client"].HTTPConnection.endheaders.__closure__',
+                   "import typing")),
     # --- processes ---------------------------------------------------------------------------
     dict(id="os-fork", reason="forking", ref="os.fork via sys.modules", expect="static", stage="audit hook",
          source=_h('typing.sys.modules["os"].fork()', "import typing")),

@@ -1,4 +1,4 @@
-"""Starts a real runtime server process on a loopback port and talks HTTP to it."""
+"""Starts a real runtime server process (loopback port or Unix socket) and talks HTTP to it."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -21,24 +22,53 @@ def fixture(name: str) -> str:
         return fh.read()
 
 
-class RuntimeServer:
-    """One `python -m platform_runtime.server --port 0` process."""
+class UnixHTTPConnection(http.client.HTTPConnection):
+    """http.client over a Unix socket (the server's --socket)."""
 
-    def __init__(self, *extra_args: str) -> None:
+    def __init__(self, path: str, timeout: float = 60) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self.socket_path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        sock.connect(self.socket_path)
+        self.sock = sock
+
+
+class RuntimeServer:
+    """One `python -m platform_runtime.server --port 0` process. With `secret`, the server gets
+    --control-secret-stdin and the secret on its stdin (kept open: its end stops the server),
+    and every request carries it."""
+
+    def __init__(self, *extra_args: str, secret: str | None = None, pythonpath: str | None = None,
+                 stderr=None, quiet: bool = True) -> None:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(
-            [RUNTIME_DIR] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+            [RUNTIME_DIR] + ([pythonpath] if pythonpath else [])
+            + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+        args = [sys.executable, "-m", "platform_runtime.server", "--port", "0",
+                *(["--quiet"] if quiet else []), *extra_args]
+        if secret is not None:
+            args.append("--control-secret-stdin")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "platform_runtime.server", "--port", "0", "--quiet", *extra_args],
-            cwd=RUNTIME_DIR, env=env, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+            args, cwd=RUNTIME_DIR, env=env, stdout=subprocess.PIPE, stderr=stderr,
+            stdin=subprocess.PIPE if secret is not None else subprocess.DEVNULL)
+        if secret is not None:
+            self.proc.stdin.write(secret.encode() + b"\n")
+            self.proc.stdin.flush()
         ready, _, _ = select.select([self.proc.stdout], [], [], 60)
         line = self.proc.stdout.readline() if ready else b""
         if not line:
             self.proc.kill()
+            self.proc.wait()
             raise RuntimeError("runtime server did not announce its port")
-        announce = json.loads(line)
-        self.host = announce["host"]
-        self.port = announce["port"]
+        self.announce = json.loads(line)
+        self.host = self.announce.get("host")
+        self.port = self.announce.get("port")
+        self.socket_path = self.announce.get("socket")
+        self.egress_port = self.announce.get("egressPort")
+        self.authorization = f"Bearer {secret}" if secret is not None else None
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -48,18 +78,30 @@ class RuntimeServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        self.proc.stdout.close()
+        for stream in (self.proc.stdout, self.proc.stdin, self.proc.stderr):
+            if stream is not None:
+                stream.close()
 
     # HTTP --------------------------------------------------------------------------------
     def _conn(self, timeout: float = 60) -> http.client.HTTPConnection:
+        if self.socket_path:
+            return UnixHTTPConnection(self.socket_path, timeout=timeout)
         return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
 
-    def request_json(self, method: str, path: str, body=None, raw: bytes | None = None):
+    def _headers(self, headers: dict | None, authorize: bool = True) -> dict:
+        base = {"Authorization": self.authorization} if self.authorization and authorize else {}
+        return {**base, **(headers or {})}
+
+    def request_json(self, method: str, path: str, body=None, raw: bytes | None = None,
+                     headers: dict | None = None, authorize: bool = True):
+        """(status, JSON body, response). `headers` override the defaults; authorize=False
+        sends no Authorization header at all."""
         conn = self._conn()
         try:
             data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-            headers = {"Content-Type": "application/json"} if data is not None else {}
-            conn.request(method, path, body=data, headers=headers)
+            sent = {"Content-Type": "application/json"} if data is not None else {}
+            conn.request(method, path, body=data,
+                         headers=self._headers({**sent, **(headers or {})}, authorize))
             resp = conn.getresponse()
             payload = resp.read()
             return resp.status, (json.loads(payload) if payload else None), resp
@@ -71,7 +113,7 @@ class RuntimeServer:
         conn = self._conn(timeout)
         try:
             conn.request("POST", "/invoke", body=json.dumps(body).encode(),
-                         headers={"Content-Type": "application/json"})
+                         headers=self._headers({"Content-Type": "application/json"}))
             resp = conn.getresponse()
             if resp.status != 200:
                 raise AssertionError(f"/invoke answered {resp.status}: {resp.read()[:500]!r}")
@@ -127,6 +169,7 @@ def stage_of(events: list[dict]) -> str:
         return "memory limit"
     for tag, stage in (("[sandbox:audit]", "audit hook"), ("[sandbox:import]", "import guard"),
                        ("[sandbox:builtins]", "guarded builtins"),
+                       ("[sandbox:library]", "library patch"),
                        ("[sandbox:annotations]", "annotation check")):
         if tag in message:
             return stage

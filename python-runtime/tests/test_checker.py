@@ -114,6 +114,27 @@ class AllowedSourcesTest(unittest.TestCase):
         ])
         self.assertEqual(check_source(source), [])
 
+    def test_plain_wraps_and_setattr_format_pass(self) -> None:
+        source = dedent("""
+            import functools
+
+
+            def logged(fn):
+                @functools.wraps(fn)
+                def inner(*args):
+                    return fn(*args)
+                return functools.update_wrapper(inner, fn)
+
+
+            class Box:
+                pass
+
+
+            setattr(Box(), "format", "csv")
+            value = getattr(Box, "name", None)
+            """)
+        self.assertEqual(check_source(source), [])
+
     def test_module_policy(self) -> None:
         self.assertTrue(policy.module_allowed("strands.models.openai"))
         self.assertTrue(policy.module_allowed("urllib.parse"))
@@ -160,6 +181,20 @@ class ViolationsTest(unittest.TestCase):
         ("sys.modules-like attribute", "def f(s):\n    return s.modules\n", 2, "'modules'"),
         ("attrgetter", "import typing\ntyping.operator.attrgetter('x')\n", 2, "'attrgetter'"),
         ("get_type_hints", "import typing\ntyping.get_type_hints(int)\n", 2, "'get_type_hints'"),
+        ("string.Formatter", "import json\nf = json.codecs.string.Formatter()\n", 2, "'Formatter'"),
+        ("get_field", "def f(fmt):\n    return fmt.get_field('0.x', [1], {})\n", 2, "'get_field'"),
+        ("vformat", "def f(fmt):\n    return fmt.vformat('{0}', [1], {})\n", 2, "'vformat'"),
+        ("traceback.walk_tb", "def f(tb, m):\n    return m.walk_tb(tb)\n", 2, "'walk_tb'"),
+        ("pidfd_open", "def f(m):\n    return m.pidfd_open(1)\n", 2, "'pidfd_open'"),
+        ("getattr of format", "s = getattr('{0.real}', 'format')(1)\n", 1, "getattr(..., 'format')"),
+        ("getattr of format_map", "def f(t):\n    return getattr(t, 'format_map')({})\n", 2,
+         "getattr(..., 'format_map')"),
+        ("wraps choosing attributes", "import functools\n\n@functools.wraps(len, assigned=('__globals__',))\n"
+         "def f():\n    pass\n", 3, "may not choose the attributes"),
+        ("update_wrapper positional names", "import functools\nfunctools.update_wrapper(f, g, ('x',))\n",
+         2, "may not choose the attributes"),
+        ("update_wrapper updated=", "from functools import update_wrapper\nupdate_wrapper(f, g, updated=())\n",
+         2, "may not choose the attributes"),
         ("computed getattr", "name = 'x'\ngetattr(1, name)\n", 2, "literal attribute name"),
         ("getattr with dunder literal", "getattr(1, '__class__')\n", 1, "'__class__'"),
         ("setattr computed", "setattr(1, 'a' + 'b', 2)\n", 1, "literal attribute name"),
