@@ -10,6 +10,16 @@ export type Host = 'base' | 'stream' | 'mcp' | 'voice' | 'cdn' | 'site' | 'code'
  */
 export type AuthMode = 'required' | 'optional' | 'public' | 'admin';
 
+/**
+ * Which authenticated callers a route admits, by the scope of their credential. Anonymous callers
+ * are governed by the route's `AuthMode` alone.
+ * - `full`: only full-scope user credentials (user tokens, secret keys, identity-provider sessions).
+ *   Role tokens and run tokens carry the `role` scope and get 403: they are handed to CI jobs and
+ *   to agents' code, so they must not be able to create, change or delete what the account owns.
+ * - `role`: full-scope and role-scope credentials alike; for routes that only run or read.
+ */
+export type CallerScope = 'full' | 'role';
+
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** Response envelope family (SPEC part 1 and 7): B is the default, A for agents and actions. */
@@ -28,6 +38,8 @@ export interface RouteSpec {
   /** Handler module name: `functions/<area>/handlers/<handler>.handler.ts`. */
   readonly handler: string;
   readonly auth: AuthMode;
+  /** Whether role and run tokens may call the route (`role`) or only full-scope credentials (`full`). */
+  readonly callers: CallerScope;
   /** `buffered` responses go through API Gateway; `streaming` ones through a response-stream function URL. */
   readonly mode: 'buffered' | 'streaming';
   readonly style: EnvelopeStyle;

@@ -183,6 +183,7 @@ const route = (area: string, method: RouteSpec['method'], path: string): RouteSp
   host: 'base',
   handler: method.toLowerCase(),
   auth: 'public',
+  callers: 'role',
   mode: 'buffered',
   style: 'B',
   timeoutSec: 29,

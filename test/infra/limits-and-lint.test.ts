@@ -22,7 +22,7 @@ function syntheticRoutes(): RouteSpec[] {
     const area = `area${String(i).padStart(2, '0')}`;
     const base = `/group${i % 3}/${area}`;
     const add = (method: RouteSpec['method'], path: string, handler: string) =>
-      list.push({ id: `${area}.${handler}`, method, path: base + path, area, handler, host: 'base', auth: 'required', mode: 'buffered', style: 'B', timeoutSec: 29, maxBodyBytes: 1024 });
+      list.push({ id: `${area}.${handler}`, method, path: base + path, area, handler, host: 'base', auth: 'required', callers: 'full', mode: 'buffered', style: 'B', timeoutSec: 29, maxBodyBytes: 1024 });
     add('POST', '/create', 'create');
     add('GET', '/list', 'list');
     add('GET', '/{id}', 'get');
@@ -33,7 +33,7 @@ function syntheticRoutes(): RouteSpec[] {
   }
   // Chat-like streaming routes: one function URL for the stream host, beside the runtime function.
   for (const method of ['POST', 'GET'] as const) {
-    list.push({ id: `area00.chat-${method.toLowerCase()}`, method, path: '/group0/area00/{id}/chat', area: 'area00', handler: `chat-${method.toLowerCase()}`, host: 'stream', auth: 'required', mode: 'streaming', style: 'A', timeoutSec: 900, maxBodyBytes: 1024 });
+    list.push({ id: `area00.chat-${method.toLowerCase()}`, method, path: '/group0/area00/{id}/chat', area: 'area00', handler: `chat-${method.toLowerCase()}`, host: 'stream', auth: 'required', callers: 'role', mode: 'streaming', style: 'A', timeoutSec: 900, maxBodyBytes: 1024 });
   }
   return list;
 }

@@ -125,7 +125,7 @@ describe('MCP runtime function', () => {
 
   it('is also given to a streaming function serving a route of the mcp area, and to no function when none does', () => {
     // Prepare
-    const route = (r: Pick<RouteSpec, 'method' | 'path' | 'area' | 'handler'> & Partial<RouteSpec>): RouteSpec => ({ id: `${r.area}.${r.handler}`, host: 'base', auth: 'optional', mode: 'buffered', style: 'B', timeoutSec: 29, maxBodyBytes: 1024, ...r });
+    const route = (r: Pick<RouteSpec, 'method' | 'path' | 'area' | 'handler'> & Partial<RouteSpec>): RouteSpec => ({ id: `${r.area}.${r.handler}`, host: 'base', auth: 'optional', callers: 'full', mode: 'buffered', style: 'B', timeoutSec: 29, maxBodyBytes: 1024, ...r });
     const demo = route({ method: 'GET', path: '/demo/{id}', area: 'demo', handler: 'get' });
     const watch = route({ method: 'GET', path: '/demo/{id}/watch', area: 'demo', handler: 'watch', host: 'site', mode: 'streaming' });
     const mcpStream = route({ method: 'POST', path: '/mcp-live/{serverId}', area: MCP_AREA, handler: 'live', host: 'stream', mode: 'streaming', timeoutSec: 120 });

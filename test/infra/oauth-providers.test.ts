@@ -149,7 +149,7 @@ describe('OAuth providers in the cloud stack', () => {
 
   it('gives them to a streaming function serving an oauth route too, and to no function when no route is in the oauth area', () => {
     // Prepare
-    const route = (r: Pick<RouteSpec, 'method' | 'path' | 'area' | 'handler'> & Partial<RouteSpec>): RouteSpec => ({ id: `${r.area}.${r.handler}`, host: 'base', auth: 'optional', mode: 'buffered', style: 'B', timeoutSec: 29, maxBodyBytes: 1024, ...r });
+    const route = (r: Pick<RouteSpec, 'method' | 'path' | 'area' | 'handler'> & Partial<RouteSpec>): RouteSpec => ({ id: `${r.area}.${r.handler}`, host: 'base', auth: 'optional', callers: 'full', mode: 'buffered', style: 'B', timeoutSec: 29, maxBodyBytes: 1024, ...r });
     const demo = route({ method: 'GET', path: '/demo/{id}', area: 'demo', handler: 'get' });
     const oauthStream = route({ method: 'GET', path: '/oauth-live/{provider}', area: OAUTH_AREA, handler: 'live', host: 'stream', mode: 'streaming' });
     const knowing = (routes: RouteSpec[]) =>

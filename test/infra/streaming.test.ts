@@ -16,6 +16,7 @@ const route = (r: Pick<RouteSpec, 'method' | 'path' | 'area' | 'handler'> & Part
   id: `${r.area}.${r.handler}`,
   host: 'base',
   auth: 'required',
+  callers: 'full',
   mode: 'buffered',
   style: 'A',
   timeoutSec: 29,

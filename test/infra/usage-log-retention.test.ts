@@ -21,7 +21,7 @@ const scratchEntries = mkdtempSync(join(REPO_ROOT, '.tmp', 'retention-entries-')
 afterAll(() => rmSync(scratchEntries, { recursive: true, force: true }));
 
 const ROUTES: readonly RouteSpec[] = [
-  { id: 'demo.get', method: 'GET', path: '/demo', host: 'base', area: 'demo', handler: 'get', auth: 'public', mode: 'buffered', style: 'B', timeoutSec: 29, maxBodyBytes: 1024 },
+  { id: 'demo.get', method: 'GET', path: '/demo', host: 'base', area: 'demo', handler: 'get', auth: 'public', callers: 'role', mode: 'buffered', style: 'B', timeoutSec: 29, maxBodyBytes: 1024 },
 ];
 
 function synthWith(props: Partial<PlatformStackProps>): TemplateJson {

@@ -25,6 +25,7 @@ const fakeRunSpec: RouteSpec = {
   area: 'test',
   handler: 'fake-run',
   auth: 'required',
+  callers: 'role',
   mode: 'buffered',
   style: 'A',
   timeoutSec: 10,

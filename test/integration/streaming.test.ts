@@ -18,6 +18,7 @@ const spec: RouteSpec = {
   area: 'test',
   handler: 'stream-echo',
   auth: 'required',
+  callers: 'role',
   mode: 'streaming',
   style: 'B',
   timeoutSec: 10,

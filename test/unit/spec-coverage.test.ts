@@ -23,7 +23,7 @@ function endpointsAt(host: SpecEndpoint['host'], path: string) {
 }
 
 function fakeRoute(method: RouteSpec['method'], path: string, host: RouteSpec['host'] = 'base'): RouteSpec {
-  return { id: `test.${method}-${path}`, method, path, host, area: 'test', handler: 'h', auth: 'public', mode: 'buffered', style: 'B', timeoutSec: 29, maxBodyBytes: 1024 };
+  return { id: `test.${method}-${path}`, method, path, host, area: 'test', handler: 'h', auth: 'public', callers: 'role', mode: 'buffered', style: 'B', timeoutSec: 29, maxBodyBytes: 1024 };
 }
 
 describe('parseSpecEndpoints on docs/SPEC.md', () => {

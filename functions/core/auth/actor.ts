@@ -1,3 +1,4 @@
+import type { CallerScope } from '../../../lib/manifest/types.ts';
 import { AccessDeniedError, AliasRequiredError, AuthenticationRequiredError } from '../errors.ts';
 
 /** How the caller proved who they are. */
@@ -35,7 +36,18 @@ export function requireUser(actor: Actor): UserActor {
   return actor;
 }
 
-/** For account and credential management: role tokens are refused. */
+/**
+ * The manifest's `callers` rule, applied by the pipeline to every route before its handler runs:
+ * role-scoped credentials (role tokens, run tokens) are refused on `full` routes. Anonymous callers
+ * pass; the route's auth mode has already decided about them.
+ */
+export function assertCallerAdmitted(callers: CallerScope, actor: Actor): void {
+  if (callers === 'full' && actor.kind === 'user' && actor.scope !== 'full') {
+    throw new AccessDeniedError('Role tokens can run and read; they cannot create, change or delete resources, or manage tokens, keys or the account.');
+  }
+}
+
+/** For account and credential management: role tokens are refused (again, should a route be misdeclared). */
 export function requireFullAccess(actor: Actor): UserActor {
   const user = requireUser(actor);
   if (user.scope !== 'full') throw new AccessDeniedError('Role tokens cannot manage tokens, keys or the account.');

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { RouteSpec } from '../../../lib/manifest/types.ts';
 import type { Platform } from '../../platform.ts';
 import { CORS_EXPOSED_HEADERS } from '../../../lib/manifest/http.ts';
-import { anonymous, type Actor } from '../auth/actor.ts';
+import { anonymous, assertCallerAdmitted, type Actor } from '../auth/actor.ts';
 import { resolveActor } from '../auth/resolve-actor.ts';
 import { MalformedJsonError, PayloadTooLargeError, TimeoutError, UnsupportedContentTypeError, ValidationError } from '../errors.ts';
 import { errorBody, successBody } from './envelope.ts';
@@ -46,6 +46,7 @@ async function buildContext(
   if (request.body !== null && request.body.length > route.maxBodyBytes) throw new PayloadTooLargeError(route.maxBodyBytes);
   const actor = await resolveActor(route.auth, request, { credentials: platform.credentials, identity: platform.identity, runTokens: platform.runTokens, now: platform.clock.now() });
   onActor(actor);
+  assertCallerAdmitted(route.callers, actor);
   if (route.rateLimit) {
     const { bucket, anonymousLimit, limit, windowSec } = route.rateLimit;
     const subject = actor.kind === 'user' ? `user:${actor.userId}` : `ip:${request.sourceIp}`;
