@@ -21,12 +21,15 @@ const sourceCodeSchema = z
   .refine((s) => Buffer.byteLength(s, 'utf8') <= MAX_SOURCE_BYTES, `must be at most ${MAX_SOURCE_BYTES} bytes`);
 
 const visibilitySchema = z.enum(['private', 'public']);
+/** `hidden` hides the source from everyone but the owner, as it does for MCP servers; `visible` is the default. */
+const sourceVisibilitySchema = z.enum(['visible', 'hidden']);
 
 export const createAgentBody = z.object({
   agentName: agentNameSchema,
   description: z.string().trim().min(1, 'must not be empty').max(2000),
   sourceCode: sourceCodeSchema,
   visibility: visibilitySchema.default('private'),
+  sourceVisibility: sourceVisibilitySchema.default('visible'),
   runtime: z.literal('python3.12', { error: 'must be python3.12' }).default('python3.12'),
   memoryMb: z.number().int().min(128).max(10240).default(AGENT_DEFAULTS.memoryMb),
   timeoutSec: z.number().int().min(1).max(MAX_AGENT_TIMEOUT_SEC).default(AGENT_DEFAULTS.timeoutSec),
@@ -40,6 +43,7 @@ export const updateAgentBody = z.object({
   description: z.string().trim().min(1).max(2000).optional(),
   sourceCode: sourceCodeSchema.optional(),
   visibility: visibilitySchema.optional(),
+  sourceVisibility: sourceVisibilitySchema.optional(),
   status: z.enum(['active', 'deleted']).optional(),
   initialPrompt: z.string().max(4000).nullable().optional(),
   memoryMb: z.number().int().min(128).max(10240).optional(),
@@ -68,6 +72,8 @@ export interface AgentRecord {
   readonly sourceCode: string;
   readonly agentType: 'text' | 'bidi';
   readonly visibility: 'private' | 'public';
+  /** Whether readers other than the owner see `sourceCode`. */
+  readonly sourceVisibility: 'visible' | 'hidden';
   readonly status: AgentStatus;
   readonly runtime: 'python3.12';
   readonly memoryMb: number;

@@ -21,7 +21,10 @@ export interface AgentPorts {
   readonly config: Config;
 }
 
-/** How an agent is shown; `sourceCode` only where the spec includes it (get by id or slug). */
+/**
+ * How an agent is shown. `sourceCode` only where the spec includes it (get by id or slug), and
+ * only when the caller may see it (`maySeeSource`).
+ */
 export function presentAgent(agent: AgentRecord, ownerAlias: string | null, streamUrl: string, withSource: boolean) {
   const month = new Date().toISOString().slice(0, 7);
   return {
@@ -30,6 +33,7 @@ export function presentAgent(agent: AgentRecord, ownerAlias: string | null, stre
     description: agent.description,
     status: agent.status,
     visibility: agent.visibility,
+    sourceVisibility: agent.sourceVisibility,
     runtime: agent.runtime,
     memoryMb: agent.memoryMb,
     timeoutSec: agent.timeoutSec,
@@ -69,6 +73,11 @@ export function assertCanView(actor: Actor, agent: AgentRecord): void {
   if (agent.visibility !== 'public') throw new AccessDeniedError(`Agent ${agent.agentId} is private.`);
 }
 
+/** The source is shown to the owner always, to others unless the owner set `sourceVisibility` to `hidden`. */
+export function maySeeSource(actor: Actor, agent: AgentRecord): boolean {
+  return (actor.kind === 'user' && actor.userId === agent.ownerId) || agent.sourceVisibility !== 'hidden';
+}
+
 function assertOwner(actor: UserActor, agent: AgentRecord): void {
   if (actor.userId !== agent.ownerId) throw new AccessDeniedError(`Only the owner may change agent ${agent.agentId}.`);
 }
@@ -80,6 +89,7 @@ export async function createAgent(
     description: string;
     sourceCode: string;
     visibility: 'private' | 'public';
+    sourceVisibility: 'visible' | 'hidden';
     runtime: 'python3.12';
     memoryMb: number;
     timeoutSec: number;
@@ -103,6 +113,7 @@ export async function createAgent(
     sourceCode: input.sourceCode,
     agentType: input.agentType,
     visibility: input.visibility,
+    sourceVisibility: input.sourceVisibility,
     status: 'active',
     runtime: input.runtime,
     memoryMb: input.memoryMb,
@@ -156,7 +167,7 @@ async function ownerAlias(agent: AgentRecord, ports: Pick<AgentPorts, 'users'>):
 export async function getAgent(actor: Actor, agentId: string, ports: AgentPorts, requestBaseUrl: string) {
   const agent = await loadAgent(agentId, ports);
   assertCanView(actor, agent);
-  return presentAgent(agent, await ownerAlias(agent, ports), streamUrlOf(ports, requestBaseUrl), true);
+  return presentAgent(agent, await ownerAlias(agent, ports), streamUrlOf(ports, requestBaseUrl), maySeeSource(actor, agent));
 }
 
 /** `owner/slug`: the owner's alias and the agent's name. */
@@ -165,7 +176,7 @@ export async function getAgentBySlug(actor: Actor, owner: string, slug: string, 
   const agent = claim === null ? null : await ports.agents.getByName(claim.userId, slug);
   if (agent === null) throw new NotFoundError(`Agent ${owner}/${slug} not found.`, 'AGENT_NOT_FOUND');
   assertCanView(actor, agent);
-  return presentAgent(agent, owner, streamUrlOf(ports, requestBaseUrl), true);
+  return presentAgent(agent, owner, streamUrlOf(ports, requestBaseUrl), maySeeSource(actor, agent));
 }
 
 export async function updateAgent(
@@ -176,6 +187,7 @@ export async function updateAgent(
     description?: string | undefined;
     sourceCode?: string | undefined;
     visibility?: 'private' | 'public' | undefined;
+    sourceVisibility?: 'visible' | 'hidden' | undefined;
     status?: 'active' | 'deleted' | undefined;
     initialPrompt?: string | null | undefined;
     memoryMb?: number | undefined;

@@ -32,6 +32,11 @@ function withListing(agent: AgentRecord): AgentRecord {
   return agent.visibility === 'public' && agent.status === 'active' ? { ...rest, publicListing: 'public' } : rest;
 }
 
+/** Agents stored before `sourceVisibility` existed have none: their source was shown, so they read as `visible`. */
+function fromItem(item: Record<string, unknown>): AgentRecord {
+  return { sourceVisibility: 'visible', ...item } as AgentRecord;
+}
+
 export function createAgentStore(db: Db): AgentStore {
   const agents = db.table('agents');
   const names = db.table('agent-names');
@@ -39,7 +44,7 @@ export function createAgentStore(db: Db): AgentStore {
 
   const get = async (agentId: string) => {
     const out = await db.doc.send(new GetCommand({ TableName: agents, Key: { agentId }, ConsistentRead: true }));
-    return (out.Item as AgentRecord | undefined) ?? null;
+    return out.Item === undefined ? null : fromItem(out.Item);
   };
 
   /** Claims a name for `agentId`; takes over a claim whose agent no longer carries that name. */
@@ -100,20 +105,21 @@ export function createAgentStore(db: Db): AgentStore {
       if (renamed) await releaseName(current.ownerId, current.agentName, current.agentId);
       return item;
     },
-    listByOwner(ownerId) {
-      return queryItems<AgentRecord>(
+    async listByOwner(ownerId) {
+      const items = await queryItems<Record<string, unknown>>(
         db,
         { TableName: agents, IndexName: 'byOwner', KeyConditionExpression: 'ownerId = :o', ExpressionAttributeValues: { ':o': ownerId }, ScanIndexForward: false },
         MAX_AGENTS_PER_OWNER,
       );
+      return items.map(fromItem);
     },
     async listPublic(limit, offset) {
-      const items = await queryItems<AgentRecord>(
+      const items = await queryItems<Record<string, unknown>>(
         db,
         { TableName: agents, IndexName: 'publicAgents', KeyConditionExpression: 'publicListing = :p', ExpressionAttributeValues: { ':p': 'public' }, ScanIndexForward: false },
         offset + limit,
       );
-      return items.slice(offset, offset + limit);
+      return items.slice(offset, offset + limit).map(fromItem);
     },
     async countInvocation(agentId, month) {
       // Same month: add one. A new month: start the counter again. Each is one conditional update.
