@@ -3,7 +3,8 @@
  * parameters are missing, how long it may run on each path, and what a runtime failure is called.
  * `execution.service.ts` applies them around the Compute port.
  */
-import { roundCredits } from '../core/credits.ts';
+import { runTimeCredits } from '../core/credit-meter.ts';
+import { CreditsRefusedError, roundCredits } from '../core/credits.ts';
 import { ExecutionFailedError, RateLimitedError, TimeoutError, UpstreamError, ValidationError, type PlatformError } from '../core/errors.ts';
 import type { RuntimeEvent } from '../runtimes/compute.ts';
 import { RESERVED_EVENT_FIELD, type ActionParameter } from './action.schema.ts';
@@ -22,13 +23,30 @@ export const BILLING_STEP_MS = 100;
 /**
  * What one run costs: `1 + memoryMb / 1024 × (seconds − 0.1)`, seconds being the run time rounded
  * up to the next 0.1 s (at least 0.1), kept to 4 decimals: the first credit covers the first 0.1 s.
- * E.g. 128 MB for 40 ms costs 1, 128 MB for 250 ms 1.025, 1024 MB for 30 s 30.9. The first credit
- * is taken before the run and the rest after it, so a run of at most 0.1 s is one debit.
+ * E.g. 128 MB for 40 ms costs 1, 128 MB for 250 ms 1.025, 1024 MB for 30 s 30.9. With the run's
+ * timeout as the duration it is the worst case, which is held before the run starts.
  */
 export function actionCost(memoryMb: number, durationMs: number): number {
   const steps = Math.max(1, Math.ceil(Math.max(0, durationMs) / BILLING_STEP_MS));
-  const billedSeconds = ((steps - 1) * BILLING_STEP_MS) / 1000;
-  return roundCredits(1 + (memoryMb / 1024) * billedSeconds);
+  return roundCredits(1 + runTimeCredits(memoryMb, (steps - 1) * BILLING_STEP_MS));
+}
+
+/**
+ * What a run is billed, from what the platform observed: nothing when its code never started,
+ * else `actionCost` of its time by the platform's clock, never past its timeout (the hold's limit).
+ * The run's error code plays no part: it travels on a stream user code shares.
+ */
+export function creditsForRun(memoryMb: number, timeoutMs: number, observed: { readonly started: boolean; readonly durationMs: number }): number {
+  return observed.started ? actionCost(memoryMb, Math.min(observed.durationMs, timeoutMs)) : 0;
+}
+
+/** 402 naming the worst case a run needs held and what the balance was. */
+export function holdRefusedError(hold: number, available: number, memoryMb: number, timeoutSec: number): CreditsRefusedError {
+  return new CreditsRefusedError(
+    hold,
+    available,
+    `This run needs up to ${hold} credits (${memoryMb} MB for up to ${timeoutSec} s); the balance is ${roundCredits(available)}.`,
+  );
 }
 
 /** Legacy credentials may arrive in the query string; they never become parameters. */
@@ -72,7 +90,8 @@ type ErrorEvent = Extract<RuntimeEvent, { type: 'error' }>;
 
 /**
  * Runtime failures that are the platform's, not the code's (no runtime, runtime lost, protocol
- * broken, at capacity): the caller is not billed for them.
+ * broken, at capacity): reported as 502 (429 for capacity). Billing never looks at these codes; it
+ * follows whether the run started (`creditsForRun`).
  */
 const PLATFORM_FAILURES = new Set(['RUNTIME_UNAVAILABLE', 'RUNTIME_CRASHED', 'RUNTIME_PROTOCOL_ERROR', 'SANDBOX_UNAVAILABLE', 'TOO_MANY_INVOCATIONS']);
 

@@ -7,11 +7,12 @@ import type { Lineage } from '../core/http/lineage.ts';
 import { Reply } from '../core/http/route.ts';
 import type { KeysReader } from '../core/keys-reader.ts';
 import type { Logger } from '../core/logger.ts';
-import type { UsageLogWriter } from '../core/usage-log.ts';
+import { scrubSecrets } from '../core/secret-scope.ts';
+import { scrubSecretValues, type UsageLogWriter } from '../core/usage-log.ts';
 import type { ActionInvocation, RuntimeEvent } from '../runtimes/compute.ts';
 import { checkSource } from '../runtimes/source-check.ts';
 import { assertCanUse, loadAction, type ActionPorts } from './action.service.ts';
-import { actionCost, assertParametersPresent, eventFromBody, isPlatformFailure, runtimeTimeoutSec, toActionError, type RunPath } from './execution.rules.ts';
+import { actionCost, assertParametersPresent, creditsForRun, eventFromBody, holdRefusedError, runtimeTimeoutSec, toActionError, type RunPath } from './execution.rules.ts';
 
 export interface ExecutionPorts extends ActionPorts {
   readonly credits: Credits;
@@ -63,11 +64,14 @@ interface Execution {
   readonly deprecated: boolean;
 }
 
-/** What the runtime reported about one run. */
+/** What one run produced, and what the platform observed of it. */
 interface Outcome {
   readonly result: ActionResult | null;
   readonly error: Extract<RuntimeEvent, { type: 'error' }> | null;
   readonly logs: string[];
+  /** Whether the code started (the adapter saw the runtime's `start`). */
+  readonly started: boolean;
+  /** By the platform's clock. */
   readonly durationMs: number;
   readonly maxRssKb: number | undefined;
 }
@@ -75,7 +79,7 @@ interface Outcome {
 /**
  * `GET`/`POST /action/{actionId}` (router) and `/action/python-128mb/{actionId}` (direct). In
  * order: the action exists (404) and the caller may run it (403), required parameters (400), the
- * first credit (402), then the run; a failed run answers with its error code.
+ * run's worst case held (402), then the run; a failed run answers with its error code.
  */
 export async function runAction(
   actor: Actor,
@@ -148,15 +152,19 @@ export async function runInlineCode(
 
 async function execute(run: Execution, ports: ExecutionPorts, lineage: Lineage, signal: AbortSignal): Promise<Reply> {
   const reason = run.actionId === null ? 'inline code' : `action ${run.actionId}`;
-  // The first credit up front, so a caller without credits never starts a run; the keys are read
-  // meanwhile (a KMS decrypt in the cloud). Keys that cannot be read give the credit back.
-  const [debited, keysRead] = await Promise.allSettled([
-    ports.credits.debit(run.caller.userId, 1, { reason, requestId: lineage.requestId }),
+  const timeoutSec = runtimeTimeoutSec(run.timeoutSec, run.path);
+  const timeoutMs = timeoutSec * 1000;
+  // The worst case is held before the run, so a run can never cost more than the balance held
+  // (billing after the run let a balance of 3 buy 21 credits of compute); the keys are read
+  // meanwhile (a KMS decrypt in the cloud). Keys that cannot be read give the hold back.
+  const hold = actionCost(run.memoryMb, timeoutMs);
+  const [held, keysRead] = await Promise.allSettled([
+    holdCredits(run, hold, timeoutSec, ports, lineage, reason),
     run.keysNeeded.length > 0 ? ports.keysReader.readKeys(run.caller, run.tenantId, run.keysNeeded) : Promise.resolve({}),
   ]);
-  if (debited.status === 'rejected') throw debited.reason;
+  if (held.status === 'rejected') throw held.reason;
   if (keysRead.status === 'rejected') {
-    await refund(run, ports, lineage, reason);
+    await giveBack(run, hold, `${reason} refund: the platform could not run it`, ports, lineage);
     throw keysRead.reason;
   }
   const keys = keysRead.value;
@@ -167,7 +175,7 @@ async function execute(run: Execution, ports: ExecutionPorts, lineage: Lineage, 
       source: run.source,
       requestId: lineage.requestId,
       functionName: run.functionName,
-      timeoutMs: runtimeTimeoutSec(run.timeoutSec, run.path) * 1000,
+      timeoutMs,
       memoryMb: run.memoryMb,
       // Keys travel in the run's environment; the runtime puts them in `event.keys`.
       env: { SVC_KEYS_JSON: JSON.stringify(keys), AWS_REGION: ports.config.AWS_REGION, ...(run.actionId ? { SVC_ACTION_ID: run.actionId } : {}) },
@@ -176,13 +184,14 @@ async function execute(run: Execution, ports: ExecutionPorts, lineage: Lineage, 
     };
     outcome = await collect(ports.compute.invoke(run.tenantId, invocation, signal));
   } catch (error) {
-    // The port reports run failures as events; a throw means nothing ran: the credit goes back.
-    await refund(run, ports, lineage, reason);
+    // The port reports run failures as events; a throw means nothing ran: the hold goes back.
+    await giveBack(run, hold, `${reason} refund: the platform could not run it`, ports, lineage);
     throw error;
   }
 
   const failure = outcome.error === null ? null : failureOf(outcome.error, run, signal);
-  const creditsUsed = await settleCredits(run, outcome, ports, lineage, reason);
+  const creditsUsed = creditsForRun(run.memoryMb, timeoutMs, outcome);
+  await giveBack(run, roundCredits(hold - creditsUsed), outcome.started ? `${reason}: unused part of the hold` : `${reason} refund: the run never started`, ports, lineage);
   await ports.usageLogs.write({
     lineage,
     userId: run.caller.userId,
@@ -199,7 +208,9 @@ async function execute(run: Execution, ports: ExecutionPorts, lineage: Lineage, 
     ...(failure !== null ? { error: errorOf(failure) } : {}),
   });
   if (failure !== null) throw failure;
-  const result = outcome.result!;
+  // The keys are the owner's: a caller who is not the owner never sees them, even when the code
+  // returns them. The owner gets the result as the code returned it.
+  const result = run.caller.userId === run.tenantId ? outcome.result! : (scrubSecretValues(outcome.result!) as ActionResult);
   const meta: ExecutionMeta = {
     requestId: lineage.requestId,
     actionId: run.actionId,
@@ -217,59 +228,56 @@ function errorOf(failure: PlatformError): { code: string; message: string } {
   return { code, message };
 }
 
-/** The error to answer with; a run cut by the route's deadline reports that deadline's own error. */
+/**
+ * The error to answer with; a run cut by the route's deadline reports that deadline's own error.
+ * The runtime's message is user code's text (an exception may carry a key), so it is scrubbed
+ * whoever the caller is: error messages also reach logs, records and support threads.
+ */
 function failureOf(event: Extract<RuntimeEvent, { type: 'error' }>, run: Execution, signal: AbortSignal): PlatformError {
   if (signal.aborted && signal.reason instanceof PlatformError) return signal.reason;
-  return toActionError(event, { path: run.path, timeoutSec: run.timeoutSec, memoryMb: run.memoryMb });
+  const scrubbed = {
+    ...event,
+    message: scrubSecrets(event.message),
+    ...(event.violations ? { violations: event.violations.map((v) => ({ ...v, message: scrubSecrets(v.message) })) } : {}),
+  };
+  return toActionError(scrubbed, { path: run.path, timeoutSec: run.timeoutSec, memoryMb: run.memoryMb });
 }
 
-/** Gathers a run's events: its result or error, its printed lines, how long it ran and its peak memory. */
+/** Gathers a run's events: its result or error, its printed lines, and what the platform observed. */
 export async function collect(events: AsyncIterable<RuntimeEvent>): Promise<Outcome> {
   const startedAt = performance.now();
   let result: ActionResult | null = null;
   let error: Outcome['error'] = null;
   const logs: string[] = [];
-  let durationMs: number | null = null;
-  let maxRssKb: number | undefined;
+  let end: Extract<RuntimeEvent, { type: 'end' }> | null = null;
   for await (const event of events) {
     if (event.type === 'result') result = { statusCode: event.statusCode, body: event.body, ...(event.headers ? { headers: event.headers } : {}) };
     else if (event.type === 'error' && error === null) error = event;
     else if (event.type === 'log' && logs.length < MAX_LOG_LINES) logs.push(event.data.slice(0, MAX_LOG_LINE_CHARS));
-    else if (event.type === 'end') {
-      durationMs = event.durationMs;
-      maxRssKb = event.maxRssKb;
-    }
+    else if (event.type === 'end') end = event;
   }
   if (error === null && result === null) error = { type: 'error', code: 'INVALID_HANDLER_RESULT', message: 'the handler returned no result' };
-  return { result: error === null ? result : null, error, logs, durationMs: Math.round((durationMs ?? performance.now() - startedAt) * 10) / 10, maxRssKb };
+  // Without an `end` (a broken adapter) nothing says the code did not start: it is billed for the time waited.
+  const durationMs = end?.durationMs ?? performance.now() - startedAt;
+  return { result: error === null ? result : null, error, logs, started: end?.started ?? true, durationMs: Math.round(durationMs * 10) / 10, maxRssKb: end?.maxRssKb };
 }
 
-/**
- * The first credit was taken before the run; the rest of `actionCost` is taken now. Failures of the
- * platform's own (no runtime, capacity) give the first credit back. If the balance ran out
- * meanwhile, a finished run is not taken back: the shortfall is logged.
- */
-async function settleCredits(run: Execution, outcome: Outcome, ports: ExecutionPorts, lineage: Lineage, reason: string): Promise<number> {
-  if (outcome.error !== null && isPlatformFailure(outcome.error.code)) {
-    await refund(run, ports, lineage, reason);
-    return 0;
-  }
-  const extra = roundCredits(actionCost(run.memoryMb, outcome.durationMs) - 1);
-  if (extra <= 0) return 1;
+/** One conditional debit of the run's worst case; 402 naming it when the balance is short. */
+async function holdCredits(run: Execution, hold: number, timeoutSec: number, ports: ExecutionPorts, lineage: Lineage, reason: string): Promise<void> {
   try {
-    await ports.credits.debit(run.caller.userId, extra, { reason: `${reason} run time`, requestId: lineage.requestId });
-    return roundCredits(1 + extra);
+    await ports.credits.debit(run.caller.userId, hold, { reason: `${reason}: held for up to ${timeoutSec} s`, requestId: lineage.requestId });
   } catch (error) {
-    if (!(error instanceof InsufficientCreditsError)) throw error;
-    ports.log.warn('action run time not covered by the balance', { actionId: run.actionId, extra });
-    return 1;
+    if (error instanceof InsufficientCreditsError) throw holdRefusedError(hold, error.available, run.memoryMb, timeoutSec);
+    throw error;
   }
 }
 
-async function refund(run: Execution, ports: ExecutionPorts, lineage: Lineage, reason: string): Promise<void> {
+/** Grants back what the run did not use of its hold; nothing when it used all of it. */
+async function giveBack(run: Execution, amount: number, reason: string, ports: ExecutionPorts, lineage: Lineage): Promise<void> {
+  if (amount <= 0) return;
   try {
-    await ports.credits.grant(run.caller.userId, 1, { reason: `${reason} refund: the platform could not run it`, requestId: lineage.requestId });
+    await ports.credits.grant(run.caller.userId, amount, { reason, requestId: lineage.requestId });
   } catch (error) {
-    ports.log.error('refund of an action credit failed', { actionId: run.actionId, error });
+    ports.log.error('giving back an action hold failed', { actionId: run.actionId, amount, error });
   }
 }

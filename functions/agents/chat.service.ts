@@ -1,14 +1,25 @@
 import type { UserActor } from '../core/auth/actor.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
-import { roundCredits, type Credits } from '../core/credits.ts';
-import { ExecutionFailedError, GoneError, InsufficientCreditsError, NotFoundError, TimeoutError, ValidationError, type PlatformError } from '../core/errors.ts';
+import { creditsPerSecond, startRunMeter, type MeterTimers, type RunMeter } from '../core/credit-meter.ts';
+import { CreditsRefusedError, roundCredits, type Credits } from '../core/credits.ts';
+import {
+  ExecutionFailedError,
+  GoneError,
+  InsufficientCreditsError,
+  NotFoundError,
+  TimeoutError,
+  UpstreamError,
+  ValidationError,
+  type PlatformError,
+} from '../core/errors.ts';
+import { toErrorResponse } from '../core/http/error-response.ts';
 import { uuid } from '../core/ids.ts';
 import type { KeysReader } from '../core/keys-reader.ts';
 import type { Logger } from '../core/logger.ts';
 import { childLineageHeader, LINEAGE_HEADER, type Lineage } from '../core/http/lineage.ts';
 import type { RunTokens } from '../core/auth/run-token.ts';
-import { registerSecret } from '../core/secret-scope.ts';
+import { registerSecret, scrubSecrets } from '../core/secret-scope.ts';
 import { discoveryDocument } from '../platform/discovery.service.ts';
 import type { UsageLogWriter } from '../core/usage-log.ts';
 import type { KeyStore } from '../keys/key.store.ts';
@@ -27,15 +38,24 @@ export interface ChatPorts extends AgentPorts {
   readonly config: Config;
   readonly log: Logger;
   readonly runTokens: RunTokens;
+  /** The run-time meter's clock and timer (tests); the real ones otherwise. */
+  readonly meterTimers?: MeterTimers;
 }
 
 /**
- * What the caller pays per chat: one credit, plus one per full thousand model tokens the run
- * reports. Whole credits mean a short chat is a single debit rather than two writes for a fraction.
+ * What the caller pays per chat besides run time: one credit, plus one per full thousand model
+ * tokens the run reports. Tokens are user code's figure, so they can only add to the bill; whole
+ * credits keep a short chat to a single debit.
  */
 export function chatCost(totalTokens: number): number {
   return roundCredits(1 + Math.floor(Math.max(0, totalTokens) / 1000));
 }
+
+/**
+ * Run time the chat's first credit covers. A turn's start (loading the agent and its framework)
+ * takes a fraction of a second, so a short chat stays one debit.
+ */
+export const CHAT_INCLUDED_RUN_MS = 1000;
 
 /** What a chat yields, in order, whatever the transport (stream markers or one buffered reply). */
 export type ChatEvent =
@@ -58,16 +78,39 @@ export interface ChatSession {
   run(signal?: AbortSignal): AsyncGenerator<ChatEvent>;
 }
 
-/** Runtime error codes as the agents API names them (SPEC part 7). */
+/**
+ * Runtime error codes as the agents API names them (SPEC part 7). The message is user code's text
+ * (an exception may carry a key): it is scrubbed whoever the caller is.
+ */
 function toChatError(event: Extract<RuntimeEvent, { type: 'error' }>): PlatformError {
+  const message = scrubSecrets(event.message);
   switch (event.code) {
     case 'AWS_CREDENTIALS_REQUIRED':
-      return new ValidationError(event.message, [], 'AWS_CREDENTIALS_REQUIRED');
+      return new ValidationError(message, [], 'AWS_CREDENTIALS_REQUIRED');
     case 'TIMEOUT':
-      return new TimeoutError(event.message, 'TIMEOUT');
+      return new TimeoutError(message, 'TIMEOUT');
     default:
-      return new ExecutionFailedError(event.message, 'AGENT_EXECUTION_FAILED');
+      return new ExecutionFailedError(message, 'AGENT_EXECUTION_FAILED');
   }
+}
+
+/** A failure as the caller sees it (code and message from the one error table): for markers and records. */
+export function errorOf(failure: PlatformError): { code: string; message: string } {
+  const { code, message } = toErrorResponse(failure);
+  return { code, message };
+}
+
+/** Why the meter stopped a run, as the caller sees it. */
+function stoppedRunError(cause: unknown, agent: AgentRecord, ranMs: number): PlatformError {
+  const seconds = Math.round(ranMs / 100) / 10;
+  if (cause instanceof InsufficientCreditsError) {
+    return new CreditsRefusedError(
+      cause.required,
+      cause.available,
+      `The chat was stopped after ${seconds} s: the balance (${cause.available}) cannot pay for more run time (${agent.memoryMb} MB costs ${creditsPerSecond(agent.memoryMb)} credits a second).`,
+    );
+  }
+  return new UpstreamError(`The chat was stopped after ${seconds} s: its run time could not be billed.`, 'BILLING_UNAVAILABLE');
 }
 
 function toFramework(messages: readonly StoredMessage[]): FrameworkMessage[] {
@@ -132,12 +175,16 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
   let reply = '';
   let failure: PlatformError | null = null;
   let metrics: ChatMetrics | null = null;
-  let maxRssKb: number | undefined;
+  let end: Extract<RuntimeEvent, { type: 'end' }> | null = null;
   const toolsSeen: string[] = [];
 
   const platformHosts = platformHostsOf(ports.config, ctx.requestBaseUrl);
   const keyNames = (await ports.keys.list(agent.ownerId)).map((k) => k.serviceName);
   const keys = await ports.keysReader.readKeys(actor, agent.ownerId, keyNames);
+  const runToken = await mintRunToken(ctx);
+  // The keys are the owner's: what reaches a caller who is not the owner is scrubbed as it streams.
+  const outgoing = actor.userId === agent.ownerId ? null : new StreamScrubber([...Object.values(keys), runToken]);
+  const shown = (text: string) => (outgoing === null ? text : scrubSecrets(text));
   const invocation = {
     kind: 'agent' as const,
     source: agent.sourceCode,
@@ -147,32 +194,55 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
     memoryMb: agent.memoryMb,
     env: { SVC_KEYS_JSON: JSON.stringify(keys), AWS_REGION: ports.config.AWS_REGION, ...modelCredentials(keys), SVC_AGENT_ID: agent.agentId, SVC_CONVERSATION_ID: ctx.conversationId },
     allowHosts: [MODEL_PROVIDER_HOSTS, ...platformHosts].flat(),
-    platformCalls: await platformCallsFor(ctx, platformHosts),
+    platformCalls: platformCallsFor(ctx, platformHosts, runToken),
     prompt: ctx.prompt,
     messages: toFramework(ctx.history),
   };
 
+  // Run time is paid ahead while the run goes; when the balance cannot pay the next stretch, the
+  // run is stopped (the runtime then kills it) at the end of what was paid.
+  const stop = new AbortController();
+  const meter = startRunMeter({
+    credits: ports.credits,
+    userId: actor.userId,
+    change: { reason: `chat ${agent.agentName} run time`, requestId: lineage.requestId },
+    memoryMb: agent.memoryMb,
+    includedMs: CHAT_INCLUDED_RUN_MS,
+    tickMs: ports.config.CHAT_BILLING_TICK_SEC * 1000,
+    onExhausted: (cause) => stop.abort(cause),
+    ...(ports.meterTimers ? { timers: ports.meterTimers } : {}),
+  });
+  const signal = ctx.signal ? AbortSignal.any([ctx.signal, stop.signal]) : stop.signal;
+
   try {
-    for await (const event of ports.compute.invoke(agent.ownerId, invocation, ctx.signal)) {
+    for await (const event of ports.compute.invoke(agent.ownerId, invocation, signal)) {
       if (event.type === 'text') {
         reply += event.data;
-        yield { type: 'text', data: event.data };
+        const visible = outgoing === null ? event.data : outgoing.push(event.data);
+        if (visible !== '') yield { type: 'text', data: visible };
       } else if (event.type === 'tool') {
         toolsSeen.push(event.name);
-        yield { type: 'tool', name: event.name };
+        yield { type: 'tool', name: shown(event.name) };
       } else if (event.type === 'metrics') {
-        metrics = { totalCycles: event.totalCycles, totalTokens: event.totalTokens, toolsUsed: event.toolsUsed, durationMs: event.durationMs };
+        metrics = { totalCycles: event.totalCycles, totalTokens: event.totalTokens, toolsUsed: event.toolsUsed.map(shown), durationMs: event.durationMs };
       } else if (event.type === 'error' && failure === null) {
-        failure = toChatError(event);
+        // The meter's abort comes back as the runtime's ABORTED: the caller learns why instead.
+        failure = stop.signal.aborted ? stoppedRunError(stop.signal.reason, agent, meter.paidMs) : toChatError(event);
+        const held = outgoing?.flush() ?? '';
+        if (held !== '') yield { type: 'text', data: held };
         yield { type: 'error', error: failure };
       } else if (event.type === 'end') {
-        maxRssKb = event.maxRssKb;
+        end = event;
       }
     }
+    const held = outgoing?.flush() ?? '';
+    if (held !== '') yield { type: 'text', data: held };
   } finally {
+    await meter.stop();
     const durationMs = ports.clock.now() - started;
-    const finalMetrics: ChatMetrics = metrics ?? { totalCycles: 0, totalTokens: 0, toolsUsed: [...new Set(toolsSeen)], durationMs };
-    const creditsUsed = await settleCredits(ctx, finalMetrics.totalTokens);
+    const finalMetrics: ChatMetrics = metrics ?? { totalCycles: 0, totalTokens: 0, toolsUsed: [...new Set(toolsSeen)].map(shown), durationMs };
+    // A run whose consumer left before its `end` is taken to have started: nothing says it did not.
+    const creditsUsed = await settleCredits(ctx, meter, { started: end?.started ?? true, durationMs: end?.durationMs ?? durationMs }, finalMetrics.totalTokens);
     // Independent writes: the conversation, the monthly counter and the usage record go together.
     await Promise.all([
       saveConversation(ctx, promptAt, reply, failure === null),
@@ -188,9 +258,9 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
         response: { text: reply, metrics: finalMetrics },
         durationMs,
         memoryMb: agent.memoryMb,
-        ...(maxRssKb !== undefined ? { maxMemoryUsedMb: Math.round(maxRssKb / 1024) } : {}),
+        ...(end?.maxRssKb !== undefined ? { maxMemoryUsedMb: Math.round(end.maxRssKb / 1024) } : {}),
         creditsUsed,
-        ...(failure !== null ? { error: { code: failure.code ?? 'AGENT_EXECUTION_FAILED', message: failure.message } } : {}),
+        ...(failure !== null ? { error: errorOf(failure) } : {}),
       }),
     ]);
     metrics = { ...finalMetrics, durationMs };
@@ -199,26 +269,46 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
 }
 
 /**
- * The base credit was taken when the chat opened; the token part is taken now. If the balance ran
- * out meanwhile, what the run already cost is not taken back from a finished run: it is logged.
+ * Settles a chat from what the platform observed. A run whose code never started costs nothing:
+ * the first credit and the run time paid ahead go back. A run that started keeps the first credit
+ * and its run time by the platform's clock (past the included second, never more than was paid;
+ * the rest of the last paid stretch goes back), whatever its error code; the token part, a figure
+ * of user code, is taken on top when the balance allows (a shortfall is logged).
  */
-async function settleCredits(ctx: RunContext, totalTokens: number): Promise<number> {
-  const extra = roundCredits(chatCost(totalTokens) - 1);
-  if (extra <= 0) return 1;
+async function settleCredits(ctx: RunContext, meter: RunMeter, observed: { readonly started: boolean; readonly durationMs: number }, totalTokens: number): Promise<number> {
+  const { ports, actor, agent, lineage } = ctx;
   try {
-    await ctx.ports.credits.debit(ctx.actor.userId, extra, { reason: `chat ${ctx.agent.agentName} tokens`, requestId: ctx.lineage.requestId });
-    return 1 + extra;
+    const runTime = await meter.settle(observed.started ? observed.durationMs : 0);
+    if (!observed.started) {
+      await ports.credits.grant(actor.userId, 1, { reason: `chat ${agent.agentName} refund: the run never started`, requestId: lineage.requestId });
+      return 0;
+    }
+    const tokens = roundCredits(chatCost(totalTokens) - 1);
+    if (tokens <= 0) return roundCredits(1 + runTime);
+    try {
+      await ports.credits.debit(actor.userId, tokens, { reason: `chat ${agent.agentName} tokens`, requestId: lineage.requestId });
+      return roundCredits(1 + runTime + tokens);
+    } catch (error) {
+      if (!(error instanceof InsufficientCreditsError)) throw error;
+      ports.log.warn('token credits not covered by the balance', { agentId: agent.agentId, tokens });
+      return roundCredits(1 + runTime);
+    }
   } catch (error) {
-    if (!(error instanceof InsufficientCreditsError)) throw error;
-    ctx.ports.log.warn('token credits not covered by the balance', { agentId: ctx.agent.agentId, extra });
-    return 1;
+    // The run happened: its record and conversation are still written, with what was taken.
+    ports.log.error('settling chat credits failed', { agentId: agent.agentId, error });
+    return roundCredits(1 + meter.paidCredits);
   }
 }
 
-/** Appends the turn; a conversation changed meanwhile by a parallel chat is re-read and appended to. */
-async function saveConversation(ctx: RunContext, promptAt: number, reply: string, succeeded: boolean): Promise<void> {
+/**
+ * Appends the turn; a conversation changed meanwhile by a parallel chat is re-read and appended to.
+ * Stored text has the request's secrets scrubbed, whoever the caller: records are not for keys.
+ */
+async function saveConversation(ctx: RunContext, promptAt: number, rawReply: string, succeeded: boolean): Promise<void> {
   const { ports } = ctx;
-  const turn: StoredMessage[] = [{ role: 'user', content: ctx.prompt, timestamp: promptAt }];
+  const prompt = scrubSecrets(ctx.prompt);
+  const reply = scrubSecrets(rawReply);
+  const turn: StoredMessage[] = [{ role: 'user', content: prompt, timestamp: promptAt }];
   if (succeeded || reply.length > 0) turn.push({ role: 'assistant', content: reply, timestamp: ports.clock.now() });
   let current = ctx.conversation;
   let history = ctx.history;
@@ -231,7 +321,7 @@ async function saveConversation(ctx: RunContext, promptAt: number, reply: string
         agentId: ctx.agent.agentId,
         userId: ctx.actor.userId,
         userAgent: `${ctx.actor.userId}#${ctx.agent.agentId}`,
-        title: current?.title ?? titleFrom(ctx.prompt),
+        title: current?.title ?? titleFrom(prompt),
         messageCount: messages.length,
         createdAt: current?.createdAt ?? promptAt,
         updatedAt: now,
@@ -274,15 +364,22 @@ function platformHostsOf(config: Config, requestBaseUrl: string): string[] {
 }
 
 /**
- * What the runtime adds to the run's requests to the platform: a short-lived credential of the
- * agent's owner (so private MCP servers of the owner answer and agent sources hold no secrets) and
- * the chat's lineage (so the MCP usage records join this chat's). A role-token caller who owns the
+ * A short-lived credential of the agent's owner for the run's calls to the platform (so private MCP
+ * servers of the owner answer and agent sources hold no secrets). A role-token caller who owns the
  * agent passes on only that token's keys.
  */
-async function platformCallsFor(ctx: RunContext, hosts: string[]) {
+async function mintRunToken(ctx: RunContext): Promise<string> {
   const keys = ctx.actor.userId === ctx.agent.ownerId && ctx.actor.scope === 'role' ? ctx.actor.roleKeys : null;
   const token = await ctx.ports.runTokens.mint({ userId: ctx.agent.ownerId, keys }, ctx.agent.timeoutSec * 1000 + 60_000);
   registerSecret(token);
+  return token;
+}
+
+/**
+ * What the runtime adds to the run's requests to the platform: the run token and the chat's
+ * lineage (so the MCP usage records join this chat's).
+ */
+function platformCallsFor(ctx: RunContext, hosts: string[], token: string) {
   return {
     hosts,
     headers: {
@@ -290,4 +387,49 @@ async function platformCallsFor(ctx: RunContext, hosts: string[]) {
       [LINEAGE_HEADER]: childLineageHeader(ctx.lineage, { conversationId: ctx.conversationId, agentId: ctx.agent.agentId }),
     },
   };
+}
+
+/**
+ * Scrubs secrets from text that arrives in pieces. A secret split across two pieces is still caught:
+ * the tail of what came so far that could begin a secret is held back until the next piece shows
+ * whether it does (or until `flush`), so a caller sees everything else as soon as it comes.
+ */
+export class StreamScrubber {
+  private readonly secrets: readonly string[];
+  private held = '';
+
+  constructor(secrets: readonly string[]) {
+    // Longest first, so a secret that contains another is replaced whole. Short values would
+    // mangle ordinary text (the request scope skips them too).
+    this.secrets = [...new Set(secrets)].filter((s) => s.length >= 6).sort((a, b) => b.length - a.length);
+  }
+
+  /** The part of `text` (after what was held) that can be shown now, secrets replaced. */
+  push(text: string): string {
+    let out = this.held + text;
+    for (const secret of this.secrets) if (out.includes(secret)) out = out.split(secret).join('[REDACTED]');
+    const keep = this.tailThatCouldBeginASecret(out);
+    this.held = out.slice(out.length - keep);
+    return out.slice(0, out.length - keep);
+  }
+
+  /** What was held back, at the end of the stream: it begins no secret after all. */
+  flush(): string {
+    const out = this.held;
+    this.held = '';
+    return out;
+  }
+
+  private tailThatCouldBeginASecret(text: string): number {
+    let longest = 0;
+    for (const secret of this.secrets) {
+      for (let length = Math.min(secret.length - 1, text.length); length > longest; length--) {
+        if (text.endsWith(secret.slice(0, length))) {
+          longest = length;
+          break;
+        }
+      }
+    }
+    return longest;
+  }
 }

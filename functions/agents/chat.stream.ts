@@ -1,5 +1,5 @@
 import type { ResponseStream } from '../core/http/route.ts';
-import type { ChatSession } from './chat.service.ts';
+import { errorOf, type ChatSession } from './chat.service.ts';
 
 /**
  * Writes a chat as the streaming protocol of SPEC 4.1: `__META__{json}__`, then text as the agent
@@ -12,7 +12,7 @@ export async function streamChat(session: ChatSession, stream: ResponseStream, s
   for await (const event of session.run(signal)) {
     if (event.type === 'text') await stream.write(event.data);
     else if (event.type === 'tool') await stream.write(`__TOOL__${event.name}__`);
-    else if (event.type === 'error') await stream.write(`__ERROR__${JSON.stringify({ code: event.error.code ?? 'AGENT_EXECUTION_FAILED', message: event.error.message })}__`);
+    else if (event.type === 'error') await stream.write(`__ERROR__${JSON.stringify(errorOf(event.error))}__`);
     else await stream.write(`__METRICS__${JSON.stringify(event.metrics)}`);
   }
   await stream.end();

@@ -36,6 +36,12 @@ const configSchema = z.object({
   MONTHLY_FREE_CREDITS: z.coerce.number().min(0).max(1_000_000).default(0),
   USAGE_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   /**
+   * Run time a chat pays ahead with each debit while it runs (see core/credit-meter.ts): longer
+   * means fewer ledger lines, shorter means less held at a time. Whatever the length, a run may use
+   * its whole balance: a stretch the balance cannot pay in full is paid in part.
+   */
+  CHAT_BILLING_TICK_SEC: z.coerce.number().min(0.1).max(300).default(10),
+  /**
    * OAuth providers (SPEC 4.13). One counts as configured when its authorize URL, token URL and
    * client id are set; the secret is optional (public clients rely on PKCE alone) and comes either
    * as the value (`_CLIENT_SECRET`, local use) or as the ARN of a Secrets Manager secret holding it

@@ -38,6 +38,17 @@ export interface Credits {
   readonly monthlyGrant: number;
 }
 
+/**
+ * 402 with a message that says what the credits were for (a run's worst case, the next stretch of
+ * a metered run) rather than "this call costs": the amount refused is not what the call costs.
+ */
+export class CreditsRefusedError extends InsufficientCreditsError {
+  constructor(required: number, available: number, message: string) {
+    super(required, available);
+    this.message = message;
+  }
+}
+
 /** Credits are kept to 4 decimal places so per-second billing adds up exactly in DynamoDB. */
 export function roundCredits(amount: number): number {
   return Math.round(amount * 10_000) / 10_000;

@@ -4,6 +4,7 @@ import type { Clock } from './clock.ts';
 import type { Db } from './db/dynamo.ts';
 import type { Lineage } from './http/lineage.ts';
 import { redact } from './logger.ts';
+import { scrubSecrets } from './secret-scope.ts';
 
 /** Bodies up to this size are kept in the record; larger ones go to the blob store in full. */
 export const INLINE_BODY_BYTES = 8 * 1024;
@@ -65,9 +66,22 @@ export interface UsageLogWriter {
 }
 
 /**
+ * `value` with every secret handed out in this request (secret-scope.ts) replaced in every string,
+ * object keys included, and nothing else changed: unlike the log redactor it keeps fields named
+ * `token` or `password`, so it suits data shown to someone (a run's result) rather than logs.
+ */
+export function scrubSecretValues(value: unknown): unknown {
+  if (typeof value === 'string') return scrubSecrets(value);
+  if (Array.isArray(value)) return value.map(scrubSecretValues);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [scrubSecrets(k), scrubSecretValues(v)]));
+}
+
+/**
  * Writes usage records: large bodies first to the blob store, then the record (so a record never
  * points at a missing body). Bodies pass through the log redactor, so credentials that a caller
- * put in a body are not kept.
+ * put in a body are not kept; every other string of the record (the error message above all,
+ * which is user code's text, and the lineage a caller sent) has the request's secrets scrubbed.
  */
 export function createUsageLogWriter(db: Db, blobs: BlobStore, clock: Clock, retentionDays: number): UsageLogWriter {
   const table = db.table('usage-logs');
@@ -84,23 +98,25 @@ export function createUsageLogWriter(db: Db, blobs: BlobStore, clock: Clock, ret
   return {
     async write(input) {
       const now = clock.now();
-      const prefix = `usage-logs/${input.userId}/${input.lineage.requestId}`;
+      const { lineage } = input;
+      const prefix = `usage-logs/${input.userId}/${lineage.requestId}`;
+      const orNull = (text: string | null) => (text === null ? null : scrubSecrets(text));
       const record: UsageLogRecord = {
-        requestId: input.lineage.requestId,
-        rootRequestId: input.lineage.rootRequestId,
-        parentRequestId: input.lineage.parentRequestId,
-        parentConversationId: input.lineage.parentConversationId,
-        parentAgentId: input.lineage.parentAgentId,
+        requestId: lineage.requestId,
+        rootRequestId: scrubSecrets(lineage.rootRequestId),
+        parentRequestId: orNull(lineage.parentRequestId),
+        parentConversationId: orNull(lineage.parentConversationId),
+        parentAgentId: orNull(lineage.parentAgentId),
         userId: input.userId,
-        resourceId: input.resourceId,
+        resourceId: scrubSecrets(input.resourceId),
         resourceType: input.resourceType,
-        requestType: input.requestType ?? null,
+        requestType: orNull(input.requestType ?? null),
         status: input.status,
         request: await logBody(input.request, `${prefix}/request.json`),
         response: await logBody(input.response, `${prefix}/response.json`),
         metrics: { durationMs: input.durationMs, memoryMb: input.memoryMb ?? null, maxMemoryUsedMb: input.maxMemoryUsedMb ?? null },
         creditsUsed: input.creditsUsed,
-        error: input.error ?? null,
+        error: input.error === undefined ? null : { code: String(redact(input.error.code)), message: String(redact(input.error.message)) },
         createdAt: now,
         expiresAt: Math.floor(now / 1000) + retentionDays * 86_400,
       };

@@ -6,6 +6,7 @@ import type { HttpRequest } from '../core/http/request.ts';
 import { Reply } from '../core/http/route.ts';
 import { keyEnvironmentName, type KeysReader } from '../core/keys-reader.ts';
 import type { Logger } from '../core/logger.ts';
+import { scrubSecrets } from '../core/secret-scope.ts';
 import type { UsageLogWriter } from '../core/usage-log.ts';
 import type { KeyStore } from '../keys/key.store.ts';
 import type { McpHttpRequest, McpHttpResponse } from '../runtimes/mcp-runtime.ts';
@@ -132,12 +133,18 @@ async function environmentFor(actor: Actor, server: McpServerRecord, ports: McpE
  * - Billing: TOOL_CALL_CREDITS per `tools/call` in the request, taken before the run from the
  *   caller, or from the owner when the caller is anonymous (an owner who publishes a server pays
  *   for its anonymous use, which the route's per-IP rate limit bounds). Other methods (initialize,
- *   tools/list, ...) are free. When the runtime fails (5xx) the credits are given back.
+ *   tools/list, ...) are free. Once the request is handed to the runtime the credits are kept,
+ *   whatever the answer: a timed-out call used its time (and its work may go on in the host), and
+ *   a 5xx status is no proof that nothing ran, since the server's code chooses its answer. They are
+ *   given back only when the platform failed before handing the request over, or the adapter
+ *   observed that no server code ran (`notStarted`).
  * - Environment: the owner's keys as `SERVICENAME_KEY` (the code is the owner's); for the owner's
  *   role tokens only the keys attached to the token.
  * - One usage record per request, under the payer's account, with the request's lineage (so an
- *   agent's MCP calls join its chat in the trace).
- * - The runtime's response goes back as it is: status, content type and body.
+ *   agent's MCP calls join its chat in the trace), its duration by the platform's clock, and
+ *   status `timeout` for a call cut by the route's deadline or the runtime's limit (504).
+ * - The runtime's response goes back as it is (status, content type and body), except that a
+ *   caller who is not the owner never sees the owner's keys in it.
  */
 export async function callMcpServer(
   actor: Actor,
@@ -191,12 +198,10 @@ export async function callMcpServer(
   }
   const durationMs = ports.clock.now() - startedAt;
   response = { ...response, headers: Object.fromEntries(Object.entries(response.headers).map(([k, v]) => [k.toLowerCase(), v])) };
+  // The adapter saw that no server code ran (no runtime, or the caller left first): nothing to pay.
+  const creditsUsed = response.notStarted === true ? 0 : cost;
+  if (creditsUsed < cost) await refund(payer, cost, reason, ports, lineage);
 
-  let creditsUsed = cost;
-  if (response.status >= 500 && cost > 0) {
-    await refund(payer, cost, reason, ports, lineage);
-    creditsUsed = 0;
-  }
   const responseBody = responseBodyOf(response);
   const failure = failureOf(response, responseBody);
   await ports.usageLogs.write({
@@ -205,7 +210,7 @@ export async function callMcpServer(
     resourceId: server.serverId,
     resourceType: 'mcp',
     requestType: requestTypeOf(messages),
-    status: signal.aborted ? 'timeout' : failure === null ? 'success' : 'error',
+    status: signal.aborted || response.status === 504 ? 'timeout' : failure === null ? 'success' : 'error',
     request: { version: snapshot.version, pinned: pinnedVersion !== undefined, caller: actor.kind === 'user' ? actor.userId : null, body: messages ?? body },
     response: { status: response.status, body: responseBody },
     durationMs,
@@ -215,7 +220,9 @@ export async function callMcpServer(
 
   const returned: Record<string, string> = { [VERSION_HEADER]: String(snapshot.version) };
   for (const name of RETURNED_HEADERS) if (response.headers[name] !== undefined) returned[name] = response.headers[name];
-  return Reply.raw(response.body, response.headers['content-type'] ?? 'application/json', { status: response.status, headers: returned });
+  // Only the exact values are caught (a key the code encodes, e.g. in base64, is not).
+  const answer = isOwner(actor, server) ? response.body : scrubSecrets(response.body);
+  return Reply.raw(answer, response.headers['content-type'] ?? 'application/json', { status: response.status, headers: returned });
 }
 
 /**

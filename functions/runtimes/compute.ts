@@ -10,6 +10,12 @@ export interface FrameworkMessage {
   readonly content: readonly { readonly text: string }[];
 }
 
+/**
+ * Run variables that name things rather than hold secrets: every other `env` value is scrubbed
+ * from what the run's process prints. The Python runtime keeps the same list (redact.py).
+ */
+export const PUBLIC_RUN_ENV: readonly string[] = ['AWS_REGION', 'AWS_DEFAULT_REGION', 'SVC_AGENT_ID', 'SVC_CONVERSATION_ID', 'SVC_ACTION_ID'];
+
 interface InvokeBase {
   readonly source: string;
   readonly requestId: string;
@@ -26,6 +32,12 @@ interface InvokeBase {
    * short-lived credential, the run's lineage); user code can make those calls but never reads them.
    */
   readonly platformCalls?: { readonly hosts: readonly string[]; readonly headers: Readonly<Record<string, string>> };
+  /**
+   * Set by an adapter whose runtime has no network of its own (the local OS sandbox): the run's
+   * HTTP(S) proxy, `http://run:<credential>@127.0.0.1:<port>`. The platform's proxy then enforces
+   * `allowHosts` and adds the `platformCalls` headers, which never enter the sandbox.
+   */
+  readonly egressProxy?: string;
 }
 
 export interface AgentInvocation extends InvokeBase {
@@ -66,7 +78,26 @@ export type RuntimeEvent =
       /** With `SOURCE_REJECTED`: every rule the source breaks (the runtime re-checks each source). */
       readonly violations?: readonly SourceViolation[];
     }
-  | { readonly type: 'end'; readonly durationMs: number; readonly maxRssKb?: number };
+  | {
+      readonly type: 'end';
+      /**
+       * Whether user code started, as this side observed it: the runtime's `start` event (sent once
+       * the child that runs the code exists, before the code gets its request) arrived. False for
+       * runs refused before that (no runtime, capacity, a rejected source) and for the adapters' own
+       * failures; such a run is never billed. Whatever the run's error code says, a run that started
+       * is billed for its time, since those codes travel on a stream user code shares.
+       */
+      readonly started: boolean;
+      /**
+       * Wall time by this side's clock, never the runtime's figure: from the `start` event to the
+       * end when the run started (a cold start of the runtime is not the run's), else from the
+       * call. What billing uses.
+       */
+      readonly durationMs: number;
+      /** The runtime's own figure, for logs only. */
+      readonly runtimeDurationMs?: number;
+      readonly maxRssKb?: number;
+    };
 
 export interface SourceViolation {
   readonly line: number;

@@ -12,7 +12,7 @@
 import { InvokeCommand, InvokeWithResponseStreamCommand, type InvokeWithResponseStreamResponseEvent, type LambdaClient } from '@aws-sdk/client-lambda';
 import { randomUUID } from 'node:crypto';
 import type { Compute, Invocation, RuntimeEvent, SourceViolation } from './compute.ts';
-import { COMPUTE_ERROR, errorEvent, invocationBody, parseCheckResult, RuntimeHttpError, runtimeEvents, type ErrorEvent } from './runtime-stream.ts';
+import { COMPUTE_ERROR, errorEvent, invocationBody, notStartedEnd, parseCheckResult, RuntimeHttpError, runtimeEvents, type ErrorEvent } from './runtime-stream.ts';
 
 export interface LambdaComputeOptions {
   readonly lambda: LambdaClient;
@@ -227,8 +227,9 @@ export function createLambdaCompute(options: LambdaComputeOptions): Compute {
         if (!response.EventStream) throw new StreamFormatError('the Lambda answer carried no event stream');
         events = response.EventStream;
       } catch (error) {
+        // Lambda did not take the invocation, so the runtime never saw it: nothing started.
         yield classify(error);
-        yield { type: 'end', durationMs: Math.max(0, Date.now() - startedAt) };
+        yield notStartedEnd(startedAt);
         return;
       }
       yield* runtimeEvents(streamedBody(events), {

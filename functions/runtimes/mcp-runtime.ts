@@ -26,6 +26,12 @@ export interface McpHttpResponse {
   readonly status: number;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: string;
+  /**
+   * Set by the adapter, from what it observed, when the request never reached the server's code
+   * (no runtime could be had, or the caller left first): such a call costs nothing. A status alone
+   * proves nothing, since the server's code chooses its answers.
+   */
+  readonly notStarted?: true;
 }
 
 export interface McpRuntime {

@@ -21,9 +21,18 @@ export const COMPUTE_ERROR = {
 } as const;
 
 export type ErrorEvent = Extract<RuntimeEvent, { type: 'error' }>;
+export type EndEvent = Extract<RuntimeEvent, { type: 'end' }>;
 
 export function errorEvent(code: string, message: string): ErrorEvent {
   return { type: 'error', code, message };
+}
+
+/**
+ * The `end` of a run whose user code never started (the runtime's `start` never came): what an
+ * adapter writes for its own failures before the run, e.g. when no runtime could be reached.
+ */
+export function notStartedEnd(startedAt: number): EndEvent {
+  return { type: 'end', started: false, durationMs: Math.max(0, Date.now() - startedAt) };
 }
 
 /** A non-200 answer of the runtime's HTTP server (400, 411, 413, 429, 404...), as an error to report. */
@@ -66,6 +75,7 @@ export function invocationBody(invocation: Invocation): string {
     env: invocation.env,
     allowHosts: invocation.allowHosts,
     ...(invocation.platformCalls ? { platformCalls: invocation.platformCalls } : {}),
+    ...(invocation.egressProxy ? { egressProxy: invocation.egressProxy } : {}),
   };
   return JSON.stringify(
     invocation.kind === 'agent'
@@ -137,9 +147,11 @@ export class NdjsonLineSplitter {
 
 /** One line of the runtime's stream, classified. */
 export type ParsedLine =
-  | { readonly kind: 'event'; readonly event: RuntimeEvent }
+  | { readonly kind: 'event'; readonly event: Exclude<RuntimeEvent, EndEvent> }
   /** The runtime's `start` event: the pid of the child that runs the code (not part of the port). */
   | { readonly kind: 'start'; readonly pid: number | null }
+  /** The runtime's `end`, as it reported it; the port's `end` is built from what this side saw. */
+  | { readonly kind: 'end'; readonly runtimeDurationMs: number; readonly maxRssKb?: number }
   /** Blank lines and event types this side does not know (a newer runtime): skipped. */
   | { readonly kind: 'ignored' }
   | { readonly kind: 'invalid'; readonly reason: string };
@@ -173,11 +185,10 @@ function violationsOf(value: unknown): SourceViolation[] | undefined {
 }
 
 /**
- * Builds the port's event from a decoded runtime object, keeping only the port's fields (the
- * runtime's `end` also carries exitCode, signal and the sandbox report, which stay internal).
+ * Builds the port's event from a decoded runtime object, keeping only the port's fields.
  * Returns a reason string when a known event type lacks a required field.
  */
-function toRuntimeEvent(raw: Record<string, unknown>): RuntimeEvent | string {
+function toRuntimeEvent(raw: Record<string, unknown>): Exclude<RuntimeEvent, EndEvent> | string {
   switch (raw.type) {
     case 'text':
       return typeof raw.data === 'string' ? { type: 'text', data: raw.data } : 'text without data';
@@ -222,10 +233,6 @@ function toRuntimeEvent(raw: Record<string, unknown>): RuntimeEvent | string {
         ...(violations === undefined ? {} : { violations }),
       };
     }
-    case 'end': {
-      const maxRssKb = optionalNumber(raw.maxRssKb);
-      return { type: 'end', durationMs: finiteNumber(raw.durationMs), ...(maxRssKb === undefined ? {} : { maxRssKb }) };
-    }
     default:
       return 'unknown';
   }
@@ -242,6 +249,11 @@ export function parseRuntimeLine(line: string): ParsedLine {
   }
   if (!isRecord(raw) || typeof raw.type !== 'string') return { kind: 'invalid', reason: 'an event must be an object with a string "type"' };
   if (raw.type === 'start') return { kind: 'start', pid: typeof raw.pid === 'number' ? raw.pid : null };
+  if (raw.type === 'end') {
+    // exitCode, signal and the sandbox report stay internal.
+    const maxRssKb = optionalNumber(raw.maxRssKb);
+    return { kind: 'end', runtimeDurationMs: finiteNumber(raw.durationMs), ...(maxRssKb === undefined ? {} : { maxRssKb }) };
+  }
   const event = toRuntimeEvent(raw);
   if (event === 'unknown') return { kind: 'ignored' };
   if (typeof event === 'string') return { kind: 'invalid', reason: event };
@@ -252,7 +264,7 @@ export function parseRuntimeLine(line: string): ParsedLine {
 export type FailureClassifier = (error: unknown) => ErrorEvent;
 
 export interface EventStreamOptions {
-  /** When the call began (Date.now()), for the `end` this side writes when the runtime could not. */
+  /** When the call began (Date.now()): the `end` of a run that never started counts from here. */
   readonly startedAt: number;
   /** Called with the child's pid from the runtime's `start` event. */
   readonly onStart?: (pid: number | null) => void;
@@ -266,22 +278,38 @@ export interface EventStreamOptions {
   readonly drainMs?: number;
 }
 
-function syntheticEnd(startedAt: number): RuntimeEvent {
-  return { type: 'end', durationMs: Math.max(0, Date.now() - startedAt) };
+/** What this side has seen of one run. */
+interface StreamState {
+  sawError: boolean;
+  /** When the runtime's `start` arrived (Date.now()); null until then. */
+  runStartedAt: number | null;
+}
+
+/** The port's `end`, from this side's observation; the runtime's own figures only where given. */
+function endEvent(state: StreamState, options: EventStreamOptions, reported?: Extract<ParsedLine, { kind: 'end' }>): EndEvent {
+  const started = state.runStartedAt !== null;
+  return {
+    type: 'end',
+    started,
+    durationMs: Math.max(0, Date.now() - (state.runStartedAt ?? options.startedAt)),
+    ...(reported === undefined ? {} : { runtimeDurationMs: reported.runtimeDurationMs }),
+    ...(reported?.maxRssKb === undefined ? {} : { maxRssKb: reported.maxRssKb }),
+  };
 }
 
 /**
  * Yields the events of a runtime response body as they arrive. Always finishes with exactly one
- * `end`: the runtime's, or one written here after an error event when the stream broke, ended
- * early, exceeded the line cap, or carried a line that is not the protocol (the stream is then
- * abandoned: whatever follows cannot be trusted). At most one `error` is yielded, as in the runtime.
+ * `end`, built here from what this side saw (whether the runtime's `start` came, and its own
+ * clock): after the runtime's `end`, or after an error event when the stream broke, ended early,
+ * exceeded the line cap, or carried a line that is not the protocol (the stream is then abandoned:
+ * whatever follows cannot be trusted). At most one `error` is yielded, as in the runtime.
  * Stopping early (return) or any failure releases `chunks` through its iterator's `return()`.
  */
 export async function* runtimeEvents(chunks: AsyncIterable<Uint8Array>, options: EventStreamOptions): AsyncGenerator<RuntimeEvent, void, undefined> {
   const iterator = chunks[Symbol.asyncIterator]();
   const splitter = new NdjsonLineSplitter();
-  const state = { sawError: false };
-  const fail = (error: ErrorEvent): RuntimeEvent[] => (state.sawError ? [syntheticEnd(options.startedAt)] : [error, syntheticEnd(options.startedAt)]);
+  const state: StreamState = { sawError: false, runStartedAt: null };
+  const fail = (error: ErrorEvent): RuntimeEvent[] => (state.sawError ? [endEvent(state, options)] : [error, endEvent(state, options)]);
   let exhausted = false;
   try {
     for (;;) {
@@ -350,24 +378,34 @@ async function settleQuietly(promise: Promise<unknown> | undefined): Promise<voi
 /** Yields what one line means: `end` after the runtime's end, `abandon` after a protocol error. */
 async function* relayLine(
   line: string,
-  state: { sawError: boolean },
+  state: StreamState,
   options: EventStreamOptions,
   fail: (error: ErrorEvent) => RuntimeEvent[],
 ): AsyncGenerator<RuntimeEvent, 'more' | 'end' | 'abandon', undefined> {
   const parsed = parseRuntimeLine(line);
-  if (parsed.kind === 'start') options.onStart?.(parsed.pid);
-  if (parsed.kind === 'invalid') {
-    yield* fail(errorEvent(COMPUTE_ERROR.protocol, `the runtime sent an invalid event (${parsed.reason})`));
-    return 'abandon';
+  switch (parsed.kind) {
+    case 'start':
+      // The runtime sends at most one; a second could not make the run start earlier.
+      state.runStartedAt ??= Date.now();
+      options.onStart?.(parsed.pid);
+      return 'more';
+    case 'invalid':
+      yield* fail(errorEvent(COMPUTE_ERROR.protocol, `the runtime sent an invalid event (${parsed.reason})`));
+      return 'abandon';
+    case 'ignored':
+      return 'more';
+    case 'end':
+      options.onRuntimeEnd?.();
+      yield endEvent(state, options, parsed);
+      return 'end';
+    case 'event':
+      if (parsed.event.type === 'error') {
+        if (state.sawError) return 'more';
+        state.sawError = true;
+      }
+      yield parsed.event;
+      return 'more';
   }
-  if (parsed.kind !== 'event') return 'more';
-  if (parsed.event.type === 'error') {
-    if (state.sawError) return 'more';
-    state.sawError = true;
-  }
-  if (parsed.event.type === 'end') options.onRuntimeEnd?.();
-  yield parsed.event;
-  return parsed.event.type === 'end' ? 'end' : 'more';
 }
 
 function chunkLines(splitter: NdjsonLineSplitter, chunk: Uint8Array): string[] | ErrorEvent {

@@ -335,7 +335,8 @@ describe('actions over HTTP with the real Python runtime', () => {
     it('writes one usage record per run and debits the caller by the formula', async () => {
       // Prepare
       const payer = await createUser(platform, { alias: 'action-payer', credits: 20 });
-      const actionId = await create(payer.token, { sourceCode: SLOW_ECHO, memoryMb: 1024 });
+      // A 5 s timeout: the worst case held before the run (5.9 credits) must fit the balance.
+      const actionId = await create(payer.token, { sourceCode: SLOW_ECHO, memoryMb: 1024, timeoutSec: 5 });
       // Act
       const run = await platform.api('POST', `/action/${actionId}`, { token: payer.token, body: { a: 1, seconds: 0.35 } });
       const balance = await credits(payer.token);

@@ -105,7 +105,7 @@ async function* events(...list: RuntimeEvent[]): AsyncIterable<RuntimeEvent> {
 }
 
 function succeed(invocation: ActionInvocation): AsyncIterable<RuntimeEvent> {
-  return events({ type: 'log', stream: 'stdout', data: 'hello' }, { type: 'result', statusCode: 200, body: invocation.event }, { type: 'end', durationMs: 250, maxRssKb: 20480 });
+  return events({ type: 'log', stream: 'stdout', data: 'hello' }, { type: 'result', statusCode: 200, body: invocation.event }, { type: 'end', started: true, durationMs: 250, maxRssKb: 20480 });
 }
 
 const lineage = lineageOf('req-1', undefined);
@@ -134,7 +134,8 @@ describe('running an action', () => {
     expect(call!.invocation).toMatchObject({ kind: 'action', source: SOURCE, requestId: 'req-1', functionName: 'act-weather', timeoutMs: 30_000, memoryMb: 256, event: { city: 'Paris' } });
     expect(JSON.parse((call!.invocation as ActionInvocation).env['SVC_KEYS_JSON']!)).toEqual({ openai: 'sk-owner-secret' });
     expect(t.keyReads).toEqual([{ callerId: 'owner', ownerId: 'owner', names: ['openai'] }]);
-    expect(t.ledger.map((l) => l.amount)).toEqual([-1, -0.05]);
+    // The worst case (256 MB for 30 s) held, then all but the 1.05 used given back
+    expect(t.ledger.map((l) => l.amount)).toEqual([-8.475, 7.425]);
     expect(t.logs).toHaveLength(1);
     expect(t.logs[0]).toMatchObject({
       userId: 'owner',
@@ -198,7 +199,7 @@ describe('running an action', () => {
 
   it('answers a raising handler with ACTION_EXECUTION_FAILED, still billing and logging the error', async () => {
     // Prepare
-    const t = setup({ script: () => events({ type: 'error', code: 'HANDLER_ERROR', message: "KeyError: 'city'", line: 2 }, { type: 'end', durationMs: 30 }) });
+    const t = setup({ script: () => events({ type: 'error', code: 'HANDLER_ERROR', message: "KeyError: 'city'", line: 2 }, { type: 'end', started: true, durationMs: 30 }) });
     // Act
     const failed = await failureOf(runAction(user('owner'), 'act-weather', { city: 'x' }, 'router', t.ports, lineage, live()));
     // Assess
@@ -206,9 +207,9 @@ describe('running an action', () => {
     expect(t.logs[0]).toMatchObject({ status: 'error', error: { code: 'ACTION_EXECUTION_FAILED', message: "The handler raised KeyError: 'city' (line 2)." }, creditsUsed: 1 });
   });
 
-  it('gives the credit back when the platform could not run the code', async () => {
+  it('gives the hold back when the code never started', async () => {
     // Prepare
-    const t = setup({ script: () => events({ type: 'error', code: 'RUNTIME_UNAVAILABLE', message: 'python3 missing' }, { type: 'end', durationMs: 1 }) });
+    const t = setup({ script: () => events({ type: 'error', code: 'RUNTIME_UNAVAILABLE', message: 'python3 missing' }, { type: 'end', started: false, durationMs: 1 }) });
     // Act
     const failed = await failureOf(runAction(user('owner'), 'act-weather', { city: 'x' }, 'router', t.ports, lineage, live()));
     // Assess
@@ -232,7 +233,7 @@ describe('running an action', () => {
         (async function* () {
           await new Promise((resolve) => signal!.addEventListener('abort', resolve, { once: true }));
           yield { type: 'error', code: 'ABORTED', message: 'aborted' } as RuntimeEvent;
-          yield { type: 'end', durationMs: 120_000 } as RuntimeEvent;
+          yield { type: 'end', started: true, durationMs: 120_000 } as RuntimeEvent;
         })(),
     });
     // Act
@@ -248,19 +249,20 @@ describe('running an action', () => {
   });
 
   it('treats a run that ended without result or error as an invalid result', async () => {
-    const t = setup({ script: () => events({ type: 'end', durationMs: 5 }) });
+    const t = setup({ script: () => events({ type: 'end', started: true, durationMs: 5 }) });
     const failed = await failureOf(runAction(user('owner'), 'act-weather', { city: 'x' }, 'router', t.ports, lineage, live()));
     expect(failed.response).toMatchObject({ status: 500, code: 'INVALID_HANDLER_RESULT' });
   });
 
-  it('keeps a finished run when the balance cannot cover its run time, billing what was taken', async () => {
-    // Prepare: 1 credit up front leaves 0.01, less than the 0.05 of run time
-    const t = setup({ balance: 1.01 });
+  it('refuses a run whose worst case the balance cannot hold, before running it', async () => {
+    // Prepare: enough for the run's likely cost, not for its 8.475 worst case
+    const t = setup({ balance: 1.5 });
     // Act
-    const reply = (await runAction(user('owner'), 'act-weather', { city: 'x' }, 'router', t.ports, lineage, live())) as Reply;
+    const refused = await failureOf(runAction(user('owner'), 'act-weather', { city: 'x' }, 'router', t.ports, lineage, live()));
     // Assess
-    expect(reply.meta).toMatchObject({ creditsUsed: 1 });
-    expect(t.balance()).toBe(0.01);
+    expect(refused.response).toMatchObject({ status: 402, code: 'INSUFFICIENT_CREDITS', message: 'This run needs up to 8.475 credits (256 MB for up to 30 s); the balance is 1.5.' });
+    expect(t.invocations).toHaveLength(0);
+    expect(t.balance()).toBe(1.5);
   });
 });
 

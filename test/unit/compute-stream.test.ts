@@ -89,7 +89,7 @@ describe('NdjsonLineSplitter', () => {
 
 describe('parseRuntimeLine', () => {
   it('keeps only the fields of the port and classifies the rest', () => {
-    expect(parseRuntimeLine('{"type":"end","durationMs":5,"maxRssKb":9,"exitCode":0,"sandbox":{}}')).toEqual({ kind: 'event', event: { type: 'end', durationMs: 5, maxRssKb: 9 } });
+    expect(parseRuntimeLine('{"type":"end","durationMs":5,"maxRssKb":9,"exitCode":0,"sandbox":{}}')).toEqual({ kind: 'end', runtimeDurationMs: 5, maxRssKb: 9 });
     expect(parseRuntimeLine('{"type":"start","requestId":"r","pid":42}')).toEqual({ kind: 'start', pid: 42 });
     expect(parseRuntimeLine('{"type":"someday","x":1}')).toEqual({ kind: 'ignored' });
     expect(parseRuntimeLine('   ')).toEqual({ kind: 'ignored' });
@@ -116,7 +116,7 @@ describe('runtimeEvents', () => {
     // Assess
     expect(events).toEqual([
       { type: 'text', data: 'a' },
-      { type: 'end', durationMs: 3 },
+      { type: 'end', started: true, durationMs: expect.any(Number), runtimeDurationMs: 3 },
     ]);
     expect(pid).toBe(7);
     expect(runtimeEnded).toBe(true);
@@ -165,7 +165,7 @@ describe('runtimeEvents', () => {
     // Assess
     expect(events).toEqual([
       { type: 'error', code: 'A', message: '1' },
-      { type: 'end', durationMs: 1 },
+      { type: 'end', started: false, durationMs: expect.any(Number), runtimeDurationMs: 1 },
     ]);
   });
 

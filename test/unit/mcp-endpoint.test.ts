@@ -189,7 +189,7 @@ describe('callMcpServer', () => {
     expect(calls.handled).toHaveLength(0);
   });
 
-  it('gives the credits back when the runtime fails (5xx) or throws, and records the failure', async () => {
+  it('keeps the credits of a call handed to the runtime whatever it answered (5xx), gives them back when the platform threw first', async () => {
     // Prepare
     const failing = fakePorts({ answer: { status: 502, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'host crashed' } }) } });
     const throwing = fakePorts({ answer: new Error('platform bug') });
@@ -198,8 +198,8 @@ describe('callMcpServer', () => {
     const thrown = callMcpServer(user(OWNER), { serverId: 'mcp-abc' }, undefined, request(toolCall(1)), throwing.ports, lineageOf('r', undefined), signal);
     // Assess
     expect(reply.status).toBe(502);
-    expect(failing.calls.grants).toEqual([{ userId: OWNER, amount: 1 }]);
-    expect(failing.calls.records[0]).toMatchObject({ status: 'error', creditsUsed: 0, error: { code: 'JSONRPC_-32000', message: 'host crashed' } });
+    expect(failing.calls.grants).toEqual([]);
+    expect(failing.calls.records[0]).toMatchObject({ status: 'error', creditsUsed: 1, error: { code: 'JSONRPC_-32000', message: 'host crashed' } });
     await expect(thrown).rejects.toThrow('platform bug');
     expect(throwing.calls.grants).toEqual([{ userId: OWNER, amount: 1 }]);
   });

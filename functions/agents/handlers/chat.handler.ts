@@ -7,11 +7,12 @@ import { openChat, type ChatMetrics } from '../chat.service.ts';
 export default defineRoute({
   params: agentIdParams,
   body: chatBody,
-  async run({ actor, params, body, platform, lineage, log, request }) {
+  async run({ actor, params, body, platform, lineage, log, request, signal }) {
     const session = await openChat(requireUser(actor), params.agentId, body, { ...platform, log }, lineage, request.baseUrl);
     let response = '';
     let metrics: ChatMetrics | null = null;
-    for await (const event of session.run()) {
+    // The route's deadline stops the run too: past it nobody reads the answer, and the time is billed.
+    for await (const event of session.run(signal)) {
       if (event.type === 'text') response += event.data;
       else if (event.type === 'metrics') metrics = event.metrics;
       else if (event.type === 'error') throw event.error;
