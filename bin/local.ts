@@ -13,6 +13,16 @@ const env = z
     LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
     /** `json` forces JSON lines even at a terminal (they are the default when output is piped). */
     LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
+    /** `allow` runs user code without the OS sandbox: only for code you trust, on a machine without bubblewrap. */
+    UNSAFE_USER_CODE: z.enum(['allow'], { error: "must be 'allow' or unset" }).optional(),
+    /** The unprivileged user and group sandboxed user code runs as when the platform runs as root. */
+    SANDBOX_UID: z.coerce.number().int().min(1).max(4_294_967_294).optional(),
+    SANDBOX_GID: z.coerce.number().int().min(1).max(4_294_967_294).optional(),
+    /** Hosts MCP servers may reach, comma separated (`*`: any public host; empty: none). */
+    MCP_EGRESS_ALLOW_HOSTS: z
+      .string()
+      .transform((text) => text.split(',').map((entry) => entry.trim()).filter(Boolean))
+      .optional(),
   })
   .safeParse(process.env);
 
@@ -31,6 +41,12 @@ try {
     host: env.data.HOST,
     dataDir: env.data.DATA_DIR,
     logLevel: env.data.LOG_LEVEL,
+    ...(env.data.MCP_EGRESS_ALLOW_HOSTS ? { mcpEgressAllowHosts: env.data.MCP_EGRESS_ALLOW_HOSTS } : {}),
+    sandbox: {
+      ...(env.data.UNSAFE_USER_CODE ? { unsafeUserCode: env.data.UNSAFE_USER_CODE } : {}),
+      ...(env.data.SANDBOX_UID !== undefined ? { uid: env.data.SANDBOX_UID } : {}),
+      ...(env.data.SANDBOX_GID !== undefined ? { gid: env.data.SANDBOX_GID } : {}),
+    },
     ...(process.stdout.isTTY && env.data.LOG_FORMAT !== 'json' ? { logWriter: prettyLogWriter() } : {}),
   });
   const tokenFile = join(running.dataDir, ADMIN_TOKEN_FILE);

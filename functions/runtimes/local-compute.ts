@@ -4,14 +4,25 @@
  * (the supervision is process-pool.ts's, shared with the MCP hosts). Each process gets its own
  * process group so that stopping it also stops its fork server and any run it has in flight.
  * The server's protocol is in `python-runtime/README.md`.
+ *
+ * Every server runs inside the OS sandbox (os-sandbox.ts): no network, no view of the platform's
+ * files or processes. The platform reaches it only through a Unix socket in a directory that no
+ * other sandbox can see, and every request carries a secret the server read from its stdin, so
+ * not even the tenant's own code, which can see that socket, can start runs. A run's outbound
+ * HTTP goes through the platform's egress proxy with a per-run credential (egress-proxy.ts), which
+ * also adds the run's platform credentials outside the sandbox.
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
+import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../core/logger.ts';
-import type { Compute, Invocation, RuntimeEvent, SourceViolation } from './compute.ts';
-import { parentPid } from './process-group.ts';
-import { createProcessPool, inheritedEnv, launch, post, readBody } from './process-pool.ts';
+import { SecretSet } from '../core/secret-scope.ts';
+import { PUBLIC_RUN_ENV, type Compute, type Invocation, type RuntimeEvent, type SourceViolation } from './compute.ts';
+import { createEgressProxy, type EgressProxy } from './egress-proxy.ts';
+import { prepareOsSandbox, unreadableBy, type OsSandbox } from './os-sandbox.ts';
+import { createProcessPool, get, inheritedEnv, launch, post, readBody } from './process-pool.ts';
 import type { ExitStatus, PoolExitReason, PooledProcess, PoolProcess, SupervisedProcesses } from './process-pool.ts';
 import {
   COMPUTE_ERROR,
@@ -25,8 +36,10 @@ import {
 
 const DEFAULT_RUNTIME_DIR = fileURLToPath(new URL('../../python-runtime/', import.meta.url));
 
-/** Variables the runtime server may inherit; everything else in the platform's environment stays out. */
+/** Variables the interpreter lookup may inherit (pyenv shims need theirs); nothing else of the platform's. */
 const INHERITED_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'PYENV_ROOT', 'PYENV_VERSION'] as const;
+/** Size of each sandbox's private /tmp. */
+const SANDBOX_TMP_BYTES = 256 * 1024 * 1024;
 
 export interface LocalComputeOptions {
   /** Directory that holds `platform_runtime/` (default: the repository's `python-runtime/`). */
@@ -50,6 +63,13 @@ export interface LocalComputeOptions {
   readonly pythonPath?: readonly string[];
   /** Receives the runtime servers' own stderr lines (user code output arrives as `log` events instead). */
   readonly logger?: Logger;
+  /**
+   * The OS sandbox every server runs in (default: bubblewrap, checked when the first server starts).
+   * When it cannot be set up, runs fail with RUNTIME_UNAVAILABLE and a message saying why.
+   */
+  readonly sandbox?: Promise<OsSandbox>;
+  /** The platform's egress proxy (default: one of this adapter's own, closed with it). */
+  readonly egress?: EgressProxy;
 }
 
 /** One runtime process, as `stats()` shows it. */
@@ -57,9 +77,10 @@ export interface RuntimeProcessInfo {
   /** `tenant`: runs one tenant's code; `checker`: answers `/check` only and never runs code. */
   readonly role: 'tenant' | 'checker';
   readonly tenantId: string | null;
-  /** The server's pid, which is also its process group id. */
+  /** The pid of the process the platform started (the sandbox), which is also the process group id. */
   readonly pid: number;
-  readonly port: number;
+  /** The server's control socket, as the platform reaches it. */
+  readonly socketPath: string;
   readonly activeRuns: number;
   readonly startedAt: number;
   readonly lastUsedAt: number;
@@ -77,12 +98,21 @@ export interface RuntimeProcessExit extends ExitStatus {
 }
 
 /** The local adapter: the Compute port plus what its owner and its tests need. */
-export interface LocalCompute extends Compute, SupervisedProcesses<RuntimeProcessInfo, RuntimeProcessExit> {}
+export interface LocalCompute extends Compute, SupervisedProcesses<RuntimeProcessInfo, RuntimeProcessExit> {
+  /** The `/health` answer of a tenant's running server (its fork server, active runs), or null when none runs. */
+  health(tenantId: string): Promise<unknown>;
+}
 
 /** A runtime server as the pool holds it. */
 interface RuntimeServer extends PoolProcess {
   readonly role: 'tenant' | 'checker';
   readonly tenantId: string | null;
+  /** `Bearer <secret>`: the server refuses requests without it. */
+  readonly authorization: string;
+  /** The port, inside the sandbox, of the server's forwarder to the egress proxy. */
+  readonly egressPort: number | null;
+  /** Every secret handed to this process, scrubbed from its own output. */
+  readonly secrets: SecretSet;
 }
 
 type RuntimeProcess = PooledProcess<RuntimeServer>;
@@ -105,6 +135,11 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
     watchdogGraceMs: options.watchdogGraceMs ?? 30_000,
   };
   const unavailable = (message: string) => new RuntimeUnavailableError(message);
+  const sandboxReady = options.sandbox ?? prepareOsSandbox(options.logger ? { logger: options.logger } : {});
+  // Reported when a server is needed, not as an unhandled rejection at construction.
+  sandboxReady.catch(() => undefined);
+  const egress = options.egress ?? createEgressProxy(options.logger ? { logger: options.logger } : {});
+  let interpreter: Promise<Interpreter> | null = null;
   const pool = createProcessPool<RuntimeServer, never, RuntimeProcessInfo, RuntimeProcessExit>({
     start: (key) => (key === CHECKER_KEY ? startServer('checker', null) : startServer('tenant', key.slice(TENANT_PREFIX.length))),
     idleTimeoutMs: settings.idleTimeoutMs,
@@ -112,7 +147,7 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
     // /check never runs tenant code, and checks must not wait for (or evict) tenants' processes.
     exempt: (key) => key === CHECKER_KEY,
     unavailable,
-    describe: ({ handle: { role, tenantId, pid, port }, active, startedAt, lastUsedAt }) => ({ role, tenantId, pid, port, activeRuns: active, startedAt, lastUsedAt }),
+    describe: ({ handle: { role, tenantId, pid, socketPath }, active, startedAt, lastUsedAt }) => ({ role, tenantId, pid, socketPath: socketPath ?? '', activeRuns: active, startedAt, lastUsedAt }),
     describeExit: ({ handle: { role, tenantId, pid }, reason, code, signal }) => ({ role, tenantId, pid, reason, code, signal }),
     messages: {
       closed: 'the local runtime supervisor is closed',
@@ -122,30 +157,105 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
   });
 
   async function startServer(role: 'tenant' | 'checker', tenantId: string | null): Promise<RuntimeServer> {
-    const child = spawn(settings.python, ['-m', 'platform_runtime.server', '--host', '127.0.0.1', '--port', '0', '--quiet', ...settings.serverArgs], {
-      cwd: settings.runtimeDir,
-      env: { ...runtimeEnv(process.env), ...(options.pythonPath?.length ? { PYTHONPATH: options.pythonPath.join(':') } : {}) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // Its own process group: stopping the group also stops the fork server and running children.
-      detached: true,
+    let sandbox: OsSandbox;
+    try {
+      sandbox = await sandboxReady;
+    } catch (error) {
+      throw unavailable(messageOf(error));
+    }
+    interpreter ??= findInterpreter(settings.python);
+    // A failed lookup (no python) is retried on the next start rather than remembered.
+    const python = await interpreter.catch((error: unknown) => {
+      interpreter = null;
+      throw unavailable(messageOf(error));
     });
-    const { pid, port, agent, exited } = await launch(child, {
-      name: 'the Python runtime',
-      location: settings.runtimeDir,
-      startTimeoutMs: settings.startTimeoutMs,
-      spawnFailed: (error) =>
-        error.code === 'ENOENT'
-          ? `${settings.python} was not found; install Python 3.11 or newer (or set the python option) to run agents and actions locally`
-          : `the Python runtime could not be started (${error.message})`,
-      unavailable,
-      onStderr: (line) => options.logger?.warn('python runtime stderr', { tenantId, pid: child.pid, line }),
-    });
-    return { role, tenantId, pid, port, agent, exited };
+    const dir = await sandbox.makeControlDir();
+    const key = role === 'checker' ? CHECKER_KEY : `${TENANT_PREFIX}${tenantId}`;
+    // The checker only parses sources: it gets no way out at all.
+    const egressSocket = role === 'tenant' ? await egress.listen(dir.onHost(EGRESS_SOCKET), key) : null;
+    const release = async () => {
+      await egressSocket?.close().catch(() => undefined);
+      await dir.remove().catch(() => undefined);
+    };
+    try {
+      const plan = sandbox.plan(
+        python.executable,
+        [
+          '-m',
+          'platform_runtime.server',
+          '--socket',
+          dir.inside(CONTROL_SOCKET),
+          '--control-secret-stdin',
+          ...(egressSocket ? ['--egress-socket', dir.inside(EGRESS_SOCKET)] : []),
+          '--quiet',
+          ...settings.serverArgs,
+        ],
+        {
+          readOnly: [settings.runtimeDir, ...python.roots, ...(options.pythonPath ?? [])],
+          controlDir: dir.hostPath,
+          cwd: settings.runtimeDir,
+          env: { ...runtimeEnv(), ...(options.pythonPath?.length ? { PYTHONPATH: options.pythonPath.join(':') } : {}) },
+          tmpfsBytes: SANDBOX_TMP_BYTES,
+        },
+      );
+      const blocked = await unreadableBy(python.executable, plan.uid);
+      if (blocked !== null) {
+        throw unavailable(
+          `the sandbox's user (uid ${plan.uid}) cannot reach the Python interpreter ${python.executable}: ${blocked}. Install Python where other users can read it (e.g. /usr/bin/python3), or allow traversal of that directory (chmod o+x).`,
+        );
+      }
+      const secret = randomBytes(32).toString('base64url');
+      const secrets = new SecretSet();
+      const child = spawn(plan.command, plan.args, {
+        cwd: plan.cwd,
+        env: plan.env,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        // Its own process group: stopping the group also stops the fork server and running children.
+        detached: true,
+        ...(plan.uid !== undefined ? { uid: plan.uid, gid: plan.gid ?? plan.uid } : {}),
+      });
+      // The secret is the first line; stdin then stays open, and its end tells the server to exit.
+      child.stdin!.on('error', () => {});
+      child.stdin!.write(`${secret}\n`);
+      const launched = await launch(child, {
+        name: 'the Python runtime',
+        location: settings.runtimeDir,
+        startTimeoutMs: settings.startTimeoutMs,
+        spawnFailed: (error) =>
+          error.code === 'ENOENT' ? `${plan.command} was not found (${sandbox.kind === 'bubblewrap' ? 'install bubblewrap' : 'check the python option'})` : `the Python runtime could not be started (${error.message})`,
+        unavailable,
+        onStderr: (line) => options.logger?.warn('python runtime stderr', { tenantId, pid: child.pid, line: secrets.scrub(line) }),
+        socketOnHost: (announced) => dir.onHost(basename(announced)),
+      }).catch(async (error: unknown) => {
+        await release();
+        throw error;
+      });
+      const { pid, port, socketPath, agent, exited, announced } = launched;
+      const egressPort = typeof announced.egressPort === 'number' ? announced.egressPort : null;
+      return {
+        role,
+        tenantId,
+        pid,
+        port,
+        ...(socketPath !== undefined ? { socketPath } : {}),
+        agent,
+        exited,
+        authorization: `Bearer ${secret}`,
+        egressPort,
+        secrets,
+        dispose: () => {
+          child.stdin?.destroy();
+          void release();
+        },
+      };
+    } catch (error) {
+      await release();
+      throw error;
+    }
   }
 
   async function* invoke(tenantId: string, invocation: Invocation, signal?: AbortSignal): AsyncGenerator<RuntimeEvent, void, undefined> {
     const startedAt = Date.now();
-    const body = invocationBody(invocation);
     for (let attempt = 0; ; attempt++) {
       if (signal?.aborted) {
         yield* failed(errorEvent(COMPUTE_ERROR.aborted, 'the invocation was aborted'), startedAt);
@@ -158,16 +268,33 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
         yield* failed(errorEvent(COMPUTE_ERROR.unavailable, messageOf(error)), startedAt);
         return;
       }
+      const run = openRun(proc, invocation);
       try {
-        const outcome = yield* runOn(proc, body, invocation.timeoutMs, signal, startedAt);
+        const outcome = yield* runOn(proc, run.body, invocation.timeoutMs, signal, startedAt);
         // Refused before the run began because the process had just died: once more on a new one.
         if (outcome === 'retry' && attempt === 0) continue;
         if (outcome === 'retry') yield* failed(errorEvent(COMPUTE_ERROR.unavailable, 'the runtime process could not be reached'), startedAt);
         return;
       } finally {
+        run.release();
         pool.release(proc);
       }
     }
+  }
+
+  /**
+   * The `/invoke` body for one run on `proc`: outbound calls go through the egress proxy under a
+   * credential of this run alone, which enforces `allowHosts` and adds `platformCalls` itself, so
+   * those headers (the owner's run token) never enter the sandbox.
+   */
+  function openRun(proc: RuntimeProcess, invocation: Invocation): { body: string; release(): void } {
+    const { platformCalls, ...rest } = invocation;
+    proc.handle.secrets.addValuesOf(invocation.env, PUBLIC_RUN_ENV);
+    if (proc.handle.egressPort === null) return { body: invocationBody(rest), release: () => {} };
+    const grant = egress.openRun(proc.key, { allowHosts: invocation.allowHosts, ...(platformCalls ? { platformCalls } : {}) });
+    proc.handle.secrets.add(grant.credential);
+    const egressProxy = `http://run:${grant.credential}@127.0.0.1:${proc.handle.egressPort}`;
+    return { body: invocationBody({ ...rest, egressProxy }), release: () => grant.release() };
   }
 
   /** One `/invoke` exchange. Returns `retry` when the process was found dead before the run began. */
@@ -183,13 +310,12 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
     watchdogTimer.unref();
     const cancel = new AbortController(); // the consumer stopped iterating
     const combined = AbortSignal.any([watchdog.signal, cancel.signal, ...(signal ? [signal] : [])]);
-    let childPid: number | null = null;
     let runtimeEnded = false;
     let request: http.ClientRequest | null = null;
     try {
       let response: http.IncomingMessage;
       try {
-        ({ request, response } = await post(proc.handle, '/invoke', body, combined));
+        ({ request, response } = await post(proc.handle, '/invoke', body, combined, { authorization: proc.handle.authorization }));
       } catch (error) {
         if (!combined.aborted && (await diedMeanwhile(proc))) return 'retry';
         yield* failed(classify(error), startedAt);
@@ -201,7 +327,6 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
       }
       yield* runtimeEvents(response, {
         startedAt,
-        onStart: (pid) => (childPid = pid),
         onRuntimeEnd: () => (runtimeEnded = true),
         classifyFailure: classify,
         truncated: () =>
@@ -211,11 +336,10 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
     } finally {
       clearTimeout(watchdogTimer);
       if (!runtimeEnded) {
+        // The server watches its caller's connection and kills the run as soon as it closes, even
+        // a silent one (the pid it reports lives in the sandbox's namespace, not the platform's).
         cancel.abort();
         request?.destroy();
-        // The runtime notices a closed connection only when the run next writes an event; a run
-        // that is silent (sleeping, waiting on a model) would go on until its timeout.
-        if (childPid !== null) killRunChild(proc.handle.pid, childPid);
       }
     }
 
@@ -232,7 +356,7 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
   async function check(source: string): Promise<{ ok: boolean; violations: SourceViolation[] }> {
     const proc = await pool.acquire(CHECKER_KEY);
     try {
-      const { response } = await post(proc.handle, '/check', JSON.stringify({ source }), AbortSignal.timeout(30_000));
+      const { response } = await post(proc.handle, '/check', JSON.stringify({ source }), AbortSignal.timeout(30_000), { authorization: proc.handle.authorization });
       const body = await readBody(response);
       if (response.statusCode !== 200) throw RuntimeHttpError.fromBody(response.statusCode ?? 0, body);
       return parseCheckResult(body);
@@ -241,12 +365,70 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
     }
   }
 
-  return { check, invoke, stats: pool.stats, onProcessExit: pool.onProcessExit, close: pool.close };
+  async function health(tenantId: string): Promise<unknown> {
+    if (!pool.stats().processes.some((info) => info.tenantId === tenantId)) return null;
+    const proc = await pool.acquire(`${TENANT_PREFIX}${tenantId}`);
+    try {
+      const response = await get(proc.handle, '/health', proc.handle.authorization);
+      return JSON.parse(await readBody(response)) as unknown;
+    } finally {
+      pool.release(proc);
+    }
+  }
+
+  async function close(): Promise<void> {
+    await pool.close();
+    if (!options.egress) await egress.close();
+  }
+
+  return { check, invoke, health, stats: pool.stats, onProcessExit: pool.onProcessExit, close };
 }
 
-/** The runtime server's whole environment: a few basics, never the platform's own variables. */
-export function runtimeEnv(parent: NodeJS.ProcessEnv): Record<string, string> {
-  return { ...inheritedEnv(parent, INHERITED_ENV), PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1' };
+const CONTROL_SOCKET = 'runtime.sock';
+const EGRESS_SOCKET = 'egress.sock';
+
+/** The runtime server's whole environment: a few fixed basics, never the platform's own variables. */
+export function runtimeEnv(): Record<string, string> {
+  return { PATH: '/usr/bin:/bin', HOME: '/tmp', TMPDIR: '/tmp', LANG: 'C.UTF-8', PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1' };
+}
+
+/** The real interpreter behind a name (pyenv shims are scripts), and the directories it needs. */
+interface Interpreter {
+  readonly executable: string;
+  /** Its installation and every directory on its default path: bound read-only into sandboxes. */
+  readonly roots: readonly string[];
+}
+
+const INTERPRETER_PROBE = 'import json, os, sys; print(json.dumps({"executable": sys.executable, "roots": sorted({p for p in [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *sys.path] if p and os.path.isdir(p)})}))';
+
+/** Asks the interpreter itself, as the platform's user, where it lives. */
+function findInterpreter(python: string): Promise<Interpreter> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(python, ['-I', '-c', INTERPRETER_PROBE], { env: inheritedEnv(process.env, INHERITED_ENV), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (err = (err + chunk).slice(-1000)));
+    child.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        new Error(
+          error.code === 'ENOENT'
+            ? `${python} was not found; install Python 3.11 or newer (or set the python option) to run agents and actions locally`
+            : `the Python runtime could not be started (${error.message})`,
+        ),
+      ),
+    );
+    child.once('close', (code) => {
+      try {
+        if (code !== 0) throw new Error(err.trim() || `exit code ${code}`);
+        const parsed = JSON.parse(out) as { executable?: unknown; roots?: unknown };
+        if (typeof parsed.executable !== 'string' || !Array.isArray(parsed.roots)) throw new Error('unexpected answer');
+        resolve({ executable: parsed.executable, roots: parsed.roots.filter((root): root is string => typeof root === 'string' && root !== '/') });
+      } catch (error) {
+        reject(new Error(`${python} could not describe itself (${messageOf(error)})`));
+      }
+    });
+  });
 }
 
 /** True when the process turns out to be dead (its exit may trail the refused connection briefly). */
@@ -263,23 +445,13 @@ async function diedMeanwhile(proc: RuntimeProcess): Promise<boolean> {
   return result;
 }
 
+/**
+ * A run that ended before its server answered: no user code ran (the server answers before it
+ * starts a run), so `started` is false and the run costs nothing.
+ */
 function* failed(error: ErrorEvent, startedAt: number): Generator<RuntimeEvent, void, undefined> {
   yield error;
-  yield { type: 'end', durationMs: Math.max(0, Date.now() - startedAt) };
-}
-
-/**
- * Kills the child that runs an abandoned invocation, but only after checking it is still a child
- * of this server's fork server (pid -> zygote -> server), so a recycled pid is never hit.
- */
-function killRunChild(serverPid: number, childPid: number): void {
-  const zygotePid = parentPid(childPid);
-  if (zygotePid === null || parentPid(zygotePid) !== serverPid) return;
-  try {
-    process.kill(childPid, 'SIGKILL');
-  } catch {
-    // it has just finished on its own
-  }
+  yield { type: 'end', started: false, durationMs: Math.max(0, Date.now() - startedAt) };
 }
 
 function messageOf(error: unknown): string {

@@ -15,15 +15,22 @@
  * - `--experimental-vm-modules`, so ES module sources load as vm modules (see mcp-host/core.mjs);
  * - a clean environment: a few basics, never the platform's own variables. The owner's keys arrive
  *   with each request and are visible to that request only.
- * Each host takes a random bearer token on stdin and refuses requests without it, so the code of
- * one tenant cannot call another tenant's host on the loopback interface.
+ * Each host runs inside the OS sandbox (os-sandbox.ts): no network, no view of the platform's files
+ * or processes, listening on a Unix socket in a directory only the platform shares. It also takes a
+ * random bearer token on stdin and refuses requests without it.
+ *
+ * JavaScript cannot be stopped from outside the process that runs it, so a request that misses its
+ * deadline ends its tenant's host: the work stops for real, and the next request starts a new host.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../core/logger.ts';
+import { SecretSet } from '../core/secret-scope.ts';
+import { createEgressProxy, type EgressProxy } from './egress-proxy.ts';
+import { prepareOsSandbox, type OsSandbox } from './os-sandbox.ts';
 import {
   handlePayload,
   HostProtocolError,
@@ -36,7 +43,7 @@ import {
   parseInspection,
 } from './mcp-protocol.ts';
 import type { McpHttpRequest, McpHttpResponse, McpInspection, McpRuntime, McpSource } from './mcp-runtime.ts';
-import { createProcessPool, inheritedEnv, launch, post, readBody } from './process-pool.ts';
+import { createProcessPool, launch, post, readBody } from './process-pool.ts';
 import type { ExitStatus, PoolExitReason, PooledProcess, PoolProcess, SupervisedProcesses } from './process-pool.ts';
 
 export { McpRuntimeUnavailableError } from './mcp-protocol.ts';
@@ -46,8 +53,14 @@ const DEFAULT_HOST_SCRIPT = fileURLToPath(new URL('./mcp-host/host.mjs', import.
 const DEFAULT_MODULES_FROM = fileURLToPath(new URL('../../', import.meta.url));
 /** Packages user code may load; the host is allowed to read them and their dependencies. */
 const ALLOWED_PACKAGES = ['@modelcontextprotocol/sdk', 'zod'] as const;
-/** Variables a host may inherit; everything else in the platform's environment stays out. */
-const INHERITED_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR'] as const;
+/** What the host itself loads besides them: `fetch`'s proxy dispatcher. */
+const HOST_PACKAGES = ['undici'] as const;
+const EGRESS_SOCKET = 'egress.sock';
+/** A host's whole environment inside its sandbox: fixed basics, never the platform's own variables. */
+const HOST_ENV: Readonly<Record<string, string>> = { PATH: '/usr/bin:/bin', HOME: '/tmp', TMPDIR: '/tmp', LANG: 'C.UTF-8' };
+/** Size of each host sandbox's private /tmp (Node's permission model denies writes anyway). */
+const SANDBOX_TMP_BYTES = 64 * 1024 * 1024;
+const CONTROL_SOCKET = 'mcp-host.sock';
 /** Largest answer read from a host (an MCP response body plus its JSON envelope). */
 const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 
@@ -83,20 +96,37 @@ export interface LocalMcpRuntimeOptions {
   readonly permissions?: boolean;
   /** Receives the hosts' own log lines and the servers' console output. */
   readonly logger?: Logger;
+  /**
+   * The OS sandbox every host runs in (default: bubblewrap, checked when the first host starts).
+   * When it cannot be set up, requests are answered 503 with a message saying why.
+   */
+  readonly sandbox?: Promise<OsSandbox>;
+  /** The platform's egress proxy, the hosts' only way out (default: one of this adapter's own, closed with it). */
+  readonly egress?: EgressProxy;
+  /**
+   * What servers' `fetch` may reach through the proxy (egress-proxy.ts entries; default `['*']`:
+   * any host whose addresses are public, on ports 443 and 80; `[]`: nothing).
+   */
+  readonly egressAllowHosts?: readonly string[];
 }
 
 /** One host process, as `stats()` shows it. */
 export interface McpProcessInfo {
   readonly tenantId: string;
+  /** The pid of the process the platform started (the sandbox), which is also the process group id. */
   readonly pid: number;
-  readonly port: number;
+  /** The host's socket, as the platform reaches it. */
+  readonly socketPath: string;
   readonly activeRequests: number;
   readonly startedAt: number;
   readonly lastUsedAt: number;
 }
 
-/** Why a host stopped: as the Python runtime's, plus `unresponsive` (killed by the watchdog). */
-export type McpProcessExitReason = PoolExitReason | 'unresponsive';
+/**
+ * Why a host stopped: as the Python runtime's, plus `unresponsive` (killed by the watchdog) and
+ * `timed-out` (a request missed its deadline, so the tenant's work in it was ended).
+ */
+export type McpProcessExitReason = PoolExitReason | 'unresponsive' | 'timed-out';
 
 /** Reported to `onProcessExit` listeners once a host (and its group) has gone. */
 export interface McpProcessExit extends ExitStatus {
@@ -114,15 +144,19 @@ interface Host extends PoolProcess {
   readonly authorization: string;
   /** What the host's stderr said about its end (V8 prints "heap out of memory" before aborting). */
   readonly stderr: { outOfMemory: boolean };
+  /** Every key handed to this host, scrubbed from its output (a server's crash may print one). */
+  readonly secrets: SecretSet;
 }
 
-type HostProcess = PooledProcess<Host, 'unresponsive'>;
+type HostProcess = PooledProcess<Host, 'unresponsive' | 'timed-out'>;
 
 /** How one exchange with a host ended. */
 type Outcome =
   | { readonly kind: 'answer'; readonly value: unknown }
   | { readonly kind: 'refused' }
   | { readonly kind: 'timeout' }
+  /** The host answered that the request missed its deadline; the host was stopped with the work. */
+  | { readonly kind: 'timed-out'; readonly error: string }
   | { readonly kind: 'crashed'; readonly detail: string }
   | { readonly kind: 'cancelled' }
   | { readonly kind: 'closed' }
@@ -144,12 +178,17 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
   };
   const logger = options.logger;
   const unavailable = (message: string) => new McpRuntimeUnavailableError(message);
-  const pool = createProcessPool<Host, 'unresponsive', McpProcessInfo, McpProcessExit>({
+  const sandboxReady = options.sandbox ?? prepareOsSandbox(logger ? { logger } : {});
+  // Reported when a host is needed, not as an unhandled rejection at construction.
+  sandboxReady.catch(() => undefined);
+  const egress = options.egress ?? createEgressProxy(logger ? { logger } : {});
+  const egressAllowHosts = options.egressAllowHosts ?? ['*'];
+  const pool = createProcessPool<Host, 'unresponsive' | 'timed-out', McpProcessInfo, McpProcessExit>({
     start: startHost,
     idleTimeoutMs: settings.idleTimeoutMs,
     maxProcesses: settings.maxProcesses,
     unavailable,
-    describe: ({ handle: { tenantId, pid, port }, active, startedAt, lastUsedAt }) => ({ tenantId, pid, port, activeRequests: active, startedAt, lastUsedAt }),
+    describe: ({ handle: { tenantId, pid, socketPath }, active, startedAt, lastUsedAt }) => ({ tenantId, pid, socketPath: socketPath ?? '', activeRequests: active, startedAt, lastUsedAt }),
     describeExit: ({ handle: { tenantId, pid }, reason, code, signal }) => ({ tenantId, pid, reason, code, signal }),
     messages: {
       closed: 'the local MCP runtime is closed',
@@ -177,32 +216,91 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
   }
 
   async function startHost(tenantId: string): Promise<Host> {
-    const token = randomBytes(32).toString('base64url');
-    const child = spawn(settings.node, argumentsForNode(), {
-      cwd: dirname(settings.hostScript),
-      env: hostEnv(process.env),
-      stdio: ['pipe', 'pipe', 'pipe'],
-      // Its own process group, so stopping it stops anything it might have started.
-      detached: true,
-    });
-    // The token is the first line; stdin then stays open, and its end tells the host to exit (so a
-    // host whose platform was killed outright, with no chance to stop it, exits by itself).
-    child.stdin!.on('error', () => {});
-    child.stdin!.write(`${token}\n`);
-    const stderr = { outOfMemory: false };
-    const { pid, port, agent, exited, stdout } = await launch(child, {
-      name: 'the MCP host',
-      startTimeoutMs: settings.startTimeoutMs,
-      spawnFailed: (error) => `the MCP host could not be started with ${settings.node} (${error.message})`,
-      unavailable,
-      onStderr: (line) => {
-        if (line.includes('heap out of memory')) stderr.outOfMemory = true;
-        logger?.warn('mcp host stderr', { tenantId, pid: child.pid, line });
-      },
-    });
-    // Later stdout lines are the servers' console output.
-    stdout.on('line', (line) => logger?.info('mcp server output', { tenantId, pid: child.pid, line }));
-    return { tenantId, pid, port, agent, exited, authorization: `Bearer ${token}`, stderr, dispose: () => child.stdin?.destroy() };
+    let sandbox: OsSandbox;
+    try {
+      sandbox = await sandboxReady;
+    } catch (error) {
+      throw unavailable(messageOf(error));
+    }
+    const dir = await sandbox.makeControlDir();
+    const key = `mcp:${tenantId}`;
+    // One credential per host: every server of the tenant runs in it, under the operator's list.
+    const egressSocket = egressAllowHosts.length > 0 ? await egress.listen(dir.onHost(EGRESS_SOCKET), key) : null;
+    const grant = egressSocket ? egress.openRun(key, { allowHosts: egressAllowHosts }) : null;
+    const release = async () => {
+      grant?.release();
+      await egressSocket?.close().catch(() => undefined);
+      await dir.remove().catch(() => undefined);
+    };
+    try {
+      const token = randomBytes(32).toString('base64url');
+      const egressArgs = egressSocket ? ['--egress-socket', dir.inside(EGRESS_SOCKET)] : [];
+      const plan = sandbox.plan(settings.node, [...argumentsForNode(), '--socket', dir.inside(CONTROL_SOCKET), ...egressArgs], {
+        readOnly: readableByHosts(),
+        controlDir: dir.hostPath,
+        cwd: dirname(settings.hostScript),
+        env: HOST_ENV,
+        tmpfsBytes: SANDBOX_TMP_BYTES,
+      });
+      const child = spawn(plan.command, plan.args, {
+        cwd: plan.cwd,
+        env: plan.env,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        // Its own process group, so stopping it stops anything it might have started.
+        detached: true,
+        ...(plan.uid !== undefined ? { uid: plan.uid, gid: plan.gid ?? plan.uid } : {}),
+      });
+      // The token is the first line; stdin then stays open, and its end tells the host to exit (so a
+      // host whose platform was killed outright, with no chance to stop it, exits by itself).
+      child.stdin!.on('error', () => {});
+      child.stdin!.write(`${token}\n${grant ? `${grant.credential}\n` : ''}`);
+      const stderr = { outOfMemory: false };
+      const secrets = new SecretSet();
+      if (grant) secrets.add(grant.credential);
+      const { pid, port, socketPath, agent, exited, stdout } = await launch(child, {
+        name: 'the MCP host',
+        startTimeoutMs: settings.startTimeoutMs,
+        spawnFailed: (error) => `the MCP host could not be started with ${plan.command} (${error.message})`,
+        unavailable,
+        onStderr: (line) => {
+          if (line.includes('heap out of memory')) stderr.outOfMemory = true;
+          logger?.warn('mcp host stderr', { tenantId, pid: child.pid, line: secrets.scrub(line) });
+        },
+        socketOnHost: (announced) => dir.onHost(basename(announced)),
+      });
+      // Later stdout lines are the servers' console output.
+      stdout.on('line', (line) => logger?.info('mcp server output', { tenantId, pid: child.pid, line: secrets.scrub(line) }));
+      return {
+        tenantId,
+        pid,
+        port,
+        ...(socketPath !== undefined ? { socketPath } : {}),
+        agent,
+        exited,
+        authorization: `Bearer ${token}`,
+        stderr,
+        secrets,
+        dispose: () => {
+          child.stdin?.destroy();
+          void release();
+        },
+      };
+    } catch (error) {
+      await release();
+      throw error;
+    }
+  }
+
+  let readable: string[] | null = null;
+
+  /** What a host must read: its own directory, the allowed packages, and Node itself when it lives outside /usr. */
+  function readableByHosts(): string[] {
+    readable ??= [
+      dirname(realpathSync(settings.hostScript)),
+      ...packageClosure([...ALLOWED_PACKAGES, ...HOST_PACKAGES], settings.modulesFrom),
+      dirname(dirname(realpathSync(settings.node))),
+    ];
+    return readable;
   }
 
   /** One POST to a host, classified. A host that misses the watchdog deadline is killed. */
@@ -215,7 +313,15 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
       const { response } = await post(proc.handle, path, body, combined, { authorization: proc.handle.authorization });
       const text = await readBody(response, MAX_ANSWER_BYTES);
       if (response.statusCode !== 200) return { kind: 'failed', detail: `the MCP host answered ${response.statusCode}: ${text.slice(0, 300)}` };
-      return { kind: 'answer', value: JSON.parse(text) };
+      const value: unknown = JSON.parse(text);
+      const missed = missedDeadline(value);
+      if (missed !== null) {
+        // The host gave up waiting, but the server's promise may still be working (and spending).
+        logger?.warn('mcp request missed its deadline; ending the tenant\'s host', { tenantId: proc.handle.tenantId, pid: proc.handle.pid, timeoutMs });
+        void pool.stop(proc, 'timed-out', 'SIGKILL');
+        return { kind: 'timed-out', error: missed };
+      }
+      return { kind: 'answer', value };
     } catch (error) {
       if (watchdog.signal.aborted) {
         logger?.warn('mcp host unresponsive; killing it', { tenantId: proc.handle.tenantId, pid: proc.handle.pid, timeoutMs });
@@ -256,6 +362,8 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
             throw new McpRuntimeUnavailableError('the MCP host process could not be reached');
           case 'timeout':
             return { ok: false, error: `loading the server and listing its tools did not finish within ${settings.requestTimeoutMs} ms` };
+          case 'timed-out':
+            return { ok: false, error: outcome.error };
           case 'crashed':
             return { ok: false, error: `the server's process ${outcome.detail} while the source was loaded` };
           case 'cancelled':
@@ -280,13 +388,14 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
     const id = jsonRpcIdOf(request.body);
     const body = JSON.stringify(handlePayload(source, request, env, settings.requestTimeoutMs));
     for (let attempt = 0; ; attempt++) {
-      if (signal?.aborted) return jsonRpcErrorResponse(499, id, MCP_ERROR_CODE.connectionClosed, 'the request was cancelled');
+      if (signal?.aborted) return notStarted(jsonRpcErrorResponse(499, id, MCP_ERROR_CODE.connectionClosed, 'the request was cancelled'));
       let proc: HostProcess;
       try {
         proc = await pool.acquire(tenantId);
       } catch (error) {
-        return jsonRpcErrorResponse(503, id, MCP_ERROR_CODE.connectionClosed, `the MCP runtime is unavailable: ${messageOf(error)}`);
+        return notStarted(jsonRpcErrorResponse(503, id, MCP_ERROR_CODE.connectionClosed, `the MCP runtime is unavailable: ${messageOf(error)}`));
       }
+      proc.handle.secrets.addValuesOf(env);
       try {
         const outcome = await exchange(proc, '/handle', body, settings.requestTimeoutMs, signal);
         switch (outcome.kind) {
@@ -300,9 +409,11 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
           case 'refused':
             // Refused before anything was sent (the host had just died): once more on a new one.
             if (attempt === 0) continue;
-            return jsonRpcErrorResponse(503, id, MCP_ERROR_CODE.connectionClosed, 'the MCP runtime is unavailable: its process could not be reached');
+            return notStarted(jsonRpcErrorResponse(503, id, MCP_ERROR_CODE.connectionClosed, 'the MCP runtime is unavailable: its process could not be reached'));
           case 'timeout':
             return jsonRpcErrorResponse(504, id, MCP_ERROR_CODE.requestTimeout, `the MCP server did not answer within ${settings.requestTimeoutMs} ms`);
+          case 'timed-out':
+            return jsonRpcErrorResponse(504, id, MCP_ERROR_CODE.requestTimeout, outcome.error);
           case 'crashed':
             return jsonRpcErrorResponse(502, id, MCP_ERROR_CODE.connectionClosed, `the MCP server's process ${outcome.detail} during the request`);
           case 'cancelled':
@@ -318,12 +429,34 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
     }
   }
 
-  return { inspect, handle, stats: pool.stats, onProcessExit: pool.onProcessExit, close: pool.close };
+  async function close(): Promise<void> {
+    await pool.close();
+    if (!options.egress) await egress.close();
+  }
+
+  return { inspect, handle, stats: pool.stats, onProcessExit: pool.onProcessExit, close };
 }
 
-/** A host's whole environment: a few basics, never the platform's own variables. */
-export function hostEnv(parent: NodeJS.ProcessEnv): Record<string, string> {
-  return inheritedEnv(parent, INHERITED_ENV);
+/** Marks an answer given before the request reached any server code (see `McpHttpResponse.notStarted`). */
+function notStarted(response: McpHttpResponse): McpHttpResponse {
+  return { ...response, notStarted: true };
+}
+
+/**
+ * The message of a host's "missed its deadline" answer (an inspection that did not finish, or a
+ * JSON-RPC request-timeout error with status 504), else null.
+ */
+function missedDeadline(value: unknown): string | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const answer = value as { ok?: unknown; error?: unknown; status?: unknown; body?: unknown };
+  if (answer.ok === false && typeof answer.error === 'string' && answer.error.includes('did not finish within')) return answer.error;
+  if (answer.status !== 504 || typeof answer.body !== 'string') return null;
+  try {
+    const body = JSON.parse(answer.body) as { error?: { code?: unknown; message?: unknown } };
+    return body.error?.code === MCP_ERROR_CODE.requestTimeout && typeof body.error.message === 'string' ? body.error.message : null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -334,7 +467,7 @@ export function permissionFlags(hostScript: string, modulesFrom: string): string
   const flags = process.allowedNodeEnvironmentFlags;
   const enable = flags.has('--permission') ? '--permission' : flags.has('--experimental-permission') ? '--experimental-permission' : null;
   if (enable === null) return [];
-  const readable = [dirname(realpathSync(hostScript)), ...packageClosure(ALLOWED_PACKAGES, modulesFrom)];
+  const readable = [dirname(realpathSync(hostScript)), ...packageClosure([...ALLOWED_PACKAGES, ...HOST_PACKAGES], modulesFrom)];
   return [
     enable,
     ...readable.map((dir) => `--allow-fs-read=${dir.endsWith('/') ? dir : `${dir}/`}`),

@@ -3,9 +3,9 @@
  * mcp-local-runtime.ts: MCP hosts): one process per key (a tenant), started on first use with
  * concurrent first calls sharing one start, kept warm, restarted after it dies, stopped when idle,
  * and at most `maxProcesses` at once by stopping the least recently used idle one. Each process
- * runs in its own process group (see process-group.ts) and announces its loopback port with a
- * `{"event":"listening","port":N}` line on stdout; `launch` reads that line. What a process runs
- * and what it is asked stay with the adapters.
+ * runs in its own process group (see process-group.ts) and announces where it listens with a
+ * `{"event":"listening","port":N}` or `{"event":"listening","socket":PATH}` line on stdout; `launch`
+ * reads that line. What a process runs and what it is asked stay with the adapters.
  */
 import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
@@ -21,8 +21,14 @@ export interface ExitStatus {
 /** Why a pooled process stopped: idle, to make room, by `close()`, or on its own. */
 export type PoolExitReason = 'idle' | 'evicted' | 'closed' | 'crashed';
 
-/** Where a process listens on the loopback interface, and the keep-alive connections to it. */
+/**
+ * Where a process listens, and the keep-alive connections to it: a Unix socket (sandboxed
+ * processes, whose sockets only the platform can reach) or a loopback port.
+ */
 export interface LoopbackServer {
+  /** The socket's path on the platform's side; set for processes that listen on a Unix socket. */
+  readonly socketPath?: string;
+  /** The loopback port; 0 for a process that listens on a Unix socket. */
   readonly port: number;
   readonly agent: http.Agent;
 }
@@ -314,12 +320,19 @@ export interface LaunchOptions {
   readonly unavailable: (message: string) => Error;
   /** Receives the process's stderr lines; the last few also go into start failure messages. */
   readonly onStderr?: (line: string) => void;
+  /**
+   * Maps the socket path a process announces (as it names it, inside its sandbox) to the path the
+   * platform connects to; a process that announces a socket without this option fails to start.
+   */
+  readonly socketOnHost?: (announced: string) => string;
 }
 
-/** A process that has announced its port. */
+/** A process that has announced where it listens. */
 export interface Launched extends PoolProcess {
   /** The process's stdout lines after the `listening` line. */
   readonly stdout: Interface;
+  /** The whole `listening` line, for fields an adapter's process adds (e.g. `egressPort`). */
+  readonly announced: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -342,8 +355,10 @@ export async function launch(child: ChildProcess, options: LaunchOptions): Promi
   });
   const stdout = createInterface({ input: child.stdout! });
   try {
-    const port = await waitForListening(child, stdout, exited, stderrTail, options);
-    return { pid: child.pid!, port, agent: new http.Agent({ keepAlive: true, maxFreeSockets: 8 }), exited, stdout };
+    const announced = await waitForListening(child, stdout, exited, stderrTail, options);
+    const agent = new http.Agent({ keepAlive: true, maxFreeSockets: 8 });
+    const where = typeof announced.socket === 'string' ? { socketPath: options.socketOnHost!(announced.socket), port: 0 } : { port: announced.port as number };
+    return { pid: child.pid!, ...where, agent, exited, stdout, announced };
   } catch (error) {
     if (child.pid !== undefined) {
       signalGroup(child.pid, 'SIGKILL');
@@ -355,27 +370,27 @@ export async function launch(child: ChildProcess, options: LaunchOptions): Promi
   }
 }
 
-/** Resolves with the port from the `listening` line; rejects with a message a user can act on. */
+/** Resolves with the `listening` line; rejects with a message a user can act on. */
 function waitForListening(
   child: ChildProcess,
   lines: Interface,
   exited: Promise<ExitStatus>,
   stderrTail: readonly string[],
   options: LaunchOptions,
-): Promise<number> {
+): Promise<Record<string, unknown>> {
   const { name, startTimeoutMs, unavailable } = options;
-  return new Promise<number>((resolve, reject) => {
+  return new Promise<Record<string, unknown>>((resolve, reject) => {
     const tail = () => (stderrTail.length > 0 ? `: ${stderrTail.slice(-5).join(' | ')}` : '');
     const timer = setTimeout(() => finish(unavailable(`${name} did not start within ${startTimeoutMs} ms${tail()}`)), startTimeoutMs);
-    const finish = (outcome: number | Error) => {
+    const finish = (outcome: Record<string, unknown> | Error) => {
       clearTimeout(timer);
       lines.removeAllListeners('line');
       // Later stdout output is not part of the handshake; keep the pipe drained.
       child.stdout?.resume();
-      if (typeof outcome === 'number') resolve(outcome);
-      else reject(outcome);
+      if (outcome instanceof Error) reject(outcome);
+      else resolve(outcome);
     };
-    lines.once('line', (line) => finish(listeningPort(line) ?? unavailable(`${name} printed an unexpected first line: ${line.slice(0, 200)}`)));
+    lines.once('line', (line) => finish(listening(line, options) ?? unavailable(`${name} printed an unexpected first line: ${line.slice(0, 200)}`)));
     child.once('error', (error: NodeJS.ErrnoException) => finish(unavailable(options.spawnFailed(error))));
     void exited.then(({ code, signal }) => {
       const where = options.location === undefined ? '' : ` in ${options.location}`;
@@ -385,12 +400,15 @@ function waitForListening(
   });
 }
 
-function listeningPort(line: string): number | null {
+/** The parsed `listening` line, or null when the line is not one this adapter can use. */
+function listening(line: string, options: LaunchOptions): Record<string, unknown> | null {
   try {
     const parsed: unknown = JSON.parse(line);
     if (typeof parsed !== 'object' || parsed === null) return null;
-    const { event, port } = parsed as { event?: unknown; port?: unknown };
-    return event === 'listening' && typeof port === 'number' ? port : null;
+    const fields = parsed as Record<string, unknown>;
+    if (fields.event !== 'listening') return null;
+    if (typeof fields.socket === 'string') return options.socketOnHost ? fields : null;
+    return typeof fields.port === 'number' ? fields : null;
   } catch {
     return null;
   }
@@ -433,7 +451,7 @@ async function reapGroup(pgid: number): Promise<void> {
   liveGroups.delete(pgid);
 }
 
-/** Sends one POST to a process on the loopback interface and resolves once the response headers are in. */
+/** Sends one POST to a pooled process and resolves once the response headers are in. */
 export function post(
   server: LoopbackServer,
   path: string,
@@ -444,8 +462,7 @@ export function post(
   return new Promise((resolve, reject) => {
     const request = http.request({
       agent: server.agent,
-      host: '127.0.0.1',
-      port: server.port,
+      ...(server.socketPath !== undefined ? { socketPath: server.socketPath } : { host: '127.0.0.1', port: server.port }),
       method: 'POST',
       path,
       headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
@@ -455,6 +472,23 @@ export function post(
     request.on('error', reject);
     request.once('response', (response) => resolve({ request, response }));
     request.end(body);
+  });
+}
+
+/** One authorized GET to a pooled process (`/health`); resolves once the response headers are in. */
+export function get(server: LoopbackServer, path: string, authorization: string): Promise<http.IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const request = http.request({
+      agent: server.agent,
+      ...(server.socketPath !== undefined ? { socketPath: server.socketPath } : { host: '127.0.0.1', port: server.port }),
+      method: 'GET',
+      path,
+      headers: { authorization },
+      signal: AbortSignal.timeout(10_000),
+    });
+    request.on('error', reject);
+    request.once('response', resolve);
+    request.end();
   });
 }
 

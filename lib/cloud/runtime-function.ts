@@ -1,7 +1,7 @@
 import { chmodSync, copyFileSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Duration, Stack } from 'aws-cdk-lib';
-import { PolicyStatement, Role, ServicePrincipal, type IGrantable, type IPrincipal } from 'aws-cdk-lib/aws-iam';
+import { Role, ServicePrincipal, type IGrantable, type IPrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Function as LambdaFunction, LayerVersion, Runtime, TenancyConfig } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -25,13 +25,6 @@ export const DEFAULT_RUNTIME_SOURCE_DIR = join(REPO_ROOT, 'python-runtime');
 
 /** Start script the adapter runs as the handler (lib/cloud/runtime-assets/run.sh). */
 const RUN_SCRIPT = join(REPO_ROOT, 'lib', 'cloud', 'runtime-assets', 'run.sh');
-
-/**
- * Model calls user code may make. Strands' BedrockModel calls ConverseStream (Converse with
- * `streaming=False`); Converse is authorized by bedrock:InvokeModel and ConverseStream by
- * bedrock:InvokeModelWithResponseStream: IAM has no bedrock:Converse* actions.
- */
-export const RUNTIME_BEDROCK_ACTIONS: readonly string[] = ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'];
 
 export interface RuntimeFunctionProps {
   /**
@@ -64,8 +57,10 @@ export interface RuntimeFunctionProps {
  * have no function URL: it is only reachable through Invoke / InvokeWithResponseStream by the
  * platform functions granted that.
  *
- * Its role can write its own logs and call Bedrock models, nothing else: no tables, no bucket, no
- * KMS key. User code is untrusted, and whatever the runtime process can do, a sandbox escape can too.
+ * Its role can write its own logs, nothing else: no model calls, no tables, no bucket, no KMS key.
+ * User code is untrusted, and whatever the runtime process can do, a sandbox escape can too; runs
+ * reach Bedrock with their owner's stored AWS keys, never with the platform's credentials (the
+ * runtime also passes user code only the run's own environment, not the role's credentials).
  */
 export class RuntimeFunction extends Construct implements IGrantable {
   readonly function: LambdaFunction;
@@ -84,20 +79,9 @@ export class RuntimeFunction extends Construct implements IGrantable {
     // (logs in any group of the account).
     this.role = new Role(this, 'Role', {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-      description: 'Agent platform runtime: its own logs and Bedrock model calls only',
+      description: 'Agent platform runtime: its own logs only',
     });
     this.logGroup.grantWrite(this.role);
-    this.role.addToPrincipalPolicy(
-      new PolicyStatement({
-        actions: [...RUNTIME_BEDROCK_ACTIONS],
-        resources: [
-          // Any region: a cross-region inference profile routes to the model in other regions.
-          `arn:${stack.partition}:bedrock:*::foundation-model/*`,
-          // System-defined (cross-region) inference profiles carry the caller's account.
-          `arn:${stack.partition}:bedrock:*:${stack.account}:inference-profile/*`,
-        ],
-      }),
-    );
 
     this.function = new LambdaFunction(this, 'Function', {
       description: 'Agent platform runtime: runs user Python agents and actions',

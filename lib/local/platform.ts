@@ -11,8 +11,10 @@ import { createRunTokens, deriveRunTokenKey } from '../../functions/core/auth/ru
 import { systemClock, type Clock } from '../../functions/core/clock.ts';
 import { createLocalSecretBox } from '../../functions/core/secret-box.ts';
 import type { SecretReader } from '../../functions/core/secret-reader.ts';
+import { createEgressProxy } from '../../functions/runtimes/egress-proxy.ts';
 import { createLocalCompute } from '../../functions/runtimes/local-compute.ts';
 import { createLocalMcpRuntime } from '../../functions/runtimes/mcp-local-runtime.ts';
+import { prepareOsSandbox } from '../../functions/runtimes/os-sandbox.ts';
 import { createLogger, type LogLevel } from '../../functions/core/logger.ts';
 import { createPlatform, type Platform } from '../../functions/platform.ts';
 import { createAccount } from '../../functions/users/user.service.ts';
@@ -43,6 +45,15 @@ export interface LocalPlatformOptions {
   readonly runtimePythonPath?: readonly string[];
   /** Where log lines go (default stdout); tests capture them to check what is never logged. */
   readonly logWriter?: (line: string) => void;
+  /**
+   * How user code is contained (os-sandbox.ts). By default every tenant's runtime runs in a
+   * bubblewrap sandbox, as `uid`/`gid` (default 65534) when the platform is root, and user code
+   * is refused when no sandbox can be made. `unsafeUserCode: 'allow'` (UNSAFE_USER_CODE=allow)
+   * runs it without one.
+   */
+  readonly sandbox?: { readonly unsafeUserCode?: 'allow'; readonly uid?: number; readonly gid?: number };
+  /** What MCP servers' `fetch` may reach (MCP_EGRESS_ALLOW_HOSTS; default any public host). */
+  readonly mcpEgressAllowHosts?: readonly string[];
 }
 
 export interface RunningPlatform {
@@ -99,11 +110,19 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     const runTokenKey = deriveRunTokenKey(masterKey);
     const runTokens = createRunTokens(async () => runTokenKey, options.clock ?? systemClock);
     const log = createLogger(config.LOG_LEVEL, { stage: 'local' }, options.logWriter);
+    // Every tenant's user code runs in an OS sandbox whose only way out is this egress proxy.
+    const sandbox = prepareOsSandbox({ ...options.sandbox, logger: log });
+    sandbox.then(
+      (ready) => log.info('user code sandbox ready', { sandbox: ready.description }),
+      (error: unknown) => log.warn('user code cannot run until this is fixed', { reason: (error as Error).message }),
+    );
+    const egress = createEgressProxy({ logger: log });
+    cleanup.push(() => egress.close());
     // One warm runtime process per tenant, started on first use; all stopped with the platform.
-    const compute = createLocalCompute({ logger: log, ...(options.runtimePythonPath ? { pythonPath: options.runtimePythonPath } : {}) });
+    const compute = createLocalCompute({ logger: log, sandbox, egress, ...(options.runtimePythonPath ? { pythonPath: options.runtimePythonPath } : {}) });
     cleanup.push(() => compute.close());
     // One MCP host process per tenant, likewise started on first use and stopped with the platform.
-    const mcpRuntime = createLocalMcpRuntime({ logger: log });
+    const mcpRuntime = createLocalMcpRuntime({ logger: log, sandbox, egress, ...(options.mcpEgressAllowHosts ? { egressAllowHosts: options.mcpEgressAllowHosts } : {}) });
     cleanup.push(() => mcpRuntime.close());
     const ready = createPlatform(config, { identity: options.identity ?? null, runTokens, secretBox, compute, mcpRuntime, secrets: options.secrets ?? null, log, ...(options.clock ? { clock: options.clock } : {}) });
     await ensureTables(ready.db.doc, LOCAL_PREFIX, tables);

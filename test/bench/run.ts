@@ -14,8 +14,9 @@ import { userInfoBench } from './user-info.bench.ts';
 import { chatBench } from './chat.bench.ts';
 import { runtimeBench } from './runtime.bench.ts';
 import { mcpBench } from './mcp.bench.ts';
+import { sandboxBench } from './sandbox.bench.ts';
 
-const modules: readonly BenchModule[] = [startupBench, userInfoBench, actionsBench, runtimeBench, chatBench, mcpBench];
+const modules: readonly BenchModule[] = [startupBench, userInfoBench, actionsBench, runtimeBench, sandboxBench, chatBench, mcpBench];
 
 // The SDK's Node 20 notice is a plain `Warning` whose text merely starts with its name, so
 // `--disable-warning=NodeVersionSupportWarning` misses it; it would interleave with the report.

@@ -2,12 +2,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { runtimeEnv } from '../../functions/runtimes/local-compute.ts';
+import { inheritedEnv } from '../../functions/runtimes/process-pool.ts';
 import { elapsedSince, repoRoot, type BenchModule } from './harness.ts';
 import { measured, versus } from './stats.ts';
 
 const RUNTIME_DIR = join(repoRoot, 'python-runtime');
 const START_DEADLINE_MS = 30_000;
+/** The bare server, outside any sandbox: what `python3` finds on PATH (pyenv shims included). */
+const bareEnv = () => ({ ...inheritedEnv(process.env, ['PATH', 'HOME', 'PYENV_ROOT', 'PYENV_VERSION']), PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1' });
 const STOP_GRACE_MS = 3_000;
 
 /** The trivial action: what is measured is everything around it. */
@@ -51,7 +53,7 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
 export async function startRuntimeServer(): Promise<RuntimeServer> {
   const child: ChildProcess = spawn('python3', ['-m', 'platform_runtime.server', '--host', '127.0.0.1', '--port', '0', '--quiet'], {
     cwd: RUNTIME_DIR,
-    env: runtimeEnv(process.env),
+    env: bareEnv(),
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -159,7 +161,7 @@ async function warmOnce(agent: Agent, port: number, body: string): Promise<{ ms:
 function freshOnce(script: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const startedAt = performance.now();
-    const child = spawn('python3', ['-c', script], { env: runtimeEnv(process.env), stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('python3', ['-c', script], { env: bareEnv(), stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
     child.once('error', reject);

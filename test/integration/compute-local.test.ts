@@ -107,10 +107,9 @@ function liveMembersOfGroup(pgid: number): number[] {
  * passed: far less than the 20 s the silent agent would run if nobody stopped it.
  */
 async function runtimeActiveRunsSettled(compute: LocalCompute, tenantId: string): Promise<number> {
-  const port = compute.stats().processes.find((p) => p.tenantId === tenantId)!.port;
   let active = -1;
   for (const deadline = Date.now() + 5000; Date.now() < deadline; ) {
-    active = ((await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as { active: number }).active;
+    active = ((await compute.health(tenantId)) as { active: number }).active;
     if (active === 0) break;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -182,7 +181,13 @@ describe('local compute: one warm runtime process per tenant', () => {
     // Assess: the server's whole environment, as the kernel holds it. Wrappers such as pyenv's
     // shim add their own variables, so the check is that none of ours got through unasked.
     const allowed = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'PYENV_ROOT', 'PYENV_VERSION', 'PYTHONUNBUFFERED', 'PYTHONDONTWRITEBYTECODE'];
-    const pid = tenantPid(compute, 'tenant-a')!;
+    // The pool's pid is the sandbox's (bubblewrap); the server is a member of its process group.
+    const sandboxPid = tenantPid(compute, 'tenant-a')!;
+    const pid = liveMembersOfGroup(sandboxPid).find((member) => {
+      const argv = readFileSync(`/proc/${member}/cmdline`, 'utf8').split('\0');
+      return !argv[0]!.endsWith('bwrap') && argv.includes('platform_runtime.server');
+    })!;
+    expect(pid).toBeDefined();
     const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
     const inherited = Object.entries(process.env).filter(([name, value]) => !allowed.includes(name) && environ.includes(`${name}=${value}`));
     expect(environ.some((entry) => entry.startsWith(`${SECRET_NAME}=`))).toBe(false);

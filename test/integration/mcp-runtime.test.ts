@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalMcpRuntime, type LocalMcpRuntime, type McpProcessExit } from '../../functions/runtimes/mcp-local-runtime.ts';
 import type { McpHttpResponse, McpRuntime, McpSource } from '../../functions/runtimes/mcp-runtime.ts';
+import { requestOverSocket } from '../support/unix-http.ts';
 
 /** Two tools with zod input schemas; `key_length` reports the length of the owner's OPENAI_KEY. */
 const SAMPLE_CJS = `const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');
@@ -284,7 +285,8 @@ describe('local MCP runtime: one host process per tenant', () => {
     expect(names).toContain('WEATHER_KEY');
     expect(names).not.toContain(SECRET_NAME);
     expect(names).not.toContain('OPENAI_KEY');
-    expect(names.every((name) => ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'WEATHER_KEY'].includes(name))).toBe(true);
+    // PWD is bubblewrap's, the working directory inside the sandbox.
+    expect(names.every((name) => ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'PWD', 'WEATHER_KEY'].includes(name))).toBe(true);
     expect(textOf(none.json)).toBe('undefined');
   });
 
@@ -329,12 +331,10 @@ exports.createMcpServer = () => {
   it('refuses a request to a host without its token (another tenant\'s code on loopback)', async () => {
     // Prepare
     await runtime.inspect('tenant-b', source('mcp-cjs', 1, SAMPLE_CJS));
-    const port = runtime.stats().processes.find((p) => p.tenantId === 'tenant-b')!.port;
+    const socketPath = runtime.stats().processes.find((p) => p.tenantId === 'tenant-b')!.socketPath;
 
     // Act
-    const response = await fetch(`http://127.0.0.1:${port}/handle`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
+    const response = await requestOverSocket(socketPath, 'POST', '/handle', {
       body: JSON.stringify({ serverId: 'x', version: 1, sourceCode: 'exports.createMcpServer = () => null', request: { method: 'POST', headers: {}, body: '{}' }, env: {} }),
     });
 
@@ -389,7 +389,7 @@ exports.createMcpServer = () => {
 });
 
 describe('local MCP runtime: timeouts, idle stop, LRU cap and close', () => {
-  it('answers a hanging tool with 504 and keeps the process; kills a process whose event loop is stuck', async () => {
+  it('answers a hanging tool with 504 and ends the work with its host; kills a process whose event loop is stuck', async () => {
     // Prepare: short limits
     const runtime = createLocalMcpRuntime({ requestTimeoutMs: 800, watchdogGraceMs: 700 });
     const unruly = source('mcp-unruly', 1, UNRULY);
@@ -398,20 +398,24 @@ describe('local MCP runtime: timeouts, idle stop, LRU cap and close', () => {
       const pid = pidOf(runtime, 'tenant-t')!;
 
       // Act: a tool that never settles (the host answers), then one that never yields (the watchdog answers)
+      const ended = nextExit(runtime, (exit) => exit.tenantId === 'tenant-t');
       const hanging = await callTool(runtime, 'tenant-t', unruly, 'hang');
-      const pidAfterHang = pidOf(runtime, 'tenant-t');
+      const hangExit = await ended;
+      await callTool(runtime, 'tenant-t', unruly, 'env_keys');
+      const spinPid = pidOf(runtime, 'tenant-t')!;
       const killed = nextExit(runtime, (exit) => exit.tenantId === 'tenant-t');
       const spinning = await callTool(runtime, 'tenant-t', unruly, 'spin');
       const exit = await killed;
       const next = await callTool(runtime, 'tenant-t', source('mcp-cjs', 1, SAMPLE_CJS), 'add', { a: 2, b: 2 });
 
-      // Assess
+      // Assess: a missed deadline stops the tenant's work for real, not only the answer
       expect(hanging.response.status).toBe(504);
       expect(hanging.json).toMatchObject({ id: 7, error: { code: -32001, message: 'the MCP server did not answer within 800 ms' } });
-      expect(pidAfterHang).toBe(pid);
+      expect(hangExit).toMatchObject({ pid, reason: 'timed-out' });
+      expect(spinPid).not.toBe(pid);
       expect(spinning.response.status).toBe(504);
       expect(spinning.json).toMatchObject({ id: 7, error: { code: -32001 } });
-      expect(exit).toMatchObject({ pid, reason: 'unresponsive' });
+      expect(exit).toMatchObject({ pid: spinPid, reason: 'unresponsive' });
       expect(textOf(next.json)).toBe('4');
     } finally {
       await runtime.close();

@@ -49,7 +49,15 @@ export interface TestPlatform {
 
 /** Starts the real local platform on a random port with a temporary (or given) DATA_DIR. */
 export async function startTestPlatform(
-  options: { dataDir?: string; env?: Record<string, string>; logLines?: string[]; identity?: IdentityVerifier; secrets?: SecretReader; runtimePythonPath?: string[] } = {},
+  options: {
+    dataDir?: string;
+    env?: Record<string, string>;
+    logLines?: string[];
+    identity?: IdentityVerifier;
+    secrets?: SecretReader;
+    runtimePythonPath?: string[];
+    mcpEgressAllowHosts?: string[];
+  } = {},
 ): Promise<TestPlatform> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'platform-test-')));
   const clock = new SteppableClock();
@@ -67,6 +75,7 @@ export async function startTestPlatform(
     ...(options.identity ? { identity: options.identity } : {}),
     ...(options.secrets ? { secrets: options.secrets } : {}),
     ...(options.runtimePythonPath ? { runtimePythonPath: options.runtimePythonPath } : {}),
+    ...(options.mcpEgressAllowHosts ? { mcpEgressAllowHosts: options.mcpEgressAllowHosts } : {}),
   });
   const adminToken = (await readFile(join(dataDir, ADMIN_TOKEN_FILE), 'utf8')).trim();
   return {

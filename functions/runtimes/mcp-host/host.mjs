@@ -3,12 +3,18 @@
  * The local MCP host: one process per tenant, started by ../mcp-local-runtime.ts.
  *
  *   node [limits and permission flags] host.mjs --modules-from <dir> [--max-modules N]
- *        [--request-timeout-ms N] [--max-body-bytes N]
+ *        [--request-timeout-ms N] [--max-body-bytes N] [--socket PATH] [--egress-socket PATH]
  *
  * - stdin: the first line is the bearer token every request must carry (a token in the argument
- *   list or the environment would be readable by other local processes). When stdin ends (the
- *   platform stopped or died, however), the host exits: it never outlives its supervisor.
- * - stdout: the first line is `{"event":"listening","port":N}` (127.0.0.1, an ephemeral port).
+ *   list or the environment would be readable by other local processes); with --egress-socket the
+ *   second line is the host's egress-proxy credential. When stdin ends (the platform stopped or
+ *   died, however), the host exits: it never outlives its supervisor.
+ * - --egress-socket: the sandbox has no network; the platform's egress proxy listens on this Unix
+ *   socket. The host forwards a loopback port to it and points `fetch` at it, so servers reach
+ *   what the operator allows (and nothing on the platform's machine) with no change to their code.
+ * - stdout: the first line is `{"event":"listening","socket":PATH}` with --socket (the platform's
+ *   sandbox shares that directory with the platform alone), else `{"event":"listening","port":N}`
+ *   (127.0.0.1, an ephemeral port).
  *   Anything later on stdout or stderr is the servers' own console output and the host's log lines.
  * - HTTP: `POST /inspect {serverId, version, sourceCode, timeoutMs?}` -> `{ok, tools}` or
  *   `{ok: false, error}`; `POST /handle {serverId, version, sourceCode, request: {method, headers,
@@ -17,6 +23,8 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
+import net from 'node:net';
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { createHost } from './core.mjs';
 
@@ -26,6 +34,8 @@ const { values } = parseArgs({
     'max-modules': { type: 'string' },
     'request-timeout-ms': { type: 'string' },
     'max-body-bytes': { type: 'string' },
+    socket: { type: 'string' },
+    'egress-socket': { type: 'string' },
   },
 });
 const maxBodyBytes = positive(values['max-body-bytes']) ?? 16 * 1024 * 1024;
@@ -42,14 +52,23 @@ process.on('unhandledRejection', (reason) => {
   log('unhandled rejection in server code', { reason: reason instanceof Error ? `${reason.name}: ${reason.message}` : String(reason) });
 });
 
-const token = await firstLine(process.stdin);
+// The iterator queues lines that arrive together (token and credential come in one write).
+const stdinLines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+const token = await nextLine(stdinLines);
 if (!token) {
   log('no token on stdin');
   process.exit(2);
 }
 const tokenDigest = digest(`Bearer ${token}`);
+if (values['egress-socket'] !== undefined) {
+  const credential = await nextLine(stdinLines);
+  if (!credential) {
+    log('no egress credential on stdin');
+    process.exit(2);
+  }
+  await routeFetchThroughProxy(values['egress-socket'], credential);
+}
 process.stdin.on('end', () => process.exit(0));
-process.stdin.resume();
 
 const host = createHost({
   modulesFrom: values['modules-from'] ?? import.meta.url,
@@ -66,11 +85,16 @@ const server = http.createServer((req, res) => {
   });
 });
 server.keepAliveTimeout = 60_000;
-server.listen(0, '127.0.0.1', () => {
-  const address = server.address();
-  const port = address !== null && typeof address === 'object' ? address.port : 0;
-  process.stdout.write(`${JSON.stringify({ event: 'listening', port })}\n`);
-});
+const socketPath = values.socket;
+if (socketPath !== undefined) {
+  server.listen(socketPath, () => process.stdout.write(`${JSON.stringify({ event: 'listening', socket: socketPath })}\n`));
+} else {
+  server.listen(0, '127.0.0.1', () => {
+    const address = server.address();
+    const port = address !== null && typeof address === 'object' ? address.port : 0;
+    process.stdout.write(`${JSON.stringify({ event: 'listening', port })}\n`);
+  });
+}
 
 /**
  * @param {http.IncomingMessage} req
@@ -144,26 +168,34 @@ async function readBody(req) {
 }
 
 /**
- * The first line of a stream (empty if it ends first); the stream stays open and flowing.
- * @param {NodeJS.ReadStream} stream
+ * The next line of stdin (empty once it has ended); lines after the ones the host reads are ignored.
+ * @param {AsyncIterator<string>} lines
  * @returns {Promise<string>}
  */
-function firstLine(stream) {
-  return new Promise((resolve) => {
-    let buffered = '';
-    const onData = (/** @type {string} */ chunk) => {
-      buffered += chunk;
-      const end = buffered.indexOf('\n');
-      if (end < 0 && buffered.length < 4096) return;
-      stream.off('data', onData);
-      stream.off('end', onEnd);
-      resolve((end < 0 ? '' : buffered.slice(0, end)).trim());
-    };
-    const onEnd = () => resolve('');
-    stream.setEncoding('utf8');
-    stream.on('data', onData);
-    stream.once('end', onEnd);
+async function nextLine(lines) {
+  const next = await lines.next();
+  return next.done ? '' : String(next.value).trim().slice(0, 4096);
+}
+
+/**
+ * Forwards a loopback port (the sandbox's own) to the platform's egress proxy socket and makes it
+ * the global dispatcher of `fetch`, with this host's credential.
+ * @param {string} socketPath
+ * @param {string} credential
+ */
+async function routeFetchThroughProxy(socketPath, credential) {
+  const forwarder = net.createServer((client) => {
+    const upstream = net.connect(socketPath);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+    client.pipe(upstream).pipe(client);
   });
+  await new Promise((resolve) => forwarder.listen(0, '127.0.0.1', () => resolve(undefined)));
+  const address = forwarder.address();
+  const port = address !== null && typeof address === 'object' ? address.port : 0;
+  // Loaded only here: the cloud host (lambda.mjs) has no proxy and does not ship undici.
+  const { ProxyAgent, setGlobalDispatcher } = await import('undici');
+  setGlobalDispatcher(new ProxyAgent({ uri: `http://127.0.0.1:${port}`, token: `Basic ${Buffer.from(`run:${credential}`).toString('base64')}` }));
 }
 
 /** @param {string} text */

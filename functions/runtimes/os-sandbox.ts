@@ -1,0 +1,265 @@
+/**
+ * The operating-system boundary around local user code. Every tenant's Python runtime server and
+ * MCP host runs inside bubblewrap (`bwrap`, Debian's `bubblewrap` package):
+ *
+ * - its own user, pid, ipc, mount, network, uts and cgroup namespaces, with no capabilities and no
+ *   further user namespaces: it sees no other process, has no network at all (only its own empty
+ *   loopback), and cannot signal or trace anything outside;
+ * - when the platform runs as root, an unprivileged uid that is not the platform's (65534 unless
+ *   `SANDBOX_UID`/`SANDBOX_GID` say otherwise), so even a kernel-level escape lands unprivileged;
+ * - a read-only filesystem of exactly what it needs (/usr, the interpreter, the runtime's code,
+ *   TLS certificates) and a private, size-limited tmpfs: no DATA_DIR, no platform secrets, no
+ *   other tenant's files;
+ * - one writable directory, `/run/svc`, shared with the platform: the process's control socket
+ *   and the platform's egress proxy socket live there (see egress-proxy.ts).
+ *
+ * The runtime's own layers (static checker, seccomp, audit hooks, Node's permission model) stay
+ * as a second line. Without a working bubblewrap the platform refuses to run user code, unless
+ * the operator sets `UNSAFE_USER_CODE=allow`, which is logged loudly at every start.
+ */
+import { spawn } from 'node:child_process';
+import { chown, lstat, mkdtemp, readlink, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Logger } from '../core/logger.ts';
+
+/** Where the platform-shared directory appears inside a sandbox. */
+export const SANDBOX_CONTROL_DIR = '/run/svc';
+
+/** What one sandboxed process needs besides the base system. */
+export interface SandboxSpec {
+  /** Host paths bound read-only at the same path inside (the interpreter, the runtime's code). */
+  readonly readOnly: readonly string[];
+  /** The host directory bound read-write at `/run/svc` (made by `makeControlDir`). */
+  readonly controlDir: string;
+  /** Working directory (a path that is bound). */
+  readonly cwd: string;
+  /** The process's whole environment. */
+  readonly env: Readonly<Record<string, string>>;
+  /** Size of the private /tmp. */
+  readonly tmpfsBytes: number;
+}
+
+/** How to spawn a command so that it runs inside the sandbox. */
+export interface SpawnPlan {
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly env: Record<string, string>;
+  readonly cwd: string;
+  /** Set when the platform runs as root: the sandbox starts as this unprivileged user. */
+  readonly uid?: number;
+  readonly gid?: number;
+}
+
+/** A directory shared by the platform and one sandbox, for their sockets. */
+export interface ControlDir {
+  /** The directory on the host. */
+  readonly hostPath: string;
+  /** A path inside the directory as the sandboxed process names it. */
+  inside(name: string): string;
+  /** The same file as the platform names it. */
+  onHost(name: string): string;
+  remove(): Promise<void>;
+}
+
+export interface OsSandbox {
+  /** `bubblewrap`, or `unsafe` when the operator allowed user code without an OS boundary. */
+  readonly kind: 'bubblewrap' | 'unsafe';
+  /** One line for logs and `/health`-like reports. */
+  readonly description: string;
+  plan(command: string, args: readonly string[], spec: SandboxSpec): SpawnPlan;
+  /** A fresh directory only the platform and the sandbox's user can enter (mode 700). */
+  makeControlDir(): Promise<ControlDir>;
+}
+
+/** The OS sandbox cannot be set up; user code must not run. */
+export class SandboxUnavailableError extends Error {}
+
+export interface OsSandboxOptions {
+  /** `allow` runs user code without the OS boundary (UNSAFE_USER_CODE=allow). */
+  readonly unsafeUserCode?: 'allow';
+  /** The unprivileged user and group sandboxes run as when the platform is root (default 65534). */
+  readonly uid?: number;
+  readonly gid?: number;
+  /** The bubblewrap binary (default `bwrap` on PATH). */
+  readonly bwrap?: string;
+  readonly logger?: Logger;
+}
+
+/** Files of /etc a sandbox may read: TLS trust, time zones, the dynamic linker's cache. Nothing secret. */
+const ETC_FILES = ['/etc/ssl', '/etc/ca-certificates', '/etc/pki', '/etc/localtime', '/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/alternatives', '/etc/mime.types'];
+/** Top-level directories that are symlinks into /usr on merged-/usr systems, or directories elsewhere. */
+const SYSTEM_DIRS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+const NOBODY = 65534;
+
+/**
+ * The sandbox the local runtimes use, checked once by starting a trivial sandboxed process: a
+ * missing `bwrap`, or a kernel that refuses unprivileged user namespaces, fails here with the fix.
+ */
+export async function prepareOsSandbox(options: OsSandboxOptions = {}): Promise<OsSandbox> {
+  if (options.unsafeUserCode === 'allow') {
+    options.logger?.error('UNSAFE_USER_CODE=allow: user code runs WITHOUT the OS sandbox; any tenant can read this machine\'s files and reach its network. Never use this with code you do not trust.', {});
+    return unsafeSandbox();
+  }
+  const root = process.getuid?.() === 0;
+  const identity = root ? { uid: options.uid ?? NOBODY, gid: options.gid ?? NOBODY } : {};
+  const sandbox = bubblewrap(findOnPath(options.bwrap ?? 'bwrap'), await systemBinds(), identity);
+  await probe(sandbox);
+  return sandbox;
+}
+
+function bubblewrap(bwrap: string, systemArgs: readonly string[], identity: { uid?: number; gid?: number }): OsSandbox {
+  const who = identity.uid === undefined ? 'the platform\'s own uid (not root)' : `uid ${identity.uid}`;
+  return {
+    kind: 'bubblewrap',
+    description: `bubblewrap: own user, pid, ipc, mount, network and uts namespaces, no capabilities, read-only system, ${who}`,
+    plan(command, args, spec) {
+      const binds = outermost(spec.readOnly.filter((path) => !path.startsWith('/usr/'))).flatMap((path) => ['--ro-bind', path, path]);
+      const env = Object.entries(spec.env).flatMap(([name, value]) => ['--setenv', name, value]);
+      return {
+        command: bwrap,
+        args: [
+          '--unshare-all',
+          '--unshare-user',
+          '--disable-userns',
+          '--die-with-parent',
+          // No --new-session: the sandbox stays in the process group the platform made for it
+          // (spawn's `detached`, which also leaves it without a controlling terminal to abuse),
+          // so stopping that group stops everything inside.
+          '--cap-drop',
+          'ALL',
+          '--hostname',
+          'sandbox',
+          ...systemArgs,
+          ...binds,
+          '--proc',
+          '/proc',
+          '--dev',
+          '/dev',
+          '--size',
+          String(spec.tmpfsBytes),
+          '--tmpfs',
+          '/tmp',
+          '--bind',
+          spec.controlDir,
+          SANDBOX_CONTROL_DIR,
+          '--chdir',
+          spec.cwd,
+          '--clearenv',
+          ...env,
+          '--',
+          command,
+          ...args,
+        ],
+        // bwrap itself gets nothing (it is the sandbox's init, whose environment its processes
+        // can read): --clearenv and --setenv give the process its environment.
+        env: {},
+        cwd: '/',
+        ...identity,
+      };
+    },
+    async makeControlDir() {
+      const hostPath = await mkdtemp(join(tmpdir(), 'svc-sbx-'));
+      if (identity.uid !== undefined) await chown(hostPath, identity.uid, identity.gid ?? identity.uid);
+      return controlDir(hostPath, SANDBOX_CONTROL_DIR);
+    },
+  };
+}
+
+/** The paths not inside another of them, so that nothing is bound twice. */
+function outermost(paths: readonly string[]): string[] {
+  const trimmed = [...new Set(paths.map((path) => path.replace(/\/+$/, '') || '/'))].sort();
+  return trimmed.filter((path) => !trimmed.some((other) => other !== path && path.startsWith(`${other}/`)));
+}
+
+function unsafeSandbox(): OsSandbox {
+  return {
+    kind: 'unsafe',
+    description: 'NONE (UNSAFE_USER_CODE=allow): user code runs as the platform\'s own user',
+    plan(command, args, spec) {
+      return { command, args, env: { ...spec.env }, cwd: spec.cwd };
+    },
+    async makeControlDir() {
+      const hostPath = await mkdtemp(join(tmpdir(), 'svc-sbx-'));
+      return controlDir(hostPath, hostPath);
+    },
+  };
+}
+
+function controlDir(hostPath: string, insidePath: string): ControlDir {
+  return {
+    hostPath,
+    inside: (name) => `${insidePath}/${name}`,
+    onHost: (name) => join(hostPath, name),
+    remove: () => rm(hostPath, { recursive: true, force: true }),
+  };
+}
+
+/** `name` as an absolute path found on the platform's PATH (bubblewrap runs with an empty environment). */
+function findOnPath(name: string): string {
+  if (name.includes('/')) return name;
+  for (const dir of (process.env['PATH'] ?? '/usr/bin:/bin').split(':')) {
+    if (dir && existsSync(join(dir, name))) return join(dir, name);
+  }
+  return name;
+}
+
+/** Binds for the base system: /usr read-only, the merged-/usr symlinks as symlinks, a few /etc files. */
+async function systemBinds(): Promise<string[]> {
+  const args = ['--ro-bind', '/usr', '/usr'];
+  for (const dir of SYSTEM_DIRS) {
+    const info = await lstat(dir).catch(() => null);
+    if (info === null) continue;
+    if (info.isSymbolicLink()) args.push('--symlink', await readlink(dir), dir);
+    else if (info.isDirectory()) args.push('--ro-bind', dir, dir);
+  }
+  for (const file of ETC_FILES) if (existsSync(file)) args.push('--ro-bind', file, file);
+  return args;
+}
+
+/** Starts `true` in the sandbox; a failure says what bubblewrap said and how to fix it. */
+async function probe(sandbox: OsSandbox): Promise<void> {
+  const dir = await sandbox.makeControlDir();
+  try {
+    const plan = sandbox.plan('/usr/bin/env', ['true'], { readOnly: [], controlDir: dir.hostPath, cwd: '/', env: { PATH: '/usr/bin:/bin' }, tmpfsBytes: 1024 * 1024 });
+    const outcome = await new Promise<{ code: number | null; stderr: string; error?: NodeJS.ErrnoException }>((resolve) => {
+      const child = spawn(plan.command, plan.args, { env: plan.env, cwd: plan.cwd, stdio: ['ignore', 'ignore', 'pipe'], ...(plan.uid !== undefined ? { uid: plan.uid, gid: plan.gid } : {}) });
+      let stderr = '';
+      child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-2000)));
+      child.once('error', (error: NodeJS.ErrnoException) => resolve({ code: null, stderr, error }));
+      child.once('close', (code) => resolve({ code, stderr }));
+    });
+    if (outcome.error?.code === 'ENOENT') {
+      throw new SandboxUnavailableError('User code cannot run: bubblewrap (bwrap) is not installed. Install it (Debian/Ubuntu: apt-get install bubblewrap), or set UNSAFE_USER_CODE=allow to run user code without an OS sandbox (never with code you do not trust).');
+    }
+    if (outcome.code !== 0) {
+      const said = (outcome.error?.message ?? outcome.stderr).trim() || `exit code ${outcome.code}`;
+      throw new SandboxUnavailableError(
+        `User code cannot run: the OS sandbox (bubblewrap) failed to start: ${said}. The kernel must allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04+ also kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap). Set UNSAFE_USER_CODE=allow to run user code without it (never with code you do not trust).`,
+      );
+    }
+  } finally {
+    await dir.remove();
+  }
+}
+
+/**
+ * Why the sandbox's user cannot read `path`, or null when it can: bubblewrap binds as that user,
+ * so an interpreter under a private home (`/root/.pyenv`) fails with a bare "Permission denied".
+ */
+export async function unreadableBy(path: string, uid: number | undefined): Promise<string | null> {
+  if (uid === undefined) return null;
+  const parts = path.split('/').filter(Boolean);
+  let current = '';
+  for (const part of parts) {
+    current += `/${part}`;
+    const info = await lstat(current).catch(() => null);
+    if (info === null) return `${current} does not exist`;
+    if (!info.isDirectory()) continue;
+    const mode = info.mode;
+    const canEnter = info.uid === uid ? (mode & 0o100) !== 0 : (mode & 0o001) !== 0;
+    if (!canEnter) return `${current} (mode ${(mode & 0o777).toString(8)}) cannot be entered by uid ${uid}`;
+  }
+  return null;
+}

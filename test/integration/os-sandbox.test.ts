@@ -1,0 +1,133 @@
+/**
+ * The OS boundary on its own: Python code that has already got past every language-level layer
+ * (the review found such routes) runs with the real `os` and `socket` modules inside the same
+ * sandbox plan the runtime servers use, and tries what the review's attacks did next.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { prepareOsSandbox, SandboxUnavailableError, type OsSandbox } from '../../functions/runtimes/os-sandbox.ts';
+
+/** Each attempt prints one JSON line: its name and whether it worked, with what it got. */
+const ATTACKS = String.raw`
+import json, os, signal, socket, sys
+results = {}
+def attempt(name, work):
+    try:
+        results[name] = {"ok": True, "value": str(work())[:300]}
+    except BaseException as error:
+        results[name] = {"ok": False, "error": type(error).__name__}
+platform_pid, platform_port, secret_file, other_socket = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+results["uid"] = os.getuid()
+attempt("read_secret_file", lambda: open(secret_file).read())
+attempt("list_data_dir", lambda: os.listdir(os.path.dirname(secret_file)))
+attempt("parent_environ", lambda: open("/proc/%d/environ" % os.getppid(), "rb").read().decode())
+attempt("init_environ", lambda: open("/proc/1/environ", "rb").read().decode())
+attempt("signal_platform", lambda: os.kill(platform_pid, 0))
+attempt("platform_cmdline", lambda: open("/proc/%d/cmdline" % platform_pid, "rb").read())
+attempt("connect_platform", lambda: socket.create_connection(("127.0.0.1", platform_port), timeout=2))
+attempt("connect_other_tenant", lambda: socket.socket(socket.AF_UNIX).connect(other_socket))
+attempt("write_usr", lambda: open("/usr/owned-by-sandbox", "w").write("x"))
+attempt("new_user_namespace", lambda: os.unshare(os.CLONE_NEWUSER) if hasattr(os, "unshare") else (_ for _ in ()).throw(PermissionError("no os.unshare")))
+results["processes"] = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+print(json.dumps(results))
+`;
+
+/** A variable of the platform's own environment that must not be readable from inside. */
+const SECRET_NAME = 'PLATFORM_SANDBOX_TEST_SECRET';
+const SECRET_VALUE = 'platform-env-secret-4711';
+
+interface Attempt {
+  ok: boolean;
+  value?: string;
+  error?: string;
+}
+
+/** The real interpreter (pyenv's `python3` is a shell script, which a sandbox cannot follow). */
+function interpreter(): Promise<{ executable: string; prefix: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('python3', ['-c', 'import json, sys; print(json.dumps([sys.executable, sys.base_prefix]))'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    child.once('error', reject);
+    child.once('close', () => {
+      const [executable, prefix] = JSON.parse(out) as [string, string];
+      resolve({ executable, prefix });
+    });
+  });
+}
+
+function runInSandbox(sandbox: OsSandbox, controlDir: string, python: { executable: string; prefix: string }, args: string[]): Promise<string> {
+  const plan = sandbox.plan(python.executable, ['-c', ATTACKS, ...args], { readOnly: [python.prefix], controlDir, cwd: '/', env: { PATH: '/usr/bin:/bin' }, tmpfsBytes: 1024 * 1024 });
+  return new Promise((resolve, reject) => {
+    const child = spawn(plan.command, plan.args, { env: plan.env, cwd: plan.cwd, stdio: ['ignore', 'pipe', 'pipe'], ...(plan.uid !== undefined ? { uid: plan.uid, gid: plan.gid ?? plan.uid } : {}) });
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
+    child.once('error', reject);
+    child.once('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`sandboxed python exited ${code}: ${err.slice(-500)}`))));
+  });
+}
+
+describe('the OS sandbox holds when the language layers have fallen', () => {
+  let dataDir: string;
+  let secretFile: string;
+  let listener: net.Server;
+  let port: number;
+  let sandbox: OsSandbox;
+  let otherTenantDir: string;
+
+  beforeAll(async () => {
+    process.env[SECRET_NAME] = SECRET_VALUE;
+    // Prepare: a platform secret on disk, a platform port on loopback, another tenant's socket.
+    dataDir = await mkdtemp(join(tmpdir(), 'sandbox-data-'));
+    secretFile = join(dataDir, 'admin-token');
+    await writeFile(secretFile, 'svc_ut_secret-the-sandbox-must-not-read\n', { mode: 0o600 });
+    listener = net.createServer((socket) => socket.end('platform'));
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    port = (listener.address() as net.AddressInfo).port;
+    sandbox = await prepareOsSandbox();
+    otherTenantDir = (await sandbox.makeControlDir()).hostPath;
+  });
+  afterAll(async () => {
+    delete process.env[SECRET_NAME];
+    await new Promise((resolve) => listener.close(resolve));
+    await rm(dataDir, { recursive: true, force: true });
+    await rm(otherTenantDir, { recursive: true, force: true });
+  });
+
+  it('keeps the platform\'s files, processes, port and other tenants out of reach', async () => {
+    // Prepare
+    const python = await interpreter();
+    const own = await sandbox.makeControlDir();
+
+    // Act
+    const out = await runInSandbox(sandbox, own.hostPath, python, [String(process.pid), String(port), secretFile, join(otherTenantDir, 'runtime.sock')]).finally(() => own.remove());
+    const results = JSON.parse(out) as Record<string, Attempt> & { uid: number; processes: number[] };
+
+    // Assess
+    for (const name of ['read_secret_file', 'list_data_dir', 'signal_platform', 'platform_cmdline', 'connect_platform', 'connect_other_tenant', 'write_usr', 'new_user_namespace']) {
+      expect({ name, ...results[name] }).toMatchObject({ name, ok: false });
+    }
+    expect(out).not.toContain('svc_ut_secret');
+    // The sandbox's own parent and init are bubblewrap, started with an empty environment.
+    expect(out).not.toContain(SECRET_VALUE);
+    expect(results.parent_environ?.value ?? '').not.toContain('PATH=');
+    // Its own pid namespace: a handful of processes, none of them the platform.
+    expect(results.processes.length).toBeLessThan(5);
+    if (process.getuid?.() === 0) expect(results.uid).toBe(65534);
+  });
+
+  it('refuses to run user code when bubblewrap is missing, and says how to fix it', async () => {
+    // Act
+    const refused = await prepareOsSandbox({ bwrap: 'bwrap-that-does-not-exist' }).catch((error: unknown) => error);
+
+    // Assess
+    expect(refused).toBeInstanceOf(SandboxUnavailableError);
+    expect((refused as Error).message).toMatch(/apt-get install bubblewrap.*UNSAFE_USER_CODE=allow/);
+  });
+});
