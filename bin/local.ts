@@ -18,6 +18,7 @@ const env = z
     /** The unprivileged user and group sandboxed user code runs as when the platform runs as root. */
     SANDBOX_UID: z.coerce.number().int().min(1).max(4_294_967_294).optional(),
     SANDBOX_GID: z.coerce.number().int().min(1).max(4_294_967_294).optional(),
+    SANDBOX_MAX_PROCESSES: z.coerce.number().int().min(64).max(1_000_000).optional(),
     /** Hosts MCP servers may reach, comma separated (`*`: any public host; empty: none). */
     MCP_EGRESS_ALLOW_HOSTS: z
       .string()
@@ -46,6 +47,7 @@ try {
       ...(env.data.UNSAFE_USER_CODE ? { unsafeUserCode: env.data.UNSAFE_USER_CODE } : {}),
       ...(env.data.SANDBOX_UID !== undefined ? { uid: env.data.SANDBOX_UID } : {}),
       ...(env.data.SANDBOX_GID !== undefined ? { gid: env.data.SANDBOX_GID } : {}),
+      ...(env.data.SANDBOX_MAX_PROCESSES !== undefined ? { maxProcesses: env.data.SANDBOX_MAX_PROCESSES } : {}),
     },
     ...(process.stdout.isTTY && env.data.LOG_FORMAT !== 'json' ? { logWriter: prettyLogWriter() } : {}),
   });

@@ -84,6 +84,12 @@ export interface OsSandboxOptions {
   readonly gid?: number;
   /** The bubblewrap binary (default `bwrap` on PATH). */
   readonly bwrap?: string;
+  /**
+   * Most processes the sandboxes' user may have at once (RLIMIT_NPROC, default 2048), against fork
+   * bombs. Threads count: an MCP host uses about ten. Applied only with a dedicated uid: without one the limit would count the operator's own
+   * processes too.
+   */
+  readonly maxProcesses?: number;
   readonly logger?: Logger;
 }
 
@@ -92,6 +98,10 @@ const ETC_FILES = ['/etc/ssl', '/etc/ca-certificates', '/etc/pki', '/etc/localti
 /** Top-level directories that are symlinks into /usr on merged-/usr systems, or directories elsewhere. */
 const SYSTEM_DIRS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 const NOBODY = 65534;
+const DEFAULT_MAX_PROCESSES = 2048;
+const NO_BWRAP = 'User code cannot run: bubblewrap (bwrap) is not installed. Install it (Debian/Ubuntu: apt-get install bubblewrap), or set UNSAFE_USER_CODE=allow to run user code without an OS sandbox (never with code you do not trust).';
+/** Open files per sandboxed process; soft and hard, so user code cannot raise it. */
+const MAX_OPEN_FILES = 1024;
 
 /**
  * The sandbox the local runtimes use, checked once by starting a trivial sandboxed process: a
@@ -104,22 +114,38 @@ export async function prepareOsSandbox(options: OsSandboxOptions = {}): Promise<
   }
   const root = process.getuid?.() === 0;
   const identity = root ? { uid: options.uid ?? NOBODY, gid: options.gid ?? NOBODY } : {};
-  const sandbox = bubblewrap(findOnPath(options.bwrap ?? 'bwrap'), await systemBinds(), identity);
+  const limits = [`--core=0:0`, `--nofile=${MAX_OPEN_FILES}:${MAX_OPEN_FILES}`];
+  if (root) limits.push(`--nproc=${options.maxProcesses ?? DEFAULT_MAX_PROCESSES}:${options.maxProcesses ?? DEFAULT_MAX_PROCESSES}`);
+  const bwrap = findOnPath(options.bwrap ?? 'bwrap');
+  if (bwrap === null) throw new SandboxUnavailableError(NO_BWRAP);
+  const prlimit = findOnPath('prlimit');
+  if (prlimit === null) throw new SandboxUnavailableError('User code cannot run: prlimit (util-linux) is not installed; the sandbox needs it to set resource limits. Install util-linux.');
+  const launcher = { prlimit, limits, bwrap };
+  const sandbox = bubblewrap(launcher, await systemBinds(), identity);
   await probe(sandbox);
   return sandbox;
 }
 
-function bubblewrap(bwrap: string, systemArgs: readonly string[], identity: { uid?: number; gid?: number }): OsSandbox {
+/** How a sandbox is started: util-linux `prlimit` sets resource limits, then execs bubblewrap in place. */
+interface Launcher {
+  readonly prlimit: string;
+  readonly limits: readonly string[];
+  readonly bwrap: string;
+}
+
+function bubblewrap(launcher: Launcher, systemArgs: readonly string[], identity: { uid?: number; gid?: number }): OsSandbox {
   const who = identity.uid === undefined ? 'the platform\'s own uid (not root)' : `uid ${identity.uid}`;
   return {
     kind: 'bubblewrap',
-    description: `bubblewrap: own user, pid, ipc, mount, network and uts namespaces, no capabilities, read-only system, ${who}`,
+    description: `bubblewrap: own user, pid, ipc, mount, network and uts namespaces, no capabilities, read-only system, limits ${launcher.limits.join(' ')}, ${who}`,
     plan(command, args, spec) {
       const binds = outermost(spec.readOnly.filter((path) => !path.startsWith('/usr/'))).flatMap((path) => ['--ro-bind', path, path]);
       const env = Object.entries(spec.env).flatMap(([name, value]) => ['--setenv', name, value]);
       return {
-        command: bwrap,
+        command: launcher.prlimit,
         args: [
+          ...launcher.limits,
+          launcher.bwrap,
           '--unshare-all',
           '--unshare-user',
           '--disable-userns',
@@ -196,13 +222,13 @@ function controlDir(hostPath: string, insidePath: string): ControlDir {
   };
 }
 
-/** `name` as an absolute path found on the platform's PATH (bubblewrap runs with an empty environment). */
-function findOnPath(name: string): string {
-  if (name.includes('/')) return name;
+/** `name` as an absolute path found on the platform's PATH (bubblewrap runs with an empty environment), or null. */
+function findOnPath(name: string): string | null {
+  if (name.includes('/')) return existsSync(name) ? name : null;
   for (const dir of (process.env['PATH'] ?? '/usr/bin:/bin').split(':')) {
     if (dir && existsSync(join(dir, name))) return join(dir, name);
   }
-  return name;
+  return null;
 }
 
 /** Binds for the base system: /usr read-only, the merged-/usr symlinks as symlinks, a few /etc files. */
@@ -230,9 +256,7 @@ async function probe(sandbox: OsSandbox): Promise<void> {
       child.once('error', (error: NodeJS.ErrnoException) => resolve({ code: null, stderr, error }));
       child.once('close', (code) => resolve({ code, stderr }));
     });
-    if (outcome.error?.code === 'ENOENT') {
-      throw new SandboxUnavailableError('User code cannot run: bubblewrap (bwrap) is not installed. Install it (Debian/Ubuntu: apt-get install bubblewrap), or set UNSAFE_USER_CODE=allow to run user code without an OS sandbox (never with code you do not trust).');
-    }
+    if (outcome.error?.code === 'ENOENT') throw new SandboxUnavailableError(NO_BWRAP);
     if (outcome.code !== 0) {
       const said = (outcome.error?.message ?? outcome.stderr).trim() || `exit code ${outcome.code}`;
       throw new SandboxUnavailableError(

@@ -51,7 +51,7 @@ export interface LocalPlatformOptions {
    * is refused when no sandbox can be made. `unsafeUserCode: 'allow'` (UNSAFE_USER_CODE=allow)
    * runs it without one.
    */
-  readonly sandbox?: { readonly unsafeUserCode?: 'allow'; readonly uid?: number; readonly gid?: number };
+  readonly sandbox?: { readonly unsafeUserCode?: 'allow'; readonly uid?: number; readonly gid?: number; readonly maxProcesses?: number };
   /** What MCP servers' `fetch` may reach (MCP_EGRESS_ALLOW_HOSTS; default any public host). */
   readonly mcpEgressAllowHosts?: readonly string[];
 }

@@ -32,6 +32,9 @@ attempt("connect_platform", lambda: socket.create_connection(("127.0.0.1", platf
 attempt("connect_other_tenant", lambda: socket.socket(socket.AF_UNIX).connect(other_socket))
 attempt("write_usr", lambda: open("/usr/owned-by-sandbox", "w").write("x"))
 attempt("new_user_namespace", lambda: os.unshare(os.CLONE_NEWUSER) if hasattr(os, "unshare") else (_ for _ in ()).throw(PermissionError("no os.unshare")))
+import resource
+results["limits"] = {"nproc": resource.getrlimit(resource.RLIMIT_NPROC), "nofile": resource.getrlimit(resource.RLIMIT_NOFILE), "core": resource.getrlimit(resource.RLIMIT_CORE)}
+attempt("raise_open_files", lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096)))
 results["processes"] = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
 print(json.dumps(results))
 `;
@@ -107,10 +110,10 @@ describe('the OS sandbox holds when the language layers have fallen', () => {
 
     // Act
     const out = await runInSandbox(sandbox, own.hostPath, python, [String(process.pid), String(port), secretFile, join(otherTenantDir, 'runtime.sock')]).finally(() => own.remove());
-    const results = JSON.parse(out) as Record<string, Attempt> & { uid: number; processes: number[] };
+    const results = JSON.parse(out) as Record<string, Attempt> & { uid: number; processes: number[]; limits: Record<string, [number, number]> };
 
     // Assess
-    for (const name of ['read_secret_file', 'list_data_dir', 'signal_platform', 'platform_cmdline', 'connect_platform', 'connect_other_tenant', 'write_usr', 'new_user_namespace']) {
+    for (const name of ['read_secret_file', 'list_data_dir', 'signal_platform', 'platform_cmdline', 'connect_platform', 'connect_other_tenant', 'write_usr', 'new_user_namespace', 'raise_open_files']) {
       expect({ name, ...results[name] }).toMatchObject({ name, ok: false });
     }
     expect(out).not.toContain('svc_ut_secret');
@@ -119,7 +122,12 @@ describe('the OS sandbox holds when the language layers have fallen', () => {
     expect(results.parent_environ?.value ?? '').not.toContain('PATH=');
     // Its own pid namespace: a handful of processes, none of them the platform.
     expect(results.processes.length).toBeLessThan(5);
-    if (process.getuid?.() === 0) expect(results.uid).toBe(65534);
+    // Limits set before the sandbox starts, hard as well as soft so user code cannot raise them.
+    expect(results.limits).toMatchObject({ nofile: [1024, 1024], core: [0, 0] });
+    if (process.getuid?.() === 0) {
+      expect(results.uid).toBe(65534);
+      expect(results.limits['nproc']).toEqual([2048, 2048]);
+    }
   });
 
   it('refuses to run user code when bubblewrap is missing, and says how to fix it', async () => {
