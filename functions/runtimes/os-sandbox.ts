@@ -158,15 +158,17 @@ function bubblewrap(launcher: Launcher, systemArgs: readonly string[], identity:
           '--hostname',
           'sandbox',
           ...systemArgs,
-          ...binds,
           '--proc',
           '/proc',
           '--dev',
           '/dev',
+          // The private /tmp before the binds: bubblewrap mounts in order, and code that lives
+          // under /tmp on the host (a checkout in /tmp) must stay visible on top of it.
           '--size',
           String(spec.tmpfsBytes),
           '--tmpfs',
           '/tmp',
+          ...binds,
           '--bind',
           spec.controlDir,
           SANDBOX_CONTROL_DIR,

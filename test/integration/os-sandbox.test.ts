@@ -4,7 +4,7 @@
  * sandbox plan the runtime servers use, and tries what the review's attacks did next.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -128,6 +128,33 @@ describe('the OS sandbox holds when the language layers have fallen', () => {
       expect(results.uid).toBe(65534);
       expect(results.limits['nproc']).toEqual([2048, 2048]);
     }
+  });
+
+  it('shows code that lives under the host\'s /tmp above the sandbox\'s private /tmp', async () => {
+    // Prepare: a checkout under /tmp, as CI clones can be
+    const python = await interpreter();
+    const code = await mkdtemp(join(tmpdir(), 'sandbox-code-'));
+    await chmod(code, 0o755);
+    await writeFile(join(code, 'hello.py'), 'print("hello from " + __file__)\n', { mode: 0o644 });
+    const own = await sandbox.makeControlDir();
+
+    // Act
+    const plan = sandbox.plan(python.executable, ['hello.py'], { readOnly: [python.prefix, code], controlDir: own.hostPath, cwd: code, env: { PATH: '/usr/bin:/bin' }, tmpfsBytes: 1024 * 1024 });
+    const out = await new Promise<string>((resolve, reject) => {
+      const child = spawn(plan.command, plan.args, { env: plan.env, cwd: plan.cwd, stdio: ['ignore', 'pipe', 'pipe'], ...(plan.uid !== undefined ? { uid: plan.uid, gid: plan.gid ?? plan.uid } : {}) });
+      let text = '';
+      let err = '';
+      child.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+      child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
+      child.once('error', reject);
+      child.once('close', (status) => (status === 0 ? resolve(text) : reject(new Error(`exited ${status}: ${err}`))));
+    }).finally(async () => {
+      await own.remove();
+      await rm(code, { recursive: true, force: true });
+    });
+
+    // Assess
+    expect(out.trim()).toBe(`hello from ${join(code, 'hello.py')}`);
   });
 
   it('refuses to run user code when bubblewrap is missing, and says how to fix it', async () => {
