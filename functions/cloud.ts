@@ -1,3 +1,4 @@
+import { areaNamed } from '../lib/manifest/areas.ts';
 import { routes } from '../lib/manifest/routes.ts';
 import { createCognitoVerifier } from './core/auth/cognito.ts';
 import type { IdentityVerifier } from './core/auth/credentials.ts';
@@ -33,15 +34,30 @@ function cloudPlatform(): Platform {
   // One Secrets Manager reader for the run-token secret and the OAuth client secrets; each value is
   // read when first needed and kept for the execution environment.
   const secrets = createSecretsManagerReader(new SecretsManagerClient({ region: config.AWS_REGION }));
+  // Each function receives the variables of its own area's ports only (lib/cloud/area-functions.ts),
+  // so adapters are built when first used: a missing variable fails that use with the configuration
+  // error (logged, answered 500), and never a function that does not need the port.
   platform = createPlatform(config, {
     identity: cognitoVerifier(config),
-    runTokens: cloudRunTokens(config, secrets),
-    secretBox: kmsSecretBox(config),
-    compute: lambdaCompute(config),
-    mcpRuntime: lambdaMcpRuntime(config),
+    runTokens: builtOnFirstUse(() => cloudRunTokens(config, secrets)),
+    secretBox: builtOnFirstUse(() => kmsSecretBox(config)),
+    compute: builtOnFirstUse(() => lambdaCompute(config)),
+    mcpRuntime: builtOnFirstUse(() => lambdaMcpRuntime(config)),
     secrets,
   });
   return platform;
+}
+
+/** An adapter built by `build` when one of its members is first read; a build that throws throws at each use. */
+function builtOnFirstUse<T extends object>(build: () => T): T {
+  let built: T | undefined;
+  return new Proxy({} as T, {
+    get(_target, property) {
+      built ??= build();
+      const value = Reflect.get(built, property) as unknown;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(built) : value;
+    },
+  });
 }
 
 function lambdaCompute(config: Config): Compute {
@@ -49,18 +65,9 @@ function lambdaCompute(config: Config): Compute {
   return createLambdaCompute({ lambda: new LambdaClient({ region: config.AWS_REGION }), functionName: config.RUNTIME_FUNCTION_NAME });
 }
 
-/**
- * The MCP runtime function. Unlike the others it is checked when first used, not at start: a stack
- * without MCP_RUNTIME_FUNCTION_NAME still serves every other area, and MCP requests fail with the
- * configuration error (logged, answered 500).
- */
 function lambdaMcpRuntime(config: Config): McpRuntime {
-  const functionName = config.MCP_RUNTIME_FUNCTION_NAME;
-  if (!functionName) {
-    const missing = () => Promise.reject(new ConfigError('Invalid platform configuration: MCP_RUNTIME_FUNCTION_NAME: is required in the cloud to run MCP servers'));
-    return { inspect: missing, handle: missing };
-  }
-  return createLambdaMcpRuntime({ lambda: new LambdaClient({ region: config.AWS_REGION }), functionName });
+  if (!config.MCP_RUNTIME_FUNCTION_NAME) throw new ConfigError('Invalid platform configuration: MCP_RUNTIME_FUNCTION_NAME: is required in the cloud to run MCP servers');
+  return createLambdaMcpRuntime({ lambda: new LambdaClient({ region: config.AWS_REGION }), functionName: config.MCP_RUNTIME_FUNCTION_NAME });
 }
 
 function cloudRunTokens(config: Config, secrets: SecretReader): RunTokens {
@@ -86,7 +93,7 @@ export function areaHandler(area: string, definitions: Readonly<Record<string, R
     .map((spec) => {
       const definition = definitions[spec.id];
       if (definition === undefined) throw new Error(`Handler for route ${spec.id} is missing from the ${area} function`);
-      return { spec, definition };
+      return { spec, definition, area: areaNamed(spec.area) };
     });
   return createRestHandler(bound, cloudPlatform);
 }
@@ -98,7 +105,7 @@ export function streamingHandler(host: Host, definitions: Readonly<Record<string
     .map((spec) => {
       const definition = definitions[spec.id];
       if (definition === undefined) throw new Error(`Handler for streaming route ${spec.id} is missing from the ${host} function`);
-      return { spec, definition };
+      return { spec, definition, area: areaNamed(spec.area) };
     });
   return createStreamHandler(bound, cloudPlatform);
 }

@@ -1,3 +1,4 @@
+import type { AreaModule } from '../lib/manifest/types.ts';
 import type { CredentialLookup, IdentityVerifier } from './core/auth/credentials.ts';
 import type { RunTokens } from './core/auth/run-token.ts';
 import { createBlobStore, createS3Client, type BlobStore } from './core/blobs.ts';
@@ -121,4 +122,42 @@ export function createPlatform(config: Config, adapters: PlatformAdapters): Plat
     credentials: createCredentialLookup({ users, tokens, credits, clock }),
     rateLimiter: createRateLimiter(db, clock),
   };
+}
+
+/** Members every area may use without declaring them: what the pipeline itself runs on, and utilities. */
+const UNDECLARED_OK: ReadonlySet<string> = new Set(['config', 'clock', 'log', 'fetch', 'credentials', 'identity', 'runTokens', 'rateLimiter']);
+
+/** An area's code touched a port its module does not declare: a bug, which the cloud would show as AccessDenied. */
+export class UndeclaredPortError extends Error {}
+
+const views = new WeakMap<Platform, WeakMap<AreaModule, Platform>>();
+
+/**
+ * The platform as `area`'s handlers see it: declared ports and the kernel's, nothing else. Both
+ * wirings hand this to handlers, so an undeclared use fails in every local test instead of as a
+ * missing grant in the cloud, where a function is granted only its area's declared ports.
+ */
+export function platformForArea(platform: Platform, area: AreaModule): Platform {
+  let byArea = views.get(platform);
+  if (byArea === undefined) views.set(platform, (byArea = new WeakMap()));
+  const existing = byArea.get(area);
+  if (existing !== undefined) return existing;
+  const allowed = new Set<string>([...UNDECLARED_OK, ...area.uses]);
+  // Getters, not copies: a member replaced later (tests swap `fetch`) is seen through the view. The
+  // undeclared ones are not enumerable, so `{ ...platform, log }` in a handler leaves them out
+  // instead of touching them.
+  const view = {} as Platform;
+  for (const name of Object.keys(platform)) {
+    const declared = allowed.has(name);
+    Object.defineProperty(view, name, {
+      enumerable: declared,
+      get: declared
+        ? () => platform[name as keyof Platform]
+        : () => {
+            throw new UndeclaredPortError(`The ${area.name} area used the ${name} port without declaring it in functions/${area.name}/${area.name}.module.ts (uses).`);
+          },
+    });
+  }
+  byArea.set(area, view);
+  return view;
 }

@@ -2,7 +2,8 @@ import { Duration, Fn } from 'aws-cdk-lib';
 import { FunctionUrlAuthType, HttpMethod as UrlHttpMethod, InvokeMode, type FunctionUrl, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS } from '../manifest/http.ts';
-import type { Host, RouteSpec } from '../manifest/types.ts';
+import { resourcesOf } from '../manifest/ports.ts';
+import type { AreaModule, Host, RouteSpec } from '../manifest/types.ts';
 import type { PlatformData } from './data-stores.ts';
 import { writeAreaEntry, writeFallbackEntry, writeStreamingEntry } from './function-entries.ts';
 import type { OAuthFunctionSettings } from './oauth-providers.ts';
@@ -25,12 +26,6 @@ export const STREAMING_HOST_URL_VARIABLES: Readonly<Partial<Record<Host, HostUrl
   code: 'CODE_URL',
 };
 
-/** The manifest area whose routes run user MCP servers (functions/mcp): its functions get the MCP runtime. */
-export const MCP_AREA = 'mcp';
-
-/** The manifest area of the OAuth routes (functions/oauth): only its functions get the providers' settings and secrets. */
-export const OAUTH_AREA = 'oauth';
-
 /**
  * Timeout of a function serving `routes`: the slowest route plus the margin, within Lambda's 900 s
  * (a 900 s route then gets no margin: it ends with the function instead of the handler's 504).
@@ -47,24 +42,21 @@ export interface PlatformFunctionsProps {
   /** The configuration every function reads. */
   readonly environment: PlatformEnvironment;
   /**
-   * Tables, buckets, the secrets key and the run-token secret the area and streaming functions may
-   * use: they all build the platform (functions/cloud.ts) and authenticate requests.
+   * Tables, buckets, the secrets key and the run-token secret. Each function is granted only what
+   * the areas it serves declare (`resourcesOf`: the kernel when a route authenticates, plus the
+   * resources behind each declared port).
    */
   readonly data: PlatformData;
-  /** The runtime function user code runs in; area and streaming functions may invoke it. @default none */
+  /** The runtime function user code runs in; functions of areas using the `compute` port may invoke it. @default none */
   readonly runtime?: IFunction;
-  /**
-   * The runtime function user MCP servers run in; only the functions serving routes of the
-   * MCP_AREA may invoke it. @default none
-   */
+  /** The runtime function user MCP servers run in; functions of areas using the `mcpRuntime` port may invoke it. @default none */
   readonly mcpRuntime?: IFunction;
-  /**
-   * The OAuth providers' settings and client secrets; only the functions serving routes of the
-   * OAUTH_AREA receive them. @default no OAuth provider
-   */
+  /** The OAuth providers' settings and client secrets; functions of areas using the `secrets` port receive them. @default no OAuth provider */
   readonly oauth?: OAuthFunctionSettings;
   /** Where the generated entry files are written. @default DEFAULT_ENTRIES_DIR */
   readonly entriesDir?: string;
+  /** The area modules, by name: what each function's areas declare. */
+  readonly modules: ReadonlyMap<string, AreaModule>;
 }
 
 /** The function of one streaming host and its public URL. */
@@ -100,17 +92,11 @@ export class PlatformFunctions extends Construct {
       [...(props.streamingHosts ?? new Map<Host, readonly RouteSpec[]>())].map(([host, routes]) => {
         const variable = STREAMING_HOST_URL_VARIABLES[host];
         if (variable === undefined) throw new Error(`The ${host} host cannot be a response-streaming function URL (streaming routes ${routes.map((r) => r.id).join(', ')}).`);
-        const fn = new PlatformFunction(this, `Stream-${host}`, {
+        const fn = this.areaFunction(`Stream-${host}`, props, routes, {
           entry: writeStreamingEntry(host, routes, props.entriesDir),
           description: `Platform ${host} host (response streaming): ${routes.length} route(s)`,
-          timeout: Duration.seconds(functionTimeoutSec(routes)),
           environment: props.environment,
-          runtime: props.runtime,
-          mcpRuntime: routes.some((r) => r.area === MCP_AREA) ? props.mcpRuntime : undefined,
-          runTokenSecret: props.data.runTokenSecret,
-          oauth: routes.some((r) => r.area === OAUTH_AREA) ? props.oauth : undefined,
         });
-        props.data.grantReadWrite(fn);
         const url = fn.function.addFunctionUrl({
           // Public on purpose: the platform authenticates every request itself (tokens, secret keys,
           // Cognito ID tokens; routes/auth modes from the manifest), exactly as behind API Gateway,
@@ -139,17 +125,11 @@ export class PlatformFunctions extends Construct {
 
     this.areas = new Map(
       [...props.areas].map(([area, routes]) => {
-        const fn = new PlatformFunction(this, `Area-${area}`, {
+        const fn = this.areaFunction(`Area-${area}`, props, routes, {
           entry: writeAreaEntry(area, routes, props.entriesDir),
           description: `Platform area ${area}: ${routes.length} route(s)`,
-          timeout: Duration.seconds(functionTimeoutSec(routes)),
           environment,
-          runtime: props.runtime,
-          mcpRuntime: area === MCP_AREA ? props.mcpRuntime : undefined,
-          runTokenSecret: props.data.runTokenSecret,
-          oauth: area === OAUTH_AREA ? props.oauth : undefined,
         });
-        props.data.grantReadWrite(fn);
         return [area, fn];
       }),
     );
@@ -160,5 +140,29 @@ export class PlatformFunctions extends Construct {
       timeout: Duration.seconds(10),
       environment,
     });
+  }
+
+  /**
+   * A function serving `routes`, granted what their areas declare and nothing else: the tables,
+   * buckets and key from the data stores, the run-token secret when a route authenticates, each
+   * runtime only for an area using its port, the OAuth settings only for one using `secrets`.
+   */
+  private areaFunction(id: string, props: PlatformFunctionsProps, routes: readonly RouteSpec[], own: { entry: string; description: string; environment: PlatformEnvironment }): PlatformFunction {
+    const served = [...new Set(routes.map((r) => r.area))].map((name) => {
+      const area = props.modules.get(name);
+      if (area === undefined) throw new Error(`Routes of area ${name} have no area module.`);
+      return area;
+    });
+    const resources = resourcesOf(served, routes);
+    const fn = new PlatformFunction(this, id, {
+      ...own,
+      timeout: Duration.seconds(functionTimeoutSec(routes)),
+      runtime: resources.runtimes.has('python') ? props.runtime : undefined,
+      mcpRuntime: resources.runtimes.has('mcp') ? props.mcpRuntime : undefined,
+      runTokenSecret: resources.runTokenSecret ? props.data.runTokenSecret : undefined,
+      oauth: resources.oauthClients ? props.oauth : undefined,
+    });
+    props.data.grant(fn, resources);
+    return fn;
   }
 }

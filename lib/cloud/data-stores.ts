@@ -5,6 +5,7 @@ import { Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+import type { FunctionResources } from '../manifest/ports.ts';
 import type { BucketSpec, TableSpec } from '../manifest/types.ts';
 
 export interface PlatformDataProps {
@@ -81,12 +82,27 @@ export class PlatformData extends Construct {
     });
   }
 
-  /** Read and write on every table (with its indexes) and every bucket; sealing and opening secrets. */
-  grantReadWrite(grantee: IGrantable): void {
-    for (const table of this.tables.values()) table.grantReadWriteData(grantee);
-    for (const bucket of this.buckets.values()) bucket.grantReadWrite(grantee);
-    // Envelope encryption needs only these two (functions/core/secret-box.ts).
-    this.secretsKey.grant(grantee, 'kms:GenerateDataKey', 'kms:Decrypt');
+  /**
+   * Exactly what `resources` lists: read and write on those tables (with their indexes) and
+   * buckets, and the secrets key for opening only or for sealing too. The run-token secret comes
+   * with its ARN through PlatformFunction.
+   */
+  grant(grantee: IGrantable, resources: FunctionResources): void {
+    for (const name of resources.tables) this.tableNamed(name).grantReadWriteData(grantee);
+    for (const name of resources.buckets) {
+      const bucket = this.buckets.get(name);
+      if (bucket === undefined) throw new Error(`No bucket ${name} in the platform's data stores.`);
+      bucket.grantReadWrite(grantee);
+    }
+    // Envelope encryption (functions/core/secret-box.ts): sealing makes a data key, opening decrypts one.
+    if (resources.secretsKey === 'seal') this.secretsKey.grant(grantee, 'kms:GenerateDataKey', 'kms:Decrypt');
+    if (resources.secretsKey === 'open') this.secretsKey.grant(grantee, 'kms:Decrypt');
+  }
+
+  private tableNamed(name: string): Table {
+    const table = this.tables.get(name);
+    if (table === undefined) throw new Error(`No table ${name} in the platform's data stores.`);
+    return table;
   }
 
   private table(spec: TableSpec, prefix: string): Table {

@@ -1,8 +1,9 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { buckets, routes as manifestRoutes, routesByArea, tables } from '../manifest/index.ts';
+import { defineArea } from '../manifest/define.ts';
+import { areas, buckets, routes as manifestRoutes, routesByArea, tables } from '../manifest/index.ts';
 import { isRestApiRoute } from '../manifest/http.ts';
-import type { Host, RouteSpec } from '../manifest/types.ts';
+import type { AreaModule, Host, RouteSpec } from '../manifest/types.ts';
 import { PlatformApi } from './api.ts';
 import { PlatformFunctions } from './area-functions.ts';
 import { PlatformData } from './data-stores.ts';
@@ -46,7 +47,10 @@ export interface PlatformStackProps extends StackProps {
    * Checked at synth (`validateOAuthProviders`). @default none: every provider answers 400 not configured
    */
   readonly oauthProviders?: OAuthProviders;
-  /** Routes to serve; tests pass larger synthetic lists to check the stack limits. @default the manifest's */
+  /**
+   * Routes to serve; tests pass synthetic lists to check the stack limits. A route of an area with
+   * no module is served with the kernel's grants only. @default the manifest's
+   */
   readonly routes?: readonly RouteSpec[];
   /** Where the generated function entries are written. @default DEFAULT_ENTRIES_DIR */
   readonly entriesDir?: string;
@@ -97,6 +101,7 @@ export class PlatformStack extends Stack {
       mcpRuntime: this.mcpRuntime.function,
       oauth,
       entriesDir: props.entriesDir,
+      modules: modulesFor(routes),
       environment: {
         STAGE: stage,
         TABLE_PREFIX: tablePrefixFor(stackName),
@@ -136,6 +141,13 @@ export class PlatformStack extends Stack {
     new CfnOutput(this, 'UserPoolId', { value: this.identity.userPool.userPoolId, description: 'Cognito user pool for sign-in' });
     new CfnOutput(this, 'UserPoolClientId', { value: this.identity.client.userPoolClientId, description: 'Cognito app client (no secret)' });
   }
+}
+
+/** The manifest's area modules, and a bare one (no ports) for each area only synthetic routes name. */
+function modulesFor(routes: readonly RouteSpec[]): Map<string, AreaModule> {
+  const modules = new Map<string, AreaModule>(areas.map((area) => [area.name, area]));
+  for (const r of routes) if (!modules.has(r.area)) modules.set(r.area, defineArea({ name: r.area }));
+  return modules;
 }
 
 function routesByHost(list: readonly RouteSpec[]): Map<Host, RouteSpec[]> {

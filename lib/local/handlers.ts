@@ -1,9 +1,8 @@
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { handlerModulePath } from '../manifest/routes.ts';
 import type { RouteSpec } from '../manifest/types.ts';
-import type { BoundRoute } from '../../functions/core/http/api-gateway.ts';
-import type { BoundStreamRoute } from '../../functions/core/http/lambda-stream.ts';
-import type { AnyRouteDefinition } from '../../functions/core/http/route.ts';
+import type { AnyRouteDefinition, BoundRoute, BoundStreamRoute } from '../../functions/core/http/route.ts';
+import { areaNamed } from '../manifest/areas.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -21,8 +20,9 @@ export async function loadRoutes(routes: readonly RouteSpec[]): Promise<LoadedRo
   for (const spec of routes) {
     const path = handlerModulePath(spec);
     const definition = ((await import(pathToFileURL(repoRoot + path).href)) as { default?: AnyRouteDefinition }).default;
-    if (spec.mode === 'buffered' && definition?.kind === 'buffered') loaded.buffered.push({ spec, definition });
-    else if (spec.mode === 'streaming' && definition?.kind === 'streaming') loaded.streaming.push({ spec, definition });
+    const area = areaNamed(spec.area);
+    if (spec.mode === 'buffered' && definition?.kind === 'buffered') loaded.buffered.push({ spec, definition, area });
+    else if (spec.mode === 'streaming' && definition?.kind === 'streaming') loaded.streaming.push({ spec, definition, area });
     else throw new Error(`${path} must export default ${spec.mode === 'buffered' ? 'defineRoute' : 'defineStreamRoute'}(...) for route ${spec.id}`);
   }
   return loaded;

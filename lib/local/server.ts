@@ -3,7 +3,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import type { Host, RouteSpec } from '../manifest/types.ts';
 import { CORS_ALLOWED_HEADERS } from '../manifest/http.ts';
-import { createFallbackHandler, createRestHandler, type BoundRoute, type RestHandler } from '../../functions/core/http/api-gateway.ts';
+import { createFallbackHandler, createRestHandler, type RestHandler } from '../../functions/core/http/api-gateway.ts';
+import type { BoundRoute, BoundStreamRoute } from '../../functions/core/http/route.ts';
 import { errorBody } from '../../functions/core/http/envelope.ts';
 import { toErrorResponse } from '../../functions/core/http/error-response.ts';
 import { lineageOf } from '../../functions/core/http/lineage.ts';
@@ -11,7 +12,7 @@ import { commonHeaders, json } from '../../functions/core/http/pipeline.ts';
 import { RouteTable } from '../../functions/core/http/route-table.ts';
 import { PayloadTooLargeError } from '../../functions/core/errors.ts';
 import type { Platform } from '../../functions/platform.ts';
-import { createStreamHandler, type BoundStreamRoute, type StreamingLambdaHandler } from '../../functions/core/http/lambda-stream.ts';
+import { createStreamHandler, type StreamingLambdaHandler } from '../../functions/core/http/lambda-stream.ts';
 import { toRestEvent } from './rest-event.ts';
 import { installStreamingShim, LocalResponseStream } from './streaming-shim.ts';
 import { toUrlEvent } from './url-event.ts';

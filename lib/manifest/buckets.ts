@@ -1,8 +1,7 @@
+import { areas } from './areas.ts';
 import type { BucketSpec } from './types.ts';
 
-/** Object storage of the platform; large bodies and user files go here, never into table items. */
-export const buckets = [
-  { name: 'blobs', purpose: 'large log bodies, sources and messages past the item-size threshold' },
-] as const satisfies readonly BucketSpec[];
+/** Object storage of the platform, from the area modules that own it. */
+export const buckets: readonly BucketSpec[] = areas.flatMap((area): readonly BucketSpec[] => area.buckets);
 
-export type BucketName = (typeof buckets)[number]['name'];
+export type BucketName = (typeof areas)[number]['buckets'][number]['name'];

@@ -1,4 +1,6 @@
 export * from './types.ts';
-export { routes, routesByArea, handlerModulePath } from './routes.ts';
+export { routes, routesByArea, handlerModulePath, entryPoints, entryPointModulePath } from './routes.ts';
 export { tables, type TableName } from './tables.ts';
 export { buckets, type BucketName } from './buckets.ts';
+export { areas, areaNamed } from './areas.ts';
+export { PORT_RESOURCES, KERNEL_RESOURCES, resourcesOf, type FunctionResources, type PortResources } from './ports.ts';

@@ -81,3 +81,97 @@ export interface BucketSpec {
   readonly name: string;
   readonly purpose: string;
 }
+
+/**
+ * A port of the platform (a member of `Platform`, functions/platform.ts) an area's code may use.
+ * Each maps to the cloud resources behind it in `PORT_RESOURCES` (ports.ts).
+ */
+export type PortName =
+  | 'users'
+  | 'tokens'
+  | 'credits'
+  | 'keys'
+  | 'keysReader'
+  | 'secretBox'
+  | 'secrets'
+  | 'agents'
+  | 'conversations'
+  | 'actions'
+  | 'compute'
+  | 'mcpServers'
+  | 'mcpRuntime'
+  | 'logs'
+  | 'usageLogs'
+  | 'oauthStates'
+  | 'blobs';
+
+/** Runs on a timetable: EventBridge Scheduler in the cloud, the in-process scheduler locally. */
+export interface ScheduleSpec {
+  readonly kind: 'schedule';
+  /** `area.handler`, like a route's. */
+  readonly id: string;
+  readonly area: string;
+  /** Handler module: `functions/<area>/handlers/<handler>.schedule.ts`. */
+  readonly handler: string;
+  /** `rate(5 minutes)` or `cron(0 3 * * ? *)`, in EventBridge Scheduler's syntax (UTC). */
+  readonly expression: string;
+  readonly timeoutSec: number;
+}
+
+/** Consumes tasks handed off with the `tasks` port: an SQS queue in the cloud, an in-process queue locally. */
+export interface QueueSpec {
+  readonly kind: 'queue';
+  readonly id: string;
+  readonly area: string;
+  /** Handler module: `functions/<area>/handlers/<handler>.queue.ts`. */
+  readonly handler: string;
+  readonly timeoutSec: number;
+  /** Deliveries of one task before it is set aside (the cloud's dead-letter queue). */
+  readonly maxAttempts: number;
+}
+
+/** Reacts to objects written under a prefix of a bucket: S3 notifications in the cloud, the blob store's own events locally. */
+export interface StorageEventSpec {
+  readonly kind: 'storageEvent';
+  readonly id: string;
+  readonly area: string;
+  /** Handler module: `functions/<area>/handlers/<handler>.storage.ts`. */
+  readonly handler: string;
+  readonly bucket: string;
+  readonly prefix: string;
+  readonly timeoutSec: number;
+}
+
+/** A long-running process (the voice bridge): Fargate in the cloud, in-process locally. */
+export interface ServiceSpec {
+  readonly kind: 'service';
+  readonly id: string;
+  readonly area: string;
+  /** Handler module: `functions/<area>/handlers/<handler>.service.ts`. */
+  readonly handler: string;
+  readonly memoryMb: number;
+}
+
+/** Every way into an area's code other than an HTTP route. */
+export type EntryPointSpec = ScheduleSpec | QueueSpec | StorageEventSpec | ServiceSpec;
+
+/**
+ * One area of the platform, as data: everything the wirings need to serve it. The local platform,
+ * the CDK stack and the generated Lambda entries are derived from the list of these (areas.ts); a
+ * function gets grants and configuration for its own area's declarations only.
+ */
+export interface AreaModule {
+  /** Folder under `functions/`. */
+  readonly name: string;
+  readonly routes: readonly RouteSpec[];
+  readonly entryPoints: readonly EntryPointSpec[];
+  /** Tables this area owns (creates); other areas reach them only through this area's ports. */
+  readonly tables: readonly TableSpec[];
+  readonly buckets: readonly BucketSpec[];
+  /**
+   * Ports the area's handlers and services use beyond the kernel's (authentication, rate limits,
+   * config, clock, log). Locally an undeclared port throws when touched; in the cloud its resources
+   * are simply not granted.
+   */
+  readonly uses: readonly PortName[];
+}

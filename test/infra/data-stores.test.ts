@@ -1,6 +1,6 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { buckets, tables } from '../../lib/manifest/index.ts';
+import { areaNamed, buckets, resourcesOf, tables } from '../../lib/manifest/index.ts';
 import type { TableSpec } from '../../lib/manifest/types.ts';
 import { RUN_TOKEN_SECRET_LENGTH } from '../../lib/cloud/data-stores.ts';
 import { json, logicalIdOf, platformFunctions, synthPlatform, TEST_STACK } from './synth-platform.ts';
@@ -130,12 +130,12 @@ describe('secrets key', () => {
 });
 
 describe('run-token secret', () => {
-  /** The secret's logical id, and the functions that authenticate requests: every area and streaming function. */
+  /** The secret's logical id, and the functions that authenticate requests: every area and streaming function with a route that reads credentials. */
   function secret() {
     const platform = synthPlatform();
     const template = json(platform.main);
     const { areas, streams } = platform.stack.functions;
-    const authenticating = [...areas.values(), ...[...streams.values()].map((s) => s.function)];
+    const authenticating = [...[...areas].filter(([area]) => resourcesOf([areaNamed(area)]).runTokenSecret).map(([, fn]) => fn), ...[...streams.values()].map((s) => s.function)];
     return { platform, template, secretId: logicalIdOf(platform, platform.stack.data.runTokenSecret), authenticating };
   }
 

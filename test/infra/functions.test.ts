@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_ENTRIES_DIR } from '../../lib/cloud/function-entries.ts';
 import type { PlatformEnvironmentName } from '../../lib/cloud/platform-function.ts';
-import { handlerModulePath, routes, routesByArea, tables } from '../../lib/manifest/index.ts';
+import { areaNamed, handlerModulePath, resourcesOf, routes, routesByArea, tables } from '../../lib/manifest/index.ts';
 import { allTemplates, json, logicalIdOf, platformFunctions, synthPlatform, TEST_STAGE } from './synth-platform.ts';
 
 const bufferedAreas = routesByArea(routes.filter((r) => r.mode === 'buffered'));
@@ -85,31 +85,48 @@ describe('functions', () => {
     expect(props['Timeout']).toBe(expected);
   });
 
-  it.each([...bufferedAreas.keys()])('lets area %s read and write every table with its indexes, and the bucket', (area) => {
-    // Prepare
+  it.each([...bufferedAreas.keys()])('grants area %s read and write on exactly the tables and buckets its module declares', (area) => {
+    // Prepare: what the area's module declares (its ports' resources, and the kernel's when a route authenticates)
+    const platform = synthPlatform();
+    const expected = resourcesOf([areaNamed(area)]);
     const { statements } = areaFunction(area);
-    const actions = (s: { Action: string | string[] }) => [s.Action].flat();
+    const tableIds = new Map([...platform.stack.data.tables].map(([name, table]) => [logicalIdOf(platform, table), name]));
+    const bucketIds = new Map([...platform.stack.data.buckets].map(([name, bucket]) => [logicalIdOf(platform, bucket), name]));
 
-    // Act
-    const dynamo = statements.find((s) => actions(s).includes('dynamodb:PutItem') && actions(s).includes('dynamodb:Query'));
-    const s3 = statements.find((s) => actions(s).includes('s3:PutObject') && actions(s).some((a) => a.startsWith('s3:GetObject')));
+    // Act: every table and bucket any statement of the role names
+    const named = (ids: Map<string, string>) => [...new Set(statements.flatMap((s) => [...JSON.stringify(s.Resource).matchAll(/"([A-Za-z0-9]+)"/g)].map((m) => ids.get(m[1]!)).filter((n): n is string => n !== undefined)))].sort();
+    const dynamo = statements.filter((s) => [s.Action].flat().some((a) => a.startsWith('dynamodb:')));
+    const indexArns = dynamo.flatMap((s) => [s.Resource].flat()).filter((r) => JSON.stringify(r).includes('/index/*'));
 
     // Assess
-    expect(dynamo).toBeDefined();
-    // One ARN per table, and one index ARN per table with indexes.
-    expect(dynamo!.Resource).toHaveLength(tables.length + tables.filter((t) => 'indexes' in t).length);
-    expect(s3).toBeDefined();
+    expect(named(tableIds)).toEqual([...expected.tables].sort());
+    expect(named(bucketIds)).toEqual([...expected.buckets].sort());
+    expect(indexArns).toHaveLength(tables.filter((t) => expected.tables.has(t.name as never) && t.indexes !== undefined).length);
   });
 
-  it.each([...bufferedAreas.keys()])('lets area %s use the secrets key for envelope encryption only', (area) => {
+  it('gives the health and discovery function no store, key or secret at all', () => {
+    // Prepare
+    const { statements } = areaFunction('platform');
+
+    // Act
+    const actions = statements.flatMap((s) => [s.Action].flat());
+
+    // Assess: X-Ray only.
+    expect(actions.length).toBeGreaterThan(0);
+    expect(actions.filter((a) => !a.startsWith('xray:'))).toEqual([]);
+  });
+
+  it.each([...bufferedAreas.keys()])('lets area %s use the secrets key only as far as its ports need', (area) => {
     // Prepare
     const { statements } = areaFunction(area);
+    const wanted = { seal: ['kms:Decrypt', 'kms:GenerateDataKey'], open: ['kms:Decrypt'] };
+    const declared = resourcesOf([areaNamed(area)]).secretsKey;
 
     // Act
     const kmsActions = statements.flatMap((s) => [s.Action].flat()).filter((a) => a.startsWith('kms:'));
 
     // Assess
-    expect(kmsActions.sort()).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
+    expect(kmsActions.sort()).toEqual(declared === null ? [] : wanted[declared]);
   });
 
   it('gives the fallback no access to the stores', () => {

@@ -5,7 +5,6 @@ import { dirname, join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MCP_AREA } from '../../lib/cloud/area-functions.ts';
 import { REPO_ROOT } from '../../lib/cloud/function-entries.ts';
 import {
   DEFAULT_MCP_HOST_DIR,
@@ -103,7 +102,7 @@ describe('MCP runtime function', () => {
   it('may be invoked by the mcp area function only, which alone knows its name', () => {
     // Prepare
     const { platform, template, fnId } = mcpRuntime();
-    const mcpArea = platform.stack.functions.areas.get(MCP_AREA);
+    const mcpArea = platform.stack.functions.areas.get('mcp');
     const functionIds = Object.entries(template.Resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function');
 
     // Act: every policy statement of the template that names the function, with the roles it is attached to.
@@ -128,7 +127,7 @@ describe('MCP runtime function', () => {
     const route = (r: Pick<RouteSpec, 'method' | 'path' | 'area' | 'handler'> & Partial<RouteSpec>): RouteSpec => ({ id: `${r.area}.${r.handler}`, host: 'base', auth: 'optional', callers: 'full', mode: 'buffered', style: 'B', timeoutSec: 29, maxBodyBytes: 1024, ...r });
     const demo = route({ method: 'GET', path: '/demo/{id}', area: 'demo', handler: 'get' });
     const watch = route({ method: 'GET', path: '/demo/{id}/watch', area: 'demo', handler: 'watch', host: 'site', mode: 'streaming' });
-    const mcpStream = route({ method: 'POST', path: '/mcp-live/{serverId}', area: MCP_AREA, handler: 'live', host: 'stream', mode: 'streaming', timeoutSec: 120 });
+    const mcpStream = route({ method: 'POST', path: '/mcp-live/{serverId}', area: 'mcp', handler: 'live', host: 'stream', mode: 'streaming', timeoutSec: 120 });
     const knowing = (routes: RouteSpec[]) =>
       withScratchOutdir((outdir) => {
         const app = new App({ outdir, analyticsReporting: false, context: { 'aws:cdk:bundling-stacks': [] } });

@@ -7,7 +7,6 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../functions/core/config.ts';
 import { providerSettings } from '../../functions/oauth/oauth.providers.ts';
-import { OAUTH_AREA } from '../../lib/cloud/area-functions.ts';
 import { REPO_ROOT } from '../../lib/cloud/function-entries.ts';
 import { oauthFunctionSettings, oauthProvidersFromContext, validateOAuthProviders, type OAuthProviders } from '../../lib/cloud/oauth-providers.ts';
 import { PlatformStack } from '../../lib/cloud/platform-stack.ts';
@@ -83,7 +82,7 @@ describe('OAuth providers in the cloud stack', () => {
   it("gives the oauth area's function each provider's settings and secret ARN, and no other function any of them", () => {
     // Prepare
     const { stack, template } = synthConfigured();
-    const oauthFunction = stack.functions.areas.get(OAUTH_AREA);
+    const oauthFunction = stack.functions.areas.get('oauth');
 
     // Act
     const variables = oauthVariables(template);
@@ -114,7 +113,7 @@ describe('OAuth providers in the cloud stack', () => {
   it('lets only the oauth role call GetSecretValue, on exactly the client secrets, and creates no secret for them', () => {
     // Prepare
     const { stack, template } = synthConfigured();
-    const oauthRole = stack.getLogicalId(stack.functions.areas.get(OAUTH_AREA)!.function.role!.node.defaultChild as CfnElement);
+    const oauthRole = stack.getLogicalId(stack.functions.areas.get('oauth')!.function.role!.node.defaultChild as CfnElement);
 
     // Act
     const grants = literalSecretGrants(template);
@@ -151,7 +150,7 @@ describe('OAuth providers in the cloud stack', () => {
     // Prepare
     const route = (r: Pick<RouteSpec, 'method' | 'path' | 'area' | 'handler'> & Partial<RouteSpec>): RouteSpec => ({ id: `${r.area}.${r.handler}`, host: 'base', auth: 'optional', callers: 'full', mode: 'buffered', style: 'B', timeoutSec: 29, maxBodyBytes: 1024, ...r });
     const demo = route({ method: 'GET', path: '/demo/{id}', area: 'demo', handler: 'get' });
-    const oauthStream = route({ method: 'GET', path: '/oauth-live/{provider}', area: OAUTH_AREA, handler: 'live', host: 'stream', mode: 'streaming' });
+    const oauthStream = route({ method: 'GET', path: '/oauth-live/{provider}', area: 'oauth', handler: 'live', host: 'stream', mode: 'streaming' });
     const knowing = (routes: RouteSpec[]) =>
       withScratchOutdir((outdir) => {
         const app = new App({ outdir, analyticsReporting: false, context: { 'aws:cdk:bundling-stacks': [] } });

@@ -7,6 +7,7 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RUNTIME_SOURCE_DIR, RUNTIME_PORT, RuntimeFunction, stageRuntimeAsset } from '../../lib/cloud/runtime-function.ts';
+import { areaNamed, resourcesOf, routes } from '../../lib/manifest/index.ts';
 import { json, logicalIdOf, roleStatements, synthPlatform, withScratchOutdir } from './synth-platform.ts';
 
 /** The runtime function's resource in the platform template. */
@@ -93,12 +94,15 @@ describe('runtime function', () => {
     expect(naming.sort()).toEqual([`AWS::IAM::Policy ${policies[0]![0]}`, `AWS::Lambda::Function ${fnId}`].sort());
   });
 
-  it('may be invoked by the area and streaming functions, which know its name; the fallback neither', () => {
+  it('may be invoked by the functions of areas using the compute port, which know its name; no other', () => {
     // Prepare
     const { platform, template, fnId } = runtime();
     const { areas, streams, fallback } = platform.stack.functions;
     const mcpRuntimeId = logicalIdOf(platform, platform.stack.mcpRuntime.function);
-    const invokers = [...areas.values(), ...[...streams.values()].map((s) => s.function)];
+    const uses = (routes: readonly { area: string }[]) => resourcesOf([...new Set(routes.map((r) => r.area))].map(areaNamed)).runtimes.has('python');
+    const all = [...[...areas].map(([area, fn]) => ({ fn, invokes: uses([{ area }]) })), ...[...streams].map(([host, s]) => ({ fn: s.function, invokes: uses(routes.filter((r) => r.host === host && r.mode === 'streaming')) }))];
+    const invokers = all.filter((f) => f.invokes).map((f) => f.fn);
+    const others = [fallback, ...all.filter((f) => !f.invokes).map((f) => f.fn)];
     const lambdaActions = (fn: (typeof invokers)[number]) =>
       roleStatements(template, logicalIdOf(platform, fn.function.role!)).filter((s) => [s.Action].flat().some((a) => a.startsWith('lambda:')));
 
@@ -116,8 +120,11 @@ describe('runtime function', () => {
         { action: 'lambda:InvokeFunction', resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [fnId, 'Arn'] }, ':*']] } },
       ]);
     }
-    expect(variables(fallback).RUNTIME_FUNCTION_NAME).toBeUndefined();
-    expect(lambdaActions(fallback)).toEqual([]);
+    expect(invokers.map((fn) => fn.node.id).sort()).toEqual(['Area-actions', 'Area-agents', 'Stream-stream']);
+    for (const fn of others) {
+      expect(variables(fn).RUNTIME_FUNCTION_NAME).toBeUndefined();
+      expect(invoked(fn)).toEqual([]);
+    }
   });
 });
 

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { requireUser } from '../../functions/core/auth/actor.ts';
 import { sha256Hex } from '../../functions/core/ids.ts';
 import { defineRoute } from '../../functions/core/http/route.ts';
+import { defineArea } from '../../lib/manifest/define.ts';
 import type { RouteSpec } from '../../lib/manifest/types.ts';
 import { createLocalServer } from '../../lib/local/server.ts';
 import { callApi, createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
@@ -31,6 +32,9 @@ const fakeRunSpec: RouteSpec = {
   timeoutSec: 10,
   maxBodyBytes: 4096,
 };
+
+/** The stand-in's area declares the ports a run uses, as a real area module would. */
+const testArea = defineArea({ name: 'test', uses: ['keysReader', 'credits', 'usageLogs'] });
 
 const fakeRun = defineRoute({
   body: z.object({ keysNeeded: z.array(z.string()) }),
@@ -65,7 +69,7 @@ describe('keys vault, role tokens and credits over HTTP', () => {
 
   beforeAll(async () => {
     platform = await startTestPlatform({ logLines });
-    runner = createLocalServer({ routes: [{ spec: fakeRunSpec, definition: fakeRun }], streamRoutes: [], platform: () => platform.running.platform });
+    runner = createLocalServer({ routes: [{ spec: fakeRunSpec, definition: fakeRun, area: testArea }], streamRoutes: [], platform: () => platform.running.platform });
     await new Promise<void>((resolve) => runner.listen(0, '127.0.0.1', resolve));
     runnerUrl = `http://127.0.0.1:${(runner.address() as AddressInfo).port}`;
   });

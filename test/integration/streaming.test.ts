@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { requireUser } from '../../functions/core/auth/actor.ts';
 import { defineStreamRoute } from '../../functions/core/http/route.ts';
+import { defineArea } from '../../lib/manifest/define.ts';
 import type { RouteSpec } from '../../lib/manifest/types.ts';
 import { createLocalServer } from '../../lib/local/server.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
@@ -49,7 +50,7 @@ describe('streaming through the local streamifyResponse shim', () => {
   beforeAll(async () => {
     platform = await startTestPlatform();
     token = (await createUser(platform, { alias: 'streamer' })).token;
-    server = createLocalServer({ routes: [], streamRoutes: [{ spec, definition }], platform: () => platform.running.platform });
+    server = createLocalServer({ routes: [], streamRoutes: [{ spec, definition, area: defineArea({ name: 'test' }) }], platform: () => platform.running.platform });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });

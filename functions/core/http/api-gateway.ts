@@ -8,16 +8,10 @@ import { toErrorResponse } from './error-response.ts';
 import { lineageOf, LINEAGE_HEADER } from './lineage.ts';
 import { commonHeaders, handleRequest, json, type HttpResponse } from './pipeline.ts';
 import { fromRestEvent } from './request.ts';
-import type { RouteDefinition } from './route.ts';
+import type { BoundRoute } from './route.ts';
 import { RouteTable } from './route-table.ts';
 
 export type RestHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
-
-/** A route together with the definition its handler module exports. */
-export interface BoundRoute {
-  readonly spec: RouteSpec;
-  readonly definition: RouteDefinition;
-}
 
 /**
  * The Lambda handler of one area: API Gateway gives the matched template in `event.resource`, so
@@ -28,7 +22,7 @@ export function createRestHandler(bound: readonly BoundRoute[], platform: () => 
   return async (event) => {
     const route = byKey.get(`${event.httpMethod.toUpperCase()} ${event.resource}`);
     if (route === undefined) return notFoundResponse(event, new NotFoundError(`No route for ${event.httpMethod} ${event.resource}.`));
-    return handleRequest(route.spec, route.definition, fromRestEvent(event), platform());
+    return handleRequest(route, fromRestEvent(event), platform());
   };
 }
 

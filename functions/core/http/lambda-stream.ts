@@ -1,6 +1,5 @@
 import type { Writable } from 'node:stream';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import type { RouteSpec } from '../../../lib/manifest/types.ts';
 import type { Platform } from '../../platform.ts';
 import { MethodNotAllowedError, NotFoundError } from '../errors.ts';
 import { errorBody } from './envelope.ts';
@@ -8,7 +7,7 @@ import { toErrorResponse } from './error-response.ts';
 import { lineageOf } from './lineage.ts';
 import { commonHeaders, handleStreamRequest, type StreamSink } from './pipeline.ts';
 import { fromUrlEvent } from './request.ts';
-import type { StreamRouteDefinition } from './route.ts';
+import type { BoundStreamRoute } from './route.ts';
 import { RouteTable } from './route-table.ts';
 
 /** The Lambda runtime's streaming API (a global in Node managed runtimes; shimmed locally). */
@@ -24,11 +23,6 @@ function lambdaRuntime(): AwsLambdaStreaming {
   const runtime = (globalThis as unknown as { awslambda?: AwsLambdaStreaming }).awslambda;
   if (runtime === undefined) throw new Error('awslambda streaming API is not available (install the local shim first)');
   return runtime;
-}
-
-export interface BoundStreamRoute {
-  readonly spec: RouteSpec;
-  readonly definition: StreamRouteDefinition;
 }
 
 /** A sink over the Lambda response stream: the prelude (status, headers) goes first, then chunks as written. */
@@ -81,6 +75,6 @@ export function createStreamHandler(bound: readonly BoundStreamRoute[], platform
       return;
     }
     const route = byKey.get(`${match.route.method} ${match.route.path}`)!;
-    await handleStreamRequest(route.spec, route.definition, fromUrlEvent(event, path, match.params), platform(), sink);
+    await handleStreamRequest(route, fromUrlEvent(event, path, match.params), platform(), sink);
   });
 }

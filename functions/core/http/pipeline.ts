@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import type { RouteSpec } from '../../../lib/manifest/types.ts';
-import type { Platform } from '../../platform.ts';
+import type { AreaModule, RouteSpec } from '../../../lib/manifest/types.ts';
+import { platformForArea, type Platform } from '../../platform.ts';
 import { CORS_EXPOSED_HEADERS } from '../../../lib/manifest/http.ts';
 import { anonymous, assertCallerAdmitted, type Actor } from '../auth/actor.ts';
 import { resolveActor } from '../auth/resolve-actor.ts';
@@ -9,7 +9,7 @@ import { errorBody, successBody } from './envelope.ts';
 import { toErrorResponse } from './error-response.ts';
 import { LINEAGE_HEADER, lineageOf, type Lineage } from './lineage.ts';
 import type { HttpRequest } from './request.ts';
-import { Reply, type AnyRouteDefinition, type ResponseStream, type RouteContext, type RouteDefinition, type StreamRouteDefinition } from './route.ts';
+import { Reply, type AnyRouteDefinition, type ResponseStream, type RouteContext, type BoundRoute, type BoundStreamRoute } from './route.ts';
 import type { Logger } from '../logger.ts';
 import { withSecretScope } from '../secret-scope.ts';
 
@@ -36,6 +36,7 @@ export function commonHeaders(requestId: string): Record<string, string> {
 async function buildContext(
   route: RouteSpec,
   definition: AnyRouteDefinition,
+  area: AreaModule,
   request: HttpRequest,
   platform: Platform,
   lineage: Lineage,
@@ -56,7 +57,7 @@ async function buildContext(
   const body = definition.body ? validate('request body', definition.body, parseJsonBody(request)) : undefined;
   const query = definition.query ? validate('query parameters', definition.query, request.query) : undefined;
   const params = definition.params ? validate('path parameters', definition.params, request.pathParams) : undefined;
-  return { body, query, params, actor, lineage, request, platform, log, signal };
+  return { body, query, params, actor, lineage, request, platform: platformForArea(platform, area), log, signal };
 }
 
 function errorResponse(route: RouteSpec, error: unknown, lineage: Lineage, log: Logger): HttpResponse {
@@ -77,11 +78,11 @@ function logRequest(log: Logger, request: HttpRequest, status: number, started: 
 }
 
 /** Runs one request through a buffered route: limits, auth, parsing, validation, the handler, the envelope. */
-export function handleRequest(route: RouteSpec, definition: RouteDefinition, request: HttpRequest, platform: Platform): Promise<HttpResponse> {
-  return withSecretScope(() => runBuffered(route, definition, request, platform));
+export function handleRequest(bound: BoundRoute, request: HttpRequest, platform: Platform): Promise<HttpResponse> {
+  return withSecretScope(() => runBuffered(bound, request, platform));
 }
 
-async function runBuffered(route: RouteSpec, definition: RouteDefinition, request: HttpRequest, platform: Platform): Promise<HttpResponse> {
+async function runBuffered({ spec: route, definition, area }: BoundRoute, request: HttpRequest, platform: Platform): Promise<HttpResponse> {
   const started = platform.clock.now();
   const lineage = lineageOf(request.requestId, request.headers[LINEAGE_HEADER]);
   const log = platform.log.child({ requestId: lineage.requestId, rootRequestId: lineage.rootRequestId, route: route.id });
@@ -89,7 +90,7 @@ async function runBuffered(route: RouteSpec, definition: RouteDefinition, reques
   let response: HttpResponse;
   const deadline = new AbortController();
   try {
-    const ctx = await buildContext(route, definition, request, platform, lineage, log, (a) => (actor = a), deadline.signal);
+    const ctx = await buildContext(route, definition, area, request, platform, lineage, log, (a) => (actor = a), deadline.signal);
     const result = await withTimeout(route.timeoutSec, deadline, definition.run(ctx));
     response = toSuccessResponse(route, result, lineage);
   } catch (error) {
@@ -113,11 +114,11 @@ export interface StreamSink {
  * ordinary error envelopes; after that the handler owns error reporting, and an unexpected throw
  * just ends the stream (it is logged).
  */
-export function handleStreamRequest(route: RouteSpec, definition: StreamRouteDefinition, request: HttpRequest, platform: Platform, sink: StreamSink): Promise<void> {
-  return withSecretScope(() => runStreaming(route, definition, request, platform, sink));
+export function handleStreamRequest(bound: BoundStreamRoute, request: HttpRequest, platform: Platform, sink: StreamSink): Promise<void> {
+  return withSecretScope(() => runStreaming(bound, request, platform, sink));
 }
 
-async function runStreaming(route: RouteSpec, definition: StreamRouteDefinition, request: HttpRequest, platform: Platform, sink: StreamSink): Promise<void> {
+async function runStreaming({ spec: route, definition, area }: BoundStreamRoute, request: HttpRequest, platform: Platform, sink: StreamSink): Promise<void> {
   const started = platform.clock.now();
   const lineage = lineageOf(request.requestId, request.headers[LINEAGE_HEADER]);
   const log = platform.log.child({ requestId: lineage.requestId, rootRequestId: lineage.rootRequestId, route: route.id });
@@ -138,7 +139,7 @@ async function runStreaming(route: RouteSpec, definition: StreamRouteDefinition,
   const deadline = new AbortController();
   sink.closed?.addEventListener('abort', () => deadline.abort(new Error('client disconnected')), { once: true });
   try {
-    const ctx = await buildContext(route, definition, request, platform, lineage, log, (a) => (actor = a), deadline.signal);
+    const ctx = await buildContext(route, definition, area, request, platform, lineage, log, (a) => (actor = a), deadline.signal);
     await withTimeout(route.timeoutSec, deadline, definition.run(ctx, stream));
     if (status === 0) throw new Error(`streaming route ${route.id} finished without starting its stream`);
     await sink.end();

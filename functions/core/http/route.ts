@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { AreaModule, RouteSpec } from '../../../lib/manifest/types.ts';
 import type { Platform } from '../../platform.ts';
 import type { Actor } from '../auth/actor.ts';
 import type { Logger } from '../logger.ts';
@@ -104,4 +105,19 @@ export function defineRoute<BS extends Schema | undefined = undefined, QS extend
     params: def.params,
     run: def.run as RouteDefinition['run'],
   };
+}
+
+/** A route together with the definition its handler module exports and the area it belongs to. */
+export interface BoundRoute {
+  readonly spec: RouteSpec;
+  readonly definition: RouteDefinition;
+  /** Its handler sees only the ports this area declares (`platformForArea`). */
+  readonly area: AreaModule;
+}
+
+/** A streaming route, bound likewise. */
+export interface BoundStreamRoute {
+  readonly spec: RouteSpec;
+  readonly definition: StreamRouteDefinition;
+  readonly area: AreaModule;
 }

@@ -1,0 +1,59 @@
+import { defineArea, KIB } from '../../lib/manifest/define.ts';
+
+/**
+ * The SPEC's 900-second streaming chat, less a margin: Lambda stops a function at 900 s, so the
+ * platform's own timeout (which ends the stream with an error marker and records the run) must
+ * come first.
+ */
+const STREAMING_CHAT_TIMEOUT_SEC = 895;
+
+/** Authenticated agent-reference requests (chat): 60 a minute per caller, shared by the three chat routes. */
+const CHAT_RATE_LIMIT = { limit: 60, windowSec: 60, bucket: 'agent-chat' } as const;
+
+/** Agents, their conversations and chat (SPEC 4.1). */
+export const agentsArea = defineArea({
+  name: 'agents',
+  routes: [
+    // Agents (SPEC 4.1): envelope A. Chat is limited to 60 requests a minute per caller (SPEC part 8).
+    { method: 'POST', path: '/agent/create', handler: 'create-agent', auth: 'required', style: 'A', maxBodyBytes: 512 * KIB },
+    { method: 'GET', path: '/agent/list', handler: 'list-agents', auth: 'optional', callers: 'role', style: 'A' },
+    { method: 'GET', path: '/agent/conversations/recent', handler: 'list-recent-conversations', auth: 'required', callers: 'role', style: 'A' },
+    { method: 'GET', path: '/agent/{agentId}', handler: 'get-agent', auth: 'optional', callers: 'role', style: 'A' },
+    { method: 'GET', path: '/agent/s/{owner}/{slug}', handler: 'get-agent-by-slug', auth: 'optional', callers: 'role', style: 'A' },
+    { method: 'PUT', path: '/agent/update', handler: 'update-agent', auth: 'required', style: 'A', maxBodyBytes: 512 * KIB },
+    { method: 'POST', path: '/agent/update', handler: 'update-agent', auth: 'required', style: 'A', maxBodyBytes: 512 * KIB },
+    { method: 'DELETE', path: '/agent/delete', handler: 'delete-agent', auth: 'required', style: 'A' },
+    { method: 'POST', path: '/agent/delete', handler: 'delete-agent', auth: 'required', style: 'A' },
+    { method: 'GET', path: '/agent/{agentId}/conversations', handler: 'list-agent-conversations', auth: 'required', callers: 'role', style: 'A' },
+    { method: 'GET', path: '/agent/{agentId}/conversation/{conversationId}', handler: 'get-conversation', auth: 'required', callers: 'role', style: 'A' },
+    { method: 'GET', path: '/agent/{agentId}/conversations/{conversationId}', handler: 'get-conversation-plural', auth: 'required', callers: 'role', style: 'A' },
+    { method: 'POST', path: '/agent/{agentId}/chat', handler: 'chat', auth: 'required', callers: 'role', style: 'A', timeoutSec: 300, rateLimit: CHAT_RATE_LIMIT },
+    { method: 'POST', path: '/agent/{agentId}/chat', host: 'stream', handler: 'chat-stream', auth: 'required', callers: 'role', style: 'A', mode: 'streaming', timeoutSec: STREAMING_CHAT_TIMEOUT_SEC, rateLimit: CHAT_RATE_LIMIT },
+    { method: 'GET', path: '/agent/{agentId}/chat', host: 'stream', handler: 'chat-browser', auth: 'required', callers: 'role', style: 'A', mode: 'streaming', timeoutSec: STREAMING_CHAT_TIMEOUT_SEC, rateLimit: CHAT_RATE_LIMIT },
+  ],
+  tables: [
+    // Agents; `byOwner` lists an owner's, the sparse `publicAgents` index the active public ones.
+    {
+      name: 'agents',
+      partitionKey: 'agentId',
+      numberKeys: ['createdAt'],
+      indexes: [
+        { name: 'byOwner', partitionKey: 'ownerId', sortKey: 'createdAt' },
+        { name: 'publicAgents', partitionKey: 'publicListing', sortKey: 'createdAt' },
+      ],
+    },
+    // `{ownerId}#{agentName}` -> agentId: agent names are unique per owner.
+    { name: 'agent-names', partitionKey: 'nameKey' },
+    // Chat conversations; listed per user and per user and agent, most recently updated first.
+    {
+      name: 'conversations',
+      partitionKey: 'conversationId',
+      numberKeys: ['updatedAt'],
+      indexes: [
+        { name: 'byUser', partitionKey: 'userId', sortKey: 'updatedAt' },
+        { name: 'byUserAgent', partitionKey: 'userAgent', sortKey: 'updatedAt' },
+      ],
+    },
+  ],
+  uses: ['agents', 'conversations', 'users', 'credits', 'keys', 'keysReader', 'compute', 'usageLogs'],
+});

@@ -1,0 +1,49 @@
+import { defineArea, KIB } from '../../lib/manifest/define.ts';
+
+/**
+ * MCP endpoint requests (the SPEC leaves the rate open): 600 a minute per caller, by id and by slug
+ * together; 60 per address for anonymous callers, whose tools/calls the server's owner pays for.
+ */
+const MCP_RATE_LIMIT = { limit: 600, windowSec: 60, bucket: 'mcp-endpoint', anonymousLimit: 60 } as const;
+
+/** MCP servers, their versions and the MCP endpoint (SPEC 4.4). */
+export const mcpArea = defineArea({
+  name: 'mcp',
+  routes: [
+    // MCP servers (SPEC 4.4): envelope B. Admin routes on the base host; the MCP endpoint on {mcp_url}
+    // with optional auth (public servers answer anyone, private ones their owner), the 120-second
+    // gateway limit (SPEC part 8) and a per-caller limit (user, or source IP when anonymous) shared by
+    // both addresses. Source bodies may be up to 512 KB of code (MAX_SOURCE_BYTES), JSON-escaped.
+    { method: 'POST', path: '/mcp-admin/create', handler: 'create-server', auth: 'required', maxBodyBytes: 1024 * KIB },
+    { method: 'GET', path: '/mcp-admin/list', handler: 'list-servers', auth: 'optional', callers: 'role' },
+    { method: 'GET', path: '/mcp-admin/{serverId}', handler: 'get-server', auth: 'optional', callers: 'role' },
+    { method: 'GET', path: '/mcp-admin/s/{owner}/{slug}', handler: 'get-server-by-slug', auth: 'optional', callers: 'role' },
+    { method: 'PUT', path: '/mcp-admin/update', handler: 'update-server', auth: 'required', maxBodyBytes: 1024 * KIB },
+    { method: 'DELETE', path: '/mcp-admin/delete', handler: 'delete-server', auth: 'required' },
+    { method: 'GET', path: '/mcp-admin/{serverId}/versions', handler: 'list-versions', auth: 'optional', callers: 'role' },
+    { method: 'GET', path: '/mcp-admin/{serverId}/versions/{version}', handler: 'get-version', auth: 'optional', callers: 'role' },
+    { method: 'POST', path: '/mcp-admin/{serverId}/rollback', handler: 'rollback-server', auth: 'required' },
+    { method: 'POST', path: '/mcp/{serverId}', host: 'mcp', handler: 'call-server', auth: 'optional', callers: 'role', timeoutSec: 120, rateLimit: MCP_RATE_LIMIT },
+    { method: 'GET', path: '/mcp/{serverId}', host: 'mcp', handler: 'call-server', auth: 'optional', callers: 'role', timeoutSec: 120, rateLimit: MCP_RATE_LIMIT },
+    { method: 'POST', path: '/mcp/s/{owner}/{slug}', host: 'mcp', handler: 'call-server-by-slug', auth: 'optional', callers: 'role', timeoutSec: 120, rateLimit: MCP_RATE_LIMIT },
+    { method: 'GET', path: '/mcp/s/{owner}/{slug}', host: 'mcp', handler: 'call-server-by-slug', auth: 'optional', callers: 'role', timeoutSec: 120, rateLimit: MCP_RATE_LIMIT },
+  ],
+  tables: [
+    // MCP servers (SPEC 4.4); `byOwner` lists an owner's, the sparse `publicServers` index the public ones.
+    {
+      name: 'mcp-servers',
+      partitionKey: 'serverId',
+      numberKeys: ['createdAt'],
+      indexes: [
+        { name: 'byOwner', partitionKey: 'ownerId', sortKey: 'createdAt' },
+        { name: 'publicServers', partitionKey: 'publicListing', sortKey: 'createdAt' },
+      ],
+    },
+    // `{ownerId}#{serverName}` -> serverId: MCP server names are unique per owner.
+    { name: 'mcp-server-names', partitionKey: 'nameKey' },
+    // Append-only MCP versions; each written with attribute_not_exists, so a number is never written
+    // twice. Sources past a threshold live in the blob store (content-addressed keys).
+    { name: 'mcp-versions', partitionKey: 'serverId', sortKey: 'version', numberKeys: ['version'] },
+  ],
+  uses: ['mcpServers', 'users', 'credits', 'keys', 'keysReader', 'mcpRuntime', 'usageLogs'],
+});

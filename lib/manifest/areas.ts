@@ -1,0 +1,28 @@
+import { actionsArea } from '../../functions/actions/actions.module.ts';
+import { adminArea } from '../../functions/admin/admin.module.ts';
+import { agentsArea } from '../../functions/agents/agents.module.ts';
+import { coreArea } from '../../functions/core/core.module.ts';
+import { keysArea } from '../../functions/keys/keys.module.ts';
+import { logsArea } from '../../functions/logs/logs.module.ts';
+import { mcpArea } from '../../functions/mcp/mcp.module.ts';
+import { oauthArea } from '../../functions/oauth/oauth.module.ts';
+import { platformArea } from '../../functions/platform/platform.module.ts';
+import { tokensArea } from '../../functions/tokens/tokens.module.ts';
+import { usersArea } from '../../functions/users/users.module.ts';
+import type { AreaModule } from './types.ts';
+
+/**
+ * Every area of the platform. The routes, tables and buckets of the manifest, the local platform,
+ * the CDK stack and each function's grants are all derived from this list: adding an area is its
+ * folder under `functions/` and one line here.
+ */
+export const areas = [coreArea, platformArea, usersArea, tokensArea, agentsArea, actionsArea, mcpArea, keysArea, oauthArea, logsArea, adminArea] as const;
+
+const byName = new Map<string, AreaModule>(areas.map((area) => [area.name, area]));
+
+/** The module of `name`; an unknown area is a bug in the manifest, so it throws. */
+export function areaNamed(name: string): AreaModule {
+  const area = byName.get(name);
+  if (area === undefined) throw new Error(`No area module named ${name} in lib/manifest/areas.ts`);
+  return area;
+}

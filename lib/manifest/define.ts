@@ -1,0 +1,86 @@
+import type { AreaModule, AuthMode, BucketSpec, CallerScope, EnvelopeStyle, Host, HttpMethod, PortName, QueueSpec, RouteSpec, ScheduleSpec, ServiceSpec, StorageEventSpec, TableSpec } from './types.ts';
+
+export const KIB = 1024;
+
+/** A route as an area module lists it: the area comes from the module. */
+export interface RouteInput {
+  method: HttpMethod;
+  path: string;
+  handler: string;
+  auth: AuthMode;
+  /**
+   * Defaults to `full`, so a route someone forgets to classify stays closed to role and run tokens;
+   * only routes that run or read say `role`.
+   */
+  callers?: CallerScope;
+  host?: Host;
+  mode?: RouteSpec['mode'];
+  style?: EnvelopeStyle;
+  timeoutSec?: number;
+  maxBodyBytes?: number;
+  rateLimit?: RouteSpec['rateLimit'];
+}
+
+/** Entry points as an area module lists them; defaults: 60 s, three attempts, 512 MB. */
+export type EntryPointInput =
+  | (Omit<ScheduleSpec, 'id' | 'area' | 'timeoutSec'> & { timeoutSec?: number })
+  | (Omit<QueueSpec, 'id' | 'area' | 'timeoutSec' | 'maxAttempts'> & { timeoutSec?: number; maxAttempts?: number })
+  | (Omit<StorageEventSpec, 'id' | 'area' | 'timeoutSec'> & { timeoutSec?: number })
+  | (Omit<ServiceSpec, 'id' | 'area' | 'memoryMb'> & { memoryMb?: number });
+
+export interface AreaInput<T extends readonly TableSpec[], B extends readonly BucketSpec[]> {
+  readonly name: string;
+  readonly routes?: readonly RouteInput[];
+  readonly entryPoints?: readonly EntryPointInput[];
+  readonly tables?: T;
+  readonly buckets?: B;
+  readonly uses?: readonly PortName[];
+}
+
+/** An area module with its table and bucket names kept as literal types (for `TableName`). */
+export type DefinedArea<T extends readonly TableSpec[], B extends readonly BucketSpec[]> = AreaModule & { readonly tables: T; readonly buckets: B };
+
+/** Fills the defaults every route and entry point shares, so modules list only what differs. */
+export function defineArea<const T extends readonly TableSpec[] = readonly [], const B extends readonly BucketSpec[] = readonly []>(input: AreaInput<T, B>): DefinedArea<T, B> {
+  const area = input.name;
+  return {
+    name: area,
+    routes: (input.routes ?? []).map((r) => route(area, r)),
+    entryPoints: (input.entryPoints ?? []).map((e) => entryPoint(area, e)),
+    tables: input.tables ?? ([] as unknown as T),
+    buckets: input.buckets ?? ([] as unknown as B),
+    uses: [...new Set(input.uses ?? [])],
+  };
+}
+
+function route(area: string, input: RouteInput): RouteSpec {
+  return {
+    id: `${area}.${input.handler}`,
+    host: input.host ?? 'base',
+    mode: input.mode ?? 'buffered',
+    style: input.style ?? 'B',
+    timeoutSec: input.timeoutSec ?? 29,
+    maxBodyBytes: input.maxBodyBytes ?? 256 * KIB,
+    method: input.method,
+    path: input.path,
+    area,
+    handler: input.handler,
+    auth: input.auth,
+    callers: input.callers ?? 'full',
+    ...(input.rateLimit ? { rateLimit: input.rateLimit } : {}),
+  };
+}
+
+function entryPoint(area: string, input: EntryPointInput) {
+  const id = `${area}.${input.handler}`;
+  switch (input.kind) {
+    case 'schedule':
+      return { ...input, id, area, timeoutSec: input.timeoutSec ?? 60 };
+    case 'queue':
+      return { ...input, id, area, timeoutSec: input.timeoutSec ?? 60, maxAttempts: input.maxAttempts ?? 3 };
+    case 'storageEvent':
+      return { ...input, id, area, timeoutSec: input.timeoutSec ?? 60 };
+    case 'service':
+      return { ...input, id, area, memoryMb: input.memoryMb ?? 512 };
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * Area modules and the ports they declare: each handler sees the kernel's ports and its own
+ * area's, so a use its module does not declare fails locally instead of as a missing grant in the
+ * cloud; and the manifest is derived from the module list without losing or doubling anything.
+ */
+import { describe, expect, it } from 'vitest';
+import { platformForArea, UndeclaredPortError, type Platform } from '../../functions/platform.ts';
+import { defineArea } from '../../lib/manifest/define.ts';
+import { areas, buckets, handlerModulePath, PORT_RESOURCES, resourcesOf, routes, tables } from '../../lib/manifest/index.ts';
+import { existsSync } from 'node:fs';
+
+/** A platform-shaped object whose members are labels: enough to see which ones a view lets through. */
+function labelledPlatform(): Platform {
+  const names = ['config', 'clock', 'log', 'fetch', 'credentials', 'identity', 'runTokens', 'rateLimiter', 'db', ...Object.keys(PORT_RESOURCES)];
+  return Object.fromEntries(names.map((name) => [name, { label: name }])) as unknown as Platform;
+}
+
+describe('platformForArea', () => {
+  it('lets an area use its declared ports and the kernel\'s, and names the module to fix for any other', () => {
+    // Prepare
+    const platform = labelledPlatform();
+    const area = defineArea({ name: 'sample', uses: ['agents'] });
+
+    // Act
+    const view = platformForArea(platform, area);
+
+    // Assess
+    expect(view.agents).toBe(platform.agents);
+    expect(view.credentials).toBe(platform.credentials);
+    expect(view.clock).toBe(platform.clock);
+    expect(() => view.actions).toThrow(UndeclaredPortError);
+    expect(() => view.actions).toThrow('functions/sample/sample.module.ts');
+    expect(() => view.db).toThrow(UndeclaredPortError);
+  });
+
+  it('leaves undeclared ports out of a spread copy, and sees members replaced later', () => {
+    // Prepare
+    const platform = labelledPlatform();
+    const view = platformForArea(platform, defineArea({ name: 'sample', uses: ['logs'] }));
+    const replacement = (() => Promise.resolve(new Response())) as typeof fetch;
+
+    // Act
+    const copy = { ...view };
+    (platform as { fetch: typeof fetch }).fetch = replacement;
+
+    // Assess
+    expect(Object.keys(copy).sort()).toEqual(['clock', 'config', 'credentials', 'fetch', 'identity', 'log', 'logs', 'rateLimiter', 'runTokens']);
+    expect(view.fetch).toBe(replacement);
+  });
+
+  it('keeps one view per area module, so two modules of the same name do not share one', () => {
+    // Prepare
+    const platform = labelledPlatform();
+    const narrow = defineArea({ name: 'same', uses: [] });
+    const wide = defineArea({ name: 'same', uses: ['keys'] });
+
+    // Act
+    const narrowView = platformForArea(platform, narrow);
+    const wideView = platformForArea(platform, wide);
+
+    // Assess
+    expect(() => narrowView.keys).toThrow(UndeclaredPortError);
+    expect(wideView.keys).toBe(platform.keys);
+    expect(platformForArea(platform, narrow)).toBe(narrowView);
+  });
+});
+
+describe('the manifest, derived from the area modules', () => {
+  it('has every route, table and bucket of every module once, each route in its own area\'s folder', () => {
+    // Assess
+    expect(routes).toHaveLength(areas.reduce((n, a) => n + a.routes.length, 0));
+    expect(new Set(routes.map((r) => `${r.method} ${r.host} ${r.path}`)).size).toBe(routes.length);
+    expect(new Set(tables.map((t) => t.name)).size).toBe(tables.length);
+    expect(new Set(buckets.map((b) => b.name)).size).toBe(buckets.length);
+    expect(new Set(areas.map((a) => a.name)).size).toBe(areas.length);
+    for (const area of areas) {
+      expect(existsSync(`functions/${area.name}/${area.name}.module.ts`)).toBe(true);
+      for (const r of area.routes) {
+        expect(r.area).toBe(area.name);
+        expect(existsSync(handlerModulePath(r))).toBe(true);
+      }
+    }
+  });
+
+  it('grants a function the kernel only when a route authenticates or is rate limited, plus its declared ports', () => {
+    // Prepare
+    const publicOnly = defineArea({ name: 'open', routes: [{ method: 'GET', path: '/open', handler: 'open', auth: 'public', callers: 'role' }] });
+    const running = defineArea({ name: 'runs', routes: [{ method: 'POST', path: '/run', handler: 'run', auth: 'required' }], uses: ['compute', 'keysReader', 'conversations'] });
+
+    // Act
+    const open = resourcesOf([publicOnly]);
+    const runs = resourcesOf([running]);
+
+    // Assess
+    expect([...open.tables]).toEqual([]);
+    expect(open.runTokenSecret).toBe(false);
+    expect([...runs.tables].sort()).toEqual(['conversations', 'credit-ledger', 'keys', 'rate-limits', 'token-digests', 'tokens', 'users']);
+    expect([...runs.buckets]).toEqual(['blobs']);
+    expect([...runs.runtimes]).toEqual(['python']);
+    expect(runs.secretsKey).toBe('open');
+    expect(runs.runTokenSecret).toBe(true);
+    expect(runs.oauthClients).toBe(false);
+  });
+});

@@ -1,0 +1,54 @@
+/**
+ * The cloud composition root with only what a function of one area receives: the health and
+ * discovery function has no run-token secret, no runtime and no MCP runtime variable (its module
+ * declares no such port), and must still answer. Adapters are built on first use, so only a
+ * function that needs a port can fail for its missing configuration.
+ */
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const AREA_ENV = { STAGE: 'test', TABLE_PREFIX: 'unit-', BUCKET_PREFIX: 'unit-', LOG_LEVEL: 'silent', AWS_REGION: 'us-east-1' };
+
+function restEvent(method: string, resource: string): APIGatewayProxyEvent {
+  return {
+    httpMethod: method,
+    resource,
+    path: resource,
+    pathParameters: null,
+    queryStringParameters: null,
+    multiValueQueryStringParameters: null,
+    headers: { host: 'api.example.test' },
+    multiValueHeaders: {},
+    body: null,
+    isBase64Encoded: false,
+    stageVariables: null,
+    requestContext: { requestId: 'req-1', stage: 'test', identity: { sourceIp: '127.0.0.1' } } as APIGatewayProxyEvent['requestContext'],
+  };
+}
+
+describe('a cloud function given only its own area\'s configuration', () => {
+  const saved = { ...process.env };
+  beforeAll(() => {
+    for (const name of ['BASE_URL', 'STREAM_URL', 'MCP_URL', 'VOICE_URL', 'CDN_URL', 'SITE_URL', 'CODE_URL', 'RUNTIME_FUNCTION_NAME', 'MCP_RUNTIME_FUNCTION_NAME', 'RUN_TOKEN_SECRET_ARN', 'KEYS_KMS_KEY_ID', 'DYNAMODB_ENDPOINT', 'S3_ENDPOINT']) delete process.env[name];
+    Object.assign(process.env, AREA_ENV);
+  });
+  afterAll(() => {
+    process.env = saved;
+  });
+
+  it('serves health and discovery without the secrets and runtimes other areas need', async () => {
+    // Prepare: the entry the stack generates for the platform area
+    const { areaHandler } = await import('../../functions/cloud.ts');
+    const { default: health } = await import('../../functions/platform/handlers/get-health.handler.ts');
+    const { default: discovery } = await import('../../functions/platform/handlers/get-discovery.handler.ts');
+    const handler = areaHandler('platform', { 'platform.get-health': health, 'platform.get-discovery': discovery });
+
+    // Act
+    const answer = await handler(restEvent('GET', '/health'));
+    const found = await handler(restEvent('GET', '/.well-known/platform.json'));
+
+    // Assess
+    expect(answer.statusCode).toBe(200);
+    expect(found.statusCode).toBe(200);
+  });
+});
