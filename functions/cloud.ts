@@ -1,4 +1,5 @@
 import { areaNamed } from '../lib/manifest/areas.ts';
+import { assertWired, runSchedule, type ScheduleDefinition } from './core/entry/entry-point.ts';
 import { routes } from '../lib/manifest/routes.ts';
 import { createCognitoVerifier } from './core/auth/cognito.ts';
 import type { IdentityVerifier } from './core/auth/credentials.ts';
@@ -108,6 +109,27 @@ export function streamingHandler(host: Host, definitions: Readonly<Record<string
       return { spec, definition, area: areaNamed(spec.area) };
     });
   return createStreamHandler(bound, cloudPlatform);
+}
+
+/**
+ * The handler of the function running `area`'s schedules: EventBridge Scheduler invokes it with
+ * `{ entryPoint }`, the id of the schedule that fired, and its scheduled time in the event's context.
+ */
+export function scheduleHandler(area: string, definitions: Readonly<Record<string, ScheduleDefinition>>): (event: { entryPoint?: unknown }) => Promise<{ outcome: string }> {
+  const module = areaNamed(area);
+  const bound = new Map(
+    module.entryPoints.map((spec) => {
+      assertWired(spec);
+      const definition = definitions[spec.id];
+      if (definition === undefined) throw new Error(`Handler for schedule ${spec.id} is missing from the ${area} schedule function`);
+      return [spec.id, { spec, definition, area: module }];
+    }),
+  );
+  return async (event) => {
+    const schedule = typeof event.entryPoint === 'string' ? bound.get(event.entryPoint) : undefined;
+    if (schedule === undefined) throw new Error(`No schedule ${String(event.entryPoint)} in the ${area} schedule function`);
+    return { outcome: await runSchedule(schedule, cloudPlatform(), new Date()) };
+  };
 }
 
 /** The catch-all function behind `ANY /{proxy+}`: 404 and 405 in the platform's envelope. */

@@ -2,10 +2,14 @@ import { Duration, Fn } from 'aws-cdk-lib';
 import { FunctionUrlAuthType, HttpMethod as UrlHttpMethod, InvokeMode, type FunctionUrl, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS } from '../manifest/http.ts';
-import { resourcesOf } from '../manifest/ports.ts';
+import { Schedule, ScheduleExpression, ScheduleTargetInput } from 'aws-cdk-lib/aws-scheduler';
+import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
+import { assertWired } from '../../functions/core/entry/entry-point.ts';
+import { parseScheduleExpression } from '../../functions/core/entry/schedule-expression.ts';
+import { resourcesOf, type FunctionResources } from '../manifest/ports.ts';
 import type { AreaModule, Host, RouteSpec } from '../manifest/types.ts';
 import type { PlatformData } from './data-stores.ts';
-import { writeAreaEntry, writeFallbackEntry, writeStreamingEntry } from './function-entries.ts';
+import { writeAreaEntry, writeFallbackEntry, writeScheduleEntry, writeStreamingEntry } from './function-entries.ts';
 import type { OAuthFunctionSettings } from './oauth-providers.ts';
 import { PlatformFunction, type HostUrlName, type PlatformEnvironment } from './platform-function.ts';
 
@@ -85,6 +89,8 @@ export class PlatformFunctions extends Construct {
   /** The function and URL of each host with streaming routes. */
   readonly streams: ReadonlyMap<Host, StreamingHostFunction>;
   readonly fallback: PlatformFunction;
+  /** The function running each area's schedules, keyed by area (only areas that have schedules). */
+  readonly schedules: ReadonlyMap<string, PlatformFunction>;
 
   constructor(scope: Construct, id: string, props: PlatformFunctionsProps) {
     super(scope, id);
@@ -133,6 +139,36 @@ export class PlatformFunctions extends Construct {
         return [area, fn];
       }),
     );
+    // One function per area with schedules, invoked by one EventBridge Scheduler schedule per entry
+    // point (the entry point's id in the input). No retries: the next firing is the retry, as locally.
+    this.schedules = new Map(
+      [...props.modules.values()]
+        .filter((area) => area.entryPoints.length > 0)
+        .map((area) => {
+          const schedules = area.entryPoints.map((entry) => {
+            assertWired(entry);
+            parseScheduleExpression(entry.expression);
+            return entry;
+          });
+          const fn = new PlatformFunction(this, `Schedule-${area.name}`, {
+            entry: writeScheduleEntry(area.name, schedules, props.entriesDir),
+            description: `Platform area ${area.name}: ${schedules.length} schedule(s)`,
+            timeout: Duration.seconds(Math.min(Math.max(...schedules.map((s) => s.timeoutSec)) + TIMEOUT_MARGIN_SEC, MAX_LAMBDA_TIMEOUT_SEC)),
+            environment,
+            ...this.portSettings(props, resourcesOf([area], [])),
+          });
+          props.data.grant(fn, resourcesOf([area], []));
+          for (const entry of schedules) {
+            new Schedule(this, `Schedule-${entry.id.replace(/[^A-Za-z0-9]/g, '-')}`, {
+              schedule: ScheduleExpression.expression(entry.expression),
+              description: `${entry.id} (${entry.expression})`,
+              target: new LambdaInvoke(fn.function, { input: ScheduleTargetInput.fromObject({ entryPoint: entry.id }), retryAttempts: 0 }),
+            });
+          }
+          return [area.name, fn];
+        }),
+    );
+
     this.fallback = new PlatformFunction(this, 'Fallback', {
       entry: writeFallbackEntry(props.entriesDir),
       description: 'Platform 404/405 for paths and methods no route has',
@@ -154,15 +190,18 @@ export class PlatformFunctions extends Construct {
       return area;
     });
     const resources = resourcesOf(served, routes);
-    const fn = new PlatformFunction(this, id, {
-      ...own,
-      timeout: Duration.seconds(functionTimeoutSec(routes)),
+    const fn = new PlatformFunction(this, id, { ...own, timeout: Duration.seconds(functionTimeoutSec(routes)), ...this.portSettings(props, resources) });
+    props.data.grant(fn, resources);
+    return fn;
+  }
+
+  /** The runtimes, run-token secret and OAuth settings a function gets: those its resources include. */
+  private portSettings(props: PlatformFunctionsProps, resources: FunctionResources) {
+    return {
       runtime: resources.runtimes.has('python') ? props.runtime : undefined,
       mcpRuntime: resources.runtimes.has('mcp') ? props.mcpRuntime : undefined,
       runTokenSecret: resources.runTokenSecret ? props.data.runTokenSecret : undefined,
       oauth: resources.oauthClients ? props.oauth : undefined,
-    });
-    props.data.grant(fn, resources);
-    return fn;
+    };
   }
 }

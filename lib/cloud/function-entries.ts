@@ -1,8 +1,8 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { handlerModulePath } from '../manifest/index.ts';
-import type { Host, RouteSpec } from '../manifest/types.ts';
+import { entryPointModulePath, handlerModulePath } from '../manifest/index.ts';
+import type { Host, RouteSpec, ScheduleSpec } from '../manifest/types.ts';
 
 /** Repository root: handler module paths in the manifest are relative to it. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -47,6 +47,18 @@ function writeBindingEntry(file: string, factory: 'areaHandler' | 'streamingHand
     '',
   ].join('\n');
   writeIfChanged(file, source);
+  return file;
+}
+
+/**
+ * Writes the entry of the function running `area`'s schedules: each schedule's handler module,
+ * keyed by entry-point id, handed to `scheduleHandler`. Returns the file path.
+ */
+export function writeScheduleEntry(area: string, schedules: readonly ScheduleSpec[], dir: string = DEFAULT_ENTRIES_DIR): string {
+  const file = join(dir, `schedule-${area}.entry.ts`);
+  const imports = schedules.map((s, i) => `import s${i} from ${importPath(file, join(REPO_ROOT, entryPointModulePath(s)))};`);
+  const definitions = schedules.map((s, i) => `  ${JSON.stringify(s.id)}: s${i},`);
+  writeIfChanged(file, [HEADER + `import { scheduleHandler } from ${importPath(file, CLOUD_ROOT)};`, ...imports, '', `export const handler = scheduleHandler(${JSON.stringify(area)}, {`, ...definitions, '});', ''].join('\n'));
   return file;
 }
 

@@ -1,7 +1,7 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { defineArea } from '../manifest/define.ts';
-import { areas, buckets, routes as manifestRoutes, routesByArea, tables } from '../manifest/index.ts';
+import { areas, routesByArea } from '../manifest/index.ts';
 import { isRestApiRoute } from '../manifest/http.ts';
 import type { AreaModule, Host, RouteSpec } from '../manifest/types.ts';
 import { PlatformApi } from './api.ts';
@@ -52,6 +52,8 @@ export interface PlatformStackProps extends StackProps {
    * no module is served with the kernel's grants only. @default the manifest's
    */
   readonly routes?: readonly RouteSpec[];
+  /** The area modules: their tables, buckets, ports and schedules, and their routes unless `routes` is given. @default the manifest's */
+  readonly areas?: readonly AreaModule[];
   /** Where the generated function entries are written. @default DEFAULT_ENTRIES_DIR */
   readonly entriesDir?: string;
 }
@@ -74,13 +76,14 @@ export class PlatformStack extends Stack {
     super(scope, id, props);
     const stage = validateStage(props.stage);
     const stackName = validateStackName(this.stackName);
-    const routes = props.routes ?? manifestRoutes;
+    const modules = props.areas ?? areas;
+    const routes = props.routes ?? modules.flatMap((area) => area.routes);
     const retentionDays = validateRetentionDays(props.usageLogRetentionDays ?? DEFAULT_USAGE_LOG_RETENTION_DAYS);
     const oauth = oauthFunctionSettings(validateOAuthProviders(props.oauthProviders ?? {}));
 
     this.data = new PlatformData(this, 'Data', {
-      tables,
-      buckets,
+      tables: modules.flatMap((area) => area.tables),
+      buckets: modules.flatMap((area) => area.buckets),
       tablePrefix: tablePrefixFor(stackName),
       bucketPrefix: bucketPrefixFor(this),
       // A day past the records: a record read just before its TTL still finds its body.
@@ -101,7 +104,7 @@ export class PlatformStack extends Stack {
       mcpRuntime: this.mcpRuntime.function,
       oauth,
       entriesDir: props.entriesDir,
-      modules: modulesFor(routes),
+      modules: modulesFor(modules, routes),
       environment: {
         STAGE: stage,
         TABLE_PREFIX: tablePrefixFor(stackName),
@@ -144,8 +147,8 @@ export class PlatformStack extends Stack {
 }
 
 /** The manifest's area modules, and a bare one (no ports) for each area only synthetic routes name. */
-function modulesFor(routes: readonly RouteSpec[]): Map<string, AreaModule> {
-  const modules = new Map<string, AreaModule>(areas.map((area) => [area.name, area]));
+function modulesFor(list: readonly AreaModule[], routes: readonly RouteSpec[]): Map<string, AreaModule> {
+  const modules = new Map<string, AreaModule>(list.map((area) => [area.name, area]));
   for (const r of routes) if (!modules.has(r.area)) modules.set(r.area, defineArea({ name: r.area }));
   return modules;
 }

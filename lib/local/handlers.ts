@@ -1,29 +1,43 @@
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { handlerModulePath } from '../manifest/routes.ts';
-import type { RouteSpec } from '../manifest/types.ts';
+import { assertWired, type BoundSchedule, type EntryPointDefinition } from '../../functions/core/entry/entry-point.ts';
 import type { AnyRouteDefinition, BoundRoute, BoundStreamRoute } from '../../functions/core/http/route.ts';
-import { areaNamed } from '../manifest/areas.ts';
+import { entryPointModulePath, handlerModulePath } from '../manifest/routes.ts';
+import type { AreaModule } from '../manifest/types.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
-export interface LoadedRoutes {
+export interface LoadedAreas {
   readonly buffered: BoundRoute[];
   readonly streaming: BoundStreamRoute[];
+  readonly schedules: BoundSchedule[];
 }
 
 /**
- * Imports the handler module of every route. A missing module, or a definition whose kind does not
- * match the manifest's mode (defineRoute for buffered, defineStreamRoute for streaming), fails start-up.
+ * Imports the handler module of every route and entry point of `areas`. A missing module, a
+ * definition whose kind does not match the manifest (defineRoute for buffered, defineStreamRoute
+ * for streaming, defineSchedule for a schedule), or an entry-point kind without a wiring fails start-up.
  */
-export async function loadRoutes(routes: readonly RouteSpec[]): Promise<LoadedRoutes> {
-  const loaded: LoadedRoutes = { buffered: [], streaming: [] };
-  for (const spec of routes) {
-    const path = handlerModulePath(spec);
-    const definition = ((await import(pathToFileURL(repoRoot + path).href)) as { default?: AnyRouteDefinition }).default;
-    const area = areaNamed(spec.area);
-    if (spec.mode === 'buffered' && definition?.kind === 'buffered') loaded.buffered.push({ spec, definition, area });
-    else if (spec.mode === 'streaming' && definition?.kind === 'streaming') loaded.streaming.push({ spec, definition, area });
-    else throw new Error(`${path} must export default ${spec.mode === 'buffered' ? 'defineRoute' : 'defineStreamRoute'}(...) for route ${spec.id}`);
+export async function loadAreas(areas: readonly AreaModule[]): Promise<LoadedAreas> {
+  const loaded: LoadedAreas = { buffered: [], streaming: [], schedules: [] };
+  for (const area of areas) {
+    for (const spec of area.routes) {
+      const path = handlerModulePath(spec);
+      const definition = await importDefault<AnyRouteDefinition>(path);
+      if (spec.mode === 'buffered' && definition?.kind === 'buffered') loaded.buffered.push({ spec, definition, area });
+      else if (spec.mode === 'streaming' && definition?.kind === 'streaming') loaded.streaming.push({ spec, definition, area });
+      else throw new Error(`${path} must export default ${spec.mode === 'buffered' ? 'defineRoute' : 'defineStreamRoute'}(...) for route ${spec.id}`);
+    }
+    for (const spec of area.entryPoints) {
+      assertWired(spec);
+      const path = entryPointModulePath(spec);
+      const definition = await importDefault<EntryPointDefinition>(path);
+      if (definition?.kind !== 'schedule') throw new Error(`${path} must export default defineSchedule(...) for entry point ${spec.id}`);
+      loaded.schedules.push({ spec, definition, area });
+    }
   }
   return loaded;
+}
+
+async function importDefault<T>(path: string): Promise<T | undefined> {
+  return ((await import(pathToFileURL(repoRoot + path).href)) as { default?: T }).default;
 }

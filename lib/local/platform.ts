@@ -3,7 +3,7 @@ import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Server } from 'node:http';
-import { buckets, routes, tables } from '../manifest/index.ts';
+import { areas, type AreaModule } from '../manifest/index.ts';
 import { createS3Client } from '../../functions/core/blobs.ts';
 import { parseConfig, type Config } from '../../functions/core/config.ts';
 import type { IdentityVerifier } from '../../functions/core/auth/credentials.ts';
@@ -18,7 +18,8 @@ import { prepareOsSandbox } from '../../functions/runtimes/os-sandbox.ts';
 import { createLogger, type LogLevel } from '../../functions/core/logger.ts';
 import { createPlatform, type Platform } from '../../functions/platform.ts';
 import { createAccount } from '../../functions/users/user.service.ts';
-import { loadRoutes } from './handlers.ts';
+import { loadAreas } from './handlers.ts';
+import { startLocalScheduler, type LocalScheduler } from './scheduler.ts';
 import { createLocalServer, LOCAL_HOST_PREFIX } from './server.ts';
 import { ensureBuckets, ensureTables, startLocalStores } from './stores.ts';
 
@@ -54,6 +55,8 @@ export interface LocalPlatformOptions {
   readonly sandbox?: { readonly unsafeUserCode?: 'allow'; readonly uid?: number; readonly gid?: number; readonly maxProcesses?: number };
   /** What MCP servers' `fetch` may reach (MCP_EGRESS_ALLOW_HOSTS; default any public host). */
   readonly mcpEgressAllowHosts?: readonly string[];
+  /** The areas to serve: their routes, tables, buckets and schedules. @default the manifest's (lib/manifest/areas.ts) */
+  readonly areas?: readonly AreaModule[];
 }
 
 export interface RunningPlatform {
@@ -62,6 +65,8 @@ export interface RunningPlatform {
   /** Set when this start created the admin account. */
   readonly createdAdminToken: string | null;
   readonly platform: Platform;
+  /** The in-process scheduler running the areas' schedules. */
+  readonly scheduler: LocalScheduler;
   close(): Promise<void>;
 }
 
@@ -92,7 +97,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     for (const step of cleanup.reverse()) await step().catch(() => undefined);
   };
   try {
-    const loaded = await loadRoutes(routes);
+    const served = options.areas ?? areas;
+    const loaded = await loadAreas(served);
     const server = createLocalServer({ routes: loaded.buffered, streamRoutes: loaded.streaming, platform: () => platform });
     await listen(server, options.port, options.host);
     // Memoized: close() drains the server first, then the undo steps find it already closed.
@@ -125,16 +131,20 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     const mcpRuntime = createLocalMcpRuntime({ logger: log, sandbox, egress, ...(options.mcpEgressAllowHosts ? { egressAllowHosts: options.mcpEgressAllowHosts } : {}) });
     cleanup.push(() => mcpRuntime.close());
     const ready = createPlatform(config, { identity: options.identity ?? null, runTokens, secretBox, compute, mcpRuntime, secrets: options.secrets ?? null, log, ...(options.clock ? { clock: options.clock } : {}) });
-    await ensureTables(ready.db.doc, LOCAL_PREFIX, tables);
-    await ensureBuckets(createS3Client(config), LOCAL_PREFIX, buckets);
+    await ensureTables(ready.db.doc, LOCAL_PREFIX, served.flatMap((area) => area.tables));
+    await ensureBuckets(createS3Client(config), LOCAL_PREFIX, served.flatMap((area) => area.buckets));
     const createdAdminToken = await bootstrapAdmin(ready, dataDir);
     platform = ready;
+    // Stopped before the runtimes and stores (cleanup runs in reverse), after in-flight requests.
+    const scheduler = startLocalScheduler({ schedules: loaded.schedules, platform: ready });
+    cleanup.push(() => scheduler.close());
 
     return {
       url,
       dataDir,
       createdAdminToken,
       platform: ready,
+      scheduler,
       // In-flight requests finish before the runtimes and the stores behind them are stopped.
       close: async () => {
         await drainServer();

@@ -30,6 +30,8 @@ export type EntryPointInput =
 
 export interface AreaInput<T extends readonly TableSpec[], B extends readonly BucketSpec[]> {
   readonly name: string;
+  /** @default `functions/<name>` */
+  readonly folder?: string;
   readonly routes?: readonly RouteInput[];
   readonly entryPoints?: readonly EntryPointInput[];
   readonly tables?: T;
@@ -43,10 +45,12 @@ export type DefinedArea<T extends readonly TableSpec[], B extends readonly Bucke
 /** Fills the defaults every route and entry point shares, so modules list only what differs. */
 export function defineArea<const T extends readonly TableSpec[] = readonly [], const B extends readonly BucketSpec[] = readonly []>(input: AreaInput<T, B>): DefinedArea<T, B> {
   const area = input.name;
+  const folder = input.folder === undefined ? {} : { folder: input.folder };
   return {
     name: area,
-    routes: (input.routes ?? []).map((r) => route(area, r)),
-    entryPoints: (input.entryPoints ?? []).map((e) => entryPoint(area, e)),
+    ...folder,
+    routes: (input.routes ?? []).map((r) => ({ ...route(area, r), ...folder })),
+    entryPoints: (input.entryPoints ?? []).map((e) => ({ ...entryPoint(area, e), ...folder })),
     tables: input.tables ?? ([] as unknown as T),
     buckets: input.buckets ?? ([] as unknown as B),
     uses: [...new Set(input.uses ?? [])],

@@ -24,15 +24,15 @@ export function routesByArea(all: readonly RouteSpec[] = routes): Map<string, Ro
 }
 
 /** Module path of a route's handler, relative to the repository root. */
-export function handlerModulePath(r: Pick<RouteSpec, 'area' | 'handler'>): string {
-  return `functions/${r.area}/handlers/${r.handler}.handler.ts`;
+export function handlerModulePath(r: Pick<RouteSpec, 'area' | 'handler' | 'folder'>): string {
+  return `${r.folder ?? `functions/${r.area}`}/handlers/${r.handler}.handler.ts`;
 }
 
 /** Every entry point other than HTTP routes (schedules, queues, storage events, services). */
 export const entryPoints: readonly EntryPointSpec[] = areas.flatMap((area) => area.entryPoints);
 
 /** Module path of an entry point's handler: `functions/<area>/handlers/<handler>.<kind>.ts`. */
-export function entryPointModulePath(e: Pick<EntryPointSpec, 'area' | 'handler' | 'kind'>): string {
+export function entryPointModulePath(e: Pick<EntryPointSpec, 'area' | 'handler' | 'kind'> & { readonly folder?: string }): string {
   const suffix = { schedule: 'schedule', queue: 'queue', storageEvent: 'storage', service: 'service' }[e.kind];
-  return `functions/${e.area}/handlers/${e.handler}.${suffix}.ts`;
+  return `${e.folder ?? `functions/${e.area}`}/handlers/${e.handler}.${suffix}.ts`;
 }

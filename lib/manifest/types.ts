@@ -33,8 +33,10 @@ export interface RouteSpec {
   /** Path template with `{param}` segments, relative to the host. */
   readonly path: string;
   readonly host: Host;
-  /** Area folder under `functions/`; one cloud function per area. */
+  /** Area name (its folder under `functions/` unless `folder` says otherwise); one cloud function per area. */
   readonly area: string;
+  /** The area's folder relative to the repository root, when it is not `functions/<area>`. */
+  readonly folder?: string;
   /** Handler module name: `functions/<area>/handlers/<handler>.handler.ts`. */
   readonly handler: string;
   readonly auth: AuthMode;
@@ -111,6 +113,8 @@ export interface ScheduleSpec {
   /** `area.handler`, like a route's. */
   readonly id: string;
   readonly area: string;
+  /** As on a route: the area's folder when it is not `functions/<area>`. */
+  readonly folder?: string;
   /** Handler module: `functions/<area>/handlers/<handler>.schedule.ts`. */
   readonly handler: string;
   /** `rate(5 minutes)` or `cron(0 3 * * ? *)`, in EventBridge Scheduler's syntax (UTC). */
@@ -161,8 +165,10 @@ export type EntryPointSpec = ScheduleSpec | QueueSpec | StorageEventSpec | Servi
  * function gets grants and configuration for its own area's declarations only.
  */
 export interface AreaModule {
-  /** Folder under `functions/`. */
+  /** Its folder under `functions/`, and the prefix of its route and entry-point ids. */
   readonly name: string;
+  /** The folder relative to the repository root, when it is not `functions/<name>` (sample areas in tests). */
+  readonly folder?: string;
   readonly routes: readonly RouteSpec[];
   readonly entryPoints: readonly EntryPointSpec[];
   /** Tables this area owns (creates); other areas reach them only through this area's ports. */

@@ -1,3 +1,4 @@
+import type { AreaModule } from '../../lib/manifest/types.ts';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,6 +58,8 @@ export async function startTestPlatform(
     secrets?: SecretReader;
     runtimePythonPath?: string[];
     mcpEgressAllowHosts?: string[];
+    /** Areas to serve instead of the manifest's (a sample area added to them). */
+    areas?: readonly AreaModule[];
   } = {},
 ): Promise<TestPlatform> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'platform-test-')));
@@ -76,6 +79,7 @@ export async function startTestPlatform(
     ...(options.secrets ? { secrets: options.secrets } : {}),
     ...(options.runtimePythonPath ? { runtimePythonPath: options.runtimePythonPath } : {}),
     ...(options.mcpEgressAllowHosts ? { mcpEgressAllowHosts: options.mcpEgressAllowHosts } : {}),
+    ...(options.areas ? { areas: options.areas } : {}),
   });
   const adminToken = (await readFile(join(dataDir, ADMIN_TOKEN_FILE), 'utf8')).trim();
   return {

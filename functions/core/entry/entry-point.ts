@@ -1,0 +1,71 @@
+import type { EntryPointSpec, ScheduleSpec } from '../../../lib/manifest/types.ts';
+import type { AreaModule } from '../../../lib/manifest/types.ts';
+import { platformForArea, type Platform } from '../../platform.ts';
+import type { Logger } from '../logger.ts';
+import { withSecretScope } from '../secret-scope.ts';
+
+/** What a scheduled handler receives: its area's view of the platform, a log, and when it was due. */
+export interface ScheduleContext {
+  readonly platform: Platform;
+  readonly log: Logger;
+  /** The time the timetable fired (not when the handler started), so runs can be idempotent per slot. */
+  readonly firedAt: Date;
+  /** Aborted when the entry point's timeout passes: stop work then. */
+  readonly signal: AbortSignal;
+}
+
+/** A scheduled entry point's handler module exports one of these (`<handler>.schedule.ts`). */
+export interface ScheduleDefinition {
+  readonly kind: 'schedule';
+  run(ctx: ScheduleContext): Promise<void>;
+}
+
+export function defineSchedule(definition: { run(ctx: ScheduleContext): Promise<void> }): ScheduleDefinition {
+  return { kind: 'schedule', run: (ctx) => definition.run(ctx) };
+}
+
+/** Any non-HTTP entry point's definition, by kind. Only schedules are wired so far (see ARCHITECTURE.md). */
+export type EntryPointDefinition = ScheduleDefinition;
+
+/** An entry point with its handler's definition and its area, as both wirings bind them. */
+export interface BoundSchedule {
+  readonly spec: ScheduleSpec;
+  readonly definition: ScheduleDefinition;
+  readonly area: AreaModule;
+}
+
+/** Kinds declared in the manifest whose wirings are not built yet: a module using one fails at start and at synth. */
+export function assertWired(entry: EntryPointSpec): asserts entry is ScheduleSpec {
+  if (entry.kind !== 'schedule') throw new Error(`Entry point ${entry.id} is a ${entry.kind}; only schedules have local and cloud wirings so far.`);
+}
+
+/**
+ * Runs one firing of a schedule the same way in both wirings: the area's view of the platform, a
+ * log line with the outcome and duration, the timeout, and secrets scrubbed from what it logs. A
+ * failure is logged, not thrown: the next firing is the retry.
+ */
+export async function runSchedule(bound: BoundSchedule, platform: Platform, firedAt: Date): Promise<'succeeded' | 'failed' | 'timed-out'> {
+  return withSecretScope(async () => {
+    const log = platform.log.child({ entryPoint: bound.spec.id, firedAt: firedAt.toISOString() });
+    const started = platform.clock.now();
+    const deadline = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timed-out'>((resolve) => {
+      timer = setTimeout(() => {
+        deadline.abort(new Error(`schedule ${bound.spec.id} timed out after ${bound.spec.timeoutSec} s`));
+        resolve('timed-out');
+      }, bound.spec.timeoutSec * 1000);
+    });
+    const run = bound.definition.run({ platform: platformForArea(platform, bound.area), log, firedAt, signal: deadline.signal }).then(
+      () => 'succeeded' as const,
+      (error: unknown) => {
+        log.error('scheduled run failed', { error });
+        return 'failed' as const;
+      },
+    );
+    const outcome = await Promise.race([run, timedOut]);
+    clearTimeout(timer);
+    log.info('scheduled run ended', { outcome, durationMs: platform.clock.now() - started });
+    return outcome;
+  });
+}
