@@ -10,7 +10,8 @@
  * - A failure of the function itself (`FunctionError`: a crash such as `process.exit`, Lambda's own
  *   timeout, out of memory) makes `inspect` `ok: false` with Lambda's message (the owner's code
  *   caused it) and `handle` a 502/504 JSON-RPC error. A failure to invoke at all (throttling,
- *   permissions, network) makes `inspect` throw McpRuntimeUnavailableError and `handle` a 429/503.
+ *   permissions, network) makes `inspect` throw McpRuntimeUnavailableError and `handle` a 429/503,
+ *   marked `notStarted` when Lambda refused it (a 4xx) or the caller cancelled before it was sent.
  * - Lambda limits a synchronous payload to 6 MB each way, which bounds sources plus requests.
  */
 import { InvokeCommand, type InvokeCommandOutput, type LambdaClient } from '@aws-sdk/client-lambda';
@@ -22,6 +23,7 @@ import {
   jsonRpcIdOf,
   MCP_ERROR_CODE,
   McpRuntimeUnavailableError,
+  notStarted,
   parseHttpResponse,
   parseInspection,
 } from './mcp-protocol.ts';
@@ -67,6 +69,14 @@ export function decodeInvokeOutput(output: Pick<InvokeCommandOutput, 'FunctionEr
 /** Lambda's own timeout shows as `Sandbox.Timedout` (or "Task timed out" in older runtimes). */
 function isFunctionTimeout(answer: { errorType: string; message: string }): boolean {
   return /timedout|timed out/i.test(answer.errorType) || /task timed out/i.test(answer.message);
+}
+
+/**
+ * The Lambda service answered the invoke with a client error (4xx), so it did not run the function.
+ * A 5xx or a broken connection proves nothing either way.
+ */
+function isRefusal(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { $fault?: unknown }).$fault === 'client';
 }
 
 function nameOf(error: unknown): string {
@@ -118,13 +128,17 @@ export function createLambdaMcpRuntime(options: LambdaMcpRuntimeOptions): McpRun
     signal?: AbortSignal,
   ): Promise<McpHttpResponse> {
     const id = jsonRpcIdOf(request.body);
+    // Cancelled before it was sent: no server code ran.
+    if (signal?.aborted) return notStarted(jsonRpcErrorResponse(499, id, MCP_ERROR_CODE.connectionClosed, 'the request was cancelled'));
     let output: InvokeCommandOutput;
     try {
       output = await invoke(tenantId, { op: 'handle', ...handlePayload(source, request, env, requestTimeoutMs) }, signal);
     } catch (error) {
       if (signal?.aborted) return jsonRpcErrorResponse(499, id, MCP_ERROR_CODE.connectionClosed, 'the request was cancelled');
-      if (nameOf(error) === 'TooManyRequestsException') return jsonRpcErrorResponse(429, id, MCP_ERROR_CODE.connectionClosed, `the MCP runtime is throttled (${messageOf(error)})`);
-      return jsonRpcErrorResponse(503, id, MCP_ERROR_CODE.connectionClosed, `the MCP runtime function could not be invoked (${nameOf(error)}: ${messageOf(error)})`);
+      // Lambda refused the invocation (a 4xx: throttled, no such function, not allowed): no server code ran.
+      const answer = (response: McpHttpResponse) => (isRefusal(error) ? notStarted(response) : response);
+      if (nameOf(error) === 'TooManyRequestsException') return answer(jsonRpcErrorResponse(429, id, MCP_ERROR_CODE.connectionClosed, `the MCP runtime is throttled (${messageOf(error)})`));
+      return answer(jsonRpcErrorResponse(503, id, MCP_ERROR_CODE.connectionClosed, `the MCP runtime function could not be invoked (${nameOf(error)}: ${messageOf(error)})`));
     }
     try {
       const answer = decodeInvokeOutput(output);

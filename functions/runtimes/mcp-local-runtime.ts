@@ -39,6 +39,7 @@ import {
   jsonRpcIdOf,
   MCP_ERROR_CODE,
   McpRuntimeUnavailableError,
+  notStarted,
   parseHttpResponse,
   parseInspection,
 } from './mcp-protocol.ts';
@@ -435,11 +436,6 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
   }
 
   return { inspect, handle, stats: pool.stats, onProcessExit: pool.onProcessExit, close };
-}
-
-/** Marks an answer given before the request reached any server code (see `McpHttpResponse.notStarted`). */
-function notStarted(response: McpHttpResponse): McpHttpResponse {
-  return { ...response, notStarted: true };
 }
 
 /**

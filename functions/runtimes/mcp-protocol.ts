@@ -39,6 +39,11 @@ export function jsonRpcErrorResponse(status: number, id: string | number | null,
   return { status, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } }) };
 }
 
+/** Marks an answer given before the request reached any server code (see `McpHttpResponse.notStarted`). */
+export function notStarted(response: McpHttpResponse): McpHttpResponse {
+  return { ...response, notStarted: true };
+}
+
 /** The id of a single JSON-RPC request body; null for notifications, batches and unparsable bodies. */
 export function jsonRpcIdOf(body: string): string | number | null {
   try {

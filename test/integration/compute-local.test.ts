@@ -1,11 +1,14 @@
 /**
- * The local Compute adapter against real Python runtime processes (python-runtime/). The agents
- * are plain Python with Strands' interface and pass the runtime's static checker.
+ * What only the local Compute adapter does, against real Python runtime processes
+ * (python-runtime/): the processes it supervises (one per tenant, a checker of its own, idle stop,
+ * LRU cap, close), their environment, and that an aborted or abandoned run is really killed in
+ * the runtime. What every Compute adapter promises (events, outcomes, limits, billing fields,
+ * abort, isolation) is the contract in test/contract/compute.contract.ts.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentInvocation, Invocation, RuntimeEvent } from '../../functions/runtimes/compute.ts';
+import type { AgentInvocation, RuntimeEvent } from '../../functions/runtimes/compute.ts';
 import { createLocalCompute, type LocalCompute, type RuntimeProcessExit } from '../../functions/runtimes/local-compute.ts';
 
 const hasProc = existsSync('/proc/self/stat');
@@ -46,10 +49,6 @@ class SilentAgent:
 
 def create_agent():
     return SilentAgent(), []
-`;
-
-const ECHO_ACTION = `def handler(event, context):
-    return {"statusCode": 201, "body": {"echo": event["text"], "function": context.function_name}}
 `;
 
 function agentRun(prompt: string, source = WORDS_AGENT, timeoutMs = 20_000): AgentInvocation {
@@ -134,50 +133,10 @@ describe('local compute: one warm runtime process per tenant', () => {
     await compute.close();
   });
 
-  it('streams events in order, each as it happens', async () => {
-    // Act: four words, 0.15 s apart
-    const calledAt = performance.now();
-    const events = await collect(compute.invoke('tenant-a', agentRun('0.15 one two three four')));
+  it.skipIf(!hasProc)("starts runtime processes without the platform's environment", async () => {
+    // Prepare: the tenant's process
+    await collect(compute.invoke('tenant-a', agentRun('0 hello')));
 
-    // Assess: order and content
-    expect(types(events)).toEqual(['text', 'text', 'text', 'text', 'metrics', 'messages', 'end']);
-    expect(texts(events)).toEqual(['one', 'two', 'three', 'four']);
-    const messages = events.find((t) => t.event.type === 'messages')?.event;
-    expect(messages).toMatchObject({ messages: [{ role: 'user' }, { role: 'assistant', content: [{ text: 'onetwothreefour' }] }] });
-    // Assess: the first chunk was not held back until the end. The agent sleeps 3 x 0.15 s between
-    // the first text and its return, so the end cannot come sooner than that after the first text.
-    const firstText = events[0]!.at;
-    const end = events.at(-1)!.at;
-    expect(end - firstText).toBeGreaterThanOrEqual(3 * 150 * 0.9);
-    expect(firstText - calledAt).toBeLessThan(end - calledAt);
-    for (let i = 1; i < 4; i++) expect(events[i]!.at).toBeGreaterThan(events[i - 1]!.at);
-  });
-
-  it('runs actions and passes the protocol fields through', async () => {
-    // Prepare
-    const action: Invocation = { kind: 'action', source: ECHO_ACTION, requestId: 'req-action', functionName: 'echo-action', timeoutMs: 10_000, memoryMb: 128, env: {}, allowHosts: [], event: { text: 'hi' } };
-
-    // Act
-    const events = await collect(compute.invoke('tenant-a', action));
-
-    // Assess
-    expect(types(events)).toEqual(['result', 'end']);
-    expect(events[0]!.event).toEqual({ type: 'result', statusCode: 201, body: { echo: 'hi', function: 'echo-action' } });
-  });
-
-  it('gives two tenants two different processes', async () => {
-    // Act
-    await Promise.all([collect(compute.invoke('tenant-a', agentRun('0 a'))), collect(compute.invoke('tenant-b', agentRun('0 b')))]);
-
-    // Assess
-    const a = tenantPid(compute, 'tenant-a');
-    const b = tenantPid(compute, 'tenant-b');
-    expect(a).toBeTypeOf('number');
-    expect(b).toBeTypeOf('number');
-    expect(a).not.toBe(b);
-  });
-
-  it.skipIf(!hasProc)("starts runtime processes without the platform's environment", () => {
     // Assess: the server's whole environment, as the kernel holds it. Wrappers such as pyenv's
     // shim add their own variables, so the check is that none of ours got through unasked.
     const allowed = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'PYENV_ROOT', 'PYENV_VERSION', 'PYTHONUNBUFFERED', 'PYTHONDONTWRITEBYTECODE'];
@@ -195,21 +154,17 @@ describe('local compute: one warm runtime process per tenant', () => {
     expect(environ).toEqual(expect.arrayContaining(['PYTHONUNBUFFERED=1', 'PYTHONDONTWRITEBYTECODE=1']));
   });
 
-  it('runs concurrent calls of one tenant independently, in one process', async () => {
-    // Act: a slow run and a fast run of the same tenant at the same time
-    const [slow, fast] = await Promise.all([
-      collect(compute.invoke('tenant-a', agentRun('0.3 slow1 slow2 slow3'))),
-      collect(compute.invoke('tenant-a', agentRun('0 fast1 fast2'))),
-    ]);
+  it("runs a tenant's concurrent calls in its one process", async () => {
+    // Act: two runs of the same tenant at the same time
+    const [slow, fast] = await Promise.all([collect(compute.invoke('tenant-a', agentRun('0.2 slow1 slow2'))), collect(compute.invoke('tenant-a', agentRun('0 fast1')))]);
 
-    // Assess: each got its own events; the fast one did not wait for the slow one
-    expect(texts(slow)).toEqual(['slow1', 'slow2', 'slow3']);
-    expect(texts(fast)).toEqual(['fast1', 'fast2']);
-    expect(fast.at(-1)!.at).toBeLessThan(slow.at(-1)!.at);
+    // Assess
+    expect(texts(slow)).toEqual(['slow1', 'slow2']);
+    expect(texts(fast)).toEqual(['fast1']);
     expect(compute.stats().processes.filter((p) => p.tenantId === 'tenant-a')).toHaveLength(1);
   });
 
-  it('stops the run when the caller aborts', async () => {
+  it('kills the run in the runtime when the caller aborts', async () => {
     // Prepare: a run that says one thing, then stays silent for 20 s
     const controller = new AbortController();
 
@@ -218,13 +173,12 @@ describe('local compute: one warm runtime process per tenant', () => {
       if (event.type === 'text') controller.abort();
     });
 
-    // Assess: the stream ends at once with ABORTED, and the runtime no longer runs it
-    expect(types(events)).toEqual(['text', 'error', 'end']);
+    // Assess: the runtime no longer runs it (the ABORTED event itself is the contract's)
     expect(errorOf(events)).toMatchObject({ code: 'ABORTED' });
     expect(await runtimeActiveRunsSettled(compute, 'tenant-a')).toBe(0);
   });
 
-  it('stops the run when the consumer stops reading early', async () => {
+  it('kills the run in the runtime when the consumer stops reading early', async () => {
     // Act: read the first event of a run that would then stay silent for 20 s, and leave
     for await (const event of compute.invoke('tenant-a', agentRun('20', SILENT_AGENT, 30_000))) if (event.type === 'text') break;
 
@@ -233,7 +187,7 @@ describe('local compute: one warm runtime process per tenant', () => {
     expect(compute.stats().processes.find((p) => p.tenantId === 'tenant-a')?.activeRuns).toBe(0);
   });
 
-  it('ends a call whose process dies with RUNTIME_CRASHED, and starts a new process for the next call', async () => {
+  it('reports a process that dies as crashed, leaves nothing of its group, and starts a new process for the next call', async () => {
     // Prepare
     const oldPid = tenantPid(compute, 'tenant-a')!;
     const exited = nextExit(compute, (exit) => exit.pid === oldPid);
@@ -245,8 +199,7 @@ describe('local compute: one warm runtime process per tenant', () => {
     const exit = await exited;
     const next = await collect(compute.invoke('tenant-a', agentRun('0 again')));
 
-    // Assess
-    expect(types(events)).toEqual(['text', 'error', 'end']);
+    // Assess (the RUNTIME_CRASHED event itself is the contract's)
     expect(errorOf(events)).toMatchObject({ code: 'RUNTIME_CRASHED' });
     expect(exit).toMatchObject({ reason: 'crashed', tenantId: 'tenant-a', signal: 'SIGKILL' });
     if (hasProc) expect(liveMembersOfGroup(oldPid)).toEqual([]);
@@ -254,34 +207,20 @@ describe('local compute: one warm runtime process per tenant', () => {
     expect(tenantPid(compute, 'tenant-a')).not.toBe(oldPid);
   });
 
-  it('checks sources and reports every violation with its line', async () => {
-    // Prepare
-    const bad = 'import json\nimport os\n\nx = eval("1")\n';
-
+  it("answers checks from a checker process of its own, never a tenant's", async () => {
     // Act
-    const [rejected, accepted] = await Promise.all([compute.check(bad), compute.check(WORDS_AGENT)]);
+    const [rejected, accepted] = await Promise.all([compute.check('import os\n'), compute.check(WORDS_AGENT)]);
 
-    // Assess: a separate checker process answered, not a tenant's
-    expect(rejected.ok).toBe(false);
-    expect(rejected.violations.map((v) => v.line)).toEqual([2, 4]);
-    expect(rejected.violations[0]).toMatchObject({ line: 2, col: 1, message: expect.stringContaining('os') });
-    expect(accepted).toEqual({ ok: true, violations: [] });
+    // Assess (what a check answers is the contract's)
+    expect([rejected.ok, accepted.ok]).toEqual([false, true]);
     expect(compute.stats().processes.filter((p) => p.role === 'checker')).toHaveLength(1);
-  });
-
-  it('reports a source the runtime rejects as SOURCE_REJECTED with its violations', async () => {
-    // Act
-    const events = await collect(compute.invoke('tenant-a', agentRun('0 x', 'import os\n\ndef create_agent():\n    return None\n')));
-
-    // Assess
-    expect(types(events)).toEqual(['error', 'end']);
-    expect(errorOf(events)).toMatchObject({ code: 'SOURCE_REJECTED', violations: [{ line: 1 }] });
+    expect(compute.stats().processes.filter((p) => p.role === 'checker' && p.tenantId !== null)).toEqual([]);
   });
 
   it('close() stops every process and leaves nothing behind', async () => {
     // Prepare
     const pids = compute.stats().processes.map((p) => p.pid);
-    expect(pids.length).toBeGreaterThanOrEqual(3); // tenant-a, tenant-b, checker
+    expect(pids.length).toBeGreaterThanOrEqual(2); // tenant-a, checker
 
     // Act
     await compute.close();

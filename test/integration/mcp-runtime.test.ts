@@ -1,13 +1,12 @@
 /**
- * The local McpRuntime adapter against real MCP host processes (functions/runtimes/mcp-host), with
- * the official MCP client (`Client` + `StreamableHTTPClientTransport`) talking to the runtime
- * through a tiny HTTP bridge, as a platform route would.
+ * What only the local McpRuntime adapter does, against real MCP host processes
+ * (functions/runtimes/mcp-host): Node's permission model in the hosts, their clean environment,
+ * their control token, and the supervision of the processes (crash, deadlines, idle stop, LRU cap,
+ * memory cap, module cache size, close). What every McpRuntime adapter promises (inspection,
+ * serving the official client, env per request, versions, tenants, failures as JSON-RPC errors)
+ * is the contract in test/contract/mcp-runtime.contract.ts.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,23 +32,7 @@ module.exports = {
 };
 `;
 
-const SAMPLE_ESM = `import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { z } from 'zod';
-import { EOL } from 'node:os';
-
-export function createMcpServer() {
-  const server = new McpServer({ name: 'sample-esm', version: '1.0.0' });
-  server.registerTool('add', { description: 'Adds two numbers', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => ({
-    content: [{ type: 'text', text: String(a + b) }],
-  }));
-  server.registerTool('key_length', { description: 'Length of the OpenAI key', inputSchema: { label: z.string() } }, async ({ label }) => ({
-    content: [{ type: 'text', text: label + ':' + (process.env.OPENAI_KEY ?? '').length + (EOL === '\\n' ? '' : '?') }],
-  }));
-  return server;
-}
-`;
-
-/** Tools that misbehave on purpose. */
+/** Tools that misbehave on purpose (the contract's own source has the rest). */
 const UNRULY = `const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');
 const { z } = require('zod');
 
@@ -57,18 +40,12 @@ const text = (value) => ({ content: [{ type: 'text', text: String(value) }] });
 
 exports.createMcpServer = () => {
   const server = new McpServer({ name: 'unruly', version: '1.0.0' });
-  server.registerTool('spawn', { inputSchema: {} }, async () => text(require('child_process').execSync('id')));
-  server.registerTool('builtin_spawn', { inputSchema: {} }, async () => text(process.getBuiltinModule('child_process').execSync('id')));
   server.registerTool('write', { inputSchema: { path: z.string() } }, async ({ path }) => {
     require('fs').writeFileSync(path, 'written');
     return text('written');
   });
   server.registerTool('read_platform_file', { inputSchema: { path: z.string() } }, async ({ path }) => text(require('fs').readFileSync(path, 'utf8').length));
   server.registerTool('env_keys', { inputSchema: {} }, async () => text(Object.keys(process.env).sort().join(',')));
-  server.registerTool('slow_key', { inputSchema: { ms: z.number() } }, async ({ ms }) => {
-    await new Promise((resolve) => setTimeout(resolve, ms));
-    return text(process.env.OPENAI_KEY);
-  });
   server.registerTool('exit', { inputSchema: {} }, async () => process.exit(1));
   server.registerTool('hang', { inputSchema: {} }, () => new Promise(() => {}));
   server.registerTool('spin', { inputSchema: {} }, () => { for (;;) {} });
@@ -98,45 +75,6 @@ async function callTool(
 
 const textOf = (json: any): string => json.result?.content?.[0]?.text;
 
-/**
- * An HTTP front for the runtime, as the platform's MCP route would be:
- * `/mcp/{tenant}/{serverId}?v=N` runs that registered source with the tenant's env.
- */
-async function startBridge(runtime: McpRuntime, sources: Map<string, string>, envs: Map<string, Record<string, string>>) {
-  const server = http.createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => parts.push(chunk));
-    req.on('end', () => {
-      const url = new URL(req.url ?? '/', 'http://bridge');
-      const [, , tenantId = '', serverId = ''] = url.pathname.split('/');
-      const version = Number(url.searchParams.get('v') ?? '1');
-      const sourceCode = sources.get(`${serverId}@${version}`);
-      if (sourceCode === undefined) {
-        res.writeHead(404).end();
-        return;
-      }
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers[name] = value;
-      void runtime
-        .handle(tenantId, source(serverId, version, sourceCode), { method: req.method as 'GET' | 'POST' | 'DELETE', headers, body: Buffer.concat(parts).toString('utf8') }, envs.get(tenantId) ?? {})
-        .then((answer) => res.writeHead(answer.status, answer.headers).end(answer.body));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: (tenantId: string, serverId: string, version = 1) => new URL(`http://127.0.0.1:${port}/mcp/${tenantId}/${serverId}?v=${version}`),
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-/** Connects the official MCP client (initialize, initialized, then the optional GET stream). */
-async function connectClient(url: URL): Promise<Client> {
-  const client = new Client({ name: 'runtime-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(url));
-  return client;
-}
-
 /** Resolves with the next host exit matching `match` (subscribe before causing it). */
 function nextExit(runtime: LocalMcpRuntime, match: (exit: McpProcessExit) => boolean): Promise<McpProcessExit> {
   return new Promise((resolve) => {
@@ -162,79 +100,22 @@ function isAlive(pid: number): boolean {
 }
 
 describe('local MCP runtime: one host process per tenant', () => {
-  const SECRET_NAME = 'PLATFORM_MCP_TEST_SECRET';
-  const sources = new Map<string, string>();
-  const envs = new Map<string, Record<string, string>>();
   let runtime: LocalMcpRuntime;
-  let bridge: Awaited<ReturnType<typeof startBridge>>;
   let scratch: string;
 
-  beforeAll(async () => {
-    // Prepare: a platform variable that must never reach a host, one runtime, one bridge
-    process.env[SECRET_NAME] = 'do-not-leak';
+  beforeAll(() => {
+    // Prepare: one runtime, a scratch directory that hosts must not be able to write to
     scratch = mkdtempSync(join(tmpdir(), 'mcp-runtime-test-'));
     runtime = createLocalMcpRuntime();
-    sources.set('mcp-cjs@1', SAMPLE_CJS);
-    sources.set('mcp-esm@1', SAMPLE_ESM);
-    envs.set('tenant-a', { OPENAI_KEY: 'sk-0123456789' });
-    bridge = await startBridge(runtime, sources, envs);
   });
   afterAll(async () => {
-    delete process.env[SECRET_NAME];
-    await bridge?.close();
     await runtime?.close();
     rmSync(scratch, { recursive: true, force: true });
   });
 
   it.each([
-    ['CommonJS', 'mcp-cjs'],
-    ['ES module', 'mcp-esm'],
-  ])('serves a %s server to the official MCP client: initialize, tools/list, tools/call', async (_kind, serverId) => {
-    // Act
-    const client = await connectClient(bridge.url('tenant-a', serverId));
-    try {
-      const listed = await client.listTools();
-      const sum = await client.callTool({ name: 'add', arguments: { a: 2, b: 40 } });
-      const keyLength = await client.callTool({ name: 'key_length', arguments: { label: 'openai' } });
-      const invalid = await client.callTool({ name: 'add', arguments: { a: 'two' } });
-
-      // Assess: tools with their zod-derived schemas, results, and input validation
-      expect(client.getServerVersion()?.name).toBe(serverId === 'mcp-cjs' ? 'sample-cjs' : 'sample-esm');
-      expect(listed.tools.map((t) => t.name)).toEqual(['add', 'key_length']);
-      expect(listed.tools[0]!.inputSchema).toMatchObject({ type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] });
-      expect(sum.content).toEqual([{ type: 'text', text: '42' }]);
-      expect(keyLength.content).toEqual([{ type: 'text', text: 'openai:13' }]);
-      expect(invalid.isError).toBe(true);
-      expect(JSON.stringify(invalid.content)).toContain('Input validation error');
-    } finally {
-      await client.close();
-    }
-  });
-
-  it('inspects a source in the owner\'s process: tool names of CommonJS and ES module servers', async () => {
-    // Act
-    const cjs = await runtime.inspect('tenant-a', source('mcp-cjs', 1, SAMPLE_CJS));
-    const esm = await runtime.inspect('tenant-a', source('mcp-esm', 1, SAMPLE_ESM));
-
-    // Assess
-    expect(cjs).toEqual({ ok: true, tools: ['add', 'key_length'] });
-    expect(esm).toEqual({ ok: true, tools: ['add', 'key_length'] });
-    expect(runtime.stats().processes.map((p) => p.tenantId)).toContain('tenant-a');
-  });
-
-  it.each([
-    ['a syntax error', 'module.exports = {\n  createMcpServer() {\n    return oops oops;\n  },\n};\n', /SyntaxError: Unexpected identifier 'oops' \(line 3\)/],
-    ['an ES module syntax error', "import { z } from 'zod';\nexport const = 1;\n", /SyntaxError: Unexpected token '='/],
-    ['no createMcpServer', 'module.exports = { makeServer() {} };\n', /does not export a createMcpServer function \(it exports: makeServer\)/],
-    ['a throwing factory', "exports.createMcpServer = () => {\n  throw new Error('no API key configured');\n};\n", /createMcpServer\(\) failed: Error: no API key configured \(line 2\)/],
-    ['a factory returning no server', 'exports.createMcpServer = () => 42;\n', /must return an McpServer .*number/],
-    ['child_process', "const { execSync } = require('child_process');\nexports.createMcpServer = () => null;\n", /module 'child_process' is not available to MCP servers/],
-    ['node:child_process in an ES module', "import { spawn } from 'node:child_process';\nexport const createMcpServer = () => spawn;\n", /module 'node:child_process' is not available/],
-    ['a package outside the allowlist', "const _ = require('lodash');\n", /module 'lodash' is not available to MCP servers: a server is one file and may use only @modelcontextprotocol\/sdk, zod/],
-    ['an SDK path without .js', "import { McpServer } from '@modelcontextprotocol/sdk/server/mcp';\nexport const createMcpServer = () => new McpServer({ name: 'x', version: '1' });\n", /^module '@modelcontextprotocol\/sdk\/server\/mcp' was not found \(subpaths of @modelcontextprotocol\/sdk end in \.js, e\.g\. '@modelcontextprotocol\/sdk\/server\/mcp\.js'\)$/],
-    ['a relative import', "import './helpers.js';\nexport const createMcpServer = () => null;\n", /module '.\/helpers.js' is not available/],
+    // The other refusals (syntax, allowlist, factory) are the contract's; this one is Node's permission model.
     ['a file write while loading', "require('fs').writeFileSync('/tmp/mcp-runtime-test-should-not-exist', 'x');\n", /access denied: MCP servers may not use FileSystemWrite \(\/tmp\/mcp-runtime-test-should-not-exist\)/],
-    ['module as a way around the allowlist', "const { createRequire } = require('module');\n", /module 'module' is not available/],
   ])('refuses a source with %s: inspect is ok:false with the reason', async (_case, sourceCode, message) => {
     // Act
     const inspection = await runtime.inspect('tenant-a', source('mcp-bad', 1, sourceCode));
@@ -245,87 +126,32 @@ describe('local MCP runtime: one host process per tenant', () => {
     expect(existsSync('/tmp/mcp-runtime-test-should-not-exist')).toBe(false);
   });
 
-  it('refuses processes, file writes and reads outside its packages at call time', async () => {
+  it('refuses file writes and reads outside its packages at call time (permission model)', async () => {
     // Prepare
     const unruly = source('mcp-unruly', 1, UNRULY);
     const target = join(scratch, 'written.txt');
 
     // Act
-    const spawned = await callTool(runtime, 'tenant-a', unruly, 'spawn');
-    const viaBuiltin = await callTool(runtime, 'tenant-a', unruly, 'builtin_spawn');
     const written = await callTool(runtime, 'tenant-a', unruly, 'write', { path: target });
     const read = await callTool(runtime, 'tenant-a', unruly, 'read_platform_file', { path: join(process.cwd(), 'package.json') });
     const after = await callTool(runtime, 'tenant-a', unruly, 'env_keys');
 
     // Assess: each is a tool error, nothing was written, and the host still serves
-    expect(spawned.json.result).toMatchObject({ isError: true, content: [{ text: expect.stringContaining("module 'child_process' is not available") }] });
-    expect(viaBuiltin.json.result).toMatchObject({ isError: true, content: [{ text: expect.stringContaining("module 'child_process' is not available") }] });
     expect(written.json.result).toMatchObject({ isError: true, content: [{ text: expect.stringContaining('Access to this API has been restricted') }] });
     expect(existsSync(target)).toBe(false);
     expect(read.json.result).toMatchObject({ isError: true, content: [{ text: expect.stringContaining('Access to this API has been restricted') }] });
     expect(after.response.status).toBe(200);
   });
 
-  it('keeps the platform environment out and gives each request its own keys, also concurrently', async () => {
-    // Prepare
-    const unruly = source('mcp-unruly', 1, UNRULY);
+  it("starts hosts with a few fixed basics as their whole environment, plus the request's keys", async () => {
+    // Act
+    const keys = await callTool(runtime, 'tenant-a', source('mcp-unruly', 1, UNRULY), 'env_keys', {}, { WEATHER_KEY: 'w' });
 
-    // Act: two overlapping requests with different keys, then one without keys
-    const [slow, fast] = await Promise.all([
-      callTool(runtime, 'tenant-a', unruly, 'slow_key', { ms: 300 }, { OPENAI_KEY: 'first' }),
-      callTool(runtime, 'tenant-a', unruly, 'slow_key', { ms: 10 }, { OPENAI_KEY: 'second' }),
-    ]);
-    const keys = await callTool(runtime, 'tenant-a', unruly, 'env_keys', {}, { WEATHER_KEY: 'w' });
-    const none = await callTool(runtime, 'tenant-a', unruly, 'slow_key', { ms: 0 });
-
-    // Assess
-    expect(textOf(slow.json)).toBe('first');
-    expect(textOf(fast.json)).toBe('second');
+    // Assess (keys per request and the platform's own variables are the contract's).
+    // PWD is bubblewrap's, the working directory inside the sandbox.
     const names = textOf(keys.json).split(',');
     expect(names).toContain('WEATHER_KEY');
-    expect(names).not.toContain(SECRET_NAME);
-    expect(names).not.toContain('OPENAI_KEY');
-    // PWD is bubblewrap's, the working directory inside the sandbox.
-    expect(names.every((name) => ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'PWD', 'WEATHER_KEY'].includes(name))).toBe(true);
-    expect(textOf(none.json)).toBe('undefined');
-  });
-
-  it('runs each version with its own code, and reloads a version whose source differs', async () => {
-    // Prepare: versions 1 and 2 of one server answer differently
-    const version = (n: number, answer: string) =>
-      source('mcp-versions', n, `const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');
-exports.createMcpServer = () => {
-  const server = new McpServer({ name: 'versions', version: '${n}.0.0' });
-  server.registerTool('which', { inputSchema: {} }, async () => ({ content: [{ type: 'text', text: '${answer}' }] }));
-  return server;
-};`);
-
-    // Act: interleaved, so a cached v2 must not shadow v1 or the reverse
-    const answers: string[] = [];
-    for (const server of [version(1, 'one'), version(2, 'two'), version(1, 'one'), version(2, 'two')]) answers.push(textOf((await callTool(runtime, 'tenant-a', server, 'which')).json));
-    const changed = textOf((await callTool(runtime, 'tenant-a', version(2, 'two, edited'), 'which')).json);
-
-    // Assess
-    expect(answers).toEqual(['one', 'two', 'one', 'two']);
-    expect(changed).toBe('two, edited');
-  });
-
-  it('runs two tenants in two processes, each with only its own keys', async () => {
-    // Prepare
-    const sample = source('mcp-cjs', 1, SAMPLE_CJS);
-
-    // Act
-    const a = await callTool(runtime, 'tenant-a', sample, 'key_length', { label: 'a' }, { OPENAI_KEY: 'aaaa' });
-    const b = await callTool(runtime, 'tenant-b', sample, 'key_length', { label: 'b' });
-
-    // Assess
-    expect(textOf(a.json)).toBe('a:4');
-    expect(textOf(b.json)).toBe('b:0');
-    const pidA = pidOf(runtime, 'tenant-a');
-    const pidB = pidOf(runtime, 'tenant-b');
-    expect(pidA).toBeDefined();
-    expect(pidB).toBeDefined();
-    expect(pidA).not.toBe(pidB);
+    expect(names.filter((name) => !['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'PWD', 'WEATHER_KEY'].includes(name))).toEqual([]);
   });
 
   it('refuses a request to a host without its token (another tenant\'s code on loopback)', async () => {
@@ -342,7 +168,7 @@ exports.createMcpServer = () => {
     expect(response.status).toBe(401);
   });
 
-  it('answers a crash with 502, reports it, and serves the next call from a fresh process', async () => {
+  it('reports a crashed host with its exit code, and serves the next call from a fresh process', async () => {
     // Prepare
     const unruly = source('mcp-unruly', 1, UNRULY);
     await callTool(runtime, 'tenant-c', unruly, 'env_keys');
@@ -354,9 +180,8 @@ exports.createMcpServer = () => {
     const exit = await exited;
     const next = await callTool(runtime, 'tenant-c', source('mcp-cjs', 1, SAMPLE_CJS), 'add', { a: 1, b: 2 });
 
-    // Assess
-    expect(crashed.response.status).toBe(502);
-    expect(crashed.json).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32000, message: expect.stringContaining('exit code 1') } });
+    // Assess (the 502 answer itself is the contract's)
+    expect(crashed.json).toMatchObject({ error: { message: expect.stringContaining('exit code 1') } });
     expect(exit).toMatchObject({ pid: before, reason: 'crashed', code: 1 });
     expect(isAlive(before)).toBe(false);
     expect(textOf(next.json)).toBe('3');
@@ -377,19 +202,10 @@ exports.createMcpServer = () => {
     expect(runtime.stats().processes.filter((p) => p.tenantId === 'tenant-d')).toHaveLength(1);
     expect(exits.filter((e) => e.tenantId === 'tenant-d')).toEqual([]);
   });
-
-  it('answers GET (no server-initiated stream in stateless mode) with 405', async () => {
-    // Act
-    const response = await runtime.handle('tenant-a', source('mcp-cjs', 1, SAMPLE_CJS), { method: 'GET', headers: { accept: 'text/event-stream' }, body: '' }, {});
-
-    // Assess
-    expect(response.status).toBe(405);
-    expect(response.headers.allow).toBe('POST');
-  });
 });
 
 describe('local MCP runtime: timeouts, idle stop, LRU cap and close', () => {
-  it('answers a hanging tool with 504 and ends the work with its host; kills a process whose event loop is stuck', async () => {
+  it('ends the work of a request that missed its deadline with its host; kills a host whose event loop is stuck', async () => {
     // Prepare: short limits
     const runtime = createLocalMcpRuntime({ requestTimeoutMs: 800, watchdogGraceMs: 700 });
     const unruly = source('mcp-unruly', 1, UNRULY);
@@ -408,13 +224,12 @@ describe('local MCP runtime: timeouts, idle stop, LRU cap and close', () => {
       const exit = await killed;
       const next = await callTool(runtime, 'tenant-t', source('mcp-cjs', 1, SAMPLE_CJS), 'add', { a: 2, b: 2 });
 
-      // Assess: a missed deadline stops the tenant's work for real, not only the answer
-      expect(hanging.response.status).toBe(504);
-      expect(hanging.json).toMatchObject({ id: 7, error: { code: -32001, message: 'the MCP server did not answer within 800 ms' } });
+      // Assess: a missed deadline stops the tenant's work for real, not only the answer (the 504
+      // answers themselves are the contract's)
+      expect(hanging.json).toMatchObject({ error: { message: 'the MCP server did not answer within 800 ms' } });
       expect(hangExit).toMatchObject({ pid, reason: 'timed-out' });
       expect(spinPid).not.toBe(pid);
       expect(spinning.response.status).toBe(504);
-      expect(spinning.json).toMatchObject({ id: 7, error: { code: -32001 } });
       expect(exit).toMatchObject({ pid: spinPid, reason: 'unresponsive' });
       expect(textOf(next.json)).toBe('4');
     } finally {
@@ -447,7 +262,7 @@ describe('local MCP runtime: timeouts, idle stop, LRU cap and close', () => {
     }
   });
 
-  it('keeps a loaded version for later requests, builds a server per request, and drops the least recently used version', async () => {
+  it('drops the least recently used loaded version beyond maxModules', async () => {
     // Prepare: the module's load id shows a reload; the factory's count shows a build per request
     const counting = (version: number) =>
       source('mcp-counting', version, `const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');
@@ -464,12 +279,11 @@ exports.createMcpServer = () => {
     try {
       // Act
       const first = await ids(1);
-      const again = await ids(1);
       await ids(2);
       const reloaded = await ids(1);
 
-      // Assess
-      expect(again).toEqual([first[0], '2']);
+      // Assess (keeping a loaded version at all is the contract's)
+      expect(first[1]).toBe('1');
       expect(reloaded[0]).not.toBe(first[0]);
       expect(reloaded[1]).toBe('1');
     } finally {
