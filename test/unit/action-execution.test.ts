@@ -226,19 +226,23 @@ describe('running an action', () => {
   });
 
   it('hands the route\'s signal to the runtime; a run cut by the route deadline is logged as a timeout with that deadline\'s error', async () => {
-    // Prepare: a run that only ends when aborted, as the Compute port promises
+    // Prepare: a run that only ends when aborted, as the Compute port promises, and says when it is under way
     const deadline = new AbortController();
+    let markStarted: () => void = () => undefined;
+    const runStarted = new Promise<void>((resolve) => (markStarted = resolve));
     const t = setup({
       script: (_invocation, signal) =>
         (async function* () {
-          await new Promise((resolve) => signal!.addEventListener('abort', resolve, { once: true }));
+          const aborted = new Promise((resolve) => signal!.addEventListener('abort', resolve, { once: true }));
+          markStarted();
+          await aborted;
           yield { type: 'error', code: 'ABORTED', message: 'aborted' } as RuntimeEvent;
           yield { type: 'end', started: true, durationMs: 120_000 } as RuntimeEvent;
         })(),
     });
     // Act
     const running = failureOf(runAction(user('owner'), 'act-weather', { city: 'x' }, 'router', t.ports, lineage, deadline.signal));
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await runStarted;
     deadline.abort(new TimeoutError('The request did not complete within 120 seconds.'));
     const failed = await running;
     // Assess
