@@ -3,7 +3,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import { AccessDeniedError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { randomBase62 } from '../core/ids.ts';
-import { discoveryDocument } from '../platform/discovery.service.ts';
+import { discoveryDocument } from '../discovery/discovery.service.ts';
 import type { Compute } from '../runtimes/compute.ts';
 import { checkSource } from '../runtimes/source-check.ts';
 import type { UserStore } from '../users/user.store.ts';

@@ -20,7 +20,7 @@ import type { Logger } from '../core/logger.ts';
 import { childLineageHeader, LINEAGE_HEADER, type Lineage } from '../core/http/lineage.ts';
 import type { RunTokens } from '../core/auth/run-token.ts';
 import { registerSecret, scrubSecrets } from '../core/secret-scope.ts';
-import { discoveryDocument } from '../platform/discovery.service.ts';
+import { discoveryDocument } from '../discovery/discovery.service.ts';
 import type { UsageLogWriter } from '../core/usage-log.ts';
 import type { KeyStore } from '../keys/key.store.ts';
 import type { Compute, FrameworkMessage, RuntimeEvent } from '../runtimes/compute.ts';

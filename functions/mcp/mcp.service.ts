@@ -3,7 +3,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import { AccessDeniedError, ConflictError, NotFoundError, UpstreamError, ValidationError } from '../core/errors.ts';
 import { randomBase62, sha256Hex } from '../core/ids.ts';
-import { discoveryDocument } from '../platform/discovery.service.ts';
+import { discoveryDocument } from '../discovery/discovery.service.ts';
 import { McpRuntimeUnavailableError } from '../runtimes/mcp-protocol.ts';
 import type { McpRuntime } from '../runtimes/mcp-runtime.ts';
 import type { UserStore } from '../users/user.store.ts';

@@ -106,7 +106,7 @@ describe('functions', () => {
 
   it('gives the health and discovery function no store, key or secret at all', () => {
     // Prepare
-    const { statements } = areaFunction('platform');
+    const { statements } = areaFunction('discovery');
 
     // Act
     const actions = statements.flatMap((s) => [s.Action].flat());
