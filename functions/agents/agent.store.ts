@@ -1,10 +1,13 @@
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { isConditionFailed, type Db, queryItems } from '../core/db/dynamo.ts';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { systemClock } from '../core/clock.ts';
+import { type Db, queryItems, writeIf } from '../core/db/dynamo.ts';
+import { putIfUnchanged } from '../core/db/optimistic-update.ts';
+import { createUniqueClaims } from '../core/db/unique-claim.ts';
 import type { AgentRecord } from './agent.schema.ts';
 
 /**
  * Agents by id, with the name unique per owner: `agent-names` is keyed by `{ownerId}#{agentName}`
- * and written before the agent (a claim whose agent is missing or renamed is stale and may be taken).
+ * and claimed before the agent is written, by the protocol of `core/db/unique-claim.ts`.
  */
 export interface AgentStore {
   get(agentId: string): Promise<AgentRecord | null>;
@@ -39,7 +42,6 @@ function fromItem(item: Record<string, unknown>): AgentRecord {
 
 export function createAgentStore(db: Db): AgentStore {
   const agents = db.table('agents');
-  const names = db.table('agent-names');
   const nameKey = (ownerId: string, agentName: string) => `${ownerId}#${agentName}`;
 
   const get = async (agentId: string) => {
@@ -47,63 +49,28 @@ export function createAgentStore(db: Db): AgentStore {
     return out.Item === undefined ? null : fromItem(out.Item);
   };
 
-  /** Claims a name for `agentId`; takes over a claim whose agent no longer carries that name. */
-  async function claimName(ownerId: string, agentName: string, agentId: string): Promise<boolean> {
-    const Key = { nameKey: nameKey(ownerId, agentName) };
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        await db.doc.send(new PutCommand({ TableName: names, Item: { ...Key, agentId }, ConditionExpression: 'attribute_not_exists(nameKey) OR agentId = :id', ExpressionAttributeValues: { ':id': agentId } }));
-        return true;
-      } catch (error) {
-        if (!isConditionFailed(error)) throw error;
-      }
-      const claim = await db.doc.send(new GetCommand({ TableName: names, Key, ConsistentRead: true }));
-      const holderId = claim.Item?.['agentId'] as string | undefined;
-      if (holderId === undefined) continue;
-      const holder = await get(holderId);
-      if (holder !== null && holder.ownerId === ownerId && holder.agentName === agentName) return false;
-      await releaseName(ownerId, agentName, holderId);
-    }
-    return false;
-  }
-
-  async function releaseName(ownerId: string, agentName: string, agentId: string): Promise<void> {
-    try {
-      await db.doc.send(new DeleteCommand({ TableName: names, Key: { nameKey: nameKey(ownerId, agentName) }, ConditionExpression: 'agentId = :id', ExpressionAttributeValues: { ':id': agentId } }));
-    } catch (error) {
-      if (!isConditionFailed(error)) throw error;
-    }
-  }
+  // Deleted agents keep carrying their name (they can be restored), so their claims stay in use.
+  const names = createUniqueClaims(db, { table: db.table('agent-names'), keyAttribute: 'nameKey', holderAttribute: 'agentId', readHolder: get, keyOf: (a) => nameKey(a.ownerId, a.agentName) });
+  // This factory takes no clock; claim ages only compare claim times with each other, all from the system clock.
+  const claimOf = (agent: Pick<AgentRecord, 'ownerId' | 'agentName' | 'agentId'>) => ({ key: nameKey(agent.ownerId, agent.agentName), holderId: agent.agentId, claimedAt: systemClock.now() });
 
   return {
     get,
-    async getByName(ownerId, agentName) {
-      const claim = await db.doc.send(new GetCommand({ TableName: names, Key: { nameKey: nameKey(ownerId, agentName) }, ConsistentRead: true }));
-      const agentId = claim.Item?.['agentId'] as string | undefined;
-      if (agentId === undefined) return null;
-      const agent = await get(agentId);
-      return agent !== null && agent.ownerId === ownerId && agent.agentName === agentName ? agent : null;
-    },
+    getByName: (ownerId, agentName) => names.holderOf(nameKey(ownerId, agentName)),
     async create(agent) {
-      if (!(await claimName(agent.ownerId, agent.agentName, agent.agentId))) return false;
-      await db.doc.send(new PutCommand({ TableName: agents, Item: withListing(agent), ConditionExpression: 'attribute_not_exists(agentId)' }));
-      return true;
+      const created = await names.claimFor(claimOf(agent), async () => {
+        await db.doc.send(new PutCommand({ TableName: agents, Item: withListing(agent), ConditionExpression: 'attribute_not_exists(agentId)' }));
+        return true;
+      });
+      return created === true;
     },
     async update(current, changes, now) {
-      const renamed = changes.agentName !== undefined && changes.agentName !== current.agentName;
-      if (renamed && !(await claimName(current.ownerId, changes.agentName!, current.agentId))) return 'name-taken';
       const item = withListing({ ...current, ...changes, updatedAt: now });
-      try {
-        await db.doc.send(
-          new PutCommand({ TableName: agents, Item: item, ConditionExpression: 'updatedAt = :expected', ExpressionAttributeValues: { ':expected': current.updatedAt } }),
-        );
-      } catch (error) {
-        if (!isConditionFailed(error)) throw error;
-        if (renamed) await releaseName(current.ownerId, changes.agentName!, current.agentId);
-        return 'changed';
-      }
-      if (renamed) await releaseName(current.ownerId, current.agentName, current.agentId);
-      return item;
+      const write = async () => (await putIfUnchanged(db, agents, item, current.updatedAt)) ?? false;
+      const renamed = changes.agentName !== undefined && changes.agentName !== current.agentName;
+      const written = renamed ? await names.move(nameKey(current.ownerId, current.agentName), claimOf(item), write) : await write();
+      if (written === 'taken') return 'name-taken';
+      return written === false ? 'changed' : written;
     },
     async listByOwner(ownerId) {
       const items = await queryItems<Record<string, unknown>>(
@@ -124,16 +91,14 @@ export function createAgentStore(db: Db): AgentStore {
     async countInvocation(agentId, month) {
       // Same month: add one. A new month: start the counter again. Each is one conditional update.
       for (let attempt = 0; attempt < 3; attempt++) {
-        try {
-          await db.doc.send(
+        const counted = await writeIf(
+          db.doc.send(
             new UpdateCommand({ TableName: agents, Key: { agentId }, UpdateExpression: 'ADD invocationsThisMonth :one', ConditionExpression: 'invocationMonth = :m', ExpressionAttributeValues: { ':one': 1, ':m': month } }),
-          );
-          return;
-        } catch (error) {
-          if (!isConditionFailed(error)) throw error;
-        }
-        try {
-          await db.doc.send(
+          ),
+        );
+        if (counted) return;
+        const restarted = await writeIf(
+          db.doc.send(
             new UpdateCommand({
               TableName: agents,
               Key: { agentId },
@@ -141,11 +106,9 @@ export function createAgentStore(db: Db): AgentStore {
               ConditionExpression: 'attribute_exists(agentId) AND (attribute_not_exists(invocationMonth) OR invocationMonth <> :m)',
               ExpressionAttributeValues: { ':one': 1, ':m': month },
             }),
-          );
-          return;
-        } catch (error) {
-          if (!isConditionFailed(error)) throw error;
-        }
+          ),
+        );
+        if (restarted) return;
       }
     },
   };

@@ -1,6 +1,7 @@
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { BlobStore } from '../core/blobs.ts';
-import { writeIf, type Db } from '../core/db/dynamo.ts';
+import { queryItems, type Db } from '../core/db/dynamo.ts';
+import { putIfUnchanged } from '../core/db/optimistic-update.ts';
 import type { ConversationRecord, StoredMessage } from './conversation.schema.ts';
 
 /** Messages beyond this serialized size live in the blob store, keeping items far from 400 KB. */
@@ -20,12 +21,8 @@ export interface ConversationStore {
 
 export function createConversationStore(db: Db, blobs: BlobStore): ConversationStore {
   const table = db.table('conversations');
-  const list = async (IndexName: string, key: string, value: string, limit: number) => {
-    const out = await db.doc.send(
-      new QueryCommand({ TableName: table, IndexName, KeyConditionExpression: `${key} = :v`, ExpressionAttributeValues: { ':v': value }, ScanIndexForward: false, Limit: limit }),
-    );
-    return (out.Items ?? []) as ConversationRecord[];
-  };
+  const list = (IndexName: string, key: string, value: string, limit: number) =>
+    queryItems<ConversationRecord>(db, { TableName: table, IndexName, KeyConditionExpression: `${key} = :v`, ExpressionAttributeValues: { ':v': value }, ScanIndexForward: false }, limit);
   return {
     async get(conversationId) {
       const out = await db.doc.send(new GetCommand({ TableName: table, Key: { conversationId }, ConsistentRead: true }));
@@ -46,17 +43,7 @@ export function createConversationStore(db: Db, blobs: BlobStore): ConversationS
         await blobs.put(messagesKey, serialized, 'application/json');
       }
       const item: ConversationRecord = { ...conversation, messages: messagesKey === null ? messages : null, messagesKey };
-      return writeIf(
-        db.doc.send(
-          new PutCommand({
-            TableName: table,
-            Item: item,
-            ...(expectedUpdatedAt === null
-              ? { ConditionExpression: 'attribute_not_exists(conversationId)' }
-              : { ConditionExpression: 'updatedAt = :expected', ExpressionAttributeValues: { ':expected': expectedUpdatedAt } }),
-          }),
-        ),
-      );
+      return (await putIfUnchanged(db, table, item, expectedUpdatedAt)) !== null;
     },
     listByUser: (userId, limit) => list('byUser', 'userId', userId, limit),
     listByUserAndAgent: (userId, agentId, limit) => list('byUserAgent', 'userAgent', `${userId}#${agentId}`, limit),

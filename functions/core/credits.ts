@@ -1,6 +1,6 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Clock } from './clock.ts';
-import { isConditionFailed, type Db } from './db/dynamo.ts';
+import { queryItems, sendIf, type Db } from './db/dynamo.ts';
 import { InsufficientCreditsError, NotFoundError, ValidationError } from './errors.ts';
 import { sortableId } from './ids.ts';
 
@@ -75,8 +75,8 @@ export function createCredits(db: Db, clock: Clock, monthlyGrant = 0): Credits {
   async function applyMonthlyGrant(userId: string): Promise<LedgerEntry | null> {
     if (monthlyGrant <= 0) return null;
     const month = new Date(clock.now()).toISOString().slice(0, 7);
-    try {
-      const out = await db.doc.send(
+    const out = await sendIf(
+      db.doc.send(
         new UpdateCommand({
           TableName: users,
           Key: { userId },
@@ -86,28 +86,23 @@ export function createCredits(db: Db, clock: Clock, monthlyGrant = 0): Credits {
           ExpressionAttributeValues: { ':g': monthlyGrant, ':m': month, ':active': 'active' },
           ReturnValues: 'UPDATED_NEW',
         }),
-      );
-      return await record(userId, monthlyGrant, Number(out.Attributes?.['credits']), { reason: `monthly free credits ${month}`, requestId: null });
-    } catch (error) {
-      if (isConditionFailed(error)) return null;
-      throw error;
-    }
+      ),
+    );
+    if (out === null) return null;
+    return record(userId, monthlyGrant, Number(out.Attributes?.['credits']), { reason: `monthly free credits ${month}`, requestId: null });
   }
 
   return {
     monthlyGrant,
     applyMonthlyGrant,
-    async recentEntries(userId, limit) {
-      const out = await db.doc.send(
-        new QueryCommand({ TableName: ledger, KeyConditionExpression: 'userId = :u', ExpressionAttributeValues: { ':u': userId }, ScanIndexForward: false, Limit: limit }),
-      );
-      return (out.Items ?? []) as LedgerEntry[];
+    recentEntries(userId, limit) {
+      return queryItems<LedgerEntry>(db, { TableName: ledger, KeyConditionExpression: 'userId = :u', ExpressionAttributeValues: { ':u': userId }, ScanIndexForward: false }, limit);
     },
     async debit(userId, amount, change) {
       const cost = checkAmount(amount);
       await applyMonthlyGrant(userId);
-      try {
-        const out = await db.doc.send(
+      const out = await sendIf(
+        db.doc.send(
           new UpdateCommand({
             TableName: users,
             Key: { userId },
@@ -116,20 +111,18 @@ export function createCredits(db: Db, clock: Clock, monthlyGrant = 0): Credits {
             ExpressionAttributeValues: { ':cost': cost },
             ReturnValues: 'UPDATED_NEW',
           }),
-        );
-        return await record(userId, -cost, Number(out.Attributes?.['credits']), change);
-      } catch (error) {
-        if (!isConditionFailed(error)) throw error;
-        // Read only on refusal, to say what the balance was; the refusal itself came from the condition.
-        const current = await db.doc.send(new GetCommand({ TableName: users, Key: { userId }, ProjectionExpression: 'credits' }));
-        if (current.Item === undefined) throw new NotFoundError('Account not found.');
-        throw new InsufficientCreditsError(cost, Number(current.Item['credits'] ?? 0));
-      }
+        ),
+      );
+      if (out !== null) return record(userId, -cost, Number(out.Attributes?.['credits']), change);
+      // Read only on refusal, to say what the balance was; the refusal itself came from the condition.
+      const current = await db.doc.send(new GetCommand({ TableName: users, Key: { userId }, ProjectionExpression: 'credits' }));
+      if (current.Item === undefined) throw new NotFoundError('Account not found.');
+      throw new InsufficientCreditsError(cost, Number(current.Item['credits'] ?? 0));
     },
     async grant(userId, amount, change) {
       const value = checkAmount(amount);
-      try {
-        const out = await db.doc.send(
+      const out = await sendIf(
+        db.doc.send(
           new UpdateCommand({
             TableName: users,
             Key: { userId },
@@ -138,12 +131,10 @@ export function createCredits(db: Db, clock: Clock, monthlyGrant = 0): Credits {
             ExpressionAttributeValues: { ':v': value },
             ReturnValues: 'UPDATED_NEW',
           }),
-        );
-        return await record(userId, value, Number(out.Attributes?.['credits']), change);
-      } catch (error) {
-        if (isConditionFailed(error)) throw new NotFoundError('Account not found.');
-        throw error;
-      }
+        ),
+      );
+      if (out === null) throw new NotFoundError('Account not found.');
+      return record(userId, value, Number(out.Attributes?.['credits']), change);
     },
   };
 }

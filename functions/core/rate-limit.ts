@@ -1,6 +1,6 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Clock } from './clock.ts';
-import { isConditionFailed, type Db } from './db/dynamo.ts';
+import { sendIf, type Db } from './db/dynamo.ts';
 import { RateLimitedError } from './errors.ts';
 
 /** Fixed-window limits, e.g. `{ limit: 60, windowSec: 60 }` for agent-reference routes (SPEC part 8). */
@@ -25,8 +25,8 @@ export function createRateLimiter(db: Db, clock: Clock): RateLimiter {
       const windowMs = windowSec * 1000;
       const windowStart = Math.floor(now / windowMs) * windowMs;
       const windowEnd = windowStart + windowMs;
-      try {
-        const out = await db.doc.send(
+      const out = await sendIf(
+        db.doc.send(
           new UpdateCommand({
             TableName: table,
             Key: { bucketKey: `${subject}#${windowSec}#${windowStart}` },
@@ -35,12 +35,10 @@ export function createRateLimiter(db: Db, clock: Clock): RateLimiter {
             ExpressionAttributeValues: { ':one': 1, ':limit': limit, ':exp': Math.ceil(windowEnd / 1000) + 60 },
             ReturnValues: 'UPDATED_NEW',
           }),
-        );
-        return { remaining: limit - Number(out.Attributes?.['hits'] ?? limit) };
-      } catch (error) {
-        if (isConditionFailed(error)) throw new RateLimitedError(Math.max(1, Math.ceil((windowEnd - now) / 1000)));
-        throw error;
-      }
+        ),
+      );
+      if (out === null) throw new RateLimitedError(Math.max(1, Math.ceil((windowEnd - now) / 1000)));
+      return { remaining: limit - Number(out.Attributes?.['hits'] ?? limit) };
     },
   };
 }

@@ -1,5 +1,5 @@
-import { GetCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { Db } from '../core/db/dynamo.ts';
+import { GetCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { readQuery, type Db } from '../core/db/dynamo.ts';
 import type { UsageLogRecord } from '../core/usage-log.ts';
 import type { LogStatus } from './log.schema.ts';
 
@@ -46,20 +46,14 @@ export function createLogStore(db: Db): LogStore {
   const table = db.table('usage-logs');
 
   /** Runs a Query page by page until `want` items came back, the index is read to the end, or the call budget is spent. */
-  async function collect(input: QueryCommandInput, want: number, filtered: boolean): Promise<LogScan> {
-    const items: UsageLogRecord[] = [];
-    let start: Record<string, unknown> | undefined;
-    for (let calls = 0; calls < MAX_QUERY_CALLS; calls++) {
-      const remaining = want - items.length;
+  async function collect(input: Omit<QueryCommandInput, 'ExclusiveStartKey' | 'Limit'>, want: number, filtered: boolean): Promise<LogScan> {
+    const read = await readQuery<UsageLogRecord>(db, input, {
+      max: want,
       // Without a filter every evaluated item (bar expired ones) matches, so ask for about what is missing.
-      const limit = filtered ? MAX_BATCH : Math.min(MAX_BATCH, Math.max(MIN_BATCH, remaining + 1));
-      const out = await db.doc.send(new QueryCommand({ ...input, Limit: limit, ExclusiveStartKey: start }));
-      items.push(...((out.Items ?? []) as UsageLogRecord[]));
-      start = out.LastEvaluatedKey;
-      if (start === undefined) return { items: items.slice(0, want), scanLimitReached: false };
-      if (items.length >= want) return { items: items.slice(0, want), scanLimitReached: false };
-    }
-    return { items, scanLimitReached: true };
+      pageLimit: (missing) => (filtered ? MAX_BATCH : Math.min(MAX_BATCH, Math.max(MIN_BATCH, missing + 1))),
+      maxCalls: MAX_QUERY_CALLS,
+    });
+    return { items: read.items.slice(0, want), scanLimitReached: read.lastKey !== undefined && read.items.length < want };
   }
 
   return {

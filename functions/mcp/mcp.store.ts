@@ -1,7 +1,8 @@
 import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { BlobStore } from '../core/blobs.ts';
 import type { Clock } from '../core/clock.ts';
-import { isConditionFailed, type Db, writeIf, queryItems } from '../core/db/dynamo.ts';
+import { type Db, writeIf, queryItems, sendIf } from '../core/db/dynamo.ts';
+import { createUniqueClaims } from '../core/db/unique-claim.ts';
 import { ConflictError } from '../core/errors.ts';
 import { sha256Hex } from '../core/ids.ts';
 import { INLINE_SOURCE_BYTES, MAX_SERVERS_PER_OWNER, type McpServerRecord, type McpVersion, type McpVersionRecord, type McpVersionSummary } from './mcp.schema.ts';
@@ -21,7 +22,7 @@ export type ServerFieldChanges = Partial<Pick<McpServerRecord, 'description' | '
 
 /**
  * MCP servers (`mcp-servers`), their names (`mcp-server-names`, `{ownerId}#{serverName}` ->
- * serverId, so names are unique per owner) and their append-only versions (`mcp-versions`, keyed by
+ * serverId, so names are unique per owner; claimed by the protocol of `core/db/unique-claim.ts`) and their append-only versions (`mcp-versions`, keyed by
  * serverId and version number).
  *
  * Version numbers without transactions: the versions table is the truth. A writer reads the
@@ -71,8 +72,6 @@ export interface McpServerStore {
 
 /** How many times a version write retries after another writer took the number. */
 const MAX_VERSION_ATTEMPTS = 100;
-/** A name claim whose server does not exist is someone's create in progress until it is this old. */
-const STALE_CLAIM_MS = 60_000;
 /** Cached version snapshots (immutable, so never invalidated; bounded by count and source size). */
 const VERSION_CACHE_ENTRIES = 200;
 const VERSION_CACHE_BYTES = 32 * 1024 * 1024;
@@ -101,7 +100,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export function createMcpServerStore(db: Db, blobs: BlobStore, clock: Clock): McpServerStore {
   const servers = db.table('mcp-servers');
-  const names = db.table('mcp-server-names');
   const versions = db.table('mcp-versions');
   const nameKey = (ownerId: string, serverName: string) => `${ownerId}#${serverName}`;
   const cache = new VersionCache(VERSION_CACHE_ENTRIES, VERSION_CACHE_BYTES);
@@ -111,44 +109,7 @@ export function createMcpServerStore(db: Db, blobs: BlobStore, clock: Clock): Mc
     return (out.Item as McpServerRecord | undefined) ?? null;
   };
 
-  /** Claims a name for `serverId`; takes over a claim whose server never appeared (a create that crashed). */
-  async function claimName(ownerId: string, serverName: string, serverId: string): Promise<boolean> {
-    const Key = { nameKey: nameKey(ownerId, serverName) };
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        await db.doc.send(
-          new PutCommand({
-            TableName: names,
-            Item: { ...Key, serverId, claimedAt: clock.now() },
-            ConditionExpression: 'attribute_not_exists(nameKey) OR serverId = :id',
-            ExpressionAttributeValues: { ':id': serverId },
-          }),
-        );
-        return true;
-      } catch (error) {
-        if (!isConditionFailed(error)) throw error;
-      }
-      const claim = await db.doc.send(new GetCommand({ TableName: names, Key, ConsistentRead: true }));
-      const holderId = claim.Item?.['serverId'] as string | undefined;
-      if (holderId === undefined) continue;
-      const holder = await get(holderId);
-      if (holder !== null && holder.ownerId === ownerId && holder.serverName === serverName) return false;
-      // No server yet: a create in progress, unless the claim is old enough to be a crashed one.
-      if (holder === null && clock.now() - Number(claim.Item?.['claimedAt'] ?? 0) < STALE_CLAIM_MS) return false;
-      await releaseName(ownerId, serverName, holderId);
-    }
-    return false;
-  }
-
-  async function releaseName(ownerId: string, serverName: string, serverId: string): Promise<void> {
-    try {
-      await db.doc.send(
-        new DeleteCommand({ TableName: names, Key: { nameKey: nameKey(ownerId, serverName) }, ConditionExpression: 'serverId = :id', ExpressionAttributeValues: { ':id': serverId } }),
-      );
-    } catch (error) {
-      if (!isConditionFailed(error)) throw error;
-    }
-  }
+  const names = createUniqueClaims(db, { table: db.table('mcp-server-names'), keyAttribute: 'nameKey', holderAttribute: 'serverId', readHolder: get, keyOf: (s) => nameKey(s.ownerId, s.serverName) });
 
   /** The version item for `n`; a large source goes to the blob store first, so an item never points at a missing blob. */
   async function versionItem(serverId: string, n: number, draft: VersionDraft): Promise<McpVersionRecord> {
@@ -183,25 +144,18 @@ export function createMcpServerStore(db: Db, blobs: BlobStore, clock: Clock): Mc
   }
 
   async function highestVersion(serverId: string): Promise<McpVersionSummary | null> {
-    const out = await db.doc.send(
-      new QueryCommand({
-        TableName: versions,
-        KeyConditionExpression: 'serverId = :s',
-        ExpressionAttributeValues: { ':s': serverId },
-        ScanIndexForward: false,
-        Limit: 1,
-        ConsistentRead: true,
-        ...projection(),
-      }),
+    const [item] = await queryItems<Record<string, unknown>>(
+      db,
+      { TableName: versions, KeyConditionExpression: 'serverId = :s', ExpressionAttributeValues: { ':s': serverId }, ScanIndexForward: false, ConsistentRead: true, ...projection() },
+      1,
     );
-    const item = out.Items?.[0];
     return item === undefined ? null : summaryOf(item);
   }
 
   /** Makes version `n` live unless the record already holds `n` or a higher one; the record after. */
   async function advance(serverId: string, n: number, live: { tools: readonly string[]; sourceSha256: string; sizeBytes: number }, now: number): Promise<McpServerRecord | null> {
-    try {
-      const out = await db.doc.send(
+    const out = await sendIf(
+      db.doc.send(
         new UpdateCommand({
           TableName: servers,
           Key: { serverId },
@@ -211,12 +165,9 @@ export function createMcpServerStore(db: Db, blobs: BlobStore, clock: Clock): Mc
           ExpressionAttributeValues: { ':n': n, ':tools': [...live.tools], ':sha': live.sourceSha256, ':size': live.sizeBytes, ':now': now },
           ReturnValues: 'ALL_NEW',
         }),
-      );
-      return out.Attributes as McpServerRecord;
-    } catch (error) {
-      if (!isConditionFailed(error)) throw error;
-      return get(serverId);
-    }
+      ),
+    );
+    return out === null ? get(serverId) : (out.Attributes as McpServerRecord);
   }
 
   async function deleteVersions(serverId: string): Promise<void> {
@@ -270,27 +221,18 @@ export function createMcpServerStore(db: Db, blobs: BlobStore, clock: Clock): Mc
   return {
     get,
     highestVersion,
-    async getByName(ownerId, serverName) {
-      const claim = await db.doc.send(new GetCommand({ TableName: names, Key: { nameKey: nameKey(ownerId, serverName) }, ConsistentRead: true }));
-      const serverId = claim.Item?.['serverId'] as string | undefined;
-      if (serverId === undefined) return null;
-      const server = await get(serverId);
-      return server !== null && server.ownerId === ownerId && server.serverName === serverName ? server : null;
-    },
+    getByName: (ownerId, serverName) => names.holderOf(nameKey(ownerId, serverName)),
     async create(server, first) {
-      if (!(await claimName(server.ownerId, server.serverName, server.serverId))) return false;
-      try {
+      const claim = { key: nameKey(server.ownerId, server.serverName), holderId: server.serverId, claimedAt: clock.now() };
+      const created = await names.claimFor(claim, async () => {
         const item = await versionItem(server.serverId, 1, first);
         // The id is new and random, so version 1 is free; the condition still guards the invariant.
         if (!(await putVersion(item))) throw new ConflictError(`Version 1 of ${server.serverId} already exists.`);
         const record = withListing({ ...server, latestVersion: 1, tools: item.tools, sourceSha256: item.sourceSha256, sourceSizeBytes: item.sizeBytes });
         await db.doc.send(new PutCommand({ TableName: servers, Item: record, ConditionExpression: 'attribute_not_exists(serverId)' }));
         return true;
-      } catch (error) {
-        // Free the name at once rather than after STALE_CLAIM_MS (a crash here still relies on that).
-        await releaseName(server.ownerId, server.serverName, server.serverId).catch(() => undefined);
-        throw error;
-      }
+      });
+      return created === true;
     },
     async appendVersion(serverId, draft) {
       // The source (and its blob, when large) does not depend on the number: prepared once.
@@ -327,8 +269,8 @@ export function createMcpServerStore(db: Db, blobs: BlobStore, clock: Clock): Mc
           removes.push('#listing');
         }
       }
-      try {
-        const out = await db.doc.send(
+      const out = await sendIf(
+        db.doc.send(
           new UpdateCommand({
             TableName: servers,
             Key: { serverId },
@@ -338,18 +280,15 @@ export function createMcpServerStore(db: Db, blobs: BlobStore, clock: Clock): Mc
             ExpressionAttributeValues: values,
             ReturnValues: 'ALL_NEW',
           }),
-        );
-        return out.Attributes as McpServerRecord;
-      } catch (error) {
-        if (isConditionFailed(error)) return null;
-        throw error;
-      }
+        ),
+      );
+      return out === null ? null : (out.Attributes as McpServerRecord);
     },
     async delete(server) {
       // The record first: from then on the server is gone for every reader, and version writes
       // still in flight cannot make it live again (advancing needs the record).
       await db.doc.send(new DeleteCommand({ TableName: servers, Key: { serverId: server.serverId } }));
-      await releaseName(server.ownerId, server.serverName, server.serverId);
+      await names.releaseHeld(nameKey(server.ownerId, server.serverName), server.serverId);
       await deleteVersions(server.serverId);
     },
     listByOwner(ownerId) {

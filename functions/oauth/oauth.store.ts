@@ -1,5 +1,5 @@
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { isConditionFailed, type Db } from '../core/db/dynamo.ts';
+import { sendIf, type Db } from '../core/db/dynamo.ts';
 import type { PendingAuthorization } from './oauth.schema.ts';
 
 export type ConsumeResult =
@@ -28,8 +28,8 @@ export function createOAuthStateStore(db: Db): OAuthStateStore {
       await db.doc.send(new PutCommand({ TableName: table, Item: pending, ConditionExpression: 'attribute_not_exists(#s)', ExpressionAttributeNames: { '#s': 'state' } }));
     },
     async consume(state, now) {
-      try {
-        const out = await db.doc.send(
+      const out = await sendIf(
+        db.doc.send(
           new DeleteCommand({
             TableName: table,
             Key: { state },
@@ -39,14 +39,11 @@ export function createOAuthStateStore(db: Db): OAuthStateStore {
             ExpressionAttributeNames: { '#s': 'state' },
             ReturnValues: 'ALL_OLD',
           }),
-        );
-        const pending = out.Attributes as PendingAuthorization | undefined;
-        if (pending === undefined) return { status: 'missing' };
-        return pending.expiresAt > Math.floor(now / 1000) ? { status: 'consumed', pending } : { status: 'expired' };
-      } catch (error) {
-        if (isConditionFailed(error)) return { status: 'missing' };
-        throw error;
-      }
+        ),
+      );
+      const pending = out?.Attributes as PendingAuthorization | undefined;
+      if (pending === undefined) return { status: 'missing' };
+      return pending.expiresAt > Math.floor(now / 1000) ? { status: 'consumed', pending } : { status: 'expired' };
     },
   };
 }

@@ -1,6 +1,7 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { decodeCursor, encodeCursor, type Page } from '../core/db/cursor.ts';
-import { isConditionFailed, type Db } from '../core/db/dynamo.ts';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Page } from '../core/db/cursor.ts';
+import { countItems, sendIf, writeIf, type Db } from '../core/db/dynamo.ts';
+import { listPage } from '../core/db/listing.ts';
 import type { TokenRecord } from './token.schema.ts';
 
 /**
@@ -34,12 +35,9 @@ export function createTokenStore(db: Db): TokenStore {
     const out = await db.doc.send(new GetCommand({ TableName: tokens, Key: { tokenId }, ConsistentRead: true }));
     return (out.Item as TokenRecord | undefined) ?? null;
   };
+  // Only the token's own pointer: a digest that already points elsewhere is not this token's to remove.
   const deleteDigest = (digest: string, tokenId: string) =>
-    db.doc
-      .send(new DeleteCommand({ TableName: digests, Key: { digest }, ConditionExpression: 'tokenId = :t', ExpressionAttributeValues: { ':t': tokenId } }))
-      .catch((error: unknown) => {
-        if (!isConditionFailed(error)) throw error;
-      });
+    writeIf(db.doc.send(new DeleteCommand({ TableName: digests, Key: { digest }, ConditionExpression: 'tokenId = :t', ExpressionAttributeValues: { ':t': tokenId } })));
 
   const findPointer = async (digest: string) => {
     const out = await db.doc.send(new GetCommand({ TableName: digests, Key: { digest }, ConsistentRead: true }));
@@ -59,45 +57,36 @@ export function createTokenStore(db: Db): TokenStore {
       await db.doc.send(new PutCommand({ TableName: digests, Item: { digest: token.digest, tokenId: token.tokenId, userId: token.userId }, ConditionExpression: 'attribute_not_exists(digest)' }));
       await db.doc.send(new PutCommand({ TableName: tokens, Item: token, ConditionExpression: 'attribute_not_exists(tokenId)' }));
     },
-    async listByUser(userId, { limit, cursor, kind }) {
-      const out = await db.doc.send(
-        new QueryCommand({
-          TableName: tokens,
-          IndexName: 'byUser',
-          KeyConditionExpression: 'userId = :u',
-          FilterExpression: 'kind = :k',
-          ExpressionAttributeValues: { ':u': userId, ':k': kind },
-          ScanIndexForward: false,
-          Limit: limit,
-          ExclusiveStartKey: decodeCursor(cursor),
-        }),
+    listByUser(userId, { limit, cursor, kind }) {
+      return listPage<TokenRecord>(
+        db,
+        {
+          table: tokens,
+          index: 'byUser',
+          partitionKey: 'userId',
+          partitionValue: userId,
+          sortKey: 'createdAt',
+          itemKey: 'tokenId',
+          newestFirst: true,
+          filter: { expression: 'kind = :k', values: { ':k': kind } },
+        },
+        limit,
+        cursor,
       );
-      return { items: (out.Items ?? []) as TokenRecord[], nextCursor: encodeCursor(out.LastEvaluatedKey) };
     },
-    async countActive(userId, kind) {
-      let count = 0;
-      let start: Record<string, unknown> | undefined;
-      do {
-        const out = await db.doc.send(
-          new QueryCommand({
-            TableName: tokens,
-            IndexName: 'byUser',
-            KeyConditionExpression: 'userId = :u',
-            FilterExpression: 'kind = :k AND #s = :active',
-            ExpressionAttributeNames: { '#s': 'status' },
-            ExpressionAttributeValues: { ':u': userId, ':k': kind, ':active': 'active' },
-            Select: 'COUNT',
-            ExclusiveStartKey: start,
-          }),
-        );
-        count += out.Count ?? 0;
-        start = out.LastEvaluatedKey;
-      } while (start !== undefined);
-      return count;
+    countActive(userId, kind) {
+      return countItems(db, {
+        TableName: tokens,
+        IndexName: 'byUser',
+        KeyConditionExpression: 'userId = :u',
+        FilterExpression: 'kind = :k AND #s = :active',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':u': userId, ':k': kind, ':active': 'active' },
+      });
     },
     async rename(tokenId, userId, name, now) {
-      try {
-        const out = await db.doc.send(
+      const out = await sendIf(
+        db.doc.send(
           new UpdateCommand({
             TableName: tokens,
             Key: { tokenId },
@@ -107,33 +96,33 @@ export function createTokenStore(db: Db): TokenStore {
             ExpressionAttributeValues: { ':n': name, ':now': now, ':u': userId },
             ReturnValues: 'ALL_NEW',
           }),
-        );
-        return out.Attributes as TokenRecord;
-      } catch (error) {
-        if (isConditionFailed(error)) return null;
-        throw error;
-      }
+        ),
+      );
+      return out === null ? null : (out.Attributes as TokenRecord);
     },
     async replaceDigest(token, digest, tokenPrefix, now) {
       await db.doc.send(new PutCommand({ TableName: digests, Item: { digest, tokenId: token.tokenId, userId: token.userId }, ConditionExpression: 'attribute_not_exists(digest)' }));
+      let moved: boolean;
       try {
-        await db.doc.send(
-          new UpdateCommand({
-            TableName: tokens,
-            Key: { tokenId: token.tokenId },
-            UpdateExpression: 'SET digest = :new, tokenPrefix = :p, updatedAt = :now, lastUsedAt = :null',
-            ConditionExpression: 'digest = :old AND #s = :active',
-            ExpressionAttributeNames: { '#s': 'status' },
-            ExpressionAttributeValues: { ':new': digest, ':old': token.digest, ':p': tokenPrefix, ':now': now, ':null': null, ':active': 'active' },
-          }),
+        moved = await writeIf(
+          db.doc.send(
+            new UpdateCommand({
+              TableName: tokens,
+              Key: { tokenId: token.tokenId },
+              UpdateExpression: 'SET digest = :new, tokenPrefix = :p, updatedAt = :now, lastUsedAt = :null',
+              ConditionExpression: 'digest = :old AND #s = :active',
+              ExpressionAttributeNames: { '#s': 'status' },
+              ExpressionAttributeValues: { ':new': digest, ':old': token.digest, ':p': tokenPrefix, ':now': now, ':null': null, ':active': 'active' },
+            }),
+          ),
         );
       } catch (error) {
         await deleteDigest(digest, token.tokenId);
-        if (isConditionFailed(error)) return false;
         throw error;
       }
-      await deleteDigest(token.digest, token.tokenId);
-      return true;
+      // The record keeps the digest it holds, so only one pointer of the two may stay.
+      await deleteDigest(moved ? token.digest : digest, token.tokenId);
+      return moved;
     },
     async revoke(token, now) {
       await db.doc.send(
@@ -148,17 +137,18 @@ export function createTokenStore(db: Db): TokenStore {
       await deleteDigest(token.digest, token.tokenId);
     },
     async markUsed(tokenId, now) {
-      await db.doc.send(
-        new UpdateCommand({
-          TableName: tokens,
-          Key: { tokenId },
-          UpdateExpression: 'SET lastUsedAt = :now',
-          ConditionExpression: 'attribute_exists(tokenId)',
-          ExpressionAttributeValues: { ':now': now },
-        }),
-      ).catch((error: unknown) => {
-        if (!isConditionFailed(error)) throw error;
-      });
+      // A token deleted meanwhile is not brought back as a stub holding only lastUsedAt.
+      await writeIf(
+        db.doc.send(
+          new UpdateCommand({
+            TableName: tokens,
+            Key: { tokenId },
+            UpdateExpression: 'SET lastUsedAt = :now',
+            ConditionExpression: 'attribute_exists(tokenId)',
+            ExpressionAttributeValues: { ':now': now },
+          }),
+        ),
+      );
     },
   };
 }

@@ -16,9 +16,6 @@ export interface UserPorts {
   readonly clock: Clock;
 }
 
-/** A claim older than this whose account does not carry the alias was left by a crash and may be taken. */
-const STALE_CLAIM_MS = 60_000;
-
 async function currentUser(actor: UserActor, ports: Pick<UserPorts, 'users'>): Promise<UserRecord> {
   const user = await ports.users.get(actor.userId);
   if (user === null) throw new NotFoundError('Account not found.');
@@ -45,15 +42,16 @@ export async function getUserCredits(actor: UserActor, ports: Pick<UserPorts, 'u
 
 /**
  * Sets or changes the account's alias. The claim (unique key in `aliases`) is written first, then
- * the account; the previous alias is released last. A crash after the claim leaves a claim that
- * the same user can complete and that others may take over once it is stale.
+ * the account; the previous alias is released last (the protocol of `core/db/unique-claim.ts`). A
+ * crash after the claim leaves a claim that the same user can complete and that others may take
+ * over once it is stale.
  */
 export async function setAlias(actor: UserActor, alias: string, ports: UserPorts) {
   if (RESERVED_ALIASES.has(alias)) throw new ValidationError('Invalid request body', [`alias: "${alias}" is reserved`]);
   const user = await currentUser(actor, ports);
   if (user.alias === alias) return { alias, previousAlias: alias, message: 'Alias unchanged.' };
   const claim = { alias, userId: user.userId, claimedAt: ports.clock.now() };
-  if (!(await ports.users.claimAlias(claim)) && !(await takeOverStaleClaim(alias, claim, ports))) {
+  if (!(await ports.users.claimAlias(claim))) {
     throw new ConflictError(`Alias "${alias}" is already taken.`);
   }
   if (!(await ports.users.setAlias(user.userId, alias, user.alias, ports.clock.now()))) {
@@ -65,16 +63,6 @@ export async function setAlias(actor: UserActor, alias: string, ports: UserPorts
     if (previous !== null && previous.userId === user.userId) await ports.users.releaseAlias(previous);
   }
   return { alias, previousAlias: user.alias, message: user.alias === null ? 'Alias set.' : 'Alias changed.' };
-}
-
-async function takeOverStaleClaim(alias: string, claim: { alias: string; userId: string; claimedAt: number }, ports: UserPorts): Promise<boolean> {
-  const existing = await ports.users.getAliasClaim(alias);
-  if (existing === null) return ports.users.claimAlias(claim);
-  if (claim.claimedAt - existing.claimedAt < STALE_CLAIM_MS) return false;
-  const holder = await ports.users.get(existing.userId);
-  if (holder !== null && holder.alias === alias) return false;
-  await ports.users.releaseAlias(existing);
-  return ports.users.claimAlias(claim);
 }
 
 export async function updateProfile(actor: UserActor, fields: Partial<Pick<UserRecord, 'displayName' | 'email' | 'bio'>>, ports: Pick<UserPorts, 'users' | 'clock'>) {

@@ -1,6 +1,8 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { decodeCursor, encodeCursor, type Page } from '../core/db/cursor.ts';
-import { isConditionFailed, type Db, writeIf } from '../core/db/dynamo.ts';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Page } from '../core/db/cursor.ts';
+import { sendIf, type Db, writeIf } from '../core/db/dynamo.ts';
+import { listPage } from '../core/db/listing.ts';
+import { createUniqueClaims, type Claim } from '../core/db/unique-claim.ts';
 import type { UserRecord } from './user.schema.ts';
 
 export interface AliasClaim {
@@ -9,13 +11,19 @@ export interface AliasClaim {
   readonly claimedAt: number;
 }
 
-/** Accounts and their aliases. Alias uniqueness is the `aliases` table key. */
+/**
+ * Accounts and their aliases. Alias uniqueness is the `aliases` table key, claimed by the protocol
+ * of `core/db/unique-claim.ts` before the account takes the alias.
+ */
 export interface UserStore {
   get(userId: string): Promise<UserRecord | null>;
   /** False when the user id is taken. */
   create(user: UserRecord): Promise<boolean>;
   list(limit: number, cursor: string | null): Promise<Page<UserRecord>>;
-  /** Claims `alias` for `userId`; false when another account holds it. Re-claiming one's own alias succeeds. */
+  /**
+   * Claims `alias` for `userId`; false when another account holds it. Re-claiming one's own alias
+   * succeeds; a stale claim (old, and its account does not carry the alias) is taken over.
+   */
   claimAlias(claim: AliasClaim): Promise<boolean>;
   getAliasClaim(alias: string): Promise<AliasClaim | null>;
   /** Removes a claim only if it still belongs to `userId` and was made at `claimedAt`. */
@@ -26,62 +34,37 @@ export interface UserStore {
   markDeleted(userId: string, now: number): Promise<void>;
 }
 
+const claimOf = (alias: AliasClaim): Claim => ({ key: alias.alias, holderId: alias.userId, claimedAt: alias.claimedAt });
+
 export function createUserStore(db: Db): UserStore {
   const users = db.table('users');
-  const aliases = db.table('aliases');
+  const get = async (userId: string) => {
+    const out = await db.doc.send(new GetCommand({ TableName: users, Key: { userId }, ConsistentRead: true }));
+    return (out.Item as UserRecord | undefined) ?? null;
+  };
+  // Deleted accounts keep their alias, so nobody can take over their public addresses.
+  const aliases = createUniqueClaims(db, { table: db.table('aliases'), keyAttribute: 'alias', holderAttribute: 'userId', readHolder: get, keyOf: (user) => user.alias });
   return {
-    async get(userId) {
-      const out = await db.doc.send(new GetCommand({ TableName: users, Key: { userId }, ConsistentRead: true }));
-      return (out.Item as UserRecord | undefined) ?? null;
-    },
+    get,
     async create(user) {
       return writeIf(
         db.doc.send(new PutCommand({ TableName: users, Item: user, ConditionExpression: 'attribute_not_exists(userId)' })),
       );
     },
-    async list(limit, cursor) {
-      const out = await db.doc.send(
-        new QueryCommand({
-          TableName: users,
-          IndexName: 'byKind',
-          KeyConditionExpression: 'kind = :k',
-          ExpressionAttributeValues: { ':k': 'user' },
-          Limit: limit,
-          ExclusiveStartKey: decodeCursor(cursor),
-        }),
-      );
-      return { items: (out.Items ?? []) as UserRecord[], nextCursor: encodeCursor(out.LastEvaluatedKey) };
-    },
-    async claimAlias(claim) {
-      return writeIf(
-        db.doc.send(
-          new PutCommand({
-            TableName: aliases,
-            Item: claim,
-            ConditionExpression: 'attribute_not_exists(alias) OR userId = :u',
-            ExpressionAttributeValues: { ':u': claim.userId },
-          }),
-        ),
+    list(limit, cursor) {
+      return listPage<UserRecord>(
+        db,
+        { table: users, index: 'byKind', partitionKey: 'kind', partitionValue: 'user', sortKey: 'createdAt', itemKey: 'userId', newestFirst: false },
+        limit,
+        cursor,
       );
     },
+    claimAlias: (claim) => aliases.claim(claimOf(claim)),
     async getAliasClaim(alias) {
-      const out = await db.doc.send(new GetCommand({ TableName: aliases, Key: { alias }, ConsistentRead: true }));
-      return (out.Item as AliasClaim | undefined) ?? null;
+      const claim = await aliases.read(alias);
+      return claim === null ? null : { alias, userId: claim.holderId, claimedAt: claim.claimedAt };
     },
-    async releaseAlias(claim) {
-      try {
-        await db.doc.send(
-          new DeleteCommand({
-            TableName: aliases,
-            Key: { alias: claim.alias },
-            ConditionExpression: 'userId = :u AND claimedAt = :t',
-            ExpressionAttributeValues: { ':u': claim.userId, ':t': claim.claimedAt },
-          }),
-        );
-      } catch (error) {
-        if (!isConditionFailed(error)) throw error;
-      }
-    },
+    releaseAlias: (claim) => aliases.release(claimOf(claim)),
     async setAlias(userId, alias, expected, now) {
       return writeIf(
         db.doc.send(
@@ -105,8 +88,8 @@ export function createUserStore(db: Db): UserStore {
         values[`:${key}`] = value;
         sets.push(`#${key} = :${key}`);
       }
-      try {
-        const out = await db.doc.send(
+      const out = await sendIf(
+        db.doc.send(
           new UpdateCommand({
             TableName: users,
             Key: { userId },
@@ -116,12 +99,9 @@ export function createUserStore(db: Db): UserStore {
             ExpressionAttributeValues: values,
             ReturnValues: 'ALL_NEW',
           }),
-        );
-        return out.Attributes as UserRecord;
-      } catch (error) {
-        if (isConditionFailed(error)) return null;
-        throw error;
-      }
+        ),
+      );
+      return out === null ? null : (out.Attributes as UserRecord);
     },
     async markDeleted(userId, now) {
       await db.doc.send(

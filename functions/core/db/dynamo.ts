@@ -28,15 +28,22 @@ export function createDb(config: Pick<Config, 'AWS_REGION' | 'TABLE_PREFIX' | 'D
 
 /**
  * Runs a conditional write: true when it was applied, false when its condition did not hold (the
- * invariant said no), any other failure rethrown. The one place that turns "condition failed" into
- * an answer.
+ * invariant said no), any other failure rethrown. With `sendIf`, the one place that turns
+ * "condition failed" into an answer.
  */
 export async function writeIf(write: Promise<unknown>): Promise<boolean> {
+  return (await sendIf(write.then(() => true))) !== null;
+}
+
+/**
+ * Runs a conditional write whose output the caller needs (`ReturnValues`): the output when it was
+ * applied, null when its condition did not hold, any other failure rethrown.
+ */
+export async function sendIf<T>(write: Promise<T>): Promise<T | null> {
   try {
-    await write;
-    return true;
+    return await write;
   } catch (error) {
-    if (isConditionFailed(error)) return false;
+    if (isConditionFailed(error)) return null;
     throw error;
   }
 }
@@ -46,18 +53,56 @@ export function isConditionFailed(error: unknown): boolean {
   return error instanceof Error && error.name === 'ConditionalCheckFailedException';
 }
 
+/** What `readQuery` read: the items, and where the Query stopped (undefined when it reached the end). */
+export interface QueryRead<T> {
+  readonly items: T[];
+  readonly lastKey: Record<string, unknown> | undefined;
+}
+
+export interface QueryBounds {
+  /** Stop once this many items came back (the last page may bring more). */
+  readonly max?: number;
+  readonly start?: Record<string, unknown> | undefined;
+  /** The `Limit` of each call, from how many items are still missing; by default exactly those. */
+  readonly pageLimit?: (missing: number) => number;
+  /** Stop after this many calls, so a rare filter over a large partition costs a bounded time. */
+  readonly maxCalls?: number;
+}
+
+/**
+ * Reads a Query page by page until `max` items came back, the index ended, or `maxCalls` calls were
+ * made. The one Query loop: bounded reads, listing pages and log scans are all made of it.
+ */
+export async function readQuery<T>(db: Db, input: Omit<QueryCommandInput, 'ExclusiveStartKey' | 'Limit'>, bounds: QueryBounds = {}): Promise<QueryRead<T>> {
+  const { max = Number.POSITIVE_INFINITY, pageLimit = (missing: number) => missing, maxCalls = Number.POSITIVE_INFINITY } = bounds;
+  const items: T[] = [];
+  let start = bounds.start;
+  for (let calls = 0; calls < maxCalls; calls++) {
+    const limit = pageLimit(max - items.length);
+    const out = await db.doc.send(new QueryCommand({ ...input, ...(Number.isFinite(limit) ? { Limit: limit } : {}), ExclusiveStartKey: start }));
+    items.push(...((out.Items ?? []) as T[]));
+    start = out.LastEvaluatedKey;
+    if (start === undefined || items.length >= max) break;
+  }
+  return { items, lastKey: start };
+}
+
 /**
  * The items of a Query, page by page, until the index is read or `max` items came back (each page
  * asks for no more than is still missing). For bounded reads: an owner's resources, a listing page.
  */
 export async function queryItems<T>(db: Db, input: Omit<QueryCommandInput, 'ExclusiveStartKey' | 'Limit'>, max = Number.POSITIVE_INFINITY): Promise<T[]> {
-  const items: T[] = [];
+  return (await readQuery<T>(db, input, { max })).items;
+}
+
+/** How many items a Query matches, counted by DynamoDB page by page (`Select: COUNT`, no items read back). */
+export async function countItems(db: Db, input: Omit<QueryCommandInput, 'ExclusiveStartKey' | 'Limit' | 'Select'>): Promise<number> {
+  let count = 0;
   let start: Record<string, unknown> | undefined;
   do {
-    const remaining = max - items.length;
-    const out = await db.doc.send(new QueryCommand({ ...input, ...(Number.isFinite(remaining) ? { Limit: remaining } : {}), ExclusiveStartKey: start }));
-    items.push(...((out.Items ?? []) as T[]));
+    const out = await db.doc.send(new QueryCommand({ ...input, Select: 'COUNT', ExclusiveStartKey: start }));
+    count += out.Count ?? 0;
     start = out.LastEvaluatedKey;
-  } while (start !== undefined && items.length < max);
-  return items;
+  } while (start !== undefined);
+  return count;
 }

@@ -1,0 +1,305 @@
+import { BatchWriteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeCursor, type Page } from '../../functions/core/db/cursor.ts';
+import { sendIf, writeIf, type Db } from '../../functions/core/db/dynamo.ts';
+import { listPage, type IndexListing } from '../../functions/core/db/listing.ts';
+import { putIfUnchanged } from '../../functions/core/db/optimistic-update.ts';
+import { createUniqueClaims, STALE_CLAIM_MS, type UniqueClaims } from '../../functions/core/db/unique-claim.ts';
+import { ValidationError } from '../../functions/core/errors.ts';
+import { startLocalDb, type LocalDb } from '../support/local-db.ts';
+
+const T0 = 1_700_000_000_000;
+
+describe('store helpers on dynalite', () => {
+  let local: LocalDb;
+  let db: Db;
+  let aliases: UniqueClaims<{ userId: string; alias: string | null }>;
+
+  /** The holder's record: an account carrying `alias` (null: it carries none). */
+  const putAccount = (userId: string, alias: string | null) => db.doc.send(new PutCommand({ TableName: db.table('users'), Item: { userId, alias } }));
+  const holderOf = async (alias: string) => (await aliases.read(alias))?.holderId ?? null;
+
+  beforeAll(async () => {
+    local = await startLocalDb();
+    db = local.db;
+    // Aliases as the user store claims them: the account record is what carries the alias.
+    aliases = createUniqueClaims(db, {
+      table: db.table('aliases'),
+      keyAttribute: 'alias',
+      holderAttribute: 'userId',
+      async readHolder(userId) {
+        const out = await db.doc.send(new GetCommand({ TableName: db.table('users'), Key: { userId }, ConsistentRead: true }));
+        return (out.Item as { userId: string; alias: string | null } | undefined) ?? null;
+      },
+      keyOf: (account) => account.alias,
+    });
+  });
+  afterAll(async () => {
+    await local.stop();
+  });
+
+  describe('unique claims', () => {
+    it('gives a key to exactly one of many concurrent claimants', async () => {
+      // Prepare
+      const holders = Array.from({ length: 12 }, (_, i) => `racer-${i}`);
+      // Act
+      const won = await Promise.all(holders.map((holderId) => aliases.claim({ key: 'contested', holderId, claimedAt: T0 })));
+      // Assess
+      expect(won.filter(Boolean)).toHaveLength(1);
+      expect(await holderOf('contested')).toBe(holders[won.indexOf(true)]);
+    });
+
+    it('lets the holder claim its key again, which renews the claim', async () => {
+      // Prepare
+      await aliases.claim({ key: 'renewed', holderId: 'u-renew', claimedAt: T0 });
+      // Act
+      const again = await aliases.claim({ key: 'renewed', holderId: 'u-renew', claimedAt: T0 + 5 });
+      // Assess
+      expect(again).toBe(true);
+      expect(await aliases.read('renewed')).toEqual({ key: 'renewed', holderId: 'u-renew', claimedAt: T0 + 5 });
+    });
+
+    it('refuses a young claim whose holder has no record yet: that create may still be writing it', async () => {
+      // Prepare
+      await aliases.claim({ key: 'in-flight', holderId: 'u-slow', claimedAt: T0 });
+      // Act
+      const taken = await aliases.claim({ key: 'in-flight', holderId: 'u-fast', claimedAt: T0 + STALE_CLAIM_MS - 1 });
+      // Assess
+      expect(taken).toBe(false);
+      expect(await holderOf('in-flight')).toBe('u-slow');
+    });
+
+    it('repairs an old claim that its holder never wrote, or has left for another key', async () => {
+      // Prepare
+      await aliases.claim({ key: 'crashed', holderId: 'u-crashed', claimedAt: T0 });
+      await aliases.claim({ key: 'left', holderId: 'u-renamed', claimedAt: T0 });
+      await putAccount('u-renamed', 'elsewhere');
+      // Act
+      const crashed = await aliases.claim({ key: 'crashed', holderId: 'u-next', claimedAt: T0 + STALE_CLAIM_MS });
+      const left = await aliases.claim({ key: 'left', holderId: 'u-next', claimedAt: T0 + STALE_CLAIM_MS });
+      // Assess
+      expect([crashed, left]).toEqual([true, true]);
+      expect([await holderOf('crashed'), await holderOf('left')]).toEqual(['u-next', 'u-next']);
+    });
+
+    it('never takes a claim that its holder record carries, however old', async () => {
+      // Prepare
+      await aliases.claim({ key: 'kept', holderId: 'u-keeper', claimedAt: T0 });
+      await putAccount('u-keeper', 'kept');
+      // Act
+      const taken = await aliases.claim({ key: 'kept', holderId: 'u-other', claimedAt: T0 + 100 * STALE_CLAIM_MS });
+      // Assess
+      expect(taken).toBe(false);
+      expect(await holderOf('kept')).toBe('u-keeper');
+    });
+
+    it('repairs a claim written before claims carried a time, and releases one', async () => {
+      // Prepare
+      await db.doc.send(new PutCommand({ TableName: db.table('aliases'), Item: { alias: 'legacy', userId: 'u-legacy' } }));
+      await db.doc.send(new PutCommand({ TableName: db.table('aliases'), Item: { alias: 'legacy-kept', userId: 'u-legacy' } }));
+      // Act
+      const repaired = await aliases.claim({ key: 'legacy', holderId: 'u-new', claimedAt: T0 });
+      await aliases.release({ key: 'legacy-kept', holderId: 'u-legacy', claimedAt: 0 });
+      // Assess
+      expect(repaired).toBe(true);
+      expect(await holderOf('legacy')).toBe('u-new');
+      expect(await aliases.read('legacy-kept')).toBeNull();
+    });
+
+    it('releases exactly the claim it is given: a renewed claim or another holder is left alone', async () => {
+      // Prepare
+      await aliases.claim({ key: 'exact', holderId: 'u-exact', claimedAt: T0 });
+      await aliases.claim({ key: 'exact', holderId: 'u-exact', claimedAt: T0 + 1 });
+      // Act
+      await aliases.release({ key: 'exact', holderId: 'u-exact', claimedAt: T0 });
+      await aliases.release({ key: 'exact', holderId: 'u-stranger', claimedAt: T0 + 1 });
+      await aliases.releaseHeld('exact', 'u-stranger');
+      const afterWrongReleases = await holderOf('exact');
+      await aliases.release({ key: 'exact', holderId: 'u-exact', claimedAt: T0 + 1 });
+      // Assess
+      expect(afterWrongReleases).toBe('u-exact');
+      expect(await aliases.read('exact')).toBeNull();
+    });
+
+    it('gives the claim back when the record write is refused, or fails without landing, and keeps it when it landed', async () => {
+      // Prepare
+      const failure = new Error('connection reset');
+      // Act
+      const refused = await aliases.claimFor({ key: 'refused', holderId: 'u-a', claimedAt: T0 }, async () => false);
+      const lost = await aliases.claimFor({ key: 'lost', holderId: 'u-b', claimedAt: T0 }, () => Promise.reject(failure)).catch((error: unknown) => error);
+      const landed = await aliases
+        .claimFor({ key: 'landed', holderId: 'u-c', claimedAt: T0 }, async () => {
+          await putAccount('u-c', 'landed');
+          throw failure;
+        })
+        .catch((error: unknown) => error);
+      // Assess
+      expect([refused, lost, landed]).toEqual([false, failure, failure]);
+      expect([await holderOf('refused'), await holderOf('lost'), await holderOf('landed')]).toEqual([null, null, 'u-c']);
+    });
+
+    it('moves a holder to a new key, releasing the old one only after the record moved', async () => {
+      // Prepare
+      await aliases.claim({ key: 'old-name', holderId: 'u-mover', claimedAt: T0 });
+      await putAccount('u-mover', 'old-name');
+      await aliases.claim({ key: 'occupied', holderId: 'u-occupant', claimedAt: T0 });
+      await putAccount('u-occupant', 'occupied');
+      let writes = 0;
+      // Act
+      const blocked = await aliases.move('old-name', { key: 'occupied', holderId: 'u-mover', claimedAt: T0 + 1 }, async () => ++writes);
+      const moved = await aliases.move('old-name', { key: 'new-name', holderId: 'u-mover', claimedAt: T0 + 2 }, async () => {
+        await putAccount('u-mover', 'new-name');
+        return ++writes;
+      });
+      // Assess
+      expect([blocked, moved, writes]).toEqual(['taken', 1, 1]);
+      expect([await holderOf('old-name'), await holderOf('new-name'), await holderOf('occupied')]).toEqual([null, 'u-mover', 'u-occupant']);
+    });
+  });
+
+  describe('optimistic updates', () => {
+    const table = () => db.table('conversations');
+    const stored = async (conversationId: string) => (await db.doc.send(new GetCommand({ TableName: table(), Key: { conversationId }, ConsistentRead: true }))).Item;
+
+    it('creates a record only where there is none', async () => {
+      // Prepare
+      const first = { conversationId: 'c-new', updatedAt: T0, title: 'first' };
+      // Act
+      const created = await putIfUnchanged(db, table(), first, null);
+      const again = await putIfUnchanged(db, table(), { ...first, title: 'second' }, null);
+      // Assess
+      expect(created).toEqual(first);
+      expect(again).toBeNull();
+      expect((await stored('c-new'))?.['title']).toBe('first');
+    });
+
+    it('lets exactly one of two writers that read the same version win', async () => {
+      // Prepare
+      await putIfUnchanged(db, table(), { conversationId: 'c-race', updatedAt: T0, title: 'read' }, null);
+      // Act
+      const [a, b] = await Promise.all([
+        putIfUnchanged(db, table(), { conversationId: 'c-race', updatedAt: T0 + 10, title: 'a' }, T0),
+        putIfUnchanged(db, table(), { conversationId: 'c-race', updatedAt: T0 + 10, title: 'b' }, T0),
+      ]);
+      // Assess
+      const winners = [a, b].filter((w) => w !== null);
+      expect(winners).toHaveLength(1);
+      expect((await stored('c-race'))?.['title']).toBe(winners[0]!.title);
+    });
+
+    it('moves a write within the same millisecond past the version it replaced, so a second writer still loses', async () => {
+      // Prepare
+      await putIfUnchanged(db, table(), { conversationId: 'c-same-ms', updatedAt: T0, title: 'read' }, null);
+      // Act
+      const first = await putIfUnchanged(db, table(), { conversationId: 'c-same-ms', updatedAt: T0, title: 'first' }, T0);
+      const second = await putIfUnchanged(db, table(), { conversationId: 'c-same-ms', updatedAt: T0, title: 'second' }, T0);
+      // Assess
+      expect(first?.updatedAt).toBe(T0 + 1);
+      expect(second).toBeNull();
+      expect(await stored('c-same-ms')).toMatchObject({ title: 'first', updatedAt: T0 + 1 });
+    });
+  });
+
+  describe('index listings', () => {
+    // A user's conversations, most recently updated first, optionally those with one agent.
+    const conversationsOf = (userId: string, filter?: IndexListing['filter']): IndexListing => ({
+      table: db.table('conversations'),
+      index: 'byUser',
+      partitionKey: 'userId',
+      partitionValue: userId,
+      sortKey: 'updatedAt',
+      itemKey: 'conversationId',
+      newestFirst: true,
+      filter,
+    });
+    const withAgentA = { expression: 'agentId = :a', values: { ':a': 'agent-a' } };
+
+    async function putConversations(userId: string, count: number, agentOf: (i: number) => string): Promise<void> {
+      const items = Array.from({ length: count }, (_, i) => ({ conversationId: `${userId}-${String(i).padStart(5, '0')}`, userId, updatedAt: T0 + i, agentId: agentOf(i) }));
+      for (let i = 0; i < items.length; i += 25) {
+        await db.doc.send(new BatchWriteCommand({ RequestItems: { [db.table('conversations')]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) } }));
+      }
+    }
+
+    async function readAll(listing: IndexListing, limit: number) {
+      const seen: string[] = [];
+      const pageSizes: number[] = [];
+      let cursor: string | null = null;
+      for (let page = 0; page < 100; page++) {
+        const result: Page<{ conversationId: string }> = await listPage<{ conversationId: string }>(db, listing, limit, cursor);
+        seen.push(...result.items.map((item) => item.conversationId));
+        pageSizes.push(result.items.length);
+        cursor = result.nextCursor;
+        if (cursor === null) break;
+      }
+      return { seen, pageSizes };
+    }
+
+    it('pages newest first through a partition, each item once, and says which page is the last', async () => {
+      // Prepare
+      await putConversations('lister', 7, () => 'agent-b');
+      // Act
+      const { seen, pageSizes } = await readAll(conversationsOf('lister'), 3);
+      const exact = await readAll(conversationsOf('lister'), 7);
+      // Assess
+      expect(seen).toEqual(Array.from({ length: 7 }, (_, i) => `lister-0000${6 - i}`));
+      expect(pageSizes).toEqual([3, 3, 1]);
+      expect(exact.pageSizes).toEqual([7]);
+    });
+
+    it('fills filtered pages, and answers a rare filter over a long partition within a bounded number of reads', async () => {
+      // Prepare
+      await putConversations('mixed', 10, (i) => (i % 2 === 0 ? 'agent-a' : 'agent-b'));
+      await putConversations('needle', 1_050, (i) => (i === 0 ? 'agent-a' : 'agent-b'));
+      // Act
+      const mixed = await readAll(conversationsOf('mixed', withAgentA), 2);
+      const first = await listPage(db, conversationsOf('needle', withAgentA), 5, null);
+      const rest = await readAll(conversationsOf('needle', withAgentA), 5);
+      // Assess
+      expect(mixed.pageSizes).toEqual([2, 2, 1]);
+      expect(first.items).toEqual([]);
+      expect(first.nextCursor).not.toBeNull();
+      expect(rest.seen).toEqual(['needle-00000']);
+    });
+
+    it("refuses a cursor of another partition's listing, or one it did not make, with a 400", async () => {
+      // Prepare
+      const foreign = encodeCursor({ conversationId: 'lister-00003', userId: 'lister', updatedAt: T0 + 3 });
+      const forged = encodeCursor({ conversationId: 'x' });
+      // Act
+      const attempts = await Promise.all([foreign, forged, 'not-a-cursor'].map((cursor) => listPage(db, conversationsOf('someone-else'), 3, cursor).catch((error: unknown) => error)));
+      // Assess
+      for (const attempt of attempts) expect(attempt).toBeInstanceOf(ValidationError);
+    });
+  });
+
+  describe('conditional writes', () => {
+    it('answers with the output when the condition held, null when it did not, and rethrows anything else', async () => {
+      // Prepare
+      const table = db.table('rate-limits');
+      const add = (limit: number) =>
+        db.doc.send(
+          new UpdateCommand({
+            TableName: table,
+            Key: { bucketKey: 'helpers' },
+            UpdateExpression: 'ADD hits :one',
+            ConditionExpression: 'attribute_not_exists(hits) OR hits < :limit',
+            ExpressionAttributeValues: { ':one': 1, ':limit': limit },
+            ReturnValues: 'UPDATED_NEW',
+          }),
+        );
+      // Act
+      const applied = await sendIf(add(1));
+      const refused = await sendIf(add(1));
+      const refusedWrite = await writeIf(add(1));
+      const invalid = await sendIf(db.doc.send(new UpdateCommand({ TableName: table, Key: { bucketKey: 'helpers' }, UpdateExpression: 'ADD', ExpressionAttributeValues: {} }))).catch(
+        (error: unknown) => error,
+      );
+      // Assess
+      expect(applied?.Attributes).toEqual({ hits: 1 });
+      expect(refused).toBeNull();
+      expect(refusedWrite).toBe(false);
+      expect((invalid as Error).name).toBe('ValidationException');
+    });
+  });
+});

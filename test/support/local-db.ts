@@ -1,0 +1,30 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createDb, type Db } from '../../functions/core/db/dynamo.ts';
+import { tables } from '../../lib/manifest/tables.ts';
+import { ensureTables, startLocalStores } from '../../lib/local/stores.ts';
+
+export interface LocalDb {
+  readonly db: Db;
+  stop(): Promise<void>;
+}
+
+/**
+ * The manifest's tables on dynalite in a temporary directory, without the HTTP platform: for tests
+ * of the store helpers, which need the real conditional writes and nothing else.
+ */
+export async function startLocalDb(): Promise<LocalDb> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'store-test-'));
+  const stores = await startLocalStores(dataDir);
+  const db = createDb({ AWS_REGION: 'us-east-1', TABLE_PREFIX: 'test-', DYNAMODB_ENDPOINT: stores.dynamoEndpoint });
+  await ensureTables(db.doc, 'test-', tables);
+  return {
+    db,
+    async stop() {
+      db.doc.destroy();
+      await stores.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
