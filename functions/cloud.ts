@@ -21,15 +21,15 @@ import { createStreamHandler, type StreamingLambdaHandler } from './core/http/la
 import type { RouteDefinition, StreamRouteDefinition } from './core/http/route.ts';
 import type { Host } from '../lib/manifest/types.ts';
 import { isRestApiRoute } from '../lib/manifest/http.ts';
-import { createPlatform, type Platform } from './platform.ts';
+import { createPorts, type Ports } from './ports.ts';
 
 /**
  * Composition root of every cloud function. The generated entry of an area function imports its
  * handler modules and calls `areaHandler`; the platform is built once per execution environment.
  */
-let platform: Platform | undefined;
+let platform: Ports | undefined;
 
-function cloudPlatform(): Platform {
+function cloudPlatform(): Ports {
   if (platform !== undefined) return platform;
   const config = configFromEnv();
   // One Secrets Manager reader for the run-token secret and the OAuth client secrets; each value is
@@ -38,7 +38,7 @@ function cloudPlatform(): Platform {
   // Each function receives the variables of its own area's ports only (lib/cloud/area-functions.ts),
   // so adapters are built when first used: a missing variable fails that use with the configuration
   // error (logged, answered 500), and never a function that does not need the port.
-  platform = createPlatform(config, {
+  platform = createPorts(config, {
     identity: cognitoVerifier(config),
     runTokens: builtOnFirstUse(() => cloudRunTokens(config, secrets)),
     secretBox: builtOnFirstUse(() => kmsSecretBox(config)),

@@ -16,7 +16,7 @@ import { createLocalCompute } from '../../functions/runtimes/local-compute.ts';
 import { createLocalMcpRuntime } from '../../functions/runtimes/mcp-local-runtime.ts';
 import { prepareOsSandbox } from '../../functions/runtimes/os-sandbox.ts';
 import { createLogger, type LogLevel } from '../../functions/core/logger.ts';
-import { createPlatform, type Platform } from '../../functions/platform.ts';
+import { createPorts, type Ports } from '../../functions/ports.ts';
 import { createAccount } from '../../functions/users/user.service.ts';
 import { loadAreas } from './handlers.ts';
 import { startLocalScheduler, type LocalScheduler } from './scheduler.ts';
@@ -64,7 +64,8 @@ export interface RunningPlatform {
   readonly dataDir: string;
   /** Set when this start created the admin account. */
   readonly createdAdminToken: string | null;
-  readonly platform: Platform;
+  /** The ports the handlers run on (stores, runtimes, clock), for the CLI and tests. */
+  readonly ports: Ports;
   /** The in-process scheduler running the areas' schedules. */
   readonly scheduler: LocalScheduler;
   close(): Promise<void>;
@@ -86,7 +87,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
   const dataDir = resolve(options.dataDir);
   await mkdir(dataDir, { recursive: true });
   await acquireLock(dataDir);
-  let platform: Platform | null = null;
+  let platform: Ports | null = null;
   const cleanup: (() => Promise<void>)[] = [
     async () => {
       await rm(join(dataDir, LOCK_FILE), { force: true });
@@ -130,7 +131,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     // One MCP host process per tenant, likewise started on first use and stopped with the platform.
     const mcpRuntime = createLocalMcpRuntime({ logger: log, sandbox, egress, ...(options.mcpEgressAllowHosts ? { egressAllowHosts: options.mcpEgressAllowHosts } : {}) });
     cleanup.push(() => mcpRuntime.close());
-    const ready = createPlatform(config, { identity: options.identity ?? null, runTokens, secretBox, compute, mcpRuntime, secrets: options.secrets ?? null, log, ...(options.clock ? { clock: options.clock } : {}) });
+    const ready = createPorts(config, { identity: options.identity ?? null, runTokens, secretBox, compute, mcpRuntime, secrets: options.secrets ?? null, log, ...(options.clock ? { clock: options.clock } : {}) });
     await ensureTables(ready.db.doc, LOCAL_PREFIX, served.flatMap((area) => area.tables));
     await ensureBuckets(createS3Client(config), LOCAL_PREFIX, served.flatMap((area) => area.buckets));
     const createdAdminToken = await bootstrapAdmin(ready, dataDir);
@@ -143,7 +144,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       url,
       dataDir,
       createdAdminToken,
-      platform: ready,
+      ports: ready,
       scheduler,
       // In-flight requests finish before the runtimes and the stores behind them are stopped.
       close: async () => {
@@ -195,7 +196,7 @@ async function loadMasterKey(dataDir: string): Promise<Buffer> {
 }
 
 /** On an empty DATA_DIR: the operator account (alias `admin`, 10,000 credits), its token in a mode-600 file. */
-async function bootstrapAdmin(platform: Platform, dataDir: string): Promise<string | null> {
+async function bootstrapAdmin(platform: Ports, dataDir: string): Promise<string | null> {
   if ((await platform.users.getAliasClaim('admin')) !== null) return null;
   const admin = await createAccount({ alias: 'admin', credits: 10_000, isAdmin: true }, platform, null);
   const file = join(dataDir, ADMIN_TOKEN_FILE);

@@ -1,6 +1,6 @@
 import { runSchedule, type BoundSchedule } from '../../functions/core/entry/entry-point.ts';
 import { parseScheduleExpression, type Timetable } from '../../functions/core/entry/schedule-expression.ts';
-import type { Platform } from '../../functions/platform.ts';
+import type { Ports } from '../../functions/ports.ts';
 
 /** The in-process stand-in for EventBridge Scheduler behind `npm start`. */
 export interface LocalScheduler {
@@ -12,7 +12,7 @@ export interface LocalScheduler {
 
 export interface LocalSchedulerOptions {
   readonly schedules: readonly BoundSchedule[];
-  readonly platform: Platform;
+  readonly platform: Ports;
   /** @default Date.now */
   readonly now?: () => number;
 }

@@ -11,7 +11,7 @@ import { lineageOf } from '../../functions/core/http/lineage.ts';
 import { commonHeaders, json } from '../../functions/core/http/pipeline.ts';
 import { RouteTable } from '../../functions/core/http/route-table.ts';
 import { PayloadTooLargeError } from '../../functions/core/errors.ts';
-import type { Platform } from '../../functions/platform.ts';
+import type { Ports } from '../../functions/ports.ts';
 import { createStreamHandler, type StreamingLambdaHandler } from '../../functions/core/http/lambda-stream.ts';
 import { toRestEvent } from './rest-event.ts';
 import { installStreamingShim, LocalResponseStream } from './streaming-shim.ts';
@@ -45,7 +45,7 @@ export interface LocalServerOptions {
   readonly routes: readonly BoundRoute[];
   readonly streamRoutes: readonly BoundStreamRoute[];
   /** Null until the stores are up: requests meanwhile get 503. */
-  readonly platform: () => Platform | null;
+  readonly platform: () => Ports | null;
 }
 
 /**

@@ -85,7 +85,7 @@ export interface BucketSpec {
 }
 
 /**
- * A port of the platform (a member of `Platform`, functions/platform.ts) an area's code may use.
+ * A port of the platform (a member of `Ports`, functions/ports.ts) an area's code may use.
  * Each maps to the cloud resources behind it in `PORT_RESOURCES` (ports.ts).
  */
 export type PortName =

@@ -102,7 +102,7 @@ export const actionsBench: BenchModule = {
     const headers = { authorization: `Bearer ${user.token}` };
     const router: Target = { name: ROUTER, url: `${platform.url}/action/${actionId}?x=1`, headers };
     const direct: Target = { name: DIRECT, url: `${platform.url}/action/python-128mb/${actionId}?x=1`, headers };
-    const compute = platform.running.platform.compute;
+    const compute = platform.running.ports.compute;
 
     progress('actions: warm-up');
     for (let i = 0; i < WARM_UP; i++) {

@@ -107,7 +107,7 @@ export const chatBench: BenchModule = {
     const created = await platform.api('POST', '/agent/create', { token: user.token, body: { agentName: 'bench-echo', description: 'echo agent for the chat bench', sourceCode: ECHO } });
     if (created.status !== 200) throw new Error(`creating the agent failed: ${created.status} ${created.text}`);
     const agentId = created.body.data.agentId as string;
-    const config = platform.running.platform.config;
+    const config = platform.running.ports.config;
     const chatUrl = `${config.STREAM_URL ?? `${platform.url}/stream`}/agent/${agentId}/chat`;
     const httpAgent = new Agent({ keepAlive: true });
     defer(() => httpAgent.destroy());

@@ -123,7 +123,7 @@ export const mcpBench: BenchModule = {
     const http = new Client({ name: 'bench', version: '1.0.0' });
     await http.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${user.token}` } } }));
     defer(() => http.close());
-    const runtime = platform.running.platform.mcpRuntime;
+    const runtime = platform.running.ports.mcpRuntime;
     const source: McpSource = { serverId, version: 1, sourceCode: SOURCE };
 
     progress('mcp: warm-up');

@@ -65,7 +65,7 @@ export const userInfoBench: BenchModule = {
     const user = await createUser(platform, { alias: 'benchuser' });
     const reads: Reads = { userId: user.userId, tokenId: user.tokenId, digest: digestSecret(user.token) };
 
-    const baseline = await startBaseline(platform.running.platform.db, reads);
+    const baseline = await startBaseline(platform.running.ports.db, reads);
     defer(
       () =>
         new Promise<void>((resolve) => {

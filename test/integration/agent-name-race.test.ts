@@ -6,7 +6,7 @@ import type { UserActor } from '../../functions/core/auth/actor.ts';
 import type { Db } from '../../functions/core/db/dynamo.ts';
 import { STALE_CLAIM_MS } from '../../functions/core/db/unique-claim.ts';
 import { toErrorResponse } from '../../functions/core/http/error-response.ts';
-import type { Platform } from '../../functions/platform.ts';
+import type { Ports } from '../../functions/ports.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 
 const SOURCE = 'def handler(event, context):\n    return "twin"\n';
@@ -53,12 +53,12 @@ async function settle<T>(promise: Promise<T>): Promise<{ ok: true; value: T } | 
 
 describe('agent names: concurrent creates and leftover claims', () => {
   let platform: TestPlatform;
-  let ports: Platform;
+  let ports: Ports;
   let actor: UserActor;
 
   beforeAll(async () => {
     platform = await startTestPlatform();
-    ports = platform.running.platform;
+    ports = platform.running.ports;
     const owner = await createUser(platform, { alias: 'racer' });
     actor = { kind: 'user', userId: owner.userId, alias: 'racer', isAdmin: false, via: 'user-token', tokenId: owner.tokenId, scope: 'full', roleKeys: null };
   });

@@ -99,8 +99,8 @@ describe('billing by what the platform observed, and keys kept out of answers an
     const afterRefusal = await credits(caller.token);
     const ran = await platform.api('POST', `/action/${small}`, { token: caller.token, body: { seconds: 0.3 } });
     const afterRun = await credits(caller.token);
-    const ledger = await platform.running.platform.db.doc.send(
-      new QueryCommand({ TableName: platform.running.platform.db.table('credit-ledger'), KeyConditionExpression: 'userId = :u', ExpressionAttributeValues: { ':u': caller.userId }, ConsistentRead: true }),
+    const ledger = await platform.running.ports.db.doc.send(
+      new QueryCommand({ TableName: platform.running.ports.db.table('credit-ledger'), KeyConditionExpression: 'userId = :u', ExpressionAttributeValues: { ':u': caller.userId }, ConsistentRead: true }),
     );
     // Assess
     expect(refused.status).toBe(402);
@@ -156,7 +156,7 @@ describe('billing by what the platform observed, and keys kept out of answers an
     const ownConversations = await platform.api('GET', `/agent/${agentId}/conversations`, { token: keyOwner.token });
     const conversationId = ownConversations.body.data.conversations[0].conversationId;
     const ownConversation = await platform.api('GET', `/agent/${agentId}/conversation/${conversationId}`, { token: keyOwner.token });
-    const usage = await platform.running.platform.db.doc.send(new ScanCommand({ TableName: platform.running.platform.db.table('usage-logs'), ConsistentRead: true }));
+    const usage = await platform.running.ports.db.doc.send(new ScanCommand({ TableName: platform.running.ports.db.table('usage-logs'), ConsistentRead: true }));
     // Assess: errors are scrubbed for everyone, results for the caller who is not the owner
     expect(ownRaise.status).toBe(500);
     expect(ownRaise.body.error).toEqual({ code: 'ACTION_EXECUTION_FAILED', message: 'The handler raised ValueError: [REDACTED] (line 2).' });

@@ -4,16 +4,16 @@ import { InsufficientCreditsError, RateLimitedError } from '../../functions/core
 import { lineageOf } from '../../functions/core/http/lineage.ts';
 import { AGENT_REFERENCE_LIMIT } from '../../functions/core/rate-limit.ts';
 import { INLINE_BODY_BYTES } from '../../functions/core/usage-log.ts';
-import type { Platform } from '../../functions/platform.ts';
+import type { Ports } from '../../functions/ports.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 
 describe('kernel primitives on the real local stores', () => {
   let platform: TestPlatform;
-  let ports: Platform;
+  let ports: Ports;
 
   beforeAll(async () => {
     platform = await startTestPlatform();
-    ports = platform.running.platform;
+    ports = platform.running.ports;
   });
   afterAll(async () => {
     await platform.stop({ removeData: true });

@@ -38,13 +38,13 @@ const testArea = defineArea({ name: 'test', uses: ['keysReader', 'credits', 'usa
 
 const fakeRun = defineRoute({
   body: z.object({ keysNeeded: z.array(z.string()) }),
-  async run({ actor, body, platform, lineage }) {
+  async run({ actor, body, ports, lineage }) {
     const caller = requireUser(actor);
-    const started = platform.clock.now();
-    const keys = await platform.keysReader.readKeys(caller, caller.userId, body.keysNeeded);
-    const entry = await platform.credits.debit(caller.userId, 1, { reason: 'fake run', requestId: lineage.requestId });
+    const started = ports.clock.now();
+    const keys = await ports.keysReader.readKeys(caller, caller.userId, body.keysNeeded);
+    const entry = await ports.credits.debit(caller.userId, 1, { reason: 'fake run', requestId: lineage.requestId });
     const received = Object.fromEntries(Object.entries(keys).map(([name, value]) => [name, sha256Hex(value)]));
-    await platform.usageLogs.write({
+    await ports.usageLogs.write({
       lineage,
       userId: caller.userId,
       resourceId: 'fake',
@@ -53,10 +53,10 @@ const fakeRun = defineRoute({
       // What a careless run might log: the event with the keys in it. The writer must not keep them.
       request: { keysNeeded: body.keysNeeded, keys },
       response: { received },
-      durationMs: platform.clock.now() - started,
+      durationMs: ports.clock.now() - started,
       creditsUsed: 1,
     });
-    platform.log.debug('fake run finished', { keys });
+    ports.log.debug('fake run finished', { keys });
     return { received, balanceAfter: entry.balanceAfter };
   },
 });
@@ -69,7 +69,7 @@ describe('keys vault, role tokens and credits over HTTP', () => {
 
   beforeAll(async () => {
     platform = await startTestPlatform({ logLines });
-    runner = createLocalServer({ routes: [{ spec: fakeRunSpec, definition: fakeRun, area: testArea }], streamRoutes: [], platform: () => platform.running.platform });
+    runner = createLocalServer({ routes: [{ spec: fakeRunSpec, definition: fakeRun, area: testArea }], streamRoutes: [], platform: () => platform.running.ports });
     await new Promise<void>((resolve) => runner.listen(0, '127.0.0.1', resolve));
     runnerUrl = `http://127.0.0.1:${(runner.address() as AddressInfo).port}`;
   });
@@ -126,8 +126,8 @@ describe('keys vault, role tokens and credits over HTTP', () => {
 
     // Act
     const run = await callApi(runnerUrl, 'POST', '/fake-run', { token: user.token, body: { keysNeeded: ['openai', 'missing'] } });
-    const record = await platform.running.platform.db.doc.send(
-      new GetCommand({ TableName: platform.running.platform.db.table('usage-logs'), Key: { requestId: run.body.requestId ?? run.headers.get('x-request-id') }, ConsistentRead: true }),
+    const record = await platform.running.ports.db.doc.send(
+      new GetCommand({ TableName: platform.running.ports.db.table('usage-logs'), Key: { requestId: run.body.requestId ?? run.headers.get('x-request-id') }, ConsistentRead: true }),
     );
 
     // Assess: the run received exactly the owner's openai key
@@ -146,7 +146,7 @@ describe('keys vault, role tokens and credits over HTTP', () => {
       expect(content.includes(secretA), file).toBe(false);
       expect(content.includes(secretB), file).toBe(false);
     }
-    const sealed = await platform.running.platform.keys.get(user.userId, 'openai');
+    const sealed = await platform.running.ports.keys.get(user.userId, 'openai');
     expect(sealed?.sealed).toMatchObject({ v: 1, keyRef: 'local', wrappedKey: null });
     expect(JSON.stringify(sealed)).not.toContain(secretA);
   });
@@ -217,8 +217,8 @@ describe('keys vault, role tokens and credits over HTTP', () => {
     expect(refused).toHaveLength(30);
     expect(refused[0]!.body).toMatchObject({ success: false, error: { code: 'INSUFFICIENT_CREDITS', message: expect.stringContaining('Insufficient credits') } });
     expect(credits.body.data.credits).toBe(0);
-    const ledger = await platform.running.platform.db.doc.send(
-      new QueryCommand({ TableName: platform.running.platform.db.table('credit-ledger'), KeyConditionExpression: 'userId = :u', ExpressionAttributeValues: { ':u': user.userId } }),
+    const ledger = await platform.running.ports.db.doc.send(
+      new QueryCommand({ TableName: platform.running.ports.db.table('credit-ledger'), KeyConditionExpression: 'userId = :u', ExpressionAttributeValues: { ':u': user.userId } }),
     );
     expect((ledger.Items ?? []).filter((e) => e['reason'] === 'fake run')).toHaveLength(20);
     expect((ledger.Items ?? []).filter((e) => e['reason'] === 'initial grant')).toHaveLength(1);

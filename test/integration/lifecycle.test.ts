@@ -101,7 +101,7 @@ describe('platform lifecycle', () => {
     const secrets = [user.token, user.secretKey, extra, regenerated];
 
     // Act
-    const tables = await dumpTables(platform.running.platform.db.doc as unknown as DynamoDBClient);
+    const tables = await dumpTables(platform.running.ports.db.doc as unknown as DynamoDBClient);
     await platform.stop();
     const files = (await filesUnder(platform.dataDir)).filter((f) => !f.endsWith('admin-token'));
     const contents = await Promise.all(files.map((f) => readFile(f)));

@@ -3,7 +3,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { childLineageHeader, lineageOf, type Lineage } from '../../functions/core/http/lineage.ts';
 import { INLINE_BODY_BYTES, type UsageLogInput, type UsageLogRecord } from '../../functions/core/usage-log.ts';
-import type { Platform } from '../../functions/platform.ts';
+import type { Ports } from '../../functions/ports.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 
 const DAY_MS = 86_400_000;
@@ -11,11 +11,11 @@ const HOUR_MS = 3_600_000;
 
 describe('usage logs over HTTP', () => {
   let platform: TestPlatform;
-  let ports: Platform;
+  let ports: Ports;
 
   beforeAll(async () => {
     platform = await startTestPlatform();
-    ports = platform.running.platform;
+    ports = platform.running.ports;
   });
   afterAll(async () => {
     await platform.stop({ removeData: true });

@@ -320,7 +320,7 @@ describe('MCP servers: CRUD, versions, rollback', () => {
     // Prepare: version 2 exists in the versions table; the server record still says 1.
     const server = await create(owner.token, 'crashed', versioned('before'));
     const source = versioned('orphan');
-    const core = platform.running.platform;
+    const core = platform.running.ports;
     await core.db.doc.send(
       new PutCommand({
         TableName: core.db.table('mcp-versions'),

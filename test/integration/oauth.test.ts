@@ -56,7 +56,7 @@ describe('OAuth account linking (SPEC 4.13)', () => {
     const grant = provider.register('code-linker', started.authorizationUrl);
     const done = await callback('provider_a', { code: 'code-linker', state: started.state });
     const list = await platform.api('GET', '/keys/list', { token: user.token });
-    const values = await platform.running.platform.keysReader.readKeys(actorFor(user.userId), user.userId, ['provider_a', 'provider_a_refresh']);
+    const values = await platform.running.ports.keysReader.readKeys(actorFor(user.userId), user.userId, ['provider_a', 'provider_a_refresh']);
     // Assess: the authorization URL
     const redirectUri = `${platform.url}/oauth/callback/provider_a`;
     expect(authorizeRes.status).toBe(200);
@@ -189,7 +189,7 @@ describe('OAuth account linking (SPEC 4.13)', () => {
     expect(keysAfterFailures.body.data.count).toBe(0);
     // No refresh token in the answer: only the access token is stored.
     expect(linked.body.data).toMatchObject({ stored: ['provider_a'] });
-    expect(await platform.running.platform.keysReader.readKeys(actorFor(user.userId), user.userId, ['provider_a'])).toEqual({ provider_a: grant.accessToken });
+    expect(await platform.running.ports.keysReader.readKeys(actorFor(user.userId), user.userId, ['provider_a'])).toEqual({ provider_a: grant.accessToken });
   });
 
   it('refuses the callback when the account that started it was deleted meanwhile', async () => {

@@ -40,7 +40,7 @@ describe('route callers: what role and run tokens may call', () => {
     if (created.status !== 200) throw new Error(`creating a role token failed: ${created.status} ${created.text}`);
     scoped['role token'] = created.body.data.token as string;
     // What an agent's run presents when it calls back into the platform.
-    scoped['run token'] = await platform.running.platform.runTokens.mint({ userId: owner.userId, keys: null }, 60_000);
+    scoped['run token'] = await platform.running.ports.runTokens.mint({ userId: owner.userId, keys: null }, 60_000);
   });
   afterAll(async () => {
     await platform.stop({ removeData: true });

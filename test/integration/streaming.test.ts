@@ -50,7 +50,7 @@ describe('streaming through the local streamifyResponse shim', () => {
   beforeAll(async () => {
     platform = await startTestPlatform();
     token = (await createUser(platform, { alias: 'streamer' })).token;
-    server = createLocalServer({ routes: [], streamRoutes: [{ spec, definition, area: defineArea({ name: 'test' }) }], platform: () => platform.running.platform });
+    server = createLocalServer({ routes: [], streamRoutes: [{ spec, definition, area: defineArea({ name: 'test' }) }], platform: () => platform.running.ports });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });

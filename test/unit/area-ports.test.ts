@@ -4,25 +4,25 @@
  * cloud; and the manifest is derived from the module list without losing or doubling anything.
  */
 import { describe, expect, it } from 'vitest';
-import { platformForArea, UndeclaredPortError, type Platform } from '../../functions/platform.ts';
+import { portsForArea, UndeclaredPortError, type Ports } from '../../functions/ports.ts';
 import { defineArea } from '../../lib/manifest/define.ts';
 import { areas, buckets, handlerModulePath, PORT_RESOURCES, resourcesOf, routes, tables } from '../../lib/manifest/index.ts';
 import { existsSync } from 'node:fs';
 
 /** A platform-shaped object whose members are labels: enough to see which ones a view lets through. */
-function labelledPlatform(): Platform {
+function labelledPlatform(): Ports {
   const names = ['config', 'clock', 'log', 'fetch', 'credentials', 'identity', 'runTokens', 'rateLimiter', 'db', ...Object.keys(PORT_RESOURCES)];
-  return Object.fromEntries(names.map((name) => [name, { label: name }])) as unknown as Platform;
+  return Object.fromEntries(names.map((name) => [name, { label: name }])) as unknown as Ports;
 }
 
-describe('platformForArea', () => {
+describe('portsForArea', () => {
   it('lets an area use its declared ports and the kernel\'s, and names the module to fix for any other', () => {
     // Prepare
     const platform = labelledPlatform();
     const area = defineArea({ name: 'sample', uses: ['agents'] });
 
     // Act
-    const view = platformForArea(platform, area);
+    const view = portsForArea(platform, area);
 
     // Assess
     expect(view.agents).toBe(platform.agents);
@@ -36,7 +36,7 @@ describe('platformForArea', () => {
   it('leaves undeclared ports out of a spread copy, and sees members replaced later', () => {
     // Prepare
     const platform = labelledPlatform();
-    const view = platformForArea(platform, defineArea({ name: 'sample', uses: ['logs'] }));
+    const view = portsForArea(platform, defineArea({ name: 'sample', uses: ['logs'] }));
     const replacement = (() => Promise.resolve(new Response())) as typeof fetch;
 
     // Act
@@ -55,13 +55,13 @@ describe('platformForArea', () => {
     const wide = defineArea({ name: 'same', uses: ['keys'] });
 
     // Act
-    const narrowView = platformForArea(platform, narrow);
-    const wideView = platformForArea(platform, wide);
+    const narrowView = portsForArea(platform, narrow);
+    const wideView = portsForArea(platform, wide);
 
     // Assess
     expect(() => narrowView.keys).toThrow(UndeclaredPortError);
     expect(wideView.keys).toBe(platform.keys);
-    expect(platformForArea(platform, narrow)).toBe(narrowView);
+    expect(portsForArea(platform, narrow)).toBe(narrowView);
   });
 });
 

@@ -6,15 +6,15 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { defineSchedule, type BoundSchedule } from '../../functions/core/entry/entry-point.ts';
 import { createLogger } from '../../functions/core/logger.ts';
-import type { Platform } from '../../functions/platform.ts';
+import type { Ports } from '../../functions/ports.ts';
 import { defineArea } from '../../lib/manifest/define.ts';
 import { startLocalScheduler } from '../../lib/local/scheduler.ts';
 
 const area = defineArea({ name: 'timed', entryPoints: [{ kind: 'schedule', handler: 'tick', expression: 'rate(5 minutes)', timeoutSec: 600 }] });
 const spec = area.entryPoints[0] as BoundSchedule['spec'];
 
-function fakePlatform(lines: string[]): Platform {
-  return { log: createLogger('debug', {}, (line) => lines.push(line)), clock: { now: () => Date.now() } } as unknown as Platform;
+function fakePlatform(lines: string[]): Ports {
+  return { log: createLogger('debug', {}, (line) => lines.push(line)), clock: { now: () => Date.now() } } as unknown as Ports;
 }
 
 describe('the local scheduler', () => {

@@ -4,5 +4,5 @@ import { createAction } from '../action.service.ts';
 
 export default defineRoute({
   body: createActionBody,
-  run: ({ actor, body, platform }) => createAction(actor, body, platform),
+  run: ({ actor, body, ports }) => createAction(actor, body, ports),
 });

@@ -5,5 +5,5 @@ import { deleteAction } from '../action.service.ts';
 
 export default defineRoute({
   body: actionIdBody,
-  run: ({ actor, body, platform }) => deleteAction(requireUser(actor), body.actionId, platform),
+  run: ({ actor, body, ports }) => deleteAction(requireUser(actor), body.actionId, ports),
 });

@@ -4,5 +4,5 @@ import { getActionInfo } from '../action.service.ts';
 
 export default defineRoute({
   params: actionIdParams,
-  run: ({ actor, params, platform, request }) => getActionInfo(actor, params.actionId, platform, request.baseUrl),
+  run: ({ actor, params, ports, request }) => getActionInfo(actor, params.actionId, ports, request.baseUrl),
 });

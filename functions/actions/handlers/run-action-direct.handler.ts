@@ -10,8 +10,8 @@ import { runAction } from '../execution.service.ts';
 export default defineRoute({
   params: actionIdParams,
   body: runBody,
-  run: ({ actor, params, body, request, platform, lineage, log, signal }) => {
+  run: ({ actor, params, body, request, ports, lineage, log, signal }) => {
     const event = request.method === 'GET' ? eventFromQuery(request.query) : eventFromBody(body);
-    return runAction(actor, params.actionId, event, 'direct', { ...platform, log }, lineage, signal);
+    return runAction(actor, params.actionId, event, 'direct', { ...ports, log }, lineage, signal);
   },
 });

@@ -4,5 +4,5 @@ import { createUserBody } from '../admin.schema.ts';
 
 export default defineRoute({
   body: createUserBody,
-  run: async ({ body, platform, lineage }) => Reply.created(await createAccount(body, platform, lineage.requestId)),
+  run: async ({ body, ports, lineage }) => Reply.created(await createAccount(body, ports, lineage.requestId)),
 });

@@ -5,5 +5,5 @@ import { grantCreditsBody, userIdParams } from '../admin.schema.ts';
 export default defineRoute({
   params: userIdParams,
   body: grantCreditsBody,
-  run: ({ params, body, platform, lineage }) => grantCredits(params.userId, body, platform, lineage.requestId),
+  run: ({ params, body, ports, lineage }) => grantCredits(params.userId, body, ports, lineage.requestId),
 });

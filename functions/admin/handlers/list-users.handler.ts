@@ -4,5 +4,5 @@ import { listUsersQuery } from '../admin.schema.ts';
 
 export default defineRoute({
   query: listUsersQuery,
-  run: ({ query, platform }) => listAccounts(query, platform),
+  run: ({ query, ports }) => listAccounts(query, ports),
 });

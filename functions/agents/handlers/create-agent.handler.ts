@@ -4,5 +4,5 @@ import { createAgent } from '../agent.service.ts';
 
 export default defineRoute({
   body: createAgentBody,
-  run: ({ actor, body, platform, request }) => createAgent(actor, body, platform, request.baseUrl),
+  run: ({ actor, body, ports, request }) => createAgent(actor, body, ports, request.baseUrl),
 });

@@ -4,5 +4,5 @@ import { getAgent } from '../agent.service.ts';
 
 export default defineRoute({
   params: agentIdParams,
-  run: ({ actor, params, platform, request }) => getAgent(actor, params.agentId, platform, request.baseUrl),
+  run: ({ actor, params, ports, request }) => getAgent(actor, params.agentId, ports, request.baseUrl),
 });

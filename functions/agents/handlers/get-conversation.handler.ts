@@ -5,5 +5,5 @@ import { getConversation } from '../agent.service.ts';
 
 export default defineRoute({
   params: conversationParams,
-  run: ({ actor, params, platform }) => getConversation(requireUser(actor), params.agentId, params.conversationId, platform),
+  run: ({ actor, params, ports }) => getConversation(requireUser(actor), params.agentId, params.conversationId, ports),
 });

@@ -6,5 +6,5 @@ import { listAgentConversations } from '../agent.service.ts';
 export default defineRoute({
   params: agentIdParams,
   query: conversationListQuery,
-  run: ({ actor, params, query, platform }) => listAgentConversations(requireUser(actor), params.agentId, query.limit, platform),
+  run: ({ actor, params, query, ports }) => listAgentConversations(requireUser(actor), params.agentId, query.limit, ports),
 });

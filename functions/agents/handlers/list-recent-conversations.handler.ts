@@ -5,5 +5,5 @@ import { listRecentConversations } from '../agent.service.ts';
 
 export default defineRoute({
   query: conversationListQuery,
-  run: ({ actor, query, platform }) => listRecentConversations(requireUser(actor), query.limit, platform),
+  run: ({ actor, query, ports }) => listRecentConversations(requireUser(actor), query.limit, ports),
 });

@@ -1,12 +1,12 @@
 import type { EntryPointSpec, ScheduleSpec } from '../../../lib/manifest/types.ts';
 import type { AreaModule } from '../../../lib/manifest/types.ts';
-import { platformForArea, type Platform } from '../../platform.ts';
+import { portsForArea, type Ports } from '../../ports.ts';
 import type { Logger } from '../logger.ts';
 import { withSecretScope } from '../secret-scope.ts';
 
 /** What a scheduled handler receives: its area's view of the platform, a log, and when it was due. */
 export interface ScheduleContext {
-  readonly platform: Platform;
+  readonly ports: Ports;
   readonly log: Logger;
   /** The time the timetable fired (not when the handler started), so runs can be idempotent per slot. */
   readonly firedAt: Date;
@@ -44,7 +44,7 @@ export function assertWired(entry: EntryPointSpec): asserts entry is ScheduleSpe
  * log line with the outcome and duration, the timeout, and secrets scrubbed from what it logs. A
  * failure is logged, not thrown: the next firing is the retry.
  */
-export async function runSchedule(bound: BoundSchedule, platform: Platform, firedAt: Date): Promise<'succeeded' | 'failed' | 'timed-out'> {
+export async function runSchedule(bound: BoundSchedule, platform: Ports, firedAt: Date): Promise<'succeeded' | 'failed' | 'timed-out'> {
   return withSecretScope(async () => {
     const log = platform.log.child({ entryPoint: bound.spec.id, firedAt: firedAt.toISOString() });
     const started = platform.clock.now();
@@ -56,7 +56,7 @@ export async function runSchedule(bound: BoundSchedule, platform: Platform, fire
         resolve('timed-out');
       }, bound.spec.timeoutSec * 1000);
     });
-    const run = bound.definition.run({ platform: platformForArea(platform, bound.area), log, firedAt, signal: deadline.signal }).then(
+    const run = bound.definition.run({ ports: portsForArea(platform, bound.area), log, firedAt, signal: deadline.signal }).then(
       () => 'succeeded' as const,
       (error: unknown) => {
         log.error('scheduled run failed', { error });

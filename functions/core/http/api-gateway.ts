@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { RouteSpec } from '../../../lib/manifest/types.ts';
-import type { Platform } from '../../platform.ts';
+import type { Ports } from '../../ports.ts';
 import type { Logger } from '../logger.ts';
 import { MethodNotAllowedError, NotFoundError } from '../errors.ts';
 import { errorBody } from './envelope.ts';
@@ -17,7 +17,7 @@ export type RestHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayPro
  * The Lambda handler of one area: API Gateway gives the matched template in `event.resource`, so
  * dispatch is a map lookup on `METHOD resource`.
  */
-export function createRestHandler(bound: readonly BoundRoute[], platform: () => Platform): RestHandler {
+export function createRestHandler(bound: readonly BoundRoute[], platform: () => Ports): RestHandler {
   const byKey = new Map(bound.map((b) => [`${b.spec.method} ${b.spec.path}`, b]));
   return async (event) => {
     const route = byKey.get(`${event.httpMethod.toUpperCase()} ${event.resource}`);

@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import type { Platform } from '../../platform.ts';
+import type { Ports } from '../../ports.ts';
 import { MethodNotAllowedError, NotFoundError } from '../errors.ts';
 import { errorBody } from './envelope.ts';
 import { toErrorResponse } from './error-response.ts';
@@ -57,7 +57,7 @@ function lambdaSink(responseStream: Writable): StreamSink {
  * The handler of a response-streaming function URL. Function URLs carry no route template, so the
  * path is matched here against the manifest's streaming routes.
  */
-export function createStreamHandler(bound: readonly BoundStreamRoute[], platform: () => Platform): StreamingLambdaHandler {
+export function createStreamHandler(bound: readonly BoundStreamRoute[], platform: () => Ports): StreamingLambdaHandler {
   const byKey = new Map(bound.map((b) => [`${b.spec.method} ${b.spec.path}`, b]));
   const table = new RouteTable(bound.map((b) => b.spec));
   return lambdaRuntime().streamifyResponse(async (event, responseStream) => {

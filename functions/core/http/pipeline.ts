@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { AreaModule, RouteSpec } from '../../../lib/manifest/types.ts';
-import { platformForArea, type Platform } from '../../platform.ts';
+import { portsForArea, type Ports } from '../../ports.ts';
 import { CORS_EXPOSED_HEADERS } from '../../../lib/manifest/http.ts';
 import { anonymous, assertCallerAdmitted, type Actor } from '../auth/actor.ts';
 import { resolveActor } from '../auth/resolve-actor.ts';
@@ -38,7 +38,7 @@ async function buildContext(
   definition: AnyRouteDefinition,
   area: AreaModule,
   request: HttpRequest,
-  platform: Platform,
+  platform: Ports,
   lineage: Lineage,
   log: Logger,
   onActor: (actor: Actor) => void,
@@ -57,7 +57,7 @@ async function buildContext(
   const body = definition.body ? validate('request body', definition.body, parseJsonBody(request)) : undefined;
   const query = definition.query ? validate('query parameters', definition.query, request.query) : undefined;
   const params = definition.params ? validate('path parameters', definition.params, request.pathParams) : undefined;
-  return { body, query, params, actor, lineage, request, platform: platformForArea(platform, area), log, signal };
+  return { body, query, params, actor, lineage, request, ports: portsForArea(platform, area), log, signal };
 }
 
 function errorResponse(route: RouteSpec, error: unknown, lineage: Lineage, log: Logger): HttpResponse {
@@ -67,7 +67,7 @@ function errorResponse(route: RouteSpec, error: unknown, lineage: Lineage, log: 
   return json(failure.status, errorBody(route.style, failure.code, failure.message, lineage), { ...commonHeaders(lineage.requestId), ...failure.headers });
 }
 
-function logRequest(log: Logger, request: HttpRequest, status: number, started: number, platform: Platform, actor: Actor): void {
+function logRequest(log: Logger, request: HttpRequest, status: number, started: number, platform: Ports, actor: Actor): void {
   log.info('request', {
     method: request.method,
     path: request.path,
@@ -78,11 +78,11 @@ function logRequest(log: Logger, request: HttpRequest, status: number, started: 
 }
 
 /** Runs one request through a buffered route: limits, auth, parsing, validation, the handler, the envelope. */
-export function handleRequest(bound: BoundRoute, request: HttpRequest, platform: Platform): Promise<HttpResponse> {
+export function handleRequest(bound: BoundRoute, request: HttpRequest, platform: Ports): Promise<HttpResponse> {
   return withSecretScope(() => runBuffered(bound, request, platform));
 }
 
-async function runBuffered({ spec: route, definition, area }: BoundRoute, request: HttpRequest, platform: Platform): Promise<HttpResponse> {
+async function runBuffered({ spec: route, definition, area }: BoundRoute, request: HttpRequest, platform: Ports): Promise<HttpResponse> {
   const started = platform.clock.now();
   const lineage = lineageOf(request.requestId, request.headers[LINEAGE_HEADER]);
   const log = platform.log.child({ requestId: lineage.requestId, rootRequestId: lineage.rootRequestId, route: route.id });
@@ -114,11 +114,11 @@ export interface StreamSink {
  * ordinary error envelopes; after that the handler owns error reporting, and an unexpected throw
  * just ends the stream (it is logged).
  */
-export function handleStreamRequest(bound: BoundStreamRoute, request: HttpRequest, platform: Platform, sink: StreamSink): Promise<void> {
+export function handleStreamRequest(bound: BoundStreamRoute, request: HttpRequest, platform: Ports, sink: StreamSink): Promise<void> {
   return withSecretScope(() => runStreaming(bound, request, platform, sink));
 }
 
-async function runStreaming({ spec: route, definition, area }: BoundStreamRoute, request: HttpRequest, platform: Platform, sink: StreamSink): Promise<void> {
+async function runStreaming({ spec: route, definition, area }: BoundStreamRoute, request: HttpRequest, platform: Ports, sink: StreamSink): Promise<void> {
   const started = platform.clock.now();
   const lineage = lineageOf(request.requestId, request.headers[LINEAGE_HEADER]);
   const log = platform.log.child({ requestId: lineage.requestId, rootRequestId: lineage.rootRequestId, route: route.id });

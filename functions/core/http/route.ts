@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { AreaModule, RouteSpec } from '../../../lib/manifest/types.ts';
-import type { Platform } from '../../platform.ts';
+import type { Ports } from '../../ports.ts';
 import type { Actor } from '../auth/actor.ts';
 import type { Logger } from '../logger.ts';
 import type { Lineage } from './lineage.ts';
@@ -14,7 +14,8 @@ export interface RouteContext<B, Q, P> {
   readonly actor: Actor;
   readonly lineage: Lineage;
   readonly request: HttpRequest;
-  readonly platform: Platform;
+  /** The ports of the route's area (`portsForArea`): the kernel's and those its module declares. */
+  readonly ports: Ports;
   readonly log: Logger;
   /** Aborted when the route's timeout passes or a streaming client goes away: stop work then. */
   readonly signal: AbortSignal;
@@ -111,7 +112,7 @@ export function defineRoute<BS extends Schema | undefined = undefined, QS extend
 export interface BoundRoute {
   readonly spec: RouteSpec;
   readonly definition: RouteDefinition;
-  /** Its handler sees only the ports this area declares (`platformForArea`). */
+  /** Its handler sees only the ports this area declares (`portsForArea`). */
   readonly area: AreaModule;
 }
 

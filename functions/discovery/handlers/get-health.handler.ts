@@ -1,7 +1,7 @@
 import { defineRoute } from '../../core/http/route.ts';
 
 export default defineRoute({
-  async run({ platform }) {
-    return { status: 'ok', version: platform.config.PLATFORM_VERSION };
+  async run({ ports }) {
+    return { status: 'ok', version: ports.config.PLATFORM_VERSION };
   },
 });

@@ -5,5 +5,5 @@ import { checkKey } from '../key.service.ts';
 
 export default defineRoute({
   params: serviceNameParams,
-  run: ({ actor, params, platform }) => checkKey(requireUser(actor), params.serviceName, platform),
+  run: ({ actor, params, ports }) => checkKey(requireUser(actor), params.serviceName, ports),
 });

@@ -5,5 +5,5 @@ import { deleteKey } from '../key.service.ts';
 
 export default defineRoute({
   params: serviceNameParams,
-  run: ({ actor, params, platform }) => deleteKey(requireFullAccess(actor), params.serviceName, platform),
+  run: ({ actor, params, ports }) => deleteKey(requireFullAccess(actor), params.serviceName, ports),
 });

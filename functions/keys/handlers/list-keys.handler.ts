@@ -3,5 +3,5 @@ import { defineRoute } from '../../core/http/route.ts';
 import { listKeys } from '../key.service.ts';
 
 export default defineRoute({
-  run: ({ actor, platform }) => listKeys(requireFullAccess(actor), platform),
+  run: ({ actor, ports }) => listKeys(requireFullAccess(actor), ports),
 });

@@ -5,5 +5,5 @@ import { storeKey } from '../key.service.ts';
 
 export default defineRoute({
   body: storeKeyBody,
-  run: ({ actor, body, platform }) => storeKey(requireFullAccess(actor), body, platform),
+  run: ({ actor, body, ports }) => storeKey(requireFullAccess(actor), body, ports),
 });

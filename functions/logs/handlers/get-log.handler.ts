@@ -5,5 +5,5 @@ import { getLog } from '../log.service.ts';
 
 export default defineRoute({
   params: requestIdParams,
-  run: ({ actor, params, platform, log }) => getLog(requireUser(actor), params.requestId, { ...platform, log }),
+  run: ({ actor, params, ports, log }) => getLog(requireUser(actor), params.requestId, { ...ports, log }),
 });

@@ -6,6 +6,6 @@ import { mcpQuery, mcpSlugParams } from '../mcp.schema.ts';
 export default defineRoute({
   params: mcpSlugParams,
   query: mcpQuery,
-  run: ({ actor, params, query, request, platform, lineage, log, signal }) =>
-    callMcpServer(actor, { owner: params.owner, slug: params.slug }, query.version, request, { ...platform, log }, lineage, signal),
+  run: ({ actor, params, query, request, ports, lineage, log, signal }) =>
+    callMcpServer(actor, { owner: params.owner, slug: params.slug }, query.version, request, { ...ports, log }, lineage, signal),
 });

@@ -5,5 +5,5 @@ import { deleteServer } from '../mcp.service.ts';
 
 export default defineRoute({
   body: serverIdBody,
-  run: ({ actor, body, platform }) => deleteServer(requireUser(actor), body.serverId, platform),
+  run: ({ actor, body, ports }) => deleteServer(requireUser(actor), body.serverId, ports),
 });

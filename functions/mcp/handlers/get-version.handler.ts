@@ -4,5 +4,5 @@ import { getVersion } from '../mcp.service.ts';
 
 export default defineRoute({
   params: versionParams,
-  run: ({ actor, params, platform }) => getVersion(actor, params.serverId, params.version, platform),
+  run: ({ actor, params, ports }) => getVersion(actor, params.serverId, params.version, ports),
 });

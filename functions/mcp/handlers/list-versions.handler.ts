@@ -5,5 +5,5 @@ import { listVersions } from '../mcp.service.ts';
 export default defineRoute({
   params: serverIdParams,
   query: versionsQuery,
-  run: ({ actor, params, query, platform }) => listVersions(actor, params.serverId, query.limit, platform),
+  run: ({ actor, params, query, ports }) => listVersions(actor, params.serverId, query.limit, ports),
 });

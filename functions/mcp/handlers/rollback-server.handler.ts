@@ -7,5 +7,5 @@ import { rollbackServer } from '../mcp.service.ts';
 export default defineRoute({
   params: serverIdParams,
   body: rollbackBody,
-  run: ({ actor, params, body, platform }) => rollbackServer(requireUser(actor), params.serverId, body, platform),
+  run: ({ actor, params, body, ports }) => rollbackServer(requireUser(actor), params.serverId, body, ports),
 });

@@ -6,5 +6,5 @@ import { completeAuthorization } from '../oauth.service.ts';
 export default defineRoute({
   params: providerParams,
   query: callbackQuery,
-  run: ({ params, query, platform, log }) => completeAuthorization(params.provider, query, { ...platform, log }),
+  run: ({ params, query, ports, log }) => completeAuthorization(params.provider, query, { ...ports, log }),
 });

@@ -5,5 +5,5 @@ import { createRoleToken } from '../role-token.service.ts';
 
 export default defineRoute({
   body: createRoleTokenBody,
-  run: ({ actor, body, platform }) => createRoleToken(requireFullAccess(actor), body, platform),
+  run: ({ actor, body, ports }) => createRoleToken(requireFullAccess(actor), body, ports),
 });

@@ -5,5 +5,5 @@ import { createToken } from '../token.service.ts';
 
 export default defineRoute({
   body: createTokenBody,
-  run: ({ actor, body, platform }) => createToken(requireFullAccess(actor), body, platform),
+  run: ({ actor, body, ports }) => createToken(requireFullAccess(actor), body, ports),
 });

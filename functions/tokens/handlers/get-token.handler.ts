@@ -5,5 +5,5 @@ import { getToken } from '../token.service.ts';
 
 export default defineRoute({
   params: tokenIdParams,
-  run: ({ actor, params, platform }) => getToken(requireFullAccess(actor), params.tokenId, platform),
+  run: ({ actor, params, ports }) => getToken(requireFullAccess(actor), params.tokenId, ports),
 });

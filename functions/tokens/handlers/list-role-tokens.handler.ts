@@ -5,5 +5,5 @@ import { listRoleTokens } from '../role-token.service.ts';
 
 export default defineRoute({
   query: listRoleTokensQuery,
-  run: ({ actor, query, platform }) => listRoleTokens(requireFullAccess(actor), query, platform),
+  run: ({ actor, query, ports }) => listRoleTokens(requireFullAccess(actor), query, ports),
 });

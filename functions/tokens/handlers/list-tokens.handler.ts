@@ -5,5 +5,5 @@ import { listTokens } from '../token.service.ts';
 
 export default defineRoute({
   query: listTokensQuery,
-  run: ({ actor, query, platform }) => listTokens(requireFullAccess(actor), query, platform),
+  run: ({ actor, query, ports }) => listTokens(requireFullAccess(actor), query, ports),
 });

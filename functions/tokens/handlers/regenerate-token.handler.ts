@@ -5,5 +5,5 @@ import { regenerateToken } from '../token.service.ts';
 
 export default defineRoute({
   params: tokenIdParams,
-  run: ({ actor, params, platform }) => regenerateToken(requireFullAccess(actor), params.tokenId, platform),
+  run: ({ actor, params, ports }) => regenerateToken(requireFullAccess(actor), params.tokenId, ports),
 });

@@ -5,5 +5,5 @@ import { revokeRoleToken } from '../role-token.service.ts';
 
 export default defineRoute({
   body: revokeRoleTokenBody,
-  run: ({ actor, body, platform }) => revokeRoleToken(requireFullAccess(actor), body.tokenId, platform),
+  run: ({ actor, body, ports }) => revokeRoleToken(requireFullAccess(actor), body.tokenId, ports),
 });

@@ -5,5 +5,5 @@ import { revokeToken } from '../token.service.ts';
 
 export default defineRoute({
   body: tokenIdBody,
-  run: ({ actor, body, platform }) => revokeToken(requireFullAccess(actor), body.tokenId, platform),
+  run: ({ actor, body, ports }) => revokeToken(requireFullAccess(actor), body.tokenId, ports),
 });

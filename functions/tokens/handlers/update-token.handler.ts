@@ -5,5 +5,5 @@ import { renameToken } from '../token.service.ts';
 
 export default defineRoute({
   body: updateTokenBody,
-  run: ({ actor, body, platform }) => renameToken(requireFullAccess(actor), body, platform),
+  run: ({ actor, body, ports }) => renameToken(requireFullAccess(actor), body, ports),
 });

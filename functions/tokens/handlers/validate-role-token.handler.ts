@@ -4,5 +4,5 @@ import { validateRoleToken } from '../role-token.service.ts';
 
 export default defineRoute({
   body: validateRoleTokenBody,
-  run: ({ body, platform }) => validateRoleToken(body.token, platform),
+  run: ({ body, ports }) => validateRoleToken(body.token, ports),
 });

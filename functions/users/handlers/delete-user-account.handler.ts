@@ -5,5 +5,5 @@ import { deleteAccount } from '../user.service.ts';
 
 export default defineRoute({
   body: deleteAccountBody,
-  run: ({ actor, platform }) => deleteAccount(requireFullAccess(actor), platform),
+  run: ({ actor, ports }) => deleteAccount(requireFullAccess(actor), ports),
 });

@@ -3,5 +3,5 @@ import { defineRoute } from '../../core/http/route.ts';
 import { getUserCredits } from '../user.service.ts';
 
 export default defineRoute({
-  run: ({ actor, platform }) => getUserCredits(requireUser(actor), platform),
+  run: ({ actor, ports }) => getUserCredits(requireUser(actor), ports),
 });

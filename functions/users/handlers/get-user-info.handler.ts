@@ -3,5 +3,5 @@ import { defineRoute } from '../../core/http/route.ts';
 import { getUserInfo } from '../user.service.ts';
 
 export default defineRoute({
-  run: ({ actor, platform }) => getUserInfo(requireUser(actor), platform),
+  run: ({ actor, ports }) => getUserInfo(requireUser(actor), ports),
 });

@@ -5,5 +5,5 @@ import { setAlias } from '../user.service.ts';
 
 export default defineRoute({
   body: setAliasBody,
-  run: ({ actor, body, platform }) => setAlias(requireFullAccess(actor), body.alias, platform),
+  run: ({ actor, body, ports }) => setAlias(requireFullAccess(actor), body.alias, ports),
 });

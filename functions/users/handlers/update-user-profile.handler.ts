@@ -5,5 +5,5 @@ import { updateProfile } from '../user.service.ts';
 
 export default defineRoute({
   body: updateProfileBody,
-  run: ({ actor, body, platform }) => updateProfile(requireFullAccess(actor), body, platform),
+  run: ({ actor, body, ports }) => updateProfile(requireFullAccess(actor), body, ports),
 });

@@ -31,7 +31,7 @@ import { createUserStore, type UserStore } from './users/user.store.ts';
  * per process by a composition root (`functions/cloud.ts` for Lambda, `lib/local` for `npm start`);
  * nothing else chooses adapters.
  */
-export interface Platform {
+export interface Ports {
   readonly config: Config;
   readonly clock: Clock;
   readonly log: Logger;
@@ -72,7 +72,7 @@ export interface Platform {
 }
 
 /** Adapters that differ between the cloud and the local wiring. */
-export interface PlatformAdapters {
+export interface PortAdapters {
   readonly identity: IdentityVerifier | null;
   readonly runTokens: RunTokens;
   readonly secretBox: SecretBox;
@@ -84,7 +84,7 @@ export interface PlatformAdapters {
   readonly log?: Logger;
 }
 
-export function createPlatform(config: Config, adapters: PlatformAdapters): Platform {
+export function createPorts(config: Config, adapters: PortAdapters): Ports {
   const clock = adapters.clock ?? systemClock;
   const log = adapters.log ?? createLogger(config.LOG_LEVEL, { stage: config.STAGE });
   const db = createDb(config);
@@ -130,14 +130,14 @@ const UNDECLARED_OK: ReadonlySet<string> = new Set(['config', 'clock', 'log', 'f
 /** An area's code touched a port its module does not declare: a bug, which the cloud would show as AccessDenied. */
 export class UndeclaredPortError extends Error {}
 
-const views = new WeakMap<Platform, WeakMap<AreaModule, Platform>>();
+const views = new WeakMap<Ports, WeakMap<AreaModule, Ports>>();
 
 /**
  * The platform as `area`'s handlers see it: declared ports and the kernel's, nothing else. Both
  * wirings hand this to handlers, so an undeclared use fails in every local test instead of as a
  * missing grant in the cloud, where a function is granted only its area's declared ports.
  */
-export function platformForArea(platform: Platform, area: AreaModule): Platform {
+export function portsForArea(platform: Ports, area: AreaModule): Ports {
   let byArea = views.get(platform);
   if (byArea === undefined) views.set(platform, (byArea = new WeakMap()));
   const existing = byArea.get(area);
@@ -146,13 +146,13 @@ export function platformForArea(platform: Platform, area: AreaModule): Platform 
   // Getters, not copies: a member replaced later (tests swap `fetch`) is seen through the view. The
   // undeclared ones are not enumerable, so `{ ...platform, log }` in a handler leaves them out
   // instead of touching them.
-  const view = {} as Platform;
+  const view = {} as Ports;
   for (const name of Object.keys(platform)) {
     const declared = allowed.has(name);
     Object.defineProperty(view, name, {
       enumerable: declared,
       get: declared
-        ? () => platform[name as keyof Platform]
+        ? () => platform[name as keyof Ports]
         : () => {
             throw new UndeclaredPortError(`The ${area.name} area used the ${name} port without declaring it in functions/${area.name}/${area.name}.module.ts (uses).`);
           },
