@@ -1,9 +1,9 @@
+import type { PublicUrls } from '../core/http/public-urls.ts';
 import { requireAlias, type Actor, type UserActor } from '../core/auth/actor.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import { AccessDeniedError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { randomBase62 } from '../core/ids.ts';
-import { discoveryDocument } from '../discovery/discovery.service.ts';
 import type { Compute } from '../runtimes/compute.ts';
 import { checkSource } from '../runtimes/source-check.ts';
 import type { UserStore } from '../users/user.store.ts';
@@ -19,13 +19,13 @@ export interface ActionPorts {
 }
 
 /** Where actions run: `{base_url}/action/{actionId}` (the one-click URL) and its direct variant. */
-export function actionUrls(ports: Pick<ActionPorts, 'config'>, requestBaseUrl: string, actionId: string) {
-  const { baseUrl } = discoveryDocument(ports.config, requestBaseUrl);
+export function actionUrls(urls: PublicUrls, actionId: string) {
+  const { baseUrl } = urls;
   return { oneClickUrl: `${baseUrl}/action/${actionId}`, directUrl: `${baseUrl}/action/python-128mb/${actionId}` };
 }
 
 /** How an action is shown; `sourceCode` only in the full record (`/action/info/{actionId}`). */
-export function presentAction(action: ActionRecord, ownerAlias: string | null, requestBaseUrl: string, ports: Pick<ActionPorts, 'config'>, withSource: boolean) {
+export function presentAction(action: ActionRecord, ownerAlias: string | null, urls: PublicUrls, ports: Pick<ActionPorts, 'config'>, withSource: boolean) {
   return {
     actionId: action.actionId,
     actionName: action.actionName,
@@ -40,7 +40,7 @@ export function presentAction(action: ActionRecord, ownerAlias: string | null, r
     parameters: action.parameters,
     keysNeeded: action.keysNeeded,
     owner: ownerAlias,
-    ...actionUrls(ports, requestBaseUrl, action.actionId),
+    ...actionUrls(urls, action.actionId),
     createdAt: action.createdAt,
     updatedAt: action.updatedAt,
     ...(withSource ? { sourceCode: action.sourceCode } : {}),
@@ -138,7 +138,7 @@ export interface ListActionsQuery {
  * anyone may run (active and deprecated, every owner's); signed-in callers list their own with
  * `all` (default) and `private`, in every status. Filters narrow either listing.
  */
-export async function listActions(actor: Actor, query: ListActionsQuery, ports: ActionPorts, requestBaseUrl: string) {
+export async function listActions(actor: Actor, query: ListActionsQuery, ports: ActionPorts, urls: PublicUrls) {
   const filter: ActionFilter = {
     ...(query.status ? { status: query.status } : {}),
     ...(query.category ? { category: query.category } : {}),
@@ -152,7 +152,7 @@ export async function listActions(actor: Actor, query: ListActionsQuery, ports: 
       : await ports.actions.listPublic(filter, query.limit, query.cursor)
     : await ports.actions.listByOwner(actor.userId, { ...filter, ...(query.visibility === 'private' ? { visibility: 'private' as const } : {}) }, query.limit, query.cursor);
   const aliases = await aliasesOf(page.items.map((a) => a.ownerId), ports);
-  const actions = page.items.map((a) => presentAction(a, aliases.get(a.ownerId) ?? null, requestBaseUrl, ports, false));
+  const actions = page.items.map((a) => presentAction(a, aliases.get(a.ownerId) ?? null, urls, ports, false));
   return { actions, count: actions.length, nextCursor: page.nextCursor };
 }
 
@@ -163,17 +163,17 @@ async function aliasesOf(ownerIds: string[], ports: Pick<ActionPorts, 'users'>):
 }
 
 /** The full record, source included, for whoever may use the action. */
-export async function getActionInfo(actor: Actor, actionId: string, ports: ActionPorts, requestBaseUrl: string) {
+export async function getActionInfo(actor: Actor, actionId: string, ports: ActionPorts, urls: PublicUrls) {
   const action = await loadAction(actionId, ports);
   assertCanUse(actor, action);
   const alias = (await ports.users.get(action.ownerId))?.alias ?? null;
-  return presentAction(action, alias, requestBaseUrl, ports, true);
+  return presentAction(action, alias, urls, ports, true);
 }
 
 export type UpdateActionInput = { actionId: string } & { [K in keyof Omit<CreateActionInput, 'actionId'>]?: CreateActionInput[K] | undefined };
 
 /** Only supplied fields change; a new source is checked again. */
-export async function updateAction(actor: UserActor, input: UpdateActionInput, ports: ActionPorts, requestBaseUrl: string) {
+export async function updateAction(actor: UserActor, input: UpdateActionInput, ports: ActionPorts, urls: PublicUrls) {
   const action = await loadAction(input.actionId, ports);
   assertOwner(actor, action);
   if (input.sourceCode !== undefined && input.sourceCode !== action.sourceCode) await checkSource(ports.compute, input.sourceCode);
@@ -182,7 +182,7 @@ export async function updateAction(actor: UserActor, input: UpdateActionInput, p
   const withName = changes.actionName !== undefined ? { ...changes, nameLower: changes.actionName.toLowerCase() } : changes;
   const updated = await ports.actions.update(action, withName, ports.clock.now());
   if (updated === 'changed') throw new ConflictError(`Action ${action.actionId} changed while updating; retry.`);
-  return { actionId: updated.actionId, message: 'Action updated.', action: presentAction(updated, actor.alias, requestBaseUrl, ports, false) };
+  return { actionId: updated.actionId, message: 'Action updated.', action: presentAction(updated, actor.alias, urls, ports, false) };
 }
 
 /** Removes the action for good (actions have no deleted state); its id may be used again. */

@@ -1,9 +1,9 @@
+import type { PublicUrls } from '../core/http/public-urls.ts';
 import { requireAlias, type Actor, type UserActor } from '../core/auth/actor.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import { AccessDeniedError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { uuid } from '../core/ids.ts';
-import { discoveryDocument } from '../discovery/discovery.service.ts';
 import type { Compute } from '../runtimes/compute.ts';
 import { checkSource } from '../runtimes/source-check.ts';
 import type { UserStore } from '../users/user.store.ts';
@@ -47,10 +47,6 @@ export function presentAgent(agent: AgentRecord, ownerAlias: string | null, stre
     updatedAt: agent.updatedAt,
     ...(withSource ? { sourceCode: agent.sourceCode } : {}),
   };
-}
-
-function streamUrlOf(ports: Pick<AgentPorts, 'config'>, requestBaseUrl: string): string {
-  return discoveryDocument(ports.config, requestBaseUrl).streamUrl;
 }
 
 /** Runs the runtime's static checker; every violation is listed with its line (SPEC part 2). */
@@ -97,7 +93,7 @@ export async function createAgent(
     initialPrompt?: string | undefined;
   },
   ports: AgentPorts,
-  requestBaseUrl: string,
+  urls: PublicUrls,
 ) {
   const owner = requireAlias(actor);
   await checkAgentSource(input.sourceCode, ports);
@@ -125,7 +121,7 @@ export async function createAgent(
     updatedAt: now,
   };
   if (!(await ports.agents.create(agent))) throw new ConflictError(`You already have an agent named "${input.agentName}".`);
-  return presentAgent(agent, owner.alias, streamUrlOf(ports, requestBaseUrl), false);
+  return presentAgent(agent, owner.alias, urls.streamUrl, false);
 }
 
 /**
@@ -137,9 +133,9 @@ export async function listAgents(
   actor: Actor,
   query: { visibility: 'all' | 'public' | 'private'; status: 'active' | 'deleted'; limit: number; offset: number },
   ports: AgentPorts,
-  requestBaseUrl: string,
+  urls: PublicUrls,
 ) {
-  const streamUrl = streamUrlOf(ports, requestBaseUrl);
+  const streamUrl = urls.streamUrl;
   let page: AgentRecord[];
   if (actor.kind === 'anonymous' || query.visibility === 'public') {
     page = query.status === 'deleted' ? [] : await ports.agents.listPublic(query.limit, query.offset);
@@ -164,19 +160,19 @@ async function ownerAlias(agent: AgentRecord, ports: Pick<AgentPorts, 'users'>):
   return (await ports.users.get(agent.ownerId))?.alias ?? null;
 }
 
-export async function getAgent(actor: Actor, agentId: string, ports: AgentPorts, requestBaseUrl: string) {
+export async function getAgent(actor: Actor, agentId: string, ports: AgentPorts, urls: PublicUrls) {
   const agent = await loadAgent(agentId, ports);
   assertCanView(actor, agent);
-  return presentAgent(agent, await ownerAlias(agent, ports), streamUrlOf(ports, requestBaseUrl), maySeeSource(actor, agent));
+  return presentAgent(agent, await ownerAlias(agent, ports), urls.streamUrl, maySeeSource(actor, agent));
 }
 
 /** `owner/slug`: the owner's alias and the agent's name. */
-export async function getAgentBySlug(actor: Actor, owner: string, slug: string, ports: AgentPorts, requestBaseUrl: string) {
+export async function getAgentBySlug(actor: Actor, owner: string, slug: string, ports: AgentPorts, urls: PublicUrls) {
   const claim = await ports.users.getAliasClaim(owner);
   const agent = claim === null ? null : await ports.agents.getByName(claim.userId, slug);
   if (agent === null) throw new NotFoundError(`Agent ${owner}/${slug} not found.`, 'AGENT_NOT_FOUND');
   assertCanView(actor, agent);
-  return presentAgent(agent, owner, streamUrlOf(ports, requestBaseUrl), maySeeSource(actor, agent));
+  return presentAgent(agent, owner, urls.streamUrl, maySeeSource(actor, agent));
 }
 
 export async function updateAgent(
@@ -194,7 +190,7 @@ export async function updateAgent(
     timeoutSec?: number | undefined;
   },
   ports: AgentPorts,
-  requestBaseUrl: string,
+  urls: PublicUrls,
 ) {
   const agent = await loadAgent(input.agentId, ports);
   assertOwner(actor, agent);
@@ -204,15 +200,15 @@ export async function updateAgent(
   const updated = await ports.agents.update(agent, changes, ports.clock.now());
   if (updated === 'name-taken') throw new ConflictError(`You already have an agent named "${input.agentName}".`);
   if (updated === 'changed') throw new ConflictError(`Agent ${agent.agentId} changed while updating; retry.`);
-  return presentAgent(updated, actor.alias, streamUrlOf(ports, requestBaseUrl), false);
+  return presentAgent(updated, actor.alias, urls.streamUrl, false);
 }
 
 /** Soft delete: the agent stays (its owner can restore it with update status `active`); chat answers 410. */
-export async function deleteAgent(actor: UserActor, agentId: string, ports: AgentPorts, requestBaseUrl: string) {
+export async function deleteAgent(actor: UserActor, agentId: string, ports: AgentPorts, urls: PublicUrls) {
   const agent = await loadAgent(agentId, ports);
   assertOwner(actor, agent);
   if (agent.status === 'deleted') return { agentId, status: 'deleted' as const, message: 'Agent already deleted.' };
-  const result = await updateAgent(actor, { agentId, status: 'deleted' }, ports, requestBaseUrl);
+  const result = await updateAgent(actor, { agentId, status: 'deleted' }, ports, urls);
   return { agentId, status: result.status, message: 'Agent deleted; restore it with an update setting status to active.' };
 }
 

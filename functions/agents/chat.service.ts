@@ -1,3 +1,4 @@
+import type { PublicUrls } from '../core/http/public-urls.ts';
 import type { UserActor } from '../core/auth/actor.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
@@ -20,7 +21,6 @@ import type { Logger } from '../core/logger.ts';
 import { childLineageHeader, LINEAGE_HEADER, type Lineage } from '../core/http/lineage.ts';
 import type { RunTokens } from '../core/auth/run-token.ts';
 import { registerSecret, scrubSecrets } from '../core/secret-scope.ts';
-import { discoveryDocument } from '../discovery/discovery.service.ts';
 import type { UsageLogWriter } from '../core/usage-log.ts';
 import type { KeyStore } from '../keys/key.store.ts';
 import type { Compute, FrameworkMessage, RuntimeEvent } from '../runtimes/compute.ts';
@@ -128,7 +128,7 @@ export async function openChat(
   input: { prompt: string; conversationId?: string | undefined },
   ports: ChatPorts,
   lineage: Lineage,
-  requestBaseUrl: string,
+  urls: PublicUrls,
 ): Promise<ChatSession> {
   const agent = await loadAgent(agentId, ports);
   if (agent.status === 'deleted') throw new GoneError(`Agent ${agentId} was deleted.`, 'AGENT_DELETED');
@@ -151,7 +151,7 @@ export async function openChat(
   return {
     agent,
     conversationId,
-    run: (signal) => runChat({ actor, agent, prompt: input.prompt, conversation, conversationId, history, ports, lineage, signal, requestBaseUrl }),
+    run: (signal) => runChat({ actor, agent, prompt: input.prompt, conversation, conversationId, history, ports, lineage, signal, urls }),
   };
 }
 
@@ -165,7 +165,7 @@ interface RunContext {
   readonly ports: ChatPorts;
   readonly lineage: Lineage;
   readonly signal: AbortSignal | undefined;
-  readonly requestBaseUrl: string;
+  readonly urls: PublicUrls;
 }
 
 async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
@@ -178,7 +178,7 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
   let end: Extract<RuntimeEvent, { type: 'end' }> | null = null;
   const toolsSeen: string[] = [];
 
-  const platformHosts = platformHostsOf(ports.config, ctx.requestBaseUrl);
+  const platformHosts = platformHostsOf(ctx.urls);
   const keyNames = (await ports.keys.list(agent.ownerId)).map((k) => k.serviceName);
   const keys = await ports.keysReader.readKeys(actor, agent.ownerId, keyNames);
   const runToken = await mintRunToken(ctx);
@@ -358,8 +358,7 @@ function modelCredentials(keys: Readonly<Record<string, string>>): Record<string
 const MODEL_PROVIDER_HOSTS = ['*.amazonaws.com'];
 
 /** The platform's own hosts an agent may call: its MCP host (and the base host, where MCP lives locally). */
-function platformHostsOf(config: Config, requestBaseUrl: string): string[] {
-  const urls = discoveryDocument(config, requestBaseUrl);
+function platformHostsOf(urls: PublicUrls): string[] {
   return [...new Set([urls.mcpUrl, urls.baseUrl].map((url) => new URL(url).host))];
 }
 

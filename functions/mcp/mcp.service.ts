@@ -1,9 +1,9 @@
+import type { PublicUrls } from '../core/http/public-urls.ts';
 import { requireAlias, type Actor, type UserActor } from '../core/auth/actor.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import { AccessDeniedError, ConflictError, NotFoundError, UpstreamError, ValidationError } from '../core/errors.ts';
 import { randomBase62, sha256Hex } from '../core/ids.ts';
-import { discoveryDocument } from '../discovery/discovery.service.ts';
 import { McpRuntimeUnavailableError } from '../runtimes/mcp-protocol.ts';
 import type { McpRuntime } from '../runtimes/mcp-runtime.ts';
 import type { UserStore } from '../users/user.store.ts';
@@ -50,10 +50,6 @@ export function presentServer(server: McpServerRecord, ownerAlias: string | null
     updatedAt: server.updatedAt,
     ...(sourceCode !== undefined ? { sourceCode } : {}),
   };
-}
-
-function mcpUrlOf(ports: Pick<McpPorts, 'config'>, requestBaseUrl: string): string {
-  return discoveryDocument(ports.config, requestBaseUrl).mcpUrl;
 }
 
 export function isOwner(actor: Actor, server: McpServerRecord): boolean {
@@ -131,7 +127,7 @@ export async function createServer(
     changeNote?: string | undefined;
   },
   ports: McpPorts,
-  requestBaseUrl: string,
+  urls: PublicUrls,
 ) {
   const owner = requireAlias(actor);
   const taken = () => new ConflictError(`You already have an MCP server named "${input.serverName}".`);
@@ -167,14 +163,14 @@ export async function createServer(
   });
   if (!created) throw taken();
   const server = await loadServer(draft.serverId, ports);
-  return { ...presentServer(server, owner.alias, mcpUrlOf(ports, requestBaseUrl)), version: 1 };
+  return { ...presentServer(server, owner.alias, urls.mcpUrl), version: 1 };
 }
 
 /**
  * Listing rules (as for agents): anonymous callers see public servers only. Signed-in callers see
  * their own servers for `all` and `private`, and every owner's public servers for `public`.
  */
-export async function listServers(actor: Actor, query: { visibility: 'all' | 'public' | 'private'; limit: number }, ports: McpPorts, requestBaseUrl: string) {
+export async function listServers(actor: Actor, query: { visibility: 'all' | 'public' | 'private'; limit: number }, ports: McpPorts, urls: PublicUrls) {
   let page: McpServerRecord[];
   if (actor.kind === 'anonymous' || query.visibility === 'public') {
     page = await ports.mcpServers.listPublic(query.limit);
@@ -184,27 +180,27 @@ export async function listServers(actor: Actor, query: { visibility: 'all' | 'pu
   }
   const unique = [...new Set(page.map((s) => s.ownerId))];
   const aliases = new Map(await Promise.all(unique.map(async (id) => [id, await aliasOf(id, ports)] as const)));
-  const mcpUrl = mcpUrlOf(ports, requestBaseUrl);
+  const mcpUrl = urls.mcpUrl;
   const servers = page.map((s) => presentServer(s, aliases.get(s.ownerId) ?? null, mcpUrl));
   return { servers, count: servers.length, limit: query.limit };
 }
 
 /** The record as readers see it: repaired if a version was written but not made live (see the store). */
-async function viewable(actor: Actor, server: McpServerRecord, ports: McpPorts, ownerAlias: string | null, requestBaseUrl: string) {
+async function viewable(actor: Actor, server: McpServerRecord, ports: McpPorts, ownerAlias: string | null, urls: PublicUrls) {
   assertCanView(actor, server);
   const current = await ports.mcpServers.repair(server);
   const source = maySeeSource(actor, current) ? (await loadVersion(current, current.latestVersion, ports)).sourceCode : undefined;
-  return presentServer(current, ownerAlias, mcpUrlOf(ports, requestBaseUrl), source);
+  return presentServer(current, ownerAlias, urls.mcpUrl, source);
 }
 
-export async function getServer(actor: Actor, serverId: string, ports: McpPorts, requestBaseUrl: string) {
+export async function getServer(actor: Actor, serverId: string, ports: McpPorts, urls: PublicUrls) {
   const server = await loadServer(serverId, ports);
-  return viewable(actor, server, ports, await aliasOf(server.ownerId, ports), requestBaseUrl);
+  return viewable(actor, server, ports, await aliasOf(server.ownerId, ports), urls);
 }
 
-export async function getServerBySlug(actor: Actor, owner: string, slug: string, ports: McpPorts, requestBaseUrl: string) {
+export async function getServerBySlug(actor: Actor, owner: string, slug: string, ports: McpPorts, urls: PublicUrls) {
   const server = await loadServerBySlug(owner, slug, ports);
-  return viewable(actor, server, ports, owner, requestBaseUrl);
+  return viewable(actor, server, ports, owner, urls);
 }
 
 /**
@@ -224,7 +220,7 @@ export async function updateServer(
     authorPricing?: AuthorPricing | null | undefined;
   },
   ports: McpPorts,
-  requestBaseUrl: string,
+  urls: PublicUrls,
 ) {
   const server = await loadServer(input.serverId, ports);
   assertOwner(actor, server, 'update');
@@ -255,7 +251,7 @@ export async function updateServer(
   }
   if (current !== null && Object.keys(changes).length > 0) current = await ports.mcpServers.updateFields(server.serverId, changes, ports.clock.now());
   if (current === null) throw new NotFoundError(`MCP server ${server.serverId} not found.`);
-  return { ...presentServer(current, actor.alias, mcpUrlOf(ports, requestBaseUrl)), version };
+  return { ...presentServer(current, actor.alias, urls.mcpUrl), version };
 }
 
 /** Removes the server, its name (free to use again) and its whole version history. */

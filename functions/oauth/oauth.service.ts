@@ -1,3 +1,4 @@
+import type { PublicUrls } from '../core/http/public-urls.ts';
 import { createHash } from 'node:crypto';
 import type { UserActor } from '../core/auth/actor.ts';
 import type { Clock } from '../core/clock.ts';
@@ -46,7 +47,7 @@ export function s256Challenge(codeVerifier: string): string {
  * PKCE verifier are stored, and the URL to send the user to carries the state and the verifier's
  * challenge. The verifier itself never leaves the platform.
  */
-export async function startAuthorization(actor: UserActor, provider: OAuthProvider, requestBaseUrl: string, ports: OAuthPorts) {
+export async function startAuthorization(actor: UserActor, provider: OAuthProvider, urls: PublicUrls, ports: OAuthPorts) {
   const settings = providerSettings(ports.config, provider, ports.secrets);
   await ports.rateLimiter.consume(`oauth-authorize:${actor.userId}`, AUTHORIZE_LIMIT);
   const now = ports.clock.now();
@@ -55,7 +56,7 @@ export async function startAuthorization(actor: UserActor, provider: OAuthProvid
     userId: actor.userId,
     provider,
     codeVerifier: randomBase62(VERIFIER_LENGTH),
-    redirectUri: redirectUriFor(provider, ports.config.BASE_URL ?? requestBaseUrl),
+    redirectUri: redirectUriFor(provider, urls.baseUrl),
     createdAt: now,
     expiresAt: Math.floor(now / 1000) + STATE_TTL_SEC,
   };

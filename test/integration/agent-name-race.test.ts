@@ -1,4 +1,5 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { publicUrls } from '../../functions/core/http/public-urls.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent } from '../../functions/agents/agent.service.ts';
 import { createAgentStore } from '../../functions/agents/agent.store.ts';
@@ -71,12 +72,12 @@ describe('agent names: concurrent creates and leftover claims', () => {
     const gate = holdFirstAgentWrite(ports.db);
     const racing = { ...ports, agents: createAgentStore(gate.db) };
     // Act
-    const first = settle(createAgent(actor, agentInput('twin'), racing, platform.url));
+    const first = settle(createAgent(actor, agentInput('twin'), racing, publicUrls(ports.config, platform.url)));
     await gate.held;
-    const second = await settle(createAgent(actor, agentInput('twin'), racing, platform.url));
+    const second = await settle(createAgent(actor, agentInput('twin'), racing, publicUrls(ports.config, platform.url)));
     gate.release();
     const results = [await first, second];
-    const plainDuplicate = await settle(createAgent(actor, agentInput('twin'), ports, platform.url));
+    const plainDuplicate = await settle(createAgent(actor, agentInput('twin'), ports, publicUrls(ports.config, platform.url)));
     // Assess
     const created = results.filter((r) => r.ok);
     const refused = results.filter((r) => !r.ok);
@@ -97,7 +98,7 @@ describe('agent names: concurrent creates and leftover claims', () => {
     await leftover('crashed-before-claim-times', undefined);
     await leftover('still-being-created', Date.now());
     // Act
-    const results = await Promise.all(['crashed-long-ago', 'crashed-before-claim-times', 'still-being-created'].map((name) => settle(createAgent(actor, agentInput(name), ports, platform.url))));
+    const results = await Promise.all(['crashed-long-ago', 'crashed-before-claim-times', 'still-being-created'].map((name) => settle(createAgent(actor, agentInput(name), ports, publicUrls(ports.config, platform.url)))));
     // Assess
     expect(results.map((r) => r.ok)).toEqual([true, true, false]);
     expect(results[2]!.ok ? null : toErrorResponse(results[2]!.error).status).toBe(409);

@@ -2,6 +2,7 @@
  * Billing follows what the platform observed (whether user code started, its own clock), never
  * what user code says: the runtime stream's `end`, actions, chat and MCP calls.
  */
+import type { PublicUrls } from '../../functions/core/http/public-urls.ts';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ActionRecord } from '../../functions/actions/action.schema.ts';
 import type { ActionStore } from '../../functions/actions/action.store.ts';
@@ -22,6 +23,8 @@ import type { McpServerRecord } from '../../functions/mcp/mcp.schema.ts';
 import type { Compute, Invocation, RuntimeEvent } from '../../functions/runtimes/compute.ts';
 import type { McpHttpResponse } from '../../functions/runtimes/mcp-runtime.ts';
 import { errorEvent, notStartedEnd, runtimeEvents, type EventStreamOptions } from '../../functions/runtimes/runtime-stream.ts';
+
+const LOCAL_URLS: PublicUrls = { baseUrl: 'http://local', streamUrl: 'http://local', mcpUrl: 'http://local', voiceUrl: 'ws://local', cdnUrl: 'http://local', siteUrl: 'http://local', codeUrl: 'http://local' };
 
 const encoder = new TextEncoder();
 const line = (o: unknown) => encoder.encode(JSON.stringify(o) + '\n');
@@ -336,7 +339,7 @@ describe('chat: metered while it runs, charged only when it started', () => {
       })(),
     );
     const t = chatPorts(2, compute);
-    const session = await openChat(user('caller'), t.agentId, { prompt: 'go on' }, t.ports, lineage, 'http://local');
+    const session = await openChat(user('caller'), t.agentId, { prompt: 'go on' }, t.ports, lineage, LOCAL_URLS);
     const run = session.run();
     const first = await run.next(); // the run is going: its meter has started
     // Act: 1 credit opens the chat (the first second); the other pays 0.5 s at 1 s and 1.5 s
@@ -361,8 +364,8 @@ describe('chat: metered while it runs, charged only when it started', () => {
     const forged = chatPorts(10, fakeCompute(() => events(errorEvent('RUNTIME_UNAVAILABLE', 'not me'), { type: 'end', started: true, durationMs: 300 })));
     const refused = chatPorts(10, fakeCompute(() => events(errorEvent('RUNTIME_UNAVAILABLE', 'no runtime'), { type: 'end', started: false, durationMs: 5 })));
     // Act
-    await drain((await openChat(user('caller'), forged.agentId, { prompt: 'x' }, forged.ports, lineage, 'http://local')).run());
-    await drain((await openChat(user('caller'), refused.agentId, { prompt: 'x' }, refused.ports, lineage, 'http://local')).run());
+    await drain((await openChat(user('caller'), forged.agentId, { prompt: 'x' }, forged.ports, lineage, LOCAL_URLS)).run());
+    await drain((await openChat(user('caller'), refused.agentId, { prompt: 'x' }, refused.ports, lineage, LOCAL_URLS)).run());
     // Assess
     expect(forged.state.balance).toBe(9);
     expect(forged.logs[0]).toMatchObject({ creditsUsed: 1 });

@@ -4,5 +4,5 @@ import { getActionInfo } from '../action.service.ts';
 
 export default defineRoute({
   params: actionIdParams,
-  run: ({ actor, params, ports, request }) => getActionInfo(actor, params.actionId, ports, request.baseUrl),
+  run: ({ actor, params, ports, urls }) => getActionInfo(actor, params.actionId, ports, urls),
 });

@@ -4,5 +4,5 @@ import { listActions } from '../action.service.ts';
 
 export default defineRoute({
   query: listActionsQuery,
-  run: ({ actor, query, ports, request }) => listActions(actor, query, ports, request.baseUrl),
+  run: ({ actor, query, ports, urls }) => listActions(actor, query, ports, urls),
 });

@@ -5,5 +5,5 @@ import { updateAction } from '../action.service.ts';
 
 export default defineRoute({
   body: updateActionBody,
-  run: ({ actor, body, ports, request }) => updateAction(requireUser(actor), body, ports, request.baseUrl),
+  run: ({ actor, body, ports, urls }) => updateAction(requireUser(actor), body, ports, urls),
 });

@@ -8,8 +8,8 @@ import { streamChat } from '../chat.stream.ts';
 export default defineStreamRoute({
   params: agentIdParams,
   query: browserChatQuery,
-  async run({ actor, params, query, ports, lineage, log, signal, request }, stream) {
-    const session = await openChat(requireUser(actor), params.agentId, query, { ...ports, log }, lineage, request.baseUrl);
+  async run({ actor, params, query, ports, lineage, log, signal, urls }, stream) {
+    const session = await openChat(requireUser(actor), params.agentId, query, { ...ports, log }, lineage, urls);
     await streamChat(session, stream, signal);
   },
 });

@@ -7,8 +7,8 @@ import { streamChat } from '../chat.stream.ts';
 export default defineStreamRoute({
   params: agentIdParams,
   body: chatBody,
-  async run({ actor, params, body, ports, lineage, log, signal, request }, stream) {
-    const session = await openChat(requireUser(actor), params.agentId, body, { ...ports, log }, lineage, request.baseUrl);
+  async run({ actor, params, body, ports, lineage, log, signal, urls }, stream) {
+    const session = await openChat(requireUser(actor), params.agentId, body, { ...ports, log }, lineage, urls);
     await streamChat(session, stream, signal);
   },
 });

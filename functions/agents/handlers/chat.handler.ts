@@ -7,8 +7,8 @@ import { openChat, type ChatMetrics } from '../chat.service.ts';
 export default defineRoute({
   params: agentIdParams,
   body: chatBody,
-  async run({ actor, params, body, ports, lineage, log, request, signal }) {
-    const session = await openChat(requireUser(actor), params.agentId, body, { ...ports, log }, lineage, request.baseUrl);
+  async run({ actor, params, body, ports, lineage, log, urls, signal }) {
+    const session = await openChat(requireUser(actor), params.agentId, body, { ...ports, log }, lineage, urls);
     let response = '';
     let metrics: ChatMetrics | null = null;
     // The route's deadline stops the run too: past it nobody reads the answer, and the time is billed.

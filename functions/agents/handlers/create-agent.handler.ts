@@ -4,5 +4,5 @@ import { createAgent } from '../agent.service.ts';
 
 export default defineRoute({
   body: createAgentBody,
-  run: ({ actor, body, ports, request }) => createAgent(actor, body, ports, request.baseUrl),
+  run: ({ actor, body, ports, urls }) => createAgent(actor, body, ports, urls),
 });

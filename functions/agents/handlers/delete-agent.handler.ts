@@ -5,5 +5,5 @@ import { deleteAgent } from '../agent.service.ts';
 
 export default defineRoute({
   body: agentIdBody,
-  run: ({ actor, body, ports, request }) => deleteAgent(requireUser(actor), body.agentId, ports, request.baseUrl),
+  run: ({ actor, body, ports, urls }) => deleteAgent(requireUser(actor), body.agentId, ports, urls),
 });

@@ -4,5 +4,5 @@ import { getAgentBySlug } from '../agent.service.ts';
 
 export default defineRoute({
   params: slugParams,
-  run: ({ actor, params, ports, request }) => getAgentBySlug(actor, params.owner, params.slug, ports, request.baseUrl),
+  run: ({ actor, params, ports, urls }) => getAgentBySlug(actor, params.owner, params.slug, ports, urls),
 });

@@ -4,5 +4,5 @@ import { getAgent } from '../agent.service.ts';
 
 export default defineRoute({
   params: agentIdParams,
-  run: ({ actor, params, ports, request }) => getAgent(actor, params.agentId, ports, request.baseUrl),
+  run: ({ actor, params, ports, urls }) => getAgent(actor, params.agentId, ports, urls),
 });

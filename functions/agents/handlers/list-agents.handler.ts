@@ -4,5 +4,5 @@ import { listAgents } from '../agent.service.ts';
 
 export default defineRoute({
   query: listAgentsQuery,
-  run: ({ actor, query, ports, request }) => listAgents(actor, query, ports, request.baseUrl),
+  run: ({ actor, query, ports, urls }) => listAgents(actor, query, ports, urls),
 });

@@ -5,5 +5,5 @@ import { updateAgent } from '../agent.service.ts';
 
 export default defineRoute({
   body: updateAgentBody,
-  run: ({ actor, body, ports, request }) => updateAgent(requireUser(actor), body, ports, request.baseUrl),
+  run: ({ actor, body, ports, urls }) => updateAgent(requireUser(actor), body, ports, urls),
 });

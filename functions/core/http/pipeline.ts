@@ -8,6 +8,7 @@ import { MalformedJsonError, PayloadTooLargeError, TimeoutError, UnsupportedCont
 import { errorBody, successBody } from './envelope.ts';
 import { toErrorResponse } from './error-response.ts';
 import { LINEAGE_HEADER, lineageOf, type Lineage } from './lineage.ts';
+import { publicUrls } from './public-urls.ts';
 import type { HttpRequest } from './request.ts';
 import { Reply, type AnyRouteDefinition, type ResponseStream, type RouteContext, type BoundRoute, type BoundStreamRoute } from './route.ts';
 import type { Logger } from '../logger.ts';
@@ -57,7 +58,7 @@ async function buildContext(
   const body = definition.body ? validate('request body', definition.body, parseJsonBody(request)) : undefined;
   const query = definition.query ? validate('query parameters', definition.query, request.query) : undefined;
   const params = definition.params ? validate('path parameters', definition.params, request.pathParams) : undefined;
-  return { body, query, params, actor, lineage, request, ports: portsForArea(platform, area), log, signal };
+  return { body, query, params, actor, lineage, request, ports: portsForArea(platform, area), urls: publicUrls(platform.config, request.baseUrl), log, signal };
 }
 
 function errorResponse(route: RouteSpec, error: unknown, lineage: Lineage, log: Logger): HttpResponse {

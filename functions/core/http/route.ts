@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { AreaModule, RouteSpec } from '../../../lib/manifest/types.ts';
+import type { PublicUrls } from './public-urls.ts';
 import type { Ports } from '../../ports.ts';
 import type { Actor } from '../auth/actor.ts';
 import type { Logger } from '../logger.ts';
@@ -16,6 +17,8 @@ export interface RouteContext<B, Q, P> {
   readonly request: HttpRequest;
   /** The ports of the route's area (`portsForArea`): the kernel's and those its module declares. */
   readonly ports: Ports;
+  /** The platform's public URLs for this request (configured, or derived from the request's base URL). */
+  readonly urls: PublicUrls;
   readonly log: Logger;
   /** Aborted when the route's timeout passes or a streaming client goes away: stop work then. */
   readonly signal: AbortSignal;

@@ -5,5 +5,5 @@ import { createServer } from '../mcp.service.ts';
 /** `POST /mcp-admin/create`: loads the source (400 if it does not load), writes version 1. */
 export default defineRoute({
   body: createServerBody,
-  run: ({ actor, body, ports, request }) => createServer(actor, body, ports, request.baseUrl),
+  run: ({ actor, body, ports, urls }) => createServer(actor, body, ports, urls),
 });

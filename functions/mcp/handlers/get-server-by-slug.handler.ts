@@ -4,5 +4,5 @@ import { getServerBySlug } from '../mcp.service.ts';
 
 export default defineRoute({
   params: slugParams,
-  run: ({ actor, params, ports, request }) => getServerBySlug(actor, params.owner, params.slug, ports, request.baseUrl),
+  run: ({ actor, params, ports, urls }) => getServerBySlug(actor, params.owner, params.slug, ports, urls),
 });

@@ -4,5 +4,5 @@ import { getServer } from '../mcp.service.ts';
 
 export default defineRoute({
   params: serverIdParams,
-  run: ({ actor, params, ports, request }) => getServer(actor, params.serverId, ports, request.baseUrl),
+  run: ({ actor, params, ports, urls }) => getServer(actor, params.serverId, ports, urls),
 });

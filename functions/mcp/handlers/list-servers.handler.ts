@@ -4,5 +4,5 @@ import { listServers } from '../mcp.service.ts';
 
 export default defineRoute({
   query: listServersQuery,
-  run: ({ actor, query, ports, request }) => listServers(actor, query, ports, request.baseUrl),
+  run: ({ actor, query, ports, urls }) => listServers(actor, query, ports, urls),
 });

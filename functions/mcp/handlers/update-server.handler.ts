@@ -6,5 +6,5 @@ import { updateServer } from '../mcp.service.ts';
 /** `PUT /mcp-admin/update`: a `sourceCode` writes version latest+1; other fields change in place. */
 export default defineRoute({
   body: updateServerBody,
-  run: ({ actor, body, ports, request }) => updateServer(requireUser(actor), body, ports, request.baseUrl),
+  run: ({ actor, body, ports, urls }) => updateServer(requireUser(actor), body, ports, urls),
 });

@@ -6,5 +6,5 @@ import { startAuthorization } from '../oauth.service.ts';
 /** Linking an account stores keys, so role tokens (which may not manage keys) are refused. */
 export default defineRoute({
   params: providerParams,
-  run: ({ actor, params, request, ports, log }) => startAuthorization(requireFullAccess(actor), params.provider, request.baseUrl, { ...ports, log }),
+  run: ({ actor, params, urls, ports, log }) => startAuthorization(requireFullAccess(actor), params.provider, urls, { ...ports, log }),
 });
