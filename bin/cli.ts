@@ -266,7 +266,9 @@ function describeFailure(status: number, body: unknown): string {
   const nested = typeof envelope.error === 'object' && envelope.error !== null ? (envelope.error as { message?: unknown; code?: unknown }) : undefined;
   const message = typeof envelope.error === 'string' ? envelope.error : typeof nested?.message === 'string' ? nested.message : `HTTP ${status}`;
   const code = typeof envelope.code === 'string' ? envelope.code : typeof nested?.code === 'string' ? nested.code : undefined;
-  const details = [code, `HTTP ${status}`, typeof envelope.requestId === 'string' ? `request ${envelope.requestId}` : undefined].filter((part) => part !== undefined);
+  const details = [code, `HTTP ${status}`, typeof envelope.requestId === 'string' ? `request ${envelope.requestId}` : undefined].filter(
+    (part) => part !== undefined,
+  );
   return `Error: ${message} (${details.join(', ')})`;
 }
 
@@ -306,7 +308,15 @@ async function listUsers(open: Connect, values: Values, output: Output): Promise
     printJson(page);
     return 0;
   }
-  const rows = page.users.map((u) => [u.userId, u.alias ?? '-', u.email ?? '-', String(u.credits), u.isAdmin ? 'yes' : 'no', u.status, new Date(u.createdAt).toISOString()]);
+  const rows = page.users.map((u) => [
+    u.userId,
+    u.alias ?? '-',
+    u.email ?? '-',
+    String(u.credits),
+    u.isAdmin ? 'yes' : 'no',
+    u.status,
+    new Date(u.createdAt).toISOString(),
+  ]);
   printTable(['USER ID', 'ALIAS', 'EMAIL', 'CREDITS', 'ADMIN', 'STATUS', 'CREATED'], rows);
   console.log(`${page.count} user${page.count === 1 ? '' : 's'}`);
   if (page.nextCursor !== null) console.log(`More: npm run cli -- users list${limit === undefined ? '' : ` --limit ${limit}`} --cursor ${page.nextCursor}`);
@@ -327,7 +337,9 @@ async function grantCredits(open: Connect, positionals: readonly string[], value
   }
   // The ledger records a correction as a debit with a negative amount, rounded like every credit amount.
   const taken = grant.amount < 0;
-  console.log(`${taken ? 'Took back' : 'Granted'} ${Math.abs(grant.amount)} credits ${taken ? 'from' : 'to'} ${grant.userId} (${grant.reason}); balance now ${grant.credits}.`);
+  console.log(
+    `${taken ? 'Took back' : 'Granted'} ${Math.abs(grant.amount)} credits ${taken ? 'from' : 'to'} ${grant.userId} (${grant.reason}); balance now ${grant.credits}.`,
+  );
   console.log(`Ledger entry ${grant.entryId}`);
   return 0;
 }
@@ -349,5 +361,11 @@ async function showWhoami(open: Connect, output: Output): Promise<number> {
 
 function printTable(header: readonly string[], rows: readonly (readonly string[])[]): void {
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
-  for (const row of [header, ...rows]) console.log(row.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ').trimEnd());
+  for (const row of [header, ...rows])
+    console.log(
+      row
+        .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    );
 }

@@ -22,7 +22,12 @@ const env = z
     /** Hosts MCP servers may reach, comma separated (`*`: any public host; empty: none). */
     MCP_EGRESS_ALLOW_HOSTS: z
       .string()
-      .transform((text) => text.split(',').map((entry) => entry.trim()).filter(Boolean))
+      .transform((text) =>
+        text
+          .split(',')
+          .map((entry) => entry.trim())
+          .filter(Boolean),
+      )
       .optional(),
   })
   .safeParse(process.env);

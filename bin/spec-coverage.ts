@@ -1,7 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { routes } from '../lib/manifest/index.ts';
-import { checkCoverage, findUnspecifiedRoutes, formatEndpoint, formatRoute, groupBySection, isPlatformExtra, parseSpecEndpoints } from '../lib/manifest/spec-coverage.ts';
+import {
+  checkCoverage,
+  findUnspecifiedRoutes,
+  formatEndpoint,
+  formatRoute,
+  groupBySection,
+  isPlatformExtra,
+  parseSpecEndpoints,
+} from '../lib/manifest/spec-coverage.ts';
 
 /**
  * `npm run spec:coverage`: which SPEC part 4 endpoints the manifest serves. A progress report, not

@@ -67,14 +67,18 @@ function lambdaCompute(config: Config): Compute {
 }
 
 function lambdaMcpRuntime(config: Config): McpRuntime {
-  if (!config.MCP_RUNTIME_FUNCTION_NAME) throw new ConfigError('Invalid platform configuration: MCP_RUNTIME_FUNCTION_NAME: is required in the cloud to run MCP servers');
+  if (!config.MCP_RUNTIME_FUNCTION_NAME)
+    throw new ConfigError('Invalid platform configuration: MCP_RUNTIME_FUNCTION_NAME: is required in the cloud to run MCP servers');
   return createLambdaMcpRuntime({ lambda: new LambdaClient({ region: config.AWS_REGION }), functionName: config.MCP_RUNTIME_FUNCTION_NAME });
 }
 
 function cloudRunTokens(config: Config, secrets: SecretReader): RunTokens {
   const secretArn = config.RUN_TOKEN_SECRET_ARN;
   if (!secretArn) throw new ConfigError('Invalid platform configuration: RUN_TOKEN_SECRET_ARN: is required in the cloud');
-  return createRunTokens(secretsManagerRunTokenKey(() => secrets.read(secretArn)), systemClock);
+  return createRunTokens(
+    secretsManagerRunTokenKey(() => secrets.read(secretArn)),
+    systemClock,
+  );
 }
 
 function kmsSecretBox(config: Config): SecretBox {
@@ -115,7 +119,10 @@ export function streamingHandler(host: Host, definitions: Readonly<Record<string
  * The handler of the function running `area`'s schedules: EventBridge Scheduler invokes it with
  * `{ entryPoint }`, the id of the schedule that fired, and its scheduled time in the event's context.
  */
-export function scheduleHandler(area: string, definitions: Readonly<Record<string, ScheduleDefinition>>): (event: { entryPoint?: unknown }) => Promise<{ outcome: string }> {
+export function scheduleHandler(
+  area: string,
+  definitions: Readonly<Record<string, ScheduleDefinition>>,
+): (event: { entryPoint?: unknown }) => Promise<{ outcome: string }> {
   const module = areaNamed(area);
   const bound = new Map(
     module.entryPoints.map((spec) => {

@@ -154,7 +154,9 @@ export function portsForArea(platform: Ports, area: AreaModule): Ports {
       get: declared
         ? () => platform[name as keyof Ports]
         : () => {
-            throw new UndeclaredPortError(`The ${area.name} area used the ${name} port without declaring it in functions/${area.name}/${area.name}.module.ts (uses).`);
+            throw new UndeclaredPortError(
+              `The ${area.name} area used the ${name} port without declaring it in functions/${area.name}/${area.name}.module.ts (uses).`,
+            );
           },
     });
   }

@@ -20,12 +20,21 @@ interface Tally {
 }
 
 function runVitest(extraArgs: string[]): Tally {
-  const result = spawnSync(process.execPath, [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${vitestReport}`, ...extraArgs], {
-    cwd: root,
-    stdio: 'inherit',
-  });
+  const result = spawnSync(
+    process.execPath,
+    [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${vitestReport}`, ...extraArgs],
+    {
+      cwd: root,
+      stdio: 'inherit',
+    },
+  );
   try {
-    const report = JSON.parse(readFileSync(vitestReport, 'utf8')) as { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number };
+    const report = JSON.parse(readFileSync(vitestReport, 'utf8')) as {
+      numPassedTests: number;
+      numFailedTests: number;
+      numPendingTests: number;
+      numTodoTests: number;
+    };
     return { passed: report.numPassedTests, failed: report.numFailedTests, skipped: report.numPendingTests + report.numTodoTests, ok: result.status === 0 };
   } catch {
     // No report means vitest itself failed (e.g. a file did not compile): count it as one failure.
@@ -34,7 +43,10 @@ function runVitest(extraArgs: string[]): Tally {
 }
 
 function runPython(interpreter: string): Tally {
-  const result = spawnSync(interpreter, ['-m', 'unittest', 'discover', '-s', 'python-runtime', '-p', 'test_*.py', '-t', 'python-runtime'], { cwd: root, encoding: 'utf8' });
+  const result = spawnSync(interpreter, ['-m', 'unittest', 'discover', '-s', 'python-runtime', '-p', 'test_*.py', '-t', 'python-runtime'], {
+    cwd: root,
+    encoding: 'utf8',
+  });
   if (result.error) {
     console.error(`${interpreter} could not be run: ${result.error.message}`);
     return { passed: 0, failed: 1, skipped: 0, ok: false };
@@ -54,10 +66,18 @@ function runPython(interpreter: string): Tally {
 const args = process.argv.slice(2);
 const ts = runVitest(args);
 // The runtime supports several Python versions; PYTHON_INTERPRETERS (comma-separated) runs its suite under each.
-const interpreters = (process.env['PYTHON_INTERPRETERS'] ?? 'python3').split(',').map((i) => i.trim()).filter(Boolean);
+const interpreters = (process.env['PYTHON_INTERPRETERS'] ?? 'python3')
+  .split(',')
+  .map((i) => i.trim())
+  .filter(Boolean);
 const pyRuns = args.length > 0 ? [] : interpreters.map((interpreter) => ({ interpreter, tally: runPython(interpreter) }));
 const py = pyRuns.reduce(
-  (sum, run) => ({ passed: sum.passed + run.tally.passed, failed: sum.failed + run.tally.failed, skipped: sum.skipped + run.tally.skipped, ok: sum.ok && run.tally.ok }),
+  (sum, run) => ({
+    passed: sum.passed + run.tally.passed,
+    failed: sum.failed + run.tally.failed,
+    skipped: sum.skipped + run.tally.skipped,
+    ok: sum.ok && run.tally.ok,
+  }),
   { passed: 0, failed: 0, skipped: 0, ok: true },
 );
 const passed = ts.passed + py.passed;

@@ -11,9 +11,7 @@ export const MAX_SOURCE_BYTES = 256 * 1024;
 /** `event.keys` is filled by the platform with the owner's keys; no parameter may take its name. */
 export const RESERVED_EVENT_FIELD = 'keys';
 
-export const actionIdSchema = z
-  .string()
-  .regex(/^act-[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'must be "act-" followed by 1 to 64 letters, digits, "-" or "_"');
+export const actionIdSchema = z.string().regex(/^act-[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'must be "act-" followed by 1 to 64 letters, digits, "-" or "_"');
 
 const sourceCodeSchema = z
   .string()
@@ -51,8 +49,14 @@ const parametersSchema = z
   .max(50)
   .refine((list) => new Set(list.map((p) => p.name)).size === list.length, 'parameter names must be unique');
 
-const tagsSchema = z.array(z.string().trim().min(1).max(64)).max(20).transform((tags) => [...new Set(tags)]);
-const keysNeededSchema = z.array(serviceNameSchema).max(20).transform((names) => [...new Set(names)]);
+const tagsSchema = z
+  .array(z.string().trim().min(1).max(64))
+  .max(20)
+  .transform((tags) => [...new Set(tags)]);
+const keysNeededSchema = z
+  .array(serviceNameSchema)
+  .max(20)
+  .transform((names) => [...new Set(names)]);
 const categorySchema = z.string().trim().min(1, 'must not be empty').max(64);
 const actionNameSchema = z.string().trim().min(1, 'must not be empty').max(128);
 const descriptionSchema = z.string().trim().min(1, 'must not be empty').max(2000);

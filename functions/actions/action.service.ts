@@ -150,8 +150,16 @@ export async function listActions(actor: Actor, query: ListActionsQuery, ports: 
     ? query.status === 'development'
       ? { items: [], nextCursor: null }
       : await ports.actions.listPublic(filter, query.limit, query.cursor)
-    : await ports.actions.listByOwner(actor.userId, { ...filter, ...(query.visibility === 'private' ? { visibility: 'private' as const } : {}) }, query.limit, query.cursor);
-  const aliases = await aliasesOf(page.items.map((a) => a.ownerId), ports);
+    : await ports.actions.listByOwner(
+        actor.userId,
+        { ...filter, ...(query.visibility === 'private' ? { visibility: 'private' as const } : {}) },
+        query.limit,
+        query.cursor,
+      );
+  const aliases = await aliasesOf(
+    page.items.map((a) => a.ownerId),
+    ports,
+  );
   const actions = page.items.map((a) => presentAction(a, aliases.get(a.ownerId) ?? null, urls, ports, false));
   return { actions, count: actions.length, nextCursor: page.nextCursor };
 }

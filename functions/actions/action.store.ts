@@ -86,7 +86,13 @@ export function createActionStore(db: Db): ActionStore {
   const table = db.table('actions');
 
   /** An owner's or the public listing, narrowed by `filter` on DynamoDB's side. */
-  function listIndex(index: 'byOwner' | 'publicActions', partition: { key: 'ownerId' | 'publicListing'; value: string }, filter: ActionFilter, limit: number, cursor: string | undefined) {
+  function listIndex(
+    index: 'byOwner' | 'publicActions',
+    partition: { key: 'ownerId' | 'publicListing'; value: string },
+    filter: ActionFilter,
+    limit: number,
+    cursor: string | undefined,
+  ) {
     const { values, FilterExpression, ExpressionAttributeNames } = filterExpression(filter);
     return listPage<ActionRecord>(
       db,
@@ -98,7 +104,10 @@ export function createActionStore(db: Db): ActionStore {
         sortKey: 'createdAt',
         itemKey: 'actionId',
         newestFirst: true,
-        filter: FilterExpression === undefined ? undefined : { expression: FilterExpression, ...(ExpressionAttributeNames ? { names: ExpressionAttributeNames } : {}), values },
+        filter:
+          FilterExpression === undefined
+            ? undefined
+            : { expression: FilterExpression, ...(ExpressionAttributeNames ? { names: ExpressionAttributeNames } : {}), values },
       },
       limit,
       cursor,
@@ -119,10 +128,13 @@ export function createActionStore(db: Db): ActionStore {
     },
     async delete(actionId, ownerId) {
       return writeIf(
-        db.doc.send(new DeleteCommand({ TableName: table, Key: { actionId }, ConditionExpression: 'ownerId = :owner', ExpressionAttributeValues: { ':owner': ownerId } })),
+        db.doc.send(
+          new DeleteCommand({ TableName: table, Key: { actionId }, ConditionExpression: 'ownerId = :owner', ExpressionAttributeValues: { ':owner': ownerId } }),
+        ),
       );
     },
-    countByOwner: (ownerId) => countItems(db, { TableName: table, IndexName: 'byOwner', KeyConditionExpression: 'ownerId = :o', ExpressionAttributeValues: { ':o': ownerId } }),
+    countByOwner: (ownerId) =>
+      countItems(db, { TableName: table, IndexName: 'byOwner', KeyConditionExpression: 'ownerId = :o', ExpressionAttributeValues: { ':o': ownerId } }),
     listByOwner: (ownerId, filter, limit, cursor) => listIndex('byOwner', { key: 'ownerId', value: ownerId }, filter, limit, cursor),
     listPublic: (filter, limit, cursor) => listIndex('publicActions', { key: 'publicListing', value: 'public' }, filter, limit, cursor),
   };

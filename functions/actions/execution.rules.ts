@@ -78,7 +78,11 @@ export function missingParameters(declared: readonly ActionParameter[], event: R
 /** 400 naming every missing required parameter; checked before anything runs or is billed. */
 export function assertParametersPresent(declared: readonly ActionParameter[], event: Readonly<Record<string, unknown>>): void {
   const missing = missingParameters(declared, event);
-  if (missing.length > 0) throw new ValidationError('Missing required parameters', missing.map((name) => `${name}: is required`));
+  if (missing.length > 0)
+    throw new ValidationError(
+      'Missing required parameters',
+      missing.map((name) => `${name}: is required`),
+    );
 }
 
 /** The limit the runtime enforces: the action's own, and on the router path never past the gateway's 120 s. */
@@ -128,7 +132,10 @@ export function toActionError(event: ErrorEvent, context: { readonly path: RunPa
     case 'HANDLER_NOT_FOUND':
       return new ExecutionFailedError('The source defines no handler(event, context) function.', 'HANDLER_NOT_FOUND');
     case 'INVALID_HANDLER_RESULT':
-      return new ExecutionFailedError(`The handler's result is invalid (it must be an object with an integer statusCode and a JSON body): ${event.message}.`, 'INVALID_HANDLER_RESULT');
+      return new ExecutionFailedError(
+        `The handler's result is invalid (it must be an object with an integer statusCode and a JSON body): ${event.message}.`,
+        'INVALID_HANDLER_RESULT',
+      );
     case 'MEMORY_LIMIT_EXCEEDED':
       return new ExecutionFailedError(`The run exceeded its memory limit of ${context.memoryMb} MB.`, 'MEMORY_LIMIT_EXCEEDED');
     case 'OUTPUT_LIMIT_EXCEEDED':
@@ -158,5 +165,8 @@ export function timeoutError(timeoutSec: number, path: RunPath): TimeoutError {
       'TIMEOUT',
     );
   }
-  return new TimeoutError(`The ${path === 'inline' ? 'code' : 'action'} did not finish within its timeout of ${limit} second${limit === 1 ? '' : 's'}.`, 'TIMEOUT');
+  return new TimeoutError(
+    `The ${path === 'inline' ? 'code' : 'action'} did not finish within its timeout of ${limit} second${limit === 1 ? '' : 's'}.`,
+    'TIMEOUT',
+  );
 }

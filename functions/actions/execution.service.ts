@@ -12,7 +12,16 @@ import { scrubSecretValues, type UsageLogWriter } from '../core/usage-log.ts';
 import type { ActionInvocation, RuntimeEvent } from '../runtimes/compute.ts';
 import { checkSource } from '../runtimes/source-check.ts';
 import { assertCanUse, loadAction, type ActionPorts } from './action.service.ts';
-import { actionCost, assertParametersPresent, creditsForRun, eventFromBody, holdRefusedError, runtimeTimeoutSec, toActionError, type RunPath } from './execution.rules.ts';
+import {
+  actionCost,
+  assertParametersPresent,
+  creditsForRun,
+  eventFromBody,
+  holdRefusedError,
+  runtimeTimeoutSec,
+  toActionError,
+  type RunPath,
+} from './execution.rules.ts';
 
 export interface ExecutionPorts extends ActionPorts {
   readonly credits: Credits;
@@ -191,7 +200,13 @@ async function execute(run: Execution, ports: ExecutionPorts, lineage: Lineage, 
 
   const failure = outcome.error === null ? null : failureOf(outcome.error, run, signal);
   const creditsUsed = creditsForRun(run.memoryMb, timeoutMs, outcome);
-  await giveBack(run, roundCredits(hold - creditsUsed), outcome.started ? `${reason}: unused part of the hold` : `${reason} refund: the run never started`, ports, lineage);
+  await giveBack(
+    run,
+    roundCredits(hold - creditsUsed),
+    outcome.started ? `${reason}: unused part of the hold` : `${reason} refund: the run never started`,
+    ports,
+    lineage,
+  );
   await ports.usageLogs.write({
     lineage,
     userId: run.caller.userId,
@@ -259,7 +274,14 @@ export async function collect(events: AsyncIterable<RuntimeEvent>): Promise<Outc
   if (error === null && result === null) error = { type: 'error', code: 'INVALID_HANDLER_RESULT', message: 'the handler returned no result' };
   // Without an `end` (a broken adapter) nothing says the code did not start: it is billed for the time waited.
   const durationMs = end?.durationMs ?? performance.now() - startedAt;
-  return { result: error === null ? result : null, error, logs, started: end?.started ?? true, durationMs: Math.round(durationMs * 10) / 10, maxRssKb: end?.maxRssKb };
+  return {
+    result: error === null ? result : null,
+    error,
+    logs,
+    started: end?.started ?? true,
+    durationMs: Math.round(durationMs * 10) / 10,
+    maxRssKb: end?.maxRssKb,
+  };
 }
 
 /** One conditional debit of the run's worst case; 402 naming it when the balance is short. */

@@ -145,7 +145,10 @@ export async function listAgents(
     );
     page = own.slice(query.offset, query.offset + query.limit);
   }
-  const aliases = await aliasesOf(page.map((a) => a.ownerId), ports);
+  const aliases = await aliasesOf(
+    page.map((a) => a.ownerId),
+    ports,
+  );
   const agents = page.map((a) => presentAgent(a, aliases.get(a.ownerId) ?? null, streamUrl, false));
   return { agents, count: agents.length, limit: query.limit, offset: query.offset };
 }

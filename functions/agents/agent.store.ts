@@ -50,9 +50,19 @@ export function createAgentStore(db: Db): AgentStore {
   };
 
   // Deleted agents keep carrying their name (they can be restored), so their claims stay in use.
-  const names = createUniqueClaims(db, { table: db.table('agent-names'), keyAttribute: 'nameKey', holderAttribute: 'agentId', readHolder: get, keyOf: (a) => nameKey(a.ownerId, a.agentName) });
+  const names = createUniqueClaims(db, {
+    table: db.table('agent-names'),
+    keyAttribute: 'nameKey',
+    holderAttribute: 'agentId',
+    readHolder: get,
+    keyOf: (a) => nameKey(a.ownerId, a.agentName),
+  });
   // This factory takes no clock; claim ages only compare claim times with each other, all from the system clock.
-  const claimOf = (agent: Pick<AgentRecord, 'ownerId' | 'agentName' | 'agentId'>) => ({ key: nameKey(agent.ownerId, agent.agentName), holderId: agent.agentId, claimedAt: systemClock.now() });
+  const claimOf = (agent: Pick<AgentRecord, 'ownerId' | 'agentName' | 'agentId'>) => ({
+    key: nameKey(agent.ownerId, agent.agentName),
+    holderId: agent.agentId,
+    claimedAt: systemClock.now(),
+  });
 
   return {
     get,
@@ -75,7 +85,13 @@ export function createAgentStore(db: Db): AgentStore {
     async listByOwner(ownerId) {
       const items = await queryItems<Record<string, unknown>>(
         db,
-        { TableName: agents, IndexName: 'byOwner', KeyConditionExpression: 'ownerId = :o', ExpressionAttributeValues: { ':o': ownerId }, ScanIndexForward: false },
+        {
+          TableName: agents,
+          IndexName: 'byOwner',
+          KeyConditionExpression: 'ownerId = :o',
+          ExpressionAttributeValues: { ':o': ownerId },
+          ScanIndexForward: false,
+        },
         MAX_AGENTS_PER_OWNER,
       );
       return items.map(fromItem);
@@ -83,7 +99,13 @@ export function createAgentStore(db: Db): AgentStore {
     async listPublic(limit, offset) {
       const items = await queryItems<Record<string, unknown>>(
         db,
-        { TableName: agents, IndexName: 'publicAgents', KeyConditionExpression: 'publicListing = :p', ExpressionAttributeValues: { ':p': 'public' }, ScanIndexForward: false },
+        {
+          TableName: agents,
+          IndexName: 'publicAgents',
+          KeyConditionExpression: 'publicListing = :p',
+          ExpressionAttributeValues: { ':p': 'public' },
+          ScanIndexForward: false,
+        },
         offset + limit,
       );
       return items.slice(offset, offset + limit).map(fromItem);
@@ -93,7 +115,13 @@ export function createAgentStore(db: Db): AgentStore {
       for (let attempt = 0; attempt < 3; attempt++) {
         const counted = await writeIf(
           db.doc.send(
-            new UpdateCommand({ TableName: agents, Key: { agentId }, UpdateExpression: 'ADD invocationsThisMonth :one', ConditionExpression: 'invocationMonth = :m', ExpressionAttributeValues: { ':one': 1, ':m': month } }),
+            new UpdateCommand({
+              TableName: agents,
+              Key: { agentId },
+              UpdateExpression: 'ADD invocationsThisMonth :one',
+              ConditionExpression: 'invocationMonth = :m',
+              ExpressionAttributeValues: { ':one': 1, ':m': month },
+            }),
           ),
         );
         if (counted) return;

@@ -192,7 +192,13 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
     functionName: agent.agentName,
     timeoutMs: agent.timeoutSec * 1000,
     memoryMb: agent.memoryMb,
-    env: { SVC_KEYS_JSON: JSON.stringify(keys), AWS_REGION: ports.config.AWS_REGION, ...modelCredentials(keys), SVC_AGENT_ID: agent.agentId, SVC_CONVERSATION_ID: ctx.conversationId },
+    env: {
+      SVC_KEYS_JSON: JSON.stringify(keys),
+      AWS_REGION: ports.config.AWS_REGION,
+      ...modelCredentials(keys),
+      SVC_AGENT_ID: agent.agentId,
+      SVC_CONVERSATION_ID: ctx.conversationId,
+    },
     allowHosts: [MODEL_PROVIDER_HOSTS, ...platformHosts].flat(),
     platformCalls: platformCallsFor(ctx, platformHosts, runToken),
     prompt: ctx.prompt,
@@ -275,7 +281,12 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
  * the rest of the last paid stretch goes back), whatever its error code; the token part, a figure
  * of user code, is taken on top when the balance allows (a shortfall is logged).
  */
-async function settleCredits(ctx: RunContext, meter: RunMeter, observed: { readonly started: boolean; readonly durationMs: number }, totalTokens: number): Promise<number> {
+async function settleCredits(
+  ctx: RunContext,
+  meter: RunMeter,
+  observed: { readonly started: boolean; readonly durationMs: number },
+  totalTokens: number,
+): Promise<number> {
   const { ports, actor, agent, lineage } = ctx;
   try {
     const runTime = await meter.settle(observed.started ? observed.durationMs : 0);

@@ -22,7 +22,11 @@ export interface ConversationStore {
 export function createConversationStore(db: Db, blobs: BlobStore): ConversationStore {
   const table = db.table('conversations');
   const list = (IndexName: string, key: string, value: string, limit: number) =>
-    queryItems<ConversationRecord>(db, { TableName: table, IndexName, KeyConditionExpression: `${key} = :v`, ExpressionAttributeValues: { ':v': value }, ScanIndexForward: false }, limit);
+    queryItems<ConversationRecord>(
+      db,
+      { TableName: table, IndexName, KeyConditionExpression: `${key} = :v`, ExpressionAttributeValues: { ':v': value }, ScanIndexForward: false },
+      limit,
+    );
   return {
     async get(conversationId) {
       const out = await db.doc.send(new GetCommand({ TableName: table, Key: { conversationId }, ConsistentRead: true }));

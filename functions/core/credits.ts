@@ -60,7 +60,15 @@ export function createCredits(db: Db, clock: Clock, monthlyGrant = 0): Credits {
 
   async function record(userId: string, amount: number, balanceAfter: number, change: CreditChange): Promise<LedgerEntry> {
     const now = clock.now();
-    const entry: LedgerEntry = { userId, entryId: sortableId('led_', now), amount, balanceAfter, reason: change.reason, requestId: change.requestId, createdAt: now };
+    const entry: LedgerEntry = {
+      userId,
+      entryId: sortableId('led_', now),
+      amount,
+      balanceAfter,
+      reason: change.reason,
+      requestId: change.requestId,
+      createdAt: now,
+    };
     // Written after the balance moved: a crash in between loses a ledger line, never credits.
     await db.doc.send(new PutCommand({ TableName: ledger, Item: entry }));
     return entry;
@@ -96,7 +104,11 @@ export function createCredits(db: Db, clock: Clock, monthlyGrant = 0): Credits {
     monthlyGrant,
     applyMonthlyGrant,
     recentEntries(userId, limit) {
-      return queryItems<LedgerEntry>(db, { TableName: ledger, KeyConditionExpression: 'userId = :u', ExpressionAttributeValues: { ':u': userId }, ScanIndexForward: false }, limit);
+      return queryItems<LedgerEntry>(
+        db,
+        { TableName: ledger, KeyConditionExpression: 'userId = :u', ExpressionAttributeValues: { ':u': userId }, ScanIndexForward: false },
+        limit,
+      );
     },
     async debit(userId, amount, change) {
       const cost = checkAmount(amount);

@@ -70,7 +70,12 @@ export function createKmsSecretBox(kms: KMSClient, keyId: string): SecretBox {
       if (!dataKey.Plaintext || !dataKey.CiphertextBlob) throw new Error('KMS returned no data key');
       const key = Buffer.from(dataKey.Plaintext);
       try {
-        return { v: 1, keyRef: dataKey.KeyId ?? keyId, wrappedKey: Buffer.from(dataKey.CiphertextBlob).toString('base64'), ...gcmSeal(key, plaintext, context) };
+        return {
+          v: 1,
+          keyRef: dataKey.KeyId ?? keyId,
+          wrappedKey: Buffer.from(dataKey.CiphertextBlob).toString('base64'),
+          ...gcmSeal(key, plaintext, context),
+        };
       } finally {
         key.fill(0);
       }

@@ -92,7 +92,16 @@ export function createUsageLogWriter(db: Db, blobs: BlobStore, clock: Clock, ret
     const bytes = Buffer.from(text, 'utf8');
     if (bytes.length <= INLINE_BODY_BYTES) return { preview: text, encoding, sizeBytes: bytes.length, truncated: false, blobKey: null };
     await blobs.put(key, bytes, encoding === 'json' ? 'application/json' : 'text/plain; charset=utf-8');
-    return { preview: bytes.subarray(0, INLINE_BODY_BYTES).toString('utf8').replace(/\uFFFD$/, ''), encoding, sizeBytes: bytes.length, truncated: true, blobKey: key };
+    return {
+      preview: bytes
+        .subarray(0, INLINE_BODY_BYTES)
+        .toString('utf8')
+        .replace(/\uFFFD$/, ''),
+      encoding,
+      sizeBytes: bytes.length,
+      truncated: true,
+      blobKey: key,
+    };
   }
 
   return {

@@ -20,15 +20,18 @@ export function createKeyStore(db: Db): KeyStore {
       return (out.Item as KeyRecord | undefined) ?? null;
     },
     list(userId) {
-      return queryItems<KeyRecord>(db, { TableName: table, KeyConditionExpression: 'userId = :u', ExpressionAttributeValues: { ':u': userId }, ConsistentRead: true });
+      return queryItems<KeyRecord>(db, {
+        TableName: table,
+        KeyConditionExpression: 'userId = :u',
+        ExpressionAttributeValues: { ':u': userId },
+        ConsistentRead: true,
+      });
     },
     async put(record) {
       await db.doc.send(new PutCommand({ TableName: table, Item: record }));
     },
     async delete(userId, serviceName) {
-      return writeIf(
-        db.doc.send(new DeleteCommand({ TableName: table, Key: { userId, serviceName }, ConditionExpression: 'attribute_exists(serviceName)' })),
-      );
+      return writeIf(db.doc.send(new DeleteCommand({ TableName: table, Key: { userId, serviceName }, ConditionExpression: 'attribute_exists(serviceName)' })));
     },
   };
 }

@@ -49,7 +49,9 @@ interface JsonRpcMessage {
 export class OwnerCreditsExhaustedError extends PlatformError {
   readonly kind = 'insufficient-credits';
   constructor() {
-    super("Anonymous calls to this MCP server are paid by its owner, whose credits have run out; call it with your own credentials to pay for the call yourself.");
+    super(
+      'Anonymous calls to this MCP server are paid by its owner, whose credits have run out; call it with your own credentials to pay for the call yourself.',
+    );
   }
 }
 
@@ -100,9 +102,14 @@ function failureOf(response: McpHttpResponse, body: unknown): { code: string; me
     const error = (reply as { error?: { code?: unknown; message?: unknown } }).error;
     if (error !== undefined && error !== null) return { code: `JSONRPC_${String(error.code ?? 'ERROR')}`, message: String(error.message ?? 'JSON-RPC error') };
     const result = (reply as { result?: { isError?: unknown; content?: { text?: unknown }[] } }).result;
-    if (result?.isError === true) return { code: 'TOOL_ERROR', message: String(result.content?.find((c) => typeof c.text === 'string')?.text ?? 'The tool reported an error.') };
+    if (result?.isError === true)
+      return { code: 'TOOL_ERROR', message: String(result.content?.find((c) => typeof c.text === 'string')?.text ?? 'The tool reported an error.') };
   }
-  if (response.status >= 400) return { code: `HTTP_${response.status}`, message: typeof body === 'string' && body.length > 0 ? body.slice(0, 500) : `The MCP server answered ${response.status}.` };
+  if (response.status >= 400)
+    return {
+      code: `HTTP_${response.status}`,
+      message: typeof body === 'string' && body.length > 0 ? body.slice(0, 500) : `The MCP server answered ${response.status}.`,
+    };
   return null;
 }
 
@@ -111,7 +118,16 @@ function failureOf(response: McpHttpResponse, body: unknown): { code: string; me
  * keys only for the owner's own role tokens, so this caller gets all of the owner's keys, as every
  * other caller who is not the owner does: the code that receives them is the owner's.
  */
-const ANONYMOUS_CALLER: UserActor = Object.freeze({ kind: 'user', userId: 'anonymous', alias: null, isAdmin: false, via: 'user-token', tokenId: null, scope: 'full', roleKeys: null });
+const ANONYMOUS_CALLER: UserActor = Object.freeze({
+  kind: 'user',
+  userId: 'anonymous',
+  alias: null,
+  isAdmin: false,
+  via: 'user-token',
+  tokenId: null,
+  scope: 'full',
+  roleKeys: null,
+});
 
 /** The owner's keys as `SERVICENAME_KEY` variables; for the owner's role tokens only the attached ones. */
 async function environmentFor(actor: Actor, server: McpServerRecord, ports: McpEndpointPorts): Promise<Record<string, string>> {
@@ -190,7 +206,13 @@ export async function callMcpServer(
   const startedAt = ports.clock.now();
   let response: McpHttpResponse;
   try {
-    response = await ports.mcpRuntime.handle(server.ownerId, { serverId: server.serverId, version: snapshot.version, sourceCode: snapshot.sourceCode }, mcpRequest, env.value, signal);
+    response = await ports.mcpRuntime.handle(
+      server.ownerId,
+      { serverId: server.serverId, version: snapshot.version, sourceCode: snapshot.sourceCode },
+      mcpRequest,
+      env.value,
+      signal,
+    );
   } catch (error) {
     // The port answers failures as responses; a throw means the platform itself failed before the run.
     if (cost > 0) await refund(payer, cost, reason, ports, lineage);
@@ -232,7 +254,11 @@ export async function callMcpServer(
  * nothing is billed or logged; access and the pinned version were checked first, as for POST.
  */
 function noEventStream(version: number): Reply {
-  const body = JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this endpoint answers each POST in its own response and offers no server-initiated event stream.' }, id: null });
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    error: { code: -32000, message: 'Method not allowed: this endpoint answers each POST in its own response and offers no server-initiated event stream.' },
+    id: null,
+  });
   return Reply.raw(body, 'application/json', { status: 405, headers: { allow: 'POST', [VERSION_HEADER]: String(version) } });
 }
 

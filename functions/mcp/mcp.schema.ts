@@ -67,7 +67,11 @@ export const serverIdBody = z.object({ serverId: serverIdSchema });
 export const serverIdParams = z.object({ serverId: serverIdSchema });
 export const slugParams = z.object({ owner: z.string().min(1).max(64), slug: serverNameSchema });
 
-const versionNumberSchema = z.coerce.number({ error: 'must be a version number' }).int('must be a whole number').min(1, 'must be at least 1').max(Number.MAX_SAFE_INTEGER);
+const versionNumberSchema = z.coerce
+  .number({ error: 'must be a version number' })
+  .int('must be a whole number')
+  .min(1, 'must be at least 1')
+  .max(Number.MAX_SAFE_INTEGER);
 
 export const versionParams = z.object({ serverId: serverIdSchema, version: versionNumberSchema });
 

@@ -104,7 +104,8 @@ export async function inspectSource(ownerId: string, sourceCode: string, ports: 
   try {
     inspection = await ports.mcpRuntime.inspect(ownerId, { serverId: `inspect-${sha256Hex(sourceCode).slice(0, 40)}`, version: 0, sourceCode });
   } catch (error) {
-    if (error instanceof McpRuntimeUnavailableError) throw new UpstreamError('The MCP runtime is unavailable right now; nothing was saved. Retry shortly.', 'MCP_RUNTIME_UNAVAILABLE');
+    if (error instanceof McpRuntimeUnavailableError)
+      throw new UpstreamError('The MCP runtime is unavailable right now; nothing was saved. Retry shortly.', 'MCP_RUNTIME_UNAVAILABLE');
     throw error;
   }
   if (!inspection.ok) throw new ValidationError('Invalid request body', [`sourceCode: the MCP server does not load: ${inspection.error}`]);
@@ -225,13 +226,20 @@ export async function updateServer(
   const server = await loadServer(input.serverId, ports);
   assertOwner(actor, server, 'update');
   const changes: ServerFieldChanges = Object.fromEntries(
-    Object.entries({ description: input.description, visibility: input.visibility, sourceVisibility: input.sourceVisibility, authorPricing: input.authorPricing }).filter(([, v]) => v !== undefined),
+    Object.entries({
+      description: input.description,
+      visibility: input.visibility,
+      sourceVisibility: input.sourceVisibility,
+      authorPricing: input.authorPricing,
+    }).filter(([, v]) => v !== undefined),
   );
   if (input.sourceCode === undefined && input.changeNote !== undefined) {
     throw new ValidationError('Invalid request body', ['changeNote: annotates a new version, so it needs sourceCode']);
   }
   if (input.sourceCode === undefined && Object.keys(changes).length === 0) {
-    throw new ValidationError('Invalid request body', ['request body: give at least one of description, sourceCode, visibility, sourceVisibility, authorPricing']);
+    throw new ValidationError('Invalid request body', [
+      'request body: give at least one of description, sourceCode, visibility, sourceVisibility, authorPricing',
+    ]);
   }
 
   let version: number | null = null;
@@ -263,7 +271,15 @@ export async function deleteServer(actor: UserActor, serverId: string, ports: Mc
 }
 
 function presentSummary(v: McpVersionSummary) {
-  return { version: v.version, createdAt: v.createdAt, createdBy: v.createdBy, sizeBytes: v.sizeBytes, changeNote: v.changeNote, rollbackOf: v.rollbackOf, tools: v.tools };
+  return {
+    version: v.version,
+    createdAt: v.createdAt,
+    createdBy: v.createdBy,
+    sizeBytes: v.sizeBytes,
+    changeNote: v.changeNote,
+    rollbackOf: v.rollbackOf,
+    tools: v.tools,
+  };
 }
 
 /** SPEC 4.4: `{serverId, latestVersion, versions (newest first, without source), count}`. */

@@ -5,7 +5,14 @@ import { type Db, writeIf, queryItems, sendIf } from '../core/db/dynamo.ts';
 import { createUniqueClaims } from '../core/db/unique-claim.ts';
 import { ConflictError } from '../core/errors.ts';
 import { sha256Hex } from '../core/ids.ts';
-import { INLINE_SOURCE_BYTES, MAX_SERVERS_PER_OWNER, type McpServerRecord, type McpVersion, type McpVersionRecord, type McpVersionSummary } from './mcp.schema.ts';
+import {
+  INLINE_SOURCE_BYTES,
+  MAX_SERVERS_PER_OWNER,
+  type McpServerRecord,
+  type McpVersion,
+  type McpVersionRecord,
+  type McpVersionSummary,
+} from './mcp.schema.ts';
 
 /** What a new version is made of; the store adds its number, size, hash and where the source lives. */
 export interface VersionDraft {
@@ -109,7 +116,13 @@ export function createMcpServerStore(db: Db, blobs: BlobStore, clock: Clock): Mc
     return (out.Item as McpServerRecord | undefined) ?? null;
   };
 
-  const names = createUniqueClaims(db, { table: db.table('mcp-server-names'), keyAttribute: 'nameKey', holderAttribute: 'serverId', readHolder: get, keyOf: (s) => nameKey(s.ownerId, s.serverName) });
+  const names = createUniqueClaims(db, {
+    table: db.table('mcp-server-names'),
+    keyAttribute: 'nameKey',
+    holderAttribute: 'serverId',
+    readHolder: get,
+    keyOf: (s) => nameKey(s.ownerId, s.serverName),
+  });
 
   /** The version item for `n`; a large source goes to the blob store first, so an item never points at a missing blob. */
   async function versionItem(serverId: string, n: number, draft: VersionDraft): Promise<McpVersionRecord> {
@@ -138,22 +151,32 @@ export function createMcpServerStore(db: Db, blobs: BlobStore, clock: Clock): Mc
 
   /** False when version `item.version` already exists. */
   async function putVersion(item: McpVersionRecord): Promise<boolean> {
-    return writeIf(
-      db.doc.send(new PutCommand({ TableName: versions, Item: item, ConditionExpression: 'attribute_not_exists(serverId)' })),
-    );
+    return writeIf(db.doc.send(new PutCommand({ TableName: versions, Item: item, ConditionExpression: 'attribute_not_exists(serverId)' })));
   }
 
   async function highestVersion(serverId: string): Promise<McpVersionSummary | null> {
     const [item] = await queryItems<Record<string, unknown>>(
       db,
-      { TableName: versions, KeyConditionExpression: 'serverId = :s', ExpressionAttributeValues: { ':s': serverId }, ScanIndexForward: false, ConsistentRead: true, ...projection() },
+      {
+        TableName: versions,
+        KeyConditionExpression: 'serverId = :s',
+        ExpressionAttributeValues: { ':s': serverId },
+        ScanIndexForward: false,
+        ConsistentRead: true,
+        ...projection(),
+      },
       1,
     );
     return item === undefined ? null : summaryOf(item);
   }
 
   /** Makes version `n` live unless the record already holds `n` or a higher one; the record after. */
-  async function advance(serverId: string, n: number, live: { tools: readonly string[]; sourceSha256: string; sizeBytes: number }, now: number): Promise<McpServerRecord | null> {
+  async function advance(
+    serverId: string,
+    n: number,
+    live: { tools: readonly string[]; sourceSha256: string; sizeBytes: number },
+    now: number,
+  ): Promise<McpServerRecord | null> {
     const out = await sendIf(
       db.doc.send(
         new UpdateCommand({
@@ -161,7 +184,13 @@ export function createMcpServerStore(db: Db, blobs: BlobStore, clock: Clock): Mc
           Key: { serverId },
           UpdateExpression: 'SET #latest = :n, #tools = :tools, #sha = :sha, #size = :size, #updated = :now',
           ConditionExpression: 'attribute_exists(serverId) AND #latest < :n',
-          ExpressionAttributeNames: { '#latest': 'latestVersion', '#tools': 'tools', '#sha': 'sourceSha256', '#size': 'sourceSizeBytes', '#updated': 'updatedAt' },
+          ExpressionAttributeNames: {
+            '#latest': 'latestVersion',
+            '#tools': 'tools',
+            '#sha': 'sourceSha256',
+            '#size': 'sourceSizeBytes',
+            '#updated': 'updatedAt',
+          },
           ExpressionAttributeValues: { ':n': n, ':tools': [...live.tools], ':sha': live.sourceSha256, ':size': live.sizeBytes, ':now': now },
           ReturnValues: 'ALL_NEW',
         }),
@@ -294,14 +323,26 @@ export function createMcpServerStore(db: Db, blobs: BlobStore, clock: Clock): Mc
     listByOwner(ownerId) {
       return queryItems<McpServerRecord>(
         db,
-        { TableName: servers, IndexName: 'byOwner', KeyConditionExpression: 'ownerId = :o', ExpressionAttributeValues: { ':o': ownerId }, ScanIndexForward: false },
+        {
+          TableName: servers,
+          IndexName: 'byOwner',
+          KeyConditionExpression: 'ownerId = :o',
+          ExpressionAttributeValues: { ':o': ownerId },
+          ScanIndexForward: false,
+        },
         MAX_SERVERS_PER_OWNER,
       );
     },
     listPublic(limit) {
       return queryItems<McpServerRecord>(
         db,
-        { TableName: servers, IndexName: 'publicServers', KeyConditionExpression: 'publicListing = :p', ExpressionAttributeValues: { ':p': 'public' }, ScanIndexForward: false },
+        {
+          TableName: servers,
+          IndexName: 'publicServers',
+          KeyConditionExpression: 'publicListing = :p',
+          ExpressionAttributeValues: { ':p': 'public' },
+          ScanIndexForward: false,
+        },
         limit,
       );
     },
@@ -309,7 +350,14 @@ export function createMcpServerStore(db: Db, blobs: BlobStore, clock: Clock): Mc
     async listVersions(serverId, limit) {
       const items = await queryItems<Record<string, unknown>>(
         db,
-        { TableName: versions, KeyConditionExpression: 'serverId = :s', ExpressionAttributeValues: { ':s': serverId }, ScanIndexForward: false, ConsistentRead: true, ...projection() },
+        {
+          TableName: versions,
+          KeyConditionExpression: 'serverId = :s',
+          ExpressionAttributeValues: { ':s': serverId },
+          ScanIndexForward: false,
+          ConsistentRead: true,
+          ...projection(),
+        },
         limit,
       );
       return items.map(summaryOf);
@@ -319,7 +367,9 @@ export function createMcpServerStore(db: Db, blobs: BlobStore, clock: Clock): Mc
       if (top === null || top.version <= server.latestVersion) return server;
       const full = await getVersion(server.serverId, top.version);
       if (full === null) return server;
-      return (await advance(server.serverId, top.version, { tools: full.tools, sourceSha256: full.sourceSha256, sizeBytes: full.sizeBytes }, clock.now())) ?? server;
+      return (
+        (await advance(server.serverId, top.version, { tools: full.tools, sourceSha256: full.sourceSha256, sizeBytes: full.sizeBytes }, clock.now())) ?? server
+      );
     },
   };
 }

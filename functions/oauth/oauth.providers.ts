@@ -56,8 +56,13 @@ export function providerSettings(config: Config, provider: OAuthProvider, secret
 
   if (authorizeUrl === undefined || tokenUrl === undefined || clientId === undefined) {
     const missing = REQUIRED.map(name).filter((variable) => config[variable] === undefined);
-    const secretHint = secretValue === undefined && secretArn === undefined ? `A confidential client also needs ${name('CLIENT_SECRET')} or ${name('CLIENT_SECRET_ARN')}.` : secretProblem;
-    throw notConfigured(`OAuth provider ${provider} is not configured on this platform; the operator must set ${missing.join(', ')}.${secretHint === null ? '' : ` ${secretHint}`}`);
+    const secretHint =
+      secretValue === undefined && secretArn === undefined
+        ? `A confidential client also needs ${name('CLIENT_SECRET')} or ${name('CLIENT_SECRET_ARN')}.`
+        : secretProblem;
+    throw notConfigured(
+      `OAuth provider ${provider} is not configured on this platform; the operator must set ${missing.join(', ')}.${secretHint === null ? '' : ` ${secretHint}`}`,
+    );
   }
   if (secretProblem !== null) throw notConfigured(`OAuth provider ${provider} cannot be used on this platform as configured. ${secretProblem}`);
 
@@ -66,7 +71,8 @@ export function providerSettings(config: Config, provider: OAuthProvider, secret
     authorizeUrl,
     tokenUrl,
     clientId,
-    clientSecret: secretValue !== undefined ? { from: 'value', value: secretValue } : secretArn !== undefined ? { from: 'secret-store', secretId: secretArn } : null,
+    clientSecret:
+      secretValue !== undefined ? { from: 'value', value: secretValue } : secretArn !== undefined ? { from: 'secret-store', secretId: secretArn } : null,
     scopes: parseScopes(config[name('SCOPES')]),
   };
 }
@@ -105,7 +111,10 @@ export async function readClientSecret(settings: ProviderSettings, deps: ClientS
         setting,
         error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
       });
-      throw new UpstreamError(`The client secret of ${settings.provider} could not be read (the operator must check ${setting}); start the authorization again later.`, 'OAUTH_CLIENT_SECRET_UNAVAILABLE');
+      throw new UpstreamError(
+        `The client secret of ${settings.provider} could not be read (the operator must check ${setting}); start the authorization again later.`,
+        'OAUTH_CLIENT_SECRET_UNAVAILABLE',
+      );
     }
   }
   registerSecret(value);

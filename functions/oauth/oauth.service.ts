@@ -105,7 +105,11 @@ export async function completeAuthorization(provider: OAuthProvider, query: Call
     throw new ValidationError(`Unknown or already used OAuth state; start again with GET /oauth/authorize/${provider}.`, [], 'OAUTH_STATE_INVALID');
   }
   if (outcome.status === 'expired') {
-    throw new ValidationError(`This authorization expired (it is valid for ${STATE_TTL_SEC / 60} minutes); start again with GET /oauth/authorize/${provider}.`, [], 'OAUTH_STATE_EXPIRED');
+    throw new ValidationError(
+      `This authorization expired (it is valid for ${STATE_TTL_SEC / 60} minutes); start again with GET /oauth/authorize/${provider}.`,
+      [],
+      'OAUTH_STATE_EXPIRED',
+    );
   }
   const pending = outcome.pending;
   if (pending.provider !== provider) {
@@ -117,7 +121,11 @@ export async function completeAuthorization(provider: OAuthProvider, query: Call
 
   const settings = providerSettings(ports.config, provider, ports.secrets);
   const clientSecret = await readClientSecret(settings, ports);
-  const tokens = await exchangeCode({ ...settings, clientSecret }, { code: query.code, redirectUri: pending.redirectUri, codeVerifier: pending.codeVerifier }, ports);
+  const tokens = await exchangeCode(
+    { ...settings, clientSecret },
+    { code: query.code, redirectUri: pending.redirectUri, codeVerifier: pending.codeVerifier },
+    ports,
+  );
   // From here on, any log line of this request has the values masked, whatever field holds them.
   registerSecret(tokens.accessToken);
   if (tokens.refreshToken !== null) registerSecret(tokens.refreshToken);

@@ -25,7 +25,9 @@ export function createOAuthStateStore(db: Db): OAuthStateStore {
   const table = db.table('oauth-states');
   return {
     async put(pending) {
-      await db.doc.send(new PutCommand({ TableName: table, Item: pending, ConditionExpression: 'attribute_not_exists(#s)', ExpressionAttributeNames: { '#s': 'state' } }));
+      await db.doc.send(
+        new PutCommand({ TableName: table, Item: pending, ConditionExpression: 'attribute_not_exists(#s)', ExpressionAttributeNames: { '#s': 'state' } }),
+      );
     },
     async consume(state, now) {
       const out = await sendIf(

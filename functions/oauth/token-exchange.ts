@@ -69,7 +69,11 @@ export async function exchangeCode(settings: ExchangeSettings, input: ExchangeIn
     fields = parseTokenBody(await response.text(), response.headers.get('content-type') ?? '');
   } catch (error) {
     const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-    deps.log.warn('oauth token exchange failed', { provider: name, reason: timedOut ? 'timeout' : 'unreachable', error: error instanceof Error ? error.message : String(error) });
+    deps.log.warn('oauth token exchange failed', {
+      provider: name,
+      reason: timedOut ? 'timeout' : 'unreachable',
+      error: error instanceof Error ? error.message : String(error),
+    });
     throw new UpstreamError(
       timedOut
         ? `The token endpoint of ${name} did not answer within ${TOKEN_EXCHANGE_TIMEOUT_MS / 1000} seconds; start the authorization again.`
@@ -84,7 +88,10 @@ export async function exchangeCode(settings: ExchangeSettings, input: ExchangeIn
   if (!ok || typeof accessToken !== 'string' || accessToken.length === 0) {
     deps.log.warn('oauth token exchange failed', { provider: name, status, providerError });
     const why = !ok ? `answered HTTP ${status}` : providerError !== null ? 'refused the code' : 'answered without an access_token';
-    throw new UpstreamError(`The token endpoint of ${name} ${why}${providerError !== null ? ` (${providerError})` : ''}; start the authorization again.`, FAILED);
+    throw new UpstreamError(
+      `The token endpoint of ${name} ${why}${providerError !== null ? ` (${providerError})` : ''}; start the authorization again.`,
+      FAILED,
+    );
   }
   const refreshToken = fields['refresh_token'];
   const expiresIn = Number(fields['expires_in']);

@@ -174,7 +174,18 @@ const PRIVATE_ADDRESSES = (() => {
 })();
 
 /** Request headers that concern only the hop to the proxy, or that the proxy sets itself. */
-const DROPPED_REQUEST_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'te', 'trailer', 'upgrade', 'transfer-encoding', 'host', 'expect']);
+const DROPPED_REQUEST_HEADERS = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'upgrade',
+  'transfer-encoding',
+  'host',
+  'expect',
+]);
 /** Response headers that concern only the hop from the upstream; Node frames the body anew. */
 const DROPPED_RESPONSE_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'transfer-encoding']);
 
@@ -527,7 +538,9 @@ function parseRules(entries: readonly string[]): HostRule[] {
     }
     const parsed = splitHostPort(entry.trim().toLowerCase(), true);
     if (parsed === null) continue;
-    rules.push(parsed.host.startsWith('.') ? { host: parsed.host, wildcard: true, port: parsed.port } : { host: parsed.host, wildcard: false, port: parsed.port });
+    rules.push(
+      parsed.host.startsWith('.') ? { host: parsed.host, wildcard: true, port: parsed.port } : { host: parsed.host, wildcard: false, port: parsed.port },
+    );
   }
   return rules;
 }
@@ -686,7 +699,13 @@ function refuse(res: http.ServerResponse, status: number, text: string, extra: R
 function refuseTunnel(client: net.Socket, status: number, text: string, extra: readonly string[] = []): void {
   if (client.destroyed) return;
   const body = `${text}\n`;
-  const head = [`HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}`, ...extra, 'Content-Type: text/plain; charset=utf-8', `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close'];
+  const head = [
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}`,
+    ...extra,
+    'Content-Type: text/plain; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'Connection: close',
+  ];
   // Read (and drop) whatever the client still sends, so that its FIN closes the socket.
   client.resume();
   client.end(`${head.join('\r\n')}\r\n\r\n${body}`);

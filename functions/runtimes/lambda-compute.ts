@@ -12,7 +12,16 @@
 import { InvokeCommand, InvokeWithResponseStreamCommand, type InvokeWithResponseStreamResponseEvent, type LambdaClient } from '@aws-sdk/client-lambda';
 import { randomUUID } from 'node:crypto';
 import type { Compute, Invocation, RuntimeEvent, SourceViolation } from './compute.ts';
-import { COMPUTE_ERROR, errorEvent, invocationBody, notStartedEnd, parseCheckResult, RuntimeHttpError, runtimeEvents, type ErrorEvent } from './runtime-stream.ts';
+import {
+  COMPUTE_ERROR,
+  errorEvent,
+  invocationBody,
+  notStartedEnd,
+  parseCheckResult,
+  RuntimeHttpError,
+  runtimeEvents,
+  type ErrorEvent,
+} from './runtime-stream.ts';
 
 export interface LambdaComputeOptions {
   readonly lambda: LambdaClient;
@@ -93,7 +102,8 @@ export class HttpIntegrationDecoder {
     }
     const end = this.head.indexOf(PRELUDE_DELIMITER);
     if (end < 0) {
-      if (this.head.length > MAX_PRELUDE_BYTES) throw new StreamFormatError('the response prelude is too long or not delimited (is AWS_LWA_INVOKE_MODE=response_stream set?)');
+      if (this.head.length > MAX_PRELUDE_BYTES)
+        throw new StreamFormatError('the response prelude is too long or not delimited (is AWS_LWA_INVOKE_MODE=response_stream set?)');
       return [];
     }
     this.preludeValue = parsePrelude(this.head.subarray(0, end).toString('utf8'));
@@ -208,7 +218,8 @@ export function createLambdaCompute(options: LambdaComputeOptions): Compute {
       if (error instanceof RuntimeHttpError) return errorEvent(error.code, error.message);
       if (signal?.aborted) return errorEvent(COMPUTE_ERROR.aborted, 'the invocation was aborted');
       if (error instanceof StreamFormatError) return errorEvent(COMPUTE_ERROR.protocol, error.message);
-      if (error instanceof FunctionFailedError) return errorEvent(COMPUTE_ERROR.crashed, `the runtime function failed during the invocation (${error.message})`);
+      if (error instanceof FunctionFailedError)
+        return errorEvent(COMPUTE_ERROR.crashed, `the runtime function failed during the invocation (${error.message})`);
       if (nameOf(error) === 'TooManyRequestsException') return errorEvent('TOO_MANY_INVOCATIONS', `the runtime function is throttled (${messageOf(error)})`);
       return errorEvent(COMPUTE_ERROR.unavailable, `the runtime function could not be invoked (${nameOf(error)}: ${messageOf(error)})`);
     };

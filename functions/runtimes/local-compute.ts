@@ -24,15 +24,7 @@ import { createEgressProxy, type EgressProxy } from './egress-proxy.ts';
 import { prepareOsSandbox, unreadableBy, type OsSandbox } from './os-sandbox.ts';
 import { createProcessPool, get, inheritedEnv, launch, post, readBody } from './process-pool.ts';
 import type { ExitStatus, PoolExitReason, PooledProcess, PoolProcess, SupervisedProcesses } from './process-pool.ts';
-import {
-  COMPUTE_ERROR,
-  errorEvent,
-  invocationBody,
-  parseCheckResult,
-  RuntimeHttpError,
-  runtimeEvents,
-  type ErrorEvent,
-} from './runtime-stream.ts';
+import { COMPUTE_ERROR, errorEvent, invocationBody, parseCheckResult, RuntimeHttpError, runtimeEvents, type ErrorEvent } from './runtime-stream.ts';
 
 const DEFAULT_RUNTIME_DIR = fileURLToPath(new URL('../../python-runtime/', import.meta.url));
 
@@ -147,7 +139,15 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
     // /check never runs tenant code, and checks must not wait for (or evict) tenants' processes.
     exempt: (key) => key === CHECKER_KEY,
     unavailable,
-    describe: ({ handle: { role, tenantId, pid, socketPath }, active, startedAt, lastUsedAt }) => ({ role, tenantId, pid, socketPath: socketPath ?? '', activeRuns: active, startedAt, lastUsedAt }),
+    describe: ({ handle: { role, tenantId, pid, socketPath }, active, startedAt, lastUsedAt }) => ({
+      role,
+      tenantId,
+      pid,
+      socketPath: socketPath ?? '',
+      activeRuns: active,
+      startedAt,
+      lastUsedAt,
+    }),
     describeExit: ({ handle: { role, tenantId, pid }, reason, code, signal }) => ({ role, tenantId, pid, reason, code, signal }),
     messages: {
       closed: 'the local runtime supervisor is closed',
@@ -222,7 +222,9 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
         location: settings.runtimeDir,
         startTimeoutMs: settings.startTimeoutMs,
         spawnFailed: (error) =>
-          error.code === 'ENOENT' ? `${plan.command} was not found (${sandbox.kind === 'bubblewrap' ? 'install bubblewrap' : 'check the python option'})` : `the Python runtime could not be started (${error.message})`,
+          error.code === 'ENOENT'
+            ? `${plan.command} was not found (${sandbox.kind === 'bubblewrap' ? 'install bubblewrap' : 'check the python option'})`
+            : `the Python runtime could not be started (${error.message})`,
         unavailable,
         onStderr: (line) => options.logger?.warn('python runtime stderr', { tenantId, pid: child.pid, line: secrets.scrub(line) }),
         socketOnHost: (announced) => dir.onHost(basename(announced)),
@@ -330,7 +332,9 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
         onRuntimeEnd: () => (runtimeEnded = true),
         classifyFailure: classify,
         truncated: () =>
-          combined.aborted ? classify(new Error('the request was cancelled')) : errorEvent(COMPUTE_ERROR.protocol, 'the runtime ended the stream without an end event'),
+          combined.aborted
+            ? classify(new Error('the request was cancelled'))
+            : errorEvent(COMPUTE_ERROR.protocol, 'the runtime ended the stream without an end event'),
       });
       return 'done';
     } finally {
@@ -356,7 +360,9 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
   async function check(source: string): Promise<{ ok: boolean; violations: SourceViolation[] }> {
     const proc = await pool.acquire(CHECKER_KEY);
     try {
-      const { response } = await post(proc.handle, '/check', JSON.stringify({ source }), AbortSignal.timeout(30_000), { authorization: proc.handle.authorization });
+      const { response } = await post(proc.handle, '/check', JSON.stringify({ source }), AbortSignal.timeout(30_000), {
+        authorization: proc.handle.authorization,
+      });
       const body = await readBody(response);
       if (response.statusCode !== 200) throw RuntimeHttpError.fromBody(response.statusCode ?? 0, body);
       return parseCheckResult(body);
@@ -399,7 +405,8 @@ interface Interpreter {
   readonly roots: readonly string[];
 }
 
-const INTERPRETER_PROBE = 'import json, os, sys; print(json.dumps({"executable": sys.executable, "roots": sorted({p for p in [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *sys.path] if p and os.path.isdir(p)})}))';
+const INTERPRETER_PROBE =
+  'import json, os, sys; print(json.dumps({"executable": sys.executable, "roots": sorted({p for p in [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *sys.path] if p and os.path.isdir(p)})}))';
 
 /** Asks the interpreter itself, as the platform's user, where it lives. */
 function findInterpreter(python: string): Promise<Interpreter> {

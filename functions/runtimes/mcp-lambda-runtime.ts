@@ -41,7 +41,8 @@ export interface LambdaMcpRuntimeOptions {
 }
 
 /** What a synchronous invoke returned: the decoded JSON answer, or Lambda's report of a function failure. */
-export type InvokeAnswer = { readonly kind: 'answer'; readonly value: unknown } | { readonly kind: 'function-error'; readonly errorType: string; readonly message: string };
+export type InvokeAnswer =
+  { readonly kind: 'answer'; readonly value: unknown } | { readonly kind: 'function-error'; readonly errorType: string; readonly message: string };
 
 /** Decodes an `Invoke` response (throws HostProtocolError when the payload is not JSON). */
 export function decodeInvokeOutput(output: Pick<InvokeCommandOutput, 'FunctionError' | 'Payload'>): InvokeAnswer {
@@ -137,14 +138,23 @@ export function createLambdaMcpRuntime(options: LambdaMcpRuntimeOptions): McpRun
       if (signal?.aborted) return jsonRpcErrorResponse(499, id, MCP_ERROR_CODE.connectionClosed, 'the request was cancelled');
       // Lambda refused the invocation (a 4xx: throttled, no such function, not allowed): no server code ran.
       const answer = (response: McpHttpResponse) => (isRefusal(error) ? notStarted(response) : response);
-      if (nameOf(error) === 'TooManyRequestsException') return answer(jsonRpcErrorResponse(429, id, MCP_ERROR_CODE.connectionClosed, `the MCP runtime is throttled (${messageOf(error)})`));
-      return answer(jsonRpcErrorResponse(503, id, MCP_ERROR_CODE.connectionClosed, `the MCP runtime function could not be invoked (${nameOf(error)}: ${messageOf(error)})`));
+      if (nameOf(error) === 'TooManyRequestsException')
+        return answer(jsonRpcErrorResponse(429, id, MCP_ERROR_CODE.connectionClosed, `the MCP runtime is throttled (${messageOf(error)})`));
+      return answer(
+        jsonRpcErrorResponse(503, id, MCP_ERROR_CODE.connectionClosed, `the MCP runtime function could not be invoked (${nameOf(error)}: ${messageOf(error)})`),
+      );
     }
     try {
       const answer = decodeInvokeOutput(output);
       if (answer.kind === 'answer') return parseHttpResponse(answer.value);
-      if (isFunctionTimeout(answer)) return jsonRpcErrorResponse(504, id, MCP_ERROR_CODE.requestTimeout, `the MCP server did not answer in time (${answer.message})`);
-      return jsonRpcErrorResponse(502, id, MCP_ERROR_CODE.connectionClosed, `the MCP server's runtime failed during the request (${answer.errorType}: ${answer.message})`);
+      if (isFunctionTimeout(answer))
+        return jsonRpcErrorResponse(504, id, MCP_ERROR_CODE.requestTimeout, `the MCP server did not answer in time (${answer.message})`);
+      return jsonRpcErrorResponse(
+        502,
+        id,
+        MCP_ERROR_CODE.connectionClosed,
+        `the MCP server's runtime failed during the request (${answer.errorType}: ${answer.message})`,
+      );
     } catch (error) {
       if (!(error instanceof HostProtocolError)) throw error;
       return jsonRpcErrorResponse(502, id, MCP_ERROR_CODE.internalError, error.message);

@@ -189,7 +189,14 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
     idleTimeoutMs: settings.idleTimeoutMs,
     maxProcesses: settings.maxProcesses,
     unavailable,
-    describe: ({ handle: { tenantId, pid, socketPath }, active, startedAt, lastUsedAt }) => ({ tenantId, pid, socketPath: socketPath ?? '', activeRequests: active, startedAt, lastUsedAt }),
+    describe: ({ handle: { tenantId, pid, socketPath }, active, startedAt, lastUsedAt }) => ({
+      tenantId,
+      pid,
+      socketPath: socketPath ?? '',
+      activeRequests: active,
+      startedAt,
+      lastUsedAt,
+    }),
     describeExit: ({ handle: { tenantId, pid }, reason, code, signal }) => ({ tenantId, pid, reason, code, signal }),
     messages: {
       closed: 'the local MCP runtime is closed',
@@ -318,7 +325,7 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
       const missed = missedDeadline(value);
       if (missed !== null) {
         // The host gave up waiting, but the server's promise may still be working (and spending).
-        logger?.warn('mcp request missed its deadline; ending the tenant\'s host', { tenantId: proc.handle.tenantId, pid: proc.handle.pid, timeoutMs });
+        logger?.warn("mcp request missed its deadline; ending the tenant's host", { tenantId: proc.handle.tenantId, pid: proc.handle.pid, timeoutMs });
         void pool.stop(proc, 'timed-out', 'SIGKILL');
         return { kind: 'timed-out', error: missed };
       }
@@ -410,7 +417,9 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
           case 'refused':
             // Refused before anything was sent (the host had just died): once more on a new one.
             if (attempt === 0) continue;
-            return notStarted(jsonRpcErrorResponse(503, id, MCP_ERROR_CODE.connectionClosed, 'the MCP runtime is unavailable: its process could not be reached'));
+            return notStarted(
+              jsonRpcErrorResponse(503, id, MCP_ERROR_CODE.connectionClosed, 'the MCP runtime is unavailable: its process could not be reached'),
+            );
           case 'timeout':
             return jsonRpcErrorResponse(504, id, MCP_ERROR_CODE.requestTimeout, `the MCP server did not answer within ${settings.requestTimeoutMs} ms`);
           case 'timed-out':
@@ -483,13 +492,15 @@ export function packageClosure(names: readonly string[], fromDir: string): strin
   for (let item = queue.shift(); item !== undefined; item = queue.shift()) {
     const dir = findPackageDir(item.name, item.from);
     if (dir === null) {
-      if (item.required) throw new McpRuntimeUnavailableError(`${item.name} is not installed where MCP servers resolve modules from (${fromDir}); run npm install`);
+      if (item.required)
+        throw new McpRuntimeUnavailableError(`${item.name} is not installed where MCP servers resolve modules from (${fromDir}); run npm install`);
       continue;
     }
     if (found.has(dir)) continue;
     found.add(dir);
     const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies?: object; optionalDependencies?: object };
-    for (const dependency of Object.keys({ ...manifest.dependencies, ...manifest.optionalDependencies })) queue.push({ name: dependency, from: dir, required: false });
+    for (const dependency of Object.keys({ ...manifest.dependencies, ...manifest.optionalDependencies }))
+      queue.push({ name: dependency, from: dir, required: false });
   }
   return [...found];
 }

@@ -94,12 +94,23 @@ export interface OsSandboxOptions {
 }
 
 /** Files of /etc a sandbox may read: TLS trust, time zones, the dynamic linker's cache. Nothing secret. */
-const ETC_FILES = ['/etc/ssl', '/etc/ca-certificates', '/etc/pki', '/etc/localtime', '/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/alternatives', '/etc/mime.types'];
+const ETC_FILES = [
+  '/etc/ssl',
+  '/etc/ca-certificates',
+  '/etc/pki',
+  '/etc/localtime',
+  '/etc/ld.so.cache',
+  '/etc/ld.so.conf',
+  '/etc/ld.so.conf.d',
+  '/etc/alternatives',
+  '/etc/mime.types',
+];
 /** Top-level directories that are symlinks into /usr on merged-/usr systems, or directories elsewhere. */
 const SYSTEM_DIRS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 const NOBODY = 65534;
 const DEFAULT_MAX_PROCESSES = 2048;
-const NO_BWRAP = 'User code cannot run: bubblewrap (bwrap) is not installed. Install it (Debian/Ubuntu: apt-get install bubblewrap), or set UNSAFE_USER_CODE=allow to run user code without an OS sandbox (never with code you do not trust).';
+const NO_BWRAP =
+  'User code cannot run: bubblewrap (bwrap) is not installed. Install it (Debian/Ubuntu: apt-get install bubblewrap), or set UNSAFE_USER_CODE=allow to run user code without an OS sandbox (never with code you do not trust).';
 /** Open files per sandboxed process; soft and hard, so user code cannot raise it. */
 const MAX_OPEN_FILES = 1024;
 
@@ -109,7 +120,10 @@ const MAX_OPEN_FILES = 1024;
  */
 export async function prepareOsSandbox(options: OsSandboxOptions = {}): Promise<OsSandbox> {
   if (options.unsafeUserCode === 'allow') {
-    options.logger?.error('UNSAFE_USER_CODE=allow: user code runs WITHOUT the OS sandbox; any tenant can read this machine\'s files and reach its network. Never use this with code you do not trust.', {});
+    options.logger?.error(
+      "UNSAFE_USER_CODE=allow: user code runs WITHOUT the OS sandbox; any tenant can read this machine's files and reach its network. Never use this with code you do not trust.",
+      {},
+    );
     return unsafeSandbox();
   }
   const root = process.getuid?.() === 0;
@@ -119,7 +133,10 @@ export async function prepareOsSandbox(options: OsSandboxOptions = {}): Promise<
   const bwrap = findOnPath(options.bwrap ?? 'bwrap');
   if (bwrap === null) throw new SandboxUnavailableError(NO_BWRAP);
   const prlimit = findOnPath('prlimit');
-  if (prlimit === null) throw new SandboxUnavailableError('User code cannot run: prlimit (util-linux) is not installed; the sandbox needs it to set resource limits. Install util-linux.');
+  if (prlimit === null)
+    throw new SandboxUnavailableError(
+      'User code cannot run: prlimit (util-linux) is not installed; the sandbox needs it to set resource limits. Install util-linux.',
+    );
   const launcher = { prlimit, limits, bwrap };
   const sandbox = bubblewrap(launcher, await systemBinds(), identity);
   await probe(sandbox);
@@ -134,7 +151,7 @@ interface Launcher {
 }
 
 function bubblewrap(launcher: Launcher, systemArgs: readonly string[], identity: { uid?: number; gid?: number }): OsSandbox {
-  const who = identity.uid === undefined ? 'the platform\'s own uid (not root)' : `uid ${identity.uid}`;
+  const who = identity.uid === undefined ? "the platform's own uid (not root)" : `uid ${identity.uid}`;
   return {
     kind: 'bubblewrap',
     description: `bubblewrap: own user, pid, ipc, mount, network and uts namespaces, no capabilities, read-only system, limits ${launcher.limits.join(' ')}, ${who}`,
@@ -204,7 +221,7 @@ function outermost(paths: readonly string[]): string[] {
 function unsafeSandbox(): OsSandbox {
   return {
     kind: 'unsafe',
-    description: 'NONE (UNSAFE_USER_CODE=allow): user code runs as the platform\'s own user',
+    description: "NONE (UNSAFE_USER_CODE=allow): user code runs as the platform's own user",
     plan(command, args, spec) {
       return { command, args, env: { ...spec.env }, cwd: spec.cwd };
     },
@@ -250,9 +267,20 @@ async function systemBinds(): Promise<string[]> {
 async function probe(sandbox: OsSandbox): Promise<void> {
   const dir = await sandbox.makeControlDir();
   try {
-    const plan = sandbox.plan('/usr/bin/env', ['true'], { readOnly: [], controlDir: dir.hostPath, cwd: '/', env: { PATH: '/usr/bin:/bin' }, tmpfsBytes: 1024 * 1024 });
+    const plan = sandbox.plan('/usr/bin/env', ['true'], {
+      readOnly: [],
+      controlDir: dir.hostPath,
+      cwd: '/',
+      env: { PATH: '/usr/bin:/bin' },
+      tmpfsBytes: 1024 * 1024,
+    });
     const outcome = await new Promise<{ code: number | null; stderr: string; error?: NodeJS.ErrnoException }>((resolve) => {
-      const child = spawn(plan.command, plan.args, { env: plan.env, cwd: plan.cwd, stdio: ['ignore', 'ignore', 'pipe'], ...(plan.uid !== undefined ? { uid: plan.uid, gid: plan.gid } : {}) });
+      const child = spawn(plan.command, plan.args, {
+        env: plan.env,
+        cwd: plan.cwd,
+        stdio: ['ignore', 'ignore', 'pipe'],
+        ...(plan.uid !== undefined ? { uid: plan.uid, gid: plan.gid } : {}),
+      });
       let stderr = '';
       child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-2000)));
       child.once('error', (error: NodeJS.ErrnoException) => resolve({ code: null, stderr, error }));

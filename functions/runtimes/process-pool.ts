@@ -143,7 +143,9 @@ interface Slot<H extends PoolProcess, R extends string> {
   process: Entry<H, R> | null;
 }
 
-export function createProcessPool<H extends PoolProcess, R extends string, Info, Exit>(options: ProcessPoolOptions<H, R, Info, Exit>): ProcessPool<H, R, Info, Exit> {
+export function createProcessPool<H extends PoolProcess, R extends string, Info, Exit>(
+  options: ProcessPoolOptions<H, R, Info, Exit>,
+): ProcessPool<H, R, Info, Exit> {
   const slots = new Map<string, Slot<H, R>>();
   const exitListeners = new Set<(exit: Exit) => void>();
   const exempt = options.exempt ?? (() => false);

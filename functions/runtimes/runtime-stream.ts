@@ -78,9 +78,7 @@ export function invocationBody(invocation: Invocation): string {
     ...(invocation.egressProxy ? { egressProxy: invocation.egressProxy } : {}),
   };
   return JSON.stringify(
-    invocation.kind === 'agent'
-      ? { ...common, prompt: invocation.prompt, messages: invocation.messages }
-      : { ...common, event: invocation.event },
+    invocation.kind === 'agent' ? { ...common, prompt: invocation.prompt, messages: invocation.messages } : { ...common, event: invocation.event },
   );
 }
 

@@ -26,7 +26,8 @@ export async function createRoleToken(
   const keys = [...new Set(input.keys)].sort();
   const stored = new Set((await ports.keys.list(actor.userId)).map((k) => k.serviceName));
   const missing = keys.filter((k) => !stored.has(k));
-  if (missing.length > 0) throw new ValidationError('Invalid request body', [`keys: no stored key for ${missing.join(', ')} (store it with POST /keys/store first)`]);
+  if (missing.length > 0)
+    throw new ValidationError('Invalid request body', [`keys: no stored key for ${missing.join(', ')} (store it with POST /keys/store first)`]);
   if ((await ports.tokens.countActive(actor.userId, 'role')) >= MAX_ACTIVE_ROLE_TOKENS) {
     throw new ConflictError(`An account may hold at most ${MAX_ACTIVE_ROLE_TOKENS} active role tokens; revoke one first.`);
   }

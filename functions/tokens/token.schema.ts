@@ -19,14 +19,15 @@ export function oneExpiryAtMost(body: { expiresInDays?: number | undefined; expi
 
 export const ONE_EXPIRY_MESSAGE = { message: 'give expiresInDays or expiresAt, not both' };
 
-export const createTokenBody = z
-  .object({ name: tokenName.default('default'), ...tokenExpiry })
-  .refine(oneExpiryAtMost, ONE_EXPIRY_MESSAGE);
+export const createTokenBody = z.object({ name: tokenName.default('default'), ...tokenExpiry }).refine(oneExpiryAtMost, ONE_EXPIRY_MESSAGE);
 
 export const listTokensQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),
   cursor: z.string().optional(),
-  includeRevoked: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  includeRevoked: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
 });
 
 export const tokenIdParams = z.object({ tokenId: tokenIdSchema });

@@ -37,7 +37,11 @@ export function createTokenStore(db: Db): TokenStore {
   };
   // Only the token's own pointer: a digest that already points elsewhere is not this token's to remove.
   const deleteDigest = (digest: string, tokenId: string) =>
-    writeIf(db.doc.send(new DeleteCommand({ TableName: digests, Key: { digest }, ConditionExpression: 'tokenId = :t', ExpressionAttributeValues: { ':t': tokenId } })));
+    writeIf(
+      db.doc.send(
+        new DeleteCommand({ TableName: digests, Key: { digest }, ConditionExpression: 'tokenId = :t', ExpressionAttributeValues: { ':t': tokenId } }),
+      ),
+    );
 
   const findPointer = async (digest: string) => {
     const out = await db.doc.send(new GetCommand({ TableName: digests, Key: { digest }, ConsistentRead: true }));
@@ -54,7 +58,13 @@ export function createTokenStore(db: Db): TokenStore {
       return pointer === null ? null : get(pointer.tokenId);
     },
     async create(token) {
-      await db.doc.send(new PutCommand({ TableName: digests, Item: { digest: token.digest, tokenId: token.tokenId, userId: token.userId }, ConditionExpression: 'attribute_not_exists(digest)' }));
+      await db.doc.send(
+        new PutCommand({
+          TableName: digests,
+          Item: { digest: token.digest, tokenId: token.tokenId, userId: token.userId },
+          ConditionExpression: 'attribute_not_exists(digest)',
+        }),
+      );
       await db.doc.send(new PutCommand({ TableName: tokens, Item: token, ConditionExpression: 'attribute_not_exists(tokenId)' }));
     },
     listByUser(userId, { limit, cursor, kind }) {
@@ -101,7 +111,13 @@ export function createTokenStore(db: Db): TokenStore {
       return out === null ? null : (out.Attributes as TokenRecord);
     },
     async replaceDigest(token, digest, tokenPrefix, now) {
-      await db.doc.send(new PutCommand({ TableName: digests, Item: { digest, tokenId: token.tokenId, userId: token.userId }, ConditionExpression: 'attribute_not_exists(digest)' }));
+      await db.doc.send(
+        new PutCommand({
+          TableName: digests,
+          Item: { digest, tokenId: token.tokenId, userId: token.userId },
+          ConditionExpression: 'attribute_not_exists(digest)',
+        }),
+      );
       let moved: boolean;
       try {
         moved = await writeIf(

@@ -7,7 +7,19 @@ export const aliasSchema = z
   .regex(/^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/, 'must be lowercase letters, digits and hyphens, starting and ending with a letter or digit');
 
 /** Aliases that would shadow platform paths or mislead users. */
-export const RESERVED_ALIASES: ReadonlySet<string> = new Set(['api', 'www', 'root', 'system', 'platform', 'support', 'help', 'anonymous', 'null', 'undefined', 'well-known']);
+export const RESERVED_ALIASES: ReadonlySet<string> = new Set([
+  'api',
+  'www',
+  'root',
+  'system',
+  'platform',
+  'support',
+  'help',
+  'anonymous',
+  'null',
+  'undefined',
+  'well-known',
+]);
 
 export const setAliasBody = z.object({ alias: aliasSchema });
 

@@ -36,7 +36,14 @@ export async function getUserCredits(actor: UserActor, ports: Pick<UserPorts, 'u
     userId: user.userId,
     credits: user.credits,
     monthlyFreeCredits: ports.credits.monthlyGrant,
-    recentEntries: entries.map((e) => ({ entryId: e.entryId, amount: e.amount, balanceAfter: e.balanceAfter, reason: e.reason, requestId: e.requestId, createdAt: e.createdAt })),
+    recentEntries: entries.map((e) => ({
+      entryId: e.entryId,
+      amount: e.amount,
+      balanceAfter: e.balanceAfter,
+      reason: e.reason,
+      requestId: e.requestId,
+      createdAt: e.createdAt,
+    })),
   };
 }
 
@@ -65,7 +72,11 @@ export async function setAlias(actor: UserActor, alias: string, ports: UserPorts
   return { alias, previousAlias: user.alias, message: user.alias === null ? 'Alias set.' : 'Alias changed.' };
 }
 
-export async function updateProfile(actor: UserActor, fields: Partial<Pick<UserRecord, 'displayName' | 'email' | 'bio'>>, ports: Pick<UserPorts, 'users' | 'clock'>) {
+export async function updateProfile(
+  actor: UserActor,
+  fields: Partial<Pick<UserRecord, 'displayName' | 'email' | 'bio'>>,
+  ports: Pick<UserPorts, 'users' | 'clock'>,
+) {
   const updated = await ports.users.updateProfile(actor.userId, fields, ports.clock.now());
   if (updated === null) throw new NotFoundError('Account not found.');
   return publicUser(updated);
@@ -112,7 +123,16 @@ export async function createAccount(input: NewAccount, ports: UserPorts, request
     deletedAt: null,
   };
   if (!(await ports.users.create(user))) throw new ConflictError('An account with this id already exists.');
-  const actor: UserActor = { kind: 'user', userId: user.userId, alias: null, isAdmin: user.isAdmin, via: 'user-token', tokenId: null, scope: 'full', roleKeys: null };
+  const actor: UserActor = {
+    kind: 'user',
+    userId: user.userId,
+    alias: null,
+    isAdmin: user.isAdmin,
+    via: 'user-token',
+    tokenId: null,
+    scope: 'full',
+    roleKeys: null,
+  };
   const alias = input.alias === undefined ? null : (await setAlias(actor, input.alias, ports)).alias;
   if (input.credits !== undefined && input.credits > 0) {
     await ports.credits.grant(user.userId, input.credits, { reason: 'initial grant', requestId });
@@ -130,11 +150,14 @@ export async function grantCredits(userId: string, input: { amount: number; reas
   const user = await ports.users.get(userId);
   if (user === null) throw new NotFoundError(`User ${userId} not found.`);
   const change = { reason: input.reason, requestId };
-  const entry = input.amount >= 0 ? await ports.credits.grant(userId, input.amount, change) : await ports.credits.debit(userId, -input.amount, change).catch((error: unknown) => {
-    if (error instanceof InsufficientCreditsError) {
-      throw new ConflictError(`A correction of ${input.amount} would take the balance of ${error.available} below zero.`);
-    }
-    throw error;
-  });
+  const entry =
+    input.amount >= 0
+      ? await ports.credits.grant(userId, input.amount, change)
+      : await ports.credits.debit(userId, -input.amount, change).catch((error: unknown) => {
+          if (error instanceof InsufficientCreditsError) {
+            throw new ConflictError(`A correction of ${input.amount} would take the balance of ${error.available} below zero.`);
+          }
+          throw error;
+        });
   return { userId, amount: entry.amount, credits: entry.balanceAfter, entryId: entry.entryId, reason: entry.reason };
 }

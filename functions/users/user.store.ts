@@ -43,13 +43,17 @@ export function createUserStore(db: Db): UserStore {
     return (out.Item as UserRecord | undefined) ?? null;
   };
   // Deleted accounts keep their alias, so nobody can take over their public addresses.
-  const aliases = createUniqueClaims(db, { table: db.table('aliases'), keyAttribute: 'alias', holderAttribute: 'userId', readHolder: get, keyOf: (user) => user.alias });
+  const aliases = createUniqueClaims(db, {
+    table: db.table('aliases'),
+    keyAttribute: 'alias',
+    holderAttribute: 'userId',
+    readHolder: get,
+    keyOf: (user) => user.alias,
+  });
   return {
     get,
     async create(user) {
-      return writeIf(
-        db.doc.send(new PutCommand({ TableName: users, Item: user, ConditionExpression: 'attribute_not_exists(userId)' })),
-      );
+      return writeIf(db.doc.send(new PutCommand({ TableName: users, Item: user, ConditionExpression: 'attribute_not_exists(userId)' })));
     },
     list(limit, cursor) {
       return listPage<UserRecord>(

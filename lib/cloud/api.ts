@@ -160,7 +160,11 @@ export class PlatformApi extends Construct {
         placed = { stack: nested, top: new Resource(nested, 'Path', { parent: this.restApi.root, pathPart: segment }) };
         segments.set(segment, placed);
       }
-      const rest = route.path.split('/').filter((p) => p !== '').slice(1).join('/');
+      const rest = route.path
+        .split('/')
+        .filter((p) => p !== '')
+        .slice(1)
+        .join('/');
       new Method(placed.stack, `${route.method} ${route.path.replaceAll('/', '|')}`, {
         resource: rest === '' ? placed.top : placed.top.resourceForPath(rest),
         httpMethod: route.method,

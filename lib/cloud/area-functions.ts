@@ -97,7 +97,8 @@ export class PlatformFunctions extends Construct {
     this.streams = new Map(
       [...(props.streamingHosts ?? new Map<Host, readonly RouteSpec[]>())].map(([host, routes]) => {
         const variable = STREAMING_HOST_URL_VARIABLES[host];
-        if (variable === undefined) throw new Error(`The ${host} host cannot be a response-streaming function URL (streaming routes ${routes.map((r) => r.id).join(', ')}).`);
+        if (variable === undefined)
+          throw new Error(`The ${host} host cannot be a response-streaming function URL (streaming routes ${routes.map((r) => r.id).join(', ')}).`);
         const fn = this.areaFunction(`Stream-${host}`, props, routes, {
           entry: writeStreamingEntry(host, routes, props.entriesDir),
           description: `Platform ${host} host (response streaming): ${routes.length} route(s)`,
@@ -183,7 +184,12 @@ export class PlatformFunctions extends Construct {
    * buckets and key from the data stores, the run-token secret when a route authenticates, each
    * runtime only for an area using its port, the OAuth settings only for one using `secrets`.
    */
-  private areaFunction(id: string, props: PlatformFunctionsProps, routes: readonly RouteSpec[], own: { entry: string; description: string; environment: PlatformEnvironment }): PlatformFunction {
+  private areaFunction(
+    id: string,
+    props: PlatformFunctionsProps,
+    routes: readonly RouteSpec[],
+    own: { entry: string; description: string; environment: PlatformEnvironment },
+  ): PlatformFunction {
     const served = [...new Set(routes.map((r) => r.area))].map((name) => {
       const area = props.modules.get(name);
       if (area === undefined) throw new Error(`Routes of area ${name} have no area module.`);

@@ -59,11 +59,21 @@ export class PlatformData extends Construct {
     const expirations = props.expirations ?? [];
     for (const e of expirations) {
       if (!props.buckets.some((b) => b.name === e.bucket)) throw new Error(`Expiration of ${e.prefix} names an unknown bucket ${e.bucket}.`);
-      if (!Number.isInteger(e.afterDays) || e.afterDays < 1) throw new Error(`Expiration of ${e.prefix} needs a whole number of days (at least 1), not ${e.afterDays}.`);
+      if (!Number.isInteger(e.afterDays) || e.afterDays < 1)
+        throw new Error(`Expiration of ${e.prefix} needs a whole number of days (at least 1), not ${e.afterDays}.`);
     }
-    this.buckets = new Map(props.buckets.map((spec) => [spec.name, this.bucket(spec, props.bucketPrefix, expirations.filter((e) => e.bucket === spec.name))]));
+    this.buckets = new Map(
+      props.buckets.map((spec) => [
+        spec.name,
+        this.bucket(
+          spec,
+          props.bucketPrefix,
+          expirations.filter((e) => e.bucket === spec.name),
+        ),
+      ]),
+    );
     this.secretsKey = new Key(this, 'SecretsKey', {
-      description: 'Agent platform: wraps the data keys of users\' stored third-party keys',
+      description: "Agent platform: wraps the data keys of users' stored third-party keys",
       enableKeyRotation: true,
       // Losing the key loses every sealed secret.
       removalPolicy: RemovalPolicy.RETAIN,
@@ -147,7 +157,12 @@ export class PlatformData extends Construct {
         // In a versioned bucket expiring only hides the object behind a delete marker; the old version
         // then goes a day later (the shorter of two overlapping expirations wins), not after the
         // month of undo above: data with a retention period must not outlive it by a month.
-        ...expirations.map((e) => ({ id: `expire-${e.prefix.replace(/[^A-Za-z0-9-]+/g, '')}`, prefix: e.prefix, expiration: Duration.days(e.afterDays), noncurrentVersionExpiration: Duration.days(1) })),
+        ...expirations.map((e) => ({
+          id: `expire-${e.prefix.replace(/[^A-Za-z0-9-]+/g, '')}`,
+          prefix: e.prefix,
+          expiration: Duration.days(e.afterDays),
+          noncurrentVersionExpiration: Duration.days(1),
+        })),
       ],
       removalPolicy: RemovalPolicy.RETAIN,
     });

@@ -58,7 +58,18 @@ export function writeScheduleEntry(area: string, schedules: readonly ScheduleSpe
   const file = join(dir, `schedule-${area}.entry.ts`);
   const imports = schedules.map((s, i) => `import s${i} from ${importPath(file, join(REPO_ROOT, entryPointModulePath(s)))};`);
   const definitions = schedules.map((s, i) => `  ${JSON.stringify(s.id)}: s${i},`);
-  writeIfChanged(file, [HEADER + `import { scheduleHandler } from ${importPath(file, CLOUD_ROOT)};`, ...imports, '', `export const handler = scheduleHandler(${JSON.stringify(area)}, {`, ...definitions, '});', ''].join('\n'));
+  writeIfChanged(
+    file,
+    [
+      HEADER + `import { scheduleHandler } from ${importPath(file, CLOUD_ROOT)};`,
+      ...imports,
+      '',
+      `export const handler = scheduleHandler(${JSON.stringify(area)}, {`,
+      ...definitions,
+      '});',
+      '',
+    ].join('\n'),
+  );
   return file;
 }
 

@@ -81,7 +81,8 @@ export class McpRuntimeFunction extends Construct implements IGrantable {
     const modulesDir = props.modulesDir ?? DEFAULT_MCP_MODULES_DIR;
     const memorySize = props.memorySize ?? 1024;
     // Lambda's bounds, checked at synth rather than by CloudFormation in the middle of a deploy.
-    if (!Number.isInteger(memorySize) || memorySize < 128 || memorySize > 10240) throw new Error(`Invalid MCP runtime memory ${memorySize}: use a whole number of MB from 128 to 10240.`);
+    if (!Number.isInteger(memorySize) || memorySize < 128 || memorySize > 10240)
+      throw new Error(`Invalid MCP runtime memory ${memorySize}: use a whole number of MB from 128 to 10240.`);
 
     this.logGroup = new LogGroup(this, 'Logs', { retention: RetentionDays.ONE_MONTH });
     // Created here rather than by the function, which would attach AWSLambdaBasicExecutionRole
@@ -188,7 +189,11 @@ export function layerPackages(sources: McpLayerSources): LayerPackage[] {
     if (found.has(path)) return;
     const manifest = readPackageJson(join(dir, 'package.json'));
     found.set(path, { path, name: manifest.name ?? path, version: manifest.version ?? '' });
-    const optionalPeers = new Set(Object.entries(manifest.peerDependenciesMeta ?? {}).filter(([, meta]) => meta.optional === true).map(([name]) => name));
+    const optionalPeers = new Set(
+      Object.entries(manifest.peerDependenciesMeta ?? {})
+        .filter(([, meta]) => meta.optional === true)
+        .map(([name]) => name),
+    );
     const wanted: [string, boolean][] = [
       ...Object.keys(manifest.dependencies ?? {}).map((name): [string, boolean] => [name, false]),
       ...Object.keys(manifest.optionalDependencies ?? {}).map((name): [string, boolean] => [name, true]),
@@ -197,7 +202,8 @@ export function layerPackages(sources: McpLayerSources): LayerPackage[] {
     for (const [name, optional] of wanted) {
       const resolved = resolvePackage(name, dir, modulesDir);
       if (resolved !== null) visit(resolved);
-      else if (!optional) throw new Error(`The MCP layer cannot be built: ${name}, a dependency of ${manifest.name ?? path}, is not installed under ${modulesDir} (run npm ci).`);
+      else if (!optional)
+        throw new Error(`The MCP layer cannot be built: ${name}, a dependency of ${manifest.name ?? path}, is not installed under ${modulesDir} (run npm ci).`);
     }
   };
 
@@ -236,7 +242,8 @@ function resolvePackage(name: string, fromDir: string, modulesDir: string): stri
     if (isPackage(candidate)) {
       const real = realpathSync(candidate);
       const inside = relative(modulesDir, real);
-      if (inside === '' || inside.startsWith('..') || isAbsolute(inside)) throw new Error(`The MCP layer cannot be built: ${name} resolves to ${real}, outside ${modulesDir} (a linked package).`);
+      if (inside === '' || inside.startsWith('..') || isAbsolute(inside))
+        throw new Error(`The MCP layer cannot be built: ${name} resolves to ${real}, outside ${modulesDir} (a linked package).`);
       return real;
     }
     if (dir === modulesDir) return null;

@@ -59,7 +59,10 @@ export function validateOAuthProviders(value: unknown, what = 'oauthProviders'):
     }
     const before = problems.length;
     for (const field of Object.keys(entry)) {
-      if (field === 'clientSecret') problems.push(`${name}.clientSecret is not accepted (a client secret must not sit in the template: store it in Secrets Manager and pass its ARN as clientSecretArn)`);
+      if (field === 'clientSecret')
+        problems.push(
+          `${name}.clientSecret is not accepted (a client secret must not sit in the template: store it in Secrets Manager and pass its ARN as clientSecretArn)`,
+        );
       else if (!(FIELDS as readonly string[]).includes(field)) problems.push(`${name}.${field} is not a known field (${FIELDS.join(', ')})`);
     }
     for (const field of ['authorizeUrl', 'tokenUrl'] as const) {
@@ -67,10 +70,13 @@ export function validateOAuthProviders(value: unknown, what = 'oauthProviders'):
       if (problem !== null) problems.push(`${name}.${field} ${problem}`);
     }
     if (typeof entry['clientId'] !== 'string' || entry['clientId'].trim() === '') problems.push(`${name}.clientId is missing (a non-empty string)`);
-    if (entry['scopes'] !== undefined && typeof entry['scopes'] !== 'string') problems.push(`${name}.scopes must be a string of space or comma separated scopes`);
+    if (entry['scopes'] !== undefined && typeof entry['scopes'] !== 'string')
+      problems.push(`${name}.scopes must be a string of space or comma separated scopes`);
     const arn = entry['clientSecretArn'];
     if (arn !== undefined && (typeof arn !== 'string' || !COMPLETE_SECRET_ARN.test(arn))) {
-      problems.push(`${name}.clientSecretArn must be the complete ARN of a Secrets Manager secret (arn:aws:secretsmanager:<region>:<account>:secret:<name>-<6 characters>, as create-secret prints it)`);
+      problems.push(
+        `${name}.clientSecretArn must be the complete ARN of a Secrets Manager secret (arn:aws:secretsmanager:<region>:<account>:secret:<name>-<6 characters>, as create-secret prints it)`,
+      );
     }
     if (problems.length === before) providers[name] = entry as unknown as OAuthProviderSettings;
   }
@@ -90,7 +96,9 @@ export function oauthProvidersFromContext(value: unknown): OAuthProviders | unde
   try {
     parsed = JSON.parse(value);
   } catch (error) {
-    throw new Error(`Invalid ${what}: not JSON (${error instanceof Error ? error.message : String(error)}); pass e.g. -c oauthProviders='{"provider_a":{"authorizeUrl":"https://...","tokenUrl":"https://...","clientId":"...","clientSecretArn":"arn:aws:secretsmanager:..."}}'.`);
+    throw new Error(
+      `Invalid ${what}: not JSON (${error instanceof Error ? error.message : String(error)}); pass e.g. -c oauthProviders='{"provider_a":{"authorizeUrl":"https://...","tokenUrl":"https://...","clientId":"...","clientSecretArn":"arn:aws:secretsmanager:..."}}'.`,
+    );
   }
   return validateOAuthProviders(parsed, what);
 }

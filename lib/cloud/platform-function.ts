@@ -135,7 +135,8 @@ export class PlatformFunction extends Construct implements IGrantable {
     // written). A secret under a customer managed KMS key would also need kms:Decrypt; the default
     // aws/secretsmanager key needs nothing more.
     const clientSecretArns = props.oauth?.clientSecretArns ?? [];
-    if (clientSecretArns.length > 0) this.function.addToRolePolicy(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [...clientSecretArns] }));
+    if (clientSecretArns.length > 0)
+      this.function.addToRolePolicy(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [...clientSecretArns] }));
   }
 
   get grantPrincipal(): IPrincipal {

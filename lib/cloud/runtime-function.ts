@@ -91,7 +91,13 @@ export class RuntimeFunction extends Construct implements IGrantable {
       // Hashed from what is shipped, so a change of run.sh alone also deploys.
       code: locallyStagedCode(sourceDir, Runtime.PYTHON_3_12, (outputDir) => stageRuntimeAsset(sourceDir, outputDir)),
       // The layer is published only in the `aws` partition, under this account.
-      layers: [LayerVersion.fromLayerVersionArn(this, 'WebAdapter', `arn:aws:lambda:${stack.region}:${WEB_ADAPTER_LAYER_ACCOUNT}:layer:LambdaAdapterLayerArm64:${layerVersion}`)],
+      layers: [
+        LayerVersion.fromLayerVersionArn(
+          this,
+          'WebAdapter',
+          `arn:aws:lambda:${stack.region}:${WEB_ADAPTER_LAYER_ACCOUNT}:layer:LambdaAdapterLayerArm64:${layerVersion}`,
+        ),
+      ],
       role: this.role,
       logGroup: this.logGroup,
       memorySize: props.memorySize ?? 3008,

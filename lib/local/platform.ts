@@ -129,11 +129,33 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     const compute = createLocalCompute({ logger: log, sandbox, egress, ...(options.runtimePythonPath ? { pythonPath: options.runtimePythonPath } : {}) });
     cleanup.push(() => compute.close());
     // One MCP host process per tenant, likewise started on first use and stopped with the platform.
-    const mcpRuntime = createLocalMcpRuntime({ logger: log, sandbox, egress, ...(options.mcpEgressAllowHosts ? { egressAllowHosts: options.mcpEgressAllowHosts } : {}) });
+    const mcpRuntime = createLocalMcpRuntime({
+      logger: log,
+      sandbox,
+      egress,
+      ...(options.mcpEgressAllowHosts ? { egressAllowHosts: options.mcpEgressAllowHosts } : {}),
+    });
     cleanup.push(() => mcpRuntime.close());
-    const ready = createPorts(config, { identity: options.identity ?? null, runTokens, secretBox, compute, mcpRuntime, secrets: options.secrets ?? null, log, ...(options.clock ? { clock: options.clock } : {}) });
-    await ensureTables(ready.db.doc, LOCAL_PREFIX, served.flatMap((area) => area.tables));
-    await ensureBuckets(createS3Client(config), LOCAL_PREFIX, served.flatMap((area) => area.buckets));
+    const ready = createPorts(config, {
+      identity: options.identity ?? null,
+      runTokens,
+      secretBox,
+      compute,
+      mcpRuntime,
+      secrets: options.secrets ?? null,
+      log,
+      ...(options.clock ? { clock: options.clock } : {}),
+    });
+    await ensureTables(
+      ready.db.doc,
+      LOCAL_PREFIX,
+      served.flatMap((area) => area.tables),
+    );
+    await ensureBuckets(
+      createS3Client(config),
+      LOCAL_PREFIX,
+      served.flatMap((area) => area.buckets),
+    );
     const createdAdminToken = await bootstrapAdmin(ready, dataDir);
     platform = ready;
     // Stopped before the runtimes and stores (cleanup runs in reverse), after in-flight requests.
@@ -158,7 +180,12 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
   }
 }
 
-function localConfig(url: string, stores: { dynamoEndpoint: string; s3Endpoint: string }, logLevel: LogLevel, env: Readonly<Record<string, string | undefined>>): Config {
+function localConfig(
+  url: string,
+  stores: { dynamoEndpoint: string; s3Endpoint: string },
+  logLevel: LogLevel,
+  env: Readonly<Record<string, string | undefined>>,
+): Config {
   const at = (host: keyof typeof LOCAL_HOST_PREFIX) => url + LOCAL_HOST_PREFIX[host];
   return parseConfig({
     ...env,
@@ -210,7 +237,8 @@ const heldDataDirs = new Set<string>();
 
 async function acquireLock(dataDir: string): Promise<void> {
   const file = join(dataDir, LOCK_FILE);
-  const inUse = (pid: number) => new StartupError(`DATA_DIR ${dataDir} is in use by another running platform (pid ${pid}); stop it or choose another DATA_DIR.`);
+  const inUse = (pid: number) =>
+    new StartupError(`DATA_DIR ${dataDir} is in use by another running platform (pid ${pid}); stop it or choose another DATA_DIR.`);
   if (heldDataDirs.has(dataDir)) throw inUse(process.pid);
   try {
     await writeFile(file, String(process.pid), { flag: 'wx' });

@@ -45,10 +45,13 @@ export function startLocalScheduler(options: LocalSchedulerOptions): LocalSchedu
     const due = timetable.next(new Date(now()));
     // setTimeout holds at most about 24.8 days; a later slot is reached in steps.
     const delay = Math.min(due.getTime() - now(), 2 ** 31 - 1);
-    const timer = setTimeout(() => {
-      if (now() >= due.getTime()) void fire(bound, due);
-      arm(bound, timetable);
-    }, Math.max(delay, 0));
+    const timer = setTimeout(
+      () => {
+        if (now() >= due.getTime()) void fire(bound, due);
+        arm(bound, timetable);
+      },
+      Math.max(delay, 0),
+    );
     timer.unref();
     timers.set(bound.spec.id, timer);
   };

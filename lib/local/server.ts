@@ -67,8 +67,17 @@ export function createLocalServer(options: LocalServerOptions): Server {
   for (const host of Object.keys(LOCAL_HOST_PREFIX) as Host[]) {
     const specs = [...options.routes, ...options.streamRoutes].map((r) => r.spec).filter((spec) => onHost(spec, host));
     tables.set(host, new RouteTable(specs));
-    fallbacks.set(host, createFallbackHandler(specs, () => options.platform()?.log ?? null));
-    streamHandlers.set(host, createStreamHandler(options.streamRoutes.filter((r) => onHost(r.spec, host)), ready));
+    fallbacks.set(
+      host,
+      createFallbackHandler(specs, () => options.platform()?.log ?? null),
+    );
+    streamHandlers.set(
+      host,
+      createStreamHandler(
+        options.streamRoutes.filter((r) => onHost(r.spec, host)),
+        ready,
+      ),
+    );
   }
   const dispatch = createRestHandler(options.routes, ready);
 
@@ -92,7 +101,12 @@ export function createLocalServer(options: LocalServerOptions): Server {
     if (match.kind !== 'found') {
       req.resume();
       const proxy = { proxy: located.path.replace(/^\//, '') };
-      return send(res, await fallbacks.get(located.host)!(toRestEvent(req, { requestId, path: located.path, resource: '/{proxy+}', pathParameters: proxy, query: url.searchParams, body: null })));
+      return send(
+        res,
+        await fallbacks.get(located.host)!(
+          toRestEvent(req, { requestId, path: located.path, resource: '/{proxy+}', pathParameters: proxy, query: url.searchParams, body: null }),
+        ),
+      );
     }
     const limit = match.route.maxBodyBytes;
     const declared = Number(req.headers['content-length'] ?? 0);
@@ -127,7 +141,10 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null | 
 
 function refuseTooLarge(req: IncomingMessage, res: ServerResponse, requestId: string, limit: number): void {
   const failure = toErrorResponse(new PayloadTooLargeError(limit));
-  const response = json(failure.status, errorBody('B', failure.code, failure.message, lineageOf(requestId, undefined)), { ...commonHeaders(requestId), connection: 'close' });
+  const response = json(failure.status, errorBody('B', failure.code, failure.message, lineageOf(requestId, undefined)), {
+    ...commonHeaders(requestId),
+    connection: 'close',
+  });
   send(res, response);
   // Stop reading the rest of an oversized upload.
   req.resume();

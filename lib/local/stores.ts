@@ -74,7 +74,11 @@ async function ensureTable(client: DynamoDBClient, prefix: string, table: TableS
       AttributeDefinitions,
       KeySchema: keySchema(table.partitionKey, table.sortKey),
       GlobalSecondaryIndexes: table.indexes?.length
-        ? table.indexes.map((index) => ({ IndexName: index.name, KeySchema: keySchema(index.partitionKey, index.sortKey), Projection: { ProjectionType: 'ALL' } }))
+        ? table.indexes.map((index) => ({
+            IndexName: index.name,
+            KeySchema: keySchema(index.partitionKey, index.sortKey),
+            Projection: { ProjectionType: 'ALL' },
+          }))
         : undefined,
     }),
   );

@@ -2,7 +2,10 @@ import type { IncomingMessage } from 'node:http';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 
 /** Builds the Lambda function URL (v2) event the cloud would deliver for a streaming request. */
-export function toUrlEvent(req: IncomingMessage, input: { requestId: string; path: string; query: URLSearchParams; body: Buffer | null }): APIGatewayProxyEventV2 {
+export function toUrlEvent(
+  req: IncomingMessage,
+  input: { requestId: string; path: string; query: URLSearchParams; body: Buffer | null },
+): APIGatewayProxyEventV2 {
   const headers: Record<string, string> = {};
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i]!.toLowerCase();
@@ -10,7 +13,8 @@ export function toUrlEvent(req: IncomingMessage, input: { requestId: string; pat
     headers[name] = headers[name] === undefined ? value : `${headers[name]},${value}`;
   }
   const queryStringParameters: Record<string, string> = {};
-  for (const [key, value] of input.query) queryStringParameters[key] = queryStringParameters[key] === undefined ? value : `${queryStringParameters[key]},${value}`;
+  for (const [key, value] of input.query)
+    queryStringParameters[key] = queryStringParameters[key] === undefined ? value : `${queryStringParameters[key]},${value}`;
   const method = (req.method ?? 'GET').toUpperCase();
   const now = Date.now();
   return {
@@ -27,7 +31,13 @@ export function toUrlEvent(req: IncomingMessage, input: { requestId: string; pat
       apiId: 'local',
       domainName: req.headers.host ?? 'localhost',
       domainPrefix: 'local',
-      http: { method, path: input.path, protocol: `HTTP/${req.httpVersion}`, sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: req.headers['user-agent'] ?? '' },
+      http: {
+        method,
+        path: input.path,
+        protocol: `HTTP/${req.httpVersion}`,
+        sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+        userAgent: req.headers['user-agent'] ?? '',
+      },
       requestId: input.requestId,
       routeKey: '$default',
       stage: '$default',

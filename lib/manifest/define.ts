@@ -1,4 +1,19 @@
-import type { AreaModule, AuthMode, BucketSpec, CallerScope, EnvelopeStyle, Host, HttpMethod, PortName, QueueSpec, RouteSpec, ScheduleSpec, ServiceSpec, StorageEventSpec, TableSpec } from './types.ts';
+import type {
+  AreaModule,
+  AuthMode,
+  BucketSpec,
+  CallerScope,
+  EnvelopeStyle,
+  Host,
+  HttpMethod,
+  PortName,
+  QueueSpec,
+  RouteSpec,
+  ScheduleSpec,
+  ServiceSpec,
+  StorageEventSpec,
+  TableSpec,
+} from './types.ts';
 
 export const KIB = 1024;
 
@@ -43,7 +58,9 @@ export interface AreaInput<T extends readonly TableSpec[], B extends readonly Bu
 export type DefinedArea<T extends readonly TableSpec[], B extends readonly BucketSpec[]> = AreaModule & { readonly tables: T; readonly buckets: B };
 
 /** Fills the defaults every route and entry point shares, so modules list only what differs. */
-export function defineArea<const T extends readonly TableSpec[] = readonly [], const B extends readonly BucketSpec[] = readonly []>(input: AreaInput<T, B>): DefinedArea<T, B> {
+export function defineArea<const T extends readonly TableSpec[] = readonly [], const B extends readonly BucketSpec[] = readonly []>(
+  input: AreaInput<T, B>,
+): DefinedArea<T, B> {
   const area = input.name;
   const folder = input.folder === undefined ? {} : { folder: input.folder };
   return {

@@ -139,10 +139,14 @@ export const actionsBench: BenchModule = {
     }
 
     const fresh = measured(FRESH, samples.get(FRESH)!, { note: 'spawn to exit of python3 running the same handler once' });
-    const warm = versus(measured(COMPUTE, samples.get(COMPUTE)!, { note: 'fork of the warm runtime, the handler, the NDJSON stream; no HTTP, auth, credits or logs' }), fresh);
+    const warm = versus(
+      measured(COMPUTE, samples.get(COMPUTE)!, { note: 'fork of the warm runtime, the handler, the NDJSON stream; no HTTP, auth, credits or logs' }),
+      fresh,
+    );
     const routerRow = measured(ROUTER, samples.get(ROUTER)!);
     const directRow = measured(DIRECT, samples.get(DIRECT)!);
-    const overhead = (row: MeasuredRow) => `platform overhead over compute.invoke: p50 ${(row.p50 - warm.p50).toFixed(1)} ms, p99 ${(row.p99 - warm.p99).toFixed(1)} ms`;
+    const overhead = (row: MeasuredRow) =>
+      `platform overhead over compute.invoke: p50 ${(row.p50 - warm.p50).toFixed(1)} ms, p99 ${(row.p99 - warm.p99).toFixed(1)} ms`;
     return [
       fresh,
       warm,

@@ -66,7 +66,13 @@ function chatOnce(agent: Agent, url: string, token: string, prompt: string, conv
           const end = elapsedSince(startedAt);
           const meta = /^__META__(\{.*?\})__/.exec(text)?.[1];
           // A fast error must not pass for a fast answer.
-          if (res.statusCode !== 200 || meta === undefined || !text.includes(`echo: ${prompt}`) || text.includes('__ERROR__') || !text.includes('__METRICS__')) {
+          if (
+            res.statusCode !== 200 ||
+            meta === undefined ||
+            !text.includes(`echo: ${prompt}`) ||
+            text.includes('__ERROR__') ||
+            !text.includes('__METRICS__')
+          ) {
             reject(new Error(`chat failed: HTTP ${res.statusCode} ${text.slice(0, 300)}`));
             return;
           }
@@ -104,7 +110,10 @@ export const chatBench: BenchModule = {
     defer(() => platform.stop({ removeData: true }));
     defer(() => server.stop());
     const user = await createUser(platform, { alias: 'benchchat', credits: 1_000_000 });
-    const created = await platform.api('POST', '/agent/create', { token: user.token, body: { agentName: 'bench-echo', description: 'echo agent for the chat bench', sourceCode: ECHO } });
+    const created = await platform.api('POST', '/agent/create', {
+      token: user.token,
+      body: { agentName: 'bench-echo', description: 'echo agent for the chat bench', sourceCode: ECHO },
+    });
     if (created.status !== 200) throw new Error(`creating the agent failed: ${created.status} ${created.text}`);
     const agentId = created.body.data.agentId as string;
     const config = platform.running.ports.config;
@@ -129,7 +138,10 @@ export const chatBench: BenchModule = {
       });
     const direct = async (prompt: string, messages: unknown[] = []) => {
       const { events, endMs } = await invokeTimed(httpAgent, server.port, directBody(prompt, messages));
-      const reply = events.filter((e) => e.event.type === 'text').map((e) => e.event['data']).join('');
+      const reply = events
+        .filter((e) => e.event.type === 'text')
+        .map((e) => e.event['data'])
+        .join('');
       const end = events.at(-1)?.event;
       if (reply !== `echo: ${prompt}` || events.some((e) => e.event.type === 'error') || end?.type !== 'end' || end['exitCode'] !== 0) {
         throw new Error(`direct run failed: ${JSON.stringify(events.map((e) => e.event)).slice(0, 300)}`);
@@ -200,7 +212,7 @@ export const chatBench: BenchModule = {
     const row = (name: string, note?: string) => measured(name, samples.get(name)!, note ? { note } : {});
     const share = (platformRow: MeasuredRow, runtimeRow: MeasuredRow) =>
       `platform's share: p50 +${(platformRow.p50 - runtimeRow.p50).toFixed(1)} ms, mean +${(platformRow.mean - runtimeRow.mean).toFixed(1)} ms`;
-    const directText = row(DIRECT_TEXT, 'POST /invoke on a runtime server started here, to the first `text` event: the agent\'s own first event');
+    const directText = row(DIRECT_TEXT, "POST /invoke on a runtime server started here, to the first `text` event: the agent's own first event");
     const directEnd = row(DIRECT_END, 'to the end of the NDJSON body (after `end`)');
     const chatByte = row(CHAT_BYTE, '`__META__`, written after auth, rate limit, agent read and credit debit, before keys and the runtime');
     const chatText = row(CHAT_TEXT);

@@ -66,7 +66,12 @@ function post(agent: Agent, url: string, token: string): Promise<{ status: numbe
       {
         method: 'POST',
         agent,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'content-length': Buffer.byteLength(CALL) },
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'content-length': Buffer.byteLength(CALL),
+        },
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -91,7 +96,12 @@ async function rawCall(agent: Agent, url: string, token: string): Promise<number
 
 async function runtimeCall(runtime: McpRuntime, tenantId: string, source: McpSource): Promise<number> {
   const startedAt = performance.now();
-  const reply = await runtime.handle(tenantId, source, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: CALL }, {});
+  const reply = await runtime.handle(
+    tenantId,
+    source,
+    { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: CALL },
+    {},
+  );
   const ms = elapsedSince(startedAt);
   if (reply.status !== 200 || !reply.body.includes('"text":"5"')) throw new Error(`mcpRuntime.handle: ${reply.status} ${reply.body.slice(0, 200)}`);
   return ms;
@@ -111,7 +121,10 @@ export const mcpBench: BenchModule = {
     const platform = await startTestPlatform();
     defer(() => platform.stop({ removeData: true }));
     const user = await createUser(platform, { alias: 'benchmcp', credits: 1_000_000 });
-    const created = await platform.api('POST', '/mcp-admin/create', { token: user.token, body: { serverName: 'bench', description: 'trivial', sourceCode: SOURCE } });
+    const created = await platform.api('POST', '/mcp-admin/create', {
+      token: user.token,
+      body: { serverName: 'bench', description: 'trivial', sourceCode: SOURCE },
+    });
     if (created.status !== 200) throw new Error(`creating the MCP server failed: ${created.status} ${created.text}`);
     const serverId = created.body.data.serverId as string;
     const url = `${platform.url}/mcp/${serverId}`;
@@ -150,11 +163,17 @@ export const mcpBench: BenchModule = {
       }
     }
 
-    const floor = measured(IN_MEMORY, samples.get(IN_MEMORY)!, { note: 'same source evaluated in the bench process; Client <-> McpServer over InMemoryTransport' });
-    const port = versus(measured(RUNTIME, samples.get(RUNTIME)!, { note: 'loopback HTTP to the tenant host, server built per request; no platform HTTP, auth, credits or logs' }), floor);
+    const floor = measured(IN_MEMORY, samples.get(IN_MEMORY)!, {
+      note: 'same source evaluated in the bench process; Client <-> McpServer over InMemoryTransport',
+    });
+    const port = versus(
+      measured(RUNTIME, samples.get(RUNTIME)!, { note: 'loopback HTTP to the tenant host, server built per request; no platform HTTP, auth, credits or logs' }),
+      floor,
+    );
     const raw = measured(RAW, samples.get(RAW)!);
     const client = measured(CLIENT, samples.get(CLIENT)!);
-    const overhead = (row: typeof raw) => `platform overhead over mcpRuntime.handle: p50 ${(row.p50 - port.p50).toFixed(1)} ms, p99 ${(row.p99 - port.p99).toFixed(1)} ms`;
+    const overhead = (row: typeof raw) =>
+      `platform overhead over mcpRuntime.handle: p50 ${(row.p50 - port.p50).toFixed(1)} ms, p99 ${(row.p99 - port.p99).toFixed(1)} ms`;
     return [floor, port, versus(versus({ ...raw, note: overhead(raw) }, floor), port), versus(versus({ ...client, note: overhead(client) }, floor), port)];
   },
 };

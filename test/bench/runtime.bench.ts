@@ -79,7 +79,10 @@ export async function startRuntimeServer(): Promise<RuntimeServer> {
   try {
     const port = await new Promise<number>((resolve, reject) => {
       const lines = createInterface({ input: child.stdout! });
-      const timer = setTimeout(() => reject(new Error(`runtime server did not listen within ${START_DEADLINE_MS} ms: ${stderr.join('').slice(-300)}`)), START_DEADLINE_MS);
+      const timer = setTimeout(
+        () => reject(new Error(`runtime server did not listen within ${START_DEADLINE_MS} ms: ${stderr.join('').slice(-300)}`)),
+        START_DEADLINE_MS,
+      );
       void exited.then(() => {
         clearTimeout(timer);
         reject(new Error(`runtime server exited before listening: ${stderr.join('').slice(-300)}`));
@@ -112,7 +115,14 @@ export function invokeTimed(agent: Agent, port: number, body: string): Promise<{
     const events: TimedEvent[] = [];
     let pending = '';
     const req = request(
-      { host: '127.0.0.1', port, path: '/invoke', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/invoke',
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
       (res) => {
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => {
@@ -202,7 +212,17 @@ export const runtimeBench: BenchModule = {
     defer(() => server.stop());
     const agent = new Agent({ keepAlive: true });
     defer(() => agent.destroy());
-    const body = JSON.stringify({ kind: 'action', source: HANDLER, requestId: 'bench', functionName: 'bench', timeoutMs: 30_000, memoryMb: 128, env: { SVC_KEYS_JSON: '{}' }, allowHosts: [], event: {} });
+    const body = JSON.stringify({
+      kind: 'action',
+      source: HANDLER,
+      requestId: 'bench',
+      functionName: 'bench',
+      timeoutMs: 30_000,
+      memoryMb: 128,
+      env: { SVC_KEYS_JSON: '{}' },
+      allowHosts: [],
+      event: {},
+    });
     const bare = freshScript([]);
     const preloads = await preloadedModules(agent, server.port);
     const withPreloads = freshScript(preloads);
@@ -232,8 +252,15 @@ export const runtimeBench: BenchModule = {
     }
 
     const fresh = measured(FRESH, samples.fresh, { note: 'spawn to exit of python3 -c running the handler once and printing its result' });
-    const preloaded = versus(measured(PRELOADED, samples.preloaded, { note: `the same, first importing the ${preloads.length} modules the fork server preloads (GET /health), e.g. ${preloads.slice(-3).join(', ')}` }), fresh);
-    const warm = measured(WARM, samples.warm, { note: 'request to end of the NDJSON body: HTTP, static check, fork, sandbox, handler; keep-alive, sequential' });
+    const preloaded = versus(
+      measured(PRELOADED, samples.preloaded, {
+        note: `the same, first importing the ${preloads.length} modules the fork server preloads (GET /health), e.g. ${preloads.slice(-3).join(', ')}`,
+      }),
+      fresh,
+    );
+    const warm = measured(WARM, samples.warm, {
+      note: 'request to end of the NDJSON body: HTTP, static check, fork, sandbox, handler; keep-alive, sequential',
+    });
     return [
       fresh,
       preloaded,

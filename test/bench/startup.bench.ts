@@ -52,7 +52,12 @@ async function storesAnswering(dataDir: string): Promise<() => Promise<void>> {
   const stores = await startLocalStores(dataDir);
   // The credentials the platform's own clients use: s3rver accepts only its built-in pair.
   const dynamo = new DynamoDBClient({ region: 'us-east-1', endpoint: stores.dynamoEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  const s3 = new S3Client({ region: 'us-east-1', endpoint: stores.s3Endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
+  const s3 = new S3Client({
+    region: 'us-east-1',
+    endpoint: stores.s3Endpoint,
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+  });
   const close = async () => {
     dynamo.destroy();
     s3.destroy();

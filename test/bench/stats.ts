@@ -93,7 +93,8 @@ export function formatTable(rows: readonly BenchRow[]): string {
       body.push(`[${module}]`);
     }
     const first = row.ratios?.[0];
-    const ratioCells = (r: Ratio | undefined) => (r ? [times(r.p50), row.n >= MIN_SAMPLES_FOR_P99 ? times(r.p99) : '-', times(r.mean), r.baseline] : ['', '', '', '']);
+    const ratioCells = (r: Ratio | undefined) =>
+      r ? [times(r.p50), row.n >= MIN_SAMPLES_FOR_P99 ? times(r.p99) : '-', times(r.mean), r.baseline] : ['', '', '', ''];
     body.push([
       row.case,
       String(row.n),

@@ -113,12 +113,35 @@ let sequence = 0;
 
 function agentRun(prompt: string, overrides: Partial<AgentInvocation> = {}): AgentInvocation {
   sequence++;
-  return { kind: 'agent', source: WORDS_AGENT, requestId: `req-agent-${sequence}`, functionName: 'contract-agent', timeoutMs: 20_000, memoryMb: 256, env: {}, allowHosts: [], prompt, messages: [], ...overrides };
+  return {
+    kind: 'agent',
+    source: WORDS_AGENT,
+    requestId: `req-agent-${sequence}`,
+    functionName: 'contract-agent',
+    timeoutMs: 20_000,
+    memoryMb: 256,
+    env: {},
+    allowHosts: [],
+    prompt,
+    messages: [],
+    ...overrides,
+  };
 }
 
 function actionRun(source: string, event: Record<string, unknown>, overrides: Partial<ActionInvocation> = {}): ActionInvocation {
   sequence++;
-  return { kind: 'action', source, requestId: `req-action-${sequence}`, functionName: 'contract-action', timeoutMs: 10_000, memoryMb: 128, env: {}, allowHosts: [], event, ...overrides };
+  return {
+    kind: 'action',
+    source,
+    requestId: `req-action-${sequence}`,
+    functionName: 'contract-action',
+    timeoutMs: 10_000,
+    memoryMb: 128,
+    env: {},
+    allowHosts: [],
+    event,
+    ...overrides,
+  };
 }
 
 interface Timed {
@@ -143,7 +166,12 @@ async function collect(events: AsyncIterable<RuntimeEvent>, onEvent?: (event: Ru
   return out;
 }
 
-async function run(compute: Compute, tenantId: string, invocation: AgentInvocation | ActionInvocation, options: { signal?: AbortSignal; onEvent?: (event: RuntimeEvent) => void } = {}): Promise<Run> {
+async function run(
+  compute: Compute,
+  tenantId: string,
+  invocation: AgentInvocation | ActionInvocation,
+  options: { signal?: AbortSignal; onEvent?: (event: RuntimeEvent) => void } = {},
+): Promise<Run> {
   const calledAt = performance.now();
   const events = await collect(compute.invoke(tenantId, invocation, options.signal), options.onEvent);
   return { events, calledAt };
@@ -151,7 +179,8 @@ async function run(compute: Compute, tenantId: string, invocation: AgentInvocati
 
 const types = (r: Run) => r.events.map((t) => t.event.type);
 const texts = (r: Run) => r.events.flatMap((t) => (t.event.type === 'text' ? [t.event.data] : []));
-const ofType = <T extends RuntimeEvent['type']>(r: Run, type: T) => r.events.map((t) => t.event).filter((e): e is Extract<RuntimeEvent, { type: T }> => e.type === type);
+const ofType = <T extends RuntimeEvent['type']>(r: Run, type: T) =>
+  r.events.map((t) => t.event).filter((e): e is Extract<RuntimeEvent, { type: T }> => e.type === type);
 const errorOf = (r: Run) => ofType(r, 'error')[0];
 
 /** The port's shape of every run: exactly one `end`, last, and at most one `error`. */
@@ -192,7 +221,11 @@ export function describeComputeContract(adapterName: string, setup: ComputeContr
       expect(texts(r)).toEqual(['one', 'two', 'three']);
       expect(ofType(r, 'tool')).toEqual([{ type: 'tool', name: 'weather', toolUseId: 'id-weather' }]);
       expect(ofType(r, 'metrics')[0]).toMatchObject({ totalCycles: 2, totalTokens: 7, inputTokens: 3, outputTokens: 4, toolsUsed: ['weather'] });
-      expect(ofType(r, 'messages')[0]!.messages).toEqual([...history, { role: 'user', content: [{ text: '0.15 one tool:weather two three' }] }, { role: 'assistant', content: [{ text: 'onetwothree' }] }]);
+      expect(ofType(r, 'messages')[0]!.messages).toEqual([
+        ...history,
+        { role: 'user', content: [{ text: '0.15 one tool:weather two three' }] },
+        { role: 'assistant', content: [{ text: 'onetwothree' }] },
+      ]);
       // Assess: nothing was held back until the end. The agent sleeps 3 x 0.15 s between its first
       // text and its return, so the end cannot come sooner than that after the first text.
       const firstText = r.events[0]!.at;
@@ -200,7 +233,7 @@ export function describeComputeContract(adapterName: string, setup: ComputeContr
       for (let i = 1; i < 4; i++) expect(r.events[i]!.at).toBeGreaterThan(r.events[i - 1]!.at);
     });
 
-    it("runs an action: printed lines as log events, then its result with status, headers and body; context from the invocation", async () => {
+    it('runs an action: printed lines as log events, then its result with status, headers and body; context from the invocation', async () => {
       // Act
       const r = await run(compute, 'tenant-a', actionRun(ECHO_ACTION, { text: 'hi' }, { functionName: 'echo-action', requestId: 'req-echo', memoryMb: 192 }));
 
@@ -249,7 +282,7 @@ export function describeComputeContract(adapterName: string, setup: ComputeContr
       expect(JSON.stringify(raised.events)).not.toContain('leaky-secret-0123456789');
     });
 
-    it('ends a run that started with started: true and its duration from the runtime\'s start, by this side\'s clock', async () => {
+    it("ends a run that started with started: true and its duration from the runtime's start, by this side's clock", async () => {
       // Prepare: a warm runtime
       await run(compute, 'tenant-a', actionRun(SLEEPING_ACTION, { seconds: 0 }));
 
@@ -277,7 +310,7 @@ export function describeComputeContract(adapterName: string, setup: ComputeContr
       expect(end.durationMs).toBeLessThanOrEqual(wallMs(r) + 1);
     });
 
-    it('refuses an invocation outside the protocol\'s limits with INVALID_PARAMETERS, before anything starts', async () => {
+    it("refuses an invocation outside the protocol's limits with INVALID_PARAMETERS, before anything starts", async () => {
       // Act: 8 MB is below the smallest memory budget (16 MB)
       const r = await run(compute, 'tenant-a', actionRun(SLEEPING_ACTION, { seconds: 0 }, { memoryMb: 8 }));
 

@@ -27,7 +27,11 @@ describeComputeContract('local (bubblewrap sandbox per tenant)', {
     const sandbox = prepareOsSandbox();
     const egress = createEgressProxy();
     const compute = createLocalCompute({ sandbox, egress });
-    const tenantPids = (tenantId: string) => compute.stats().processes.filter((p) => p.role === 'tenant' && p.tenantId === tenantId).map((p) => p.pid);
+    const tenantPids = (tenantId: string) =>
+      compute
+        .stats()
+        .processes.filter((p) => p.role === 'tenant' && p.tenantId === tenantId)
+        .map((p) => p.pid);
     return {
       compute,
       environmentsOf: (tenantId) => tenantPids(tenantId).map(String),

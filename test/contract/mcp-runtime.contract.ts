@@ -141,7 +141,12 @@ async function startBridge(runtime: McpRuntime, sources: Map<string, string>, en
       const headers: Record<string, string> = {};
       for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers[name] = value;
       void runtime
-        .handle(tenantId, source(serverId, version, sourceCode), { method: req.method as 'GET' | 'POST' | 'DELETE', headers, body: Buffer.concat(parts).toString('utf8') }, envs.get(tenantId) ?? {})
+        .handle(
+          tenantId,
+          source(serverId, version, sourceCode),
+          { method: req.method as 'GET' | 'POST' | 'DELETE', headers, body: Buffer.concat(parts).toString('utf8') },
+          envs.get(tenantId) ?? {},
+        )
         .then((answer) => res.writeHead(answer.status, answer.headers).end(answer.body));
     });
   });
@@ -178,14 +183,34 @@ export function describeMcpRuntimeContract(adapterName: string, setup: McpRuntim
     });
 
     it.each([
-      ['a syntax error', 'module.exports = {\n  createMcpServer() {\n    return oops oops;\n  },\n};\n', /SyntaxError: Unexpected identifier 'oops' \(line 3\)/],
+      [
+        'a syntax error',
+        'module.exports = {\n  createMcpServer() {\n    return oops oops;\n  },\n};\n',
+        /SyntaxError: Unexpected identifier 'oops' \(line 3\)/,
+      ],
       ['an ES module syntax error', "import { z } from 'zod';\nexport const = 1;\n", /SyntaxError: Unexpected token '='/],
       ['no createMcpServer', 'module.exports = { makeServer() {} };\n', /does not export a createMcpServer function \(it exports: makeServer\)/],
-      ['a throwing factory', "exports.createMcpServer = () => {\n  throw new Error('no API key configured');\n};\n", /createMcpServer\(\) failed: Error: no API key configured \(line 2\)/],
+      [
+        'a throwing factory',
+        "exports.createMcpServer = () => {\n  throw new Error('no API key configured');\n};\n",
+        /createMcpServer\(\) failed: Error: no API key configured \(line 2\)/,
+      ],
       ['a factory returning no server', 'exports.createMcpServer = () => 42;\n', /must return an McpServer .*number/],
-      ['child_process', "const { execSync } = require('child_process');\nexports.createMcpServer = () => null;\n", /module 'child_process' is not available to MCP servers/],
-      ['node:child_process in an ES module', "import { spawn } from 'node:child_process';\nexport const createMcpServer = () => spawn;\n", /module 'node:child_process' is not available/],
-      ['a package outside the allowlist', "const _ = require('lodash');\n", /module 'lodash' is not available to MCP servers: a server is one file and may use only @modelcontextprotocol\/sdk, zod/],
+      [
+        'child_process',
+        "const { execSync } = require('child_process');\nexports.createMcpServer = () => null;\n",
+        /module 'child_process' is not available to MCP servers/,
+      ],
+      [
+        'node:child_process in an ES module',
+        "import { spawn } from 'node:child_process';\nexport const createMcpServer = () => spawn;\n",
+        /module 'node:child_process' is not available/,
+      ],
+      [
+        'a package outside the allowlist',
+        "const _ = require('lodash');\n",
+        /module 'lodash' is not available to MCP servers: a server is one file and may use only @modelcontextprotocol\/sdk, zod/,
+      ],
       [
         'an SDK path without .js',
         "import { McpServer } from '@modelcontextprotocol/sdk/server/mcp';\nexport const createMcpServer = () => new McpServer({ name: 'x', version: '1' });\n",
@@ -231,12 +256,21 @@ export function describeMcpRuntimeContract(adapterName: string, setup: McpRuntim
           const sum = await client.callTool({ name: 'add', arguments: { a: 2, b: 40 } });
           const keyLength = await client.callTool({ name: 'key_length', arguments: { label: 'openai' } });
           const invalid = await client.callTool({ name: 'add', arguments: { a: 'two' } });
-          const get = await runtime.handle('tenant-a', source(serverId, 1, sources.get(`${serverId}@1`)!), { method: 'GET', headers: { accept: 'text/event-stream' }, body: '' }, {});
+          const get = await runtime.handle(
+            'tenant-a',
+            source(serverId, 1, sources.get(`${serverId}@1`)!),
+            { method: 'GET', headers: { accept: 'text/event-stream' }, body: '' },
+            {},
+          );
 
           // Assess: tools with their zod-derived schemas, results, input validation, no GET stream
           expect(client.getServerVersion()?.name).toBe(serverName);
           expect(listed.tools.map((t) => t.name)).toEqual(['add', 'key_length']);
-          expect(listed.tools[0]!.inputSchema).toMatchObject({ type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] });
+          expect(listed.tools[0]!.inputSchema).toMatchObject({
+            type: 'object',
+            properties: { a: { type: 'number' }, b: { type: 'number' } },
+            required: ['a', 'b'],
+          });
           expect(sum.content).toEqual([{ type: 'text', text: '42' }]);
           expect(keyLength.content).toEqual([{ type: 'text', text: 'openai:13' }]);
           expect(invalid.isError).toBe(true);
@@ -297,7 +331,8 @@ exports.createMcpServer = () => {
 
       // Act: interleaved, so a cached v2 must not shadow v1 or the reverse
       const answers: string[] = [];
-      for (const server of [version(1, 'one'), version(2, 'two'), version(1, 'one'), version(2, 'two')]) answers.push(textOf((await callTool(runtime, 'tenant-a', server, 'which')).json));
+      for (const server of [version(1, 'one'), version(2, 'two'), version(1, 'one'), version(2, 'two')])
+        answers.push(textOf((await callTool(runtime, 'tenant-a', server, 'which')).json));
       const changed = textOf((await callTool(runtime, 'tenant-a', version(2, 'two, edited'), 'which')).json);
 
       // Assess

@@ -52,7 +52,13 @@ function apiMethods(platform: SynthesizedPlatform): FoundMethod[] {
         const integration = r.Properties?.['Integration'];
         const uriParts: unknown[] = integration['Uri']?.['Fn::Join']?.[1] ?? [];
         const arn = uriParts.map((p) => inMain(tpl, stackId, p)).find((p: any) => p?.['Fn::GetAtt']?.[1] === 'Arn');
-        return { where, httpMethod: r.Properties?.['HttpMethod'], path: resolvePath(tpl, stackId, r.Properties?.['ResourceId']) || '/', integration, lambdaArn: arn };
+        return {
+          where,
+          httpMethod: r.Properties?.['HttpMethod'],
+          path: resolvePath(tpl, stackId, r.Properties?.['ResourceId']) || '/',
+          integration,
+          lambdaArn: arn,
+        };
       }),
   );
 }
@@ -147,7 +153,9 @@ describe('REST API', () => {
     const restApi = logicalIdOf(platform, platform.stack.api.restApi);
 
     // Act: the function URLs' public permissions are checked with the streaming functions.
-    const permissions = Object.values(main.Resources).filter((r) => r.Type === 'AWS::Lambda::Permission' && r.Properties?.['Principal'] === 'apigateway.amazonaws.com');
+    const permissions = Object.values(main.Resources).filter(
+      (r) => r.Type === 'AWS::Lambda::Permission' && r.Properties?.['Principal'] === 'apigateway.amazonaws.com',
+    );
     const elsewhere = [...platform.segments.values()].flatMap((t) => Object.keys(t.findResources('AWS::Lambda::Permission')));
 
     // Assess
@@ -201,9 +209,16 @@ function miniApi(list: readonly RouteSpec[]): MiniApi {
   return withScratchOutdir((outdir) => {
     const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
     const stack = new Stack(app, 'ApiOnly');
-    const fn = (id: string): IFunction => new LambdaFunction(stack, id, { runtime: Runtime.NODEJS_22_X, handler: 'index.handler', code: Code.fromInline('export const handler = () => {}') });
+    const fn = (id: string): IFunction =>
+      new LambdaFunction(stack, id, { runtime: Runtime.NODEJS_22_X, handler: 'index.handler', code: Code.fromInline('export const handler = () => {}') });
     const areas = [...new Set(list.map((r) => r.area))];
-    const api = new PlatformApi(stack, 'Api', { routes: list, functions: new Map(areas.map((a) => [a, fn(`Fn-${a}`)])), fallback: fn('Fallback'), apiName: 'api', stageName: 'test' });
+    const api = new PlatformApi(stack, 'Api', {
+      routes: list,
+      functions: new Map(areas.map((a) => [a, fn(`Fn-${a}`)])),
+      fallback: fn('Fallback'),
+      apiName: 'api',
+      stageName: 'test',
+    });
     const [deploymentId] = Object.keys(Template.fromStack(stack).findResources('AWS::ApiGateway::Deployment'));
     const placement = new Map(
       api.node

@@ -11,7 +11,9 @@ describe('tables', () => {
   it.each(tables.map((t) => [t.name, t] as const))('%s has its keys, indexes, TTL, PITR, encryption and RETAIN', (_name, spec: TableSpec) => {
     // Prepare
     const { main } = synthPlatform();
-    const keyNames = [spec.partitionKey, spec.sortKey, ...(spec.indexes ?? []).flatMap((i) => [i.partitionKey, i.sortKey])].filter((k): k is string => k !== undefined);
+    const keyNames = [spec.partitionKey, spec.sortKey, ...(spec.indexes ?? []).flatMap((i) => [i.partitionKey, i.sortKey])].filter(
+      (k): k is string => k !== undefined,
+    );
 
     // Act
     const found = main.findResources('AWS::DynamoDB::Table', { Properties: { TableName: `${TEST_STACK}-${spec.name}` } });
@@ -28,7 +30,9 @@ describe('tables', () => {
       ...(spec.sortKey === undefined ? [] : [{ AttributeName: spec.sortKey, KeyType: 'RANGE' }]),
     ]);
     expect(props.AttributeDefinitions).toHaveLength(new Set(keyNames).size);
-    expect(props.AttributeDefinitions).toEqual(expect.arrayContaining([...new Set(keyNames)].map((name) => ({ AttributeName: name, AttributeType: attributeType(spec, name) }))));
+    expect(props.AttributeDefinitions).toEqual(
+      expect.arrayContaining([...new Set(keyNames)].map((name) => ({ AttributeName: name, AttributeType: attributeType(spec, name) }))),
+    );
     expect(props.BillingMode).toBe('PAY_PER_REQUEST');
     expect(props.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
     // SSEEnabled alone means KMS with the AWS managed key (aws/dynamodb); absent would be an AWS owned key.
@@ -37,7 +41,10 @@ describe('tables', () => {
     expect(props.GlobalSecondaryIndexes ?? []).toEqual(
       (spec.indexes ?? []).map((index) => ({
         IndexName: index.name,
-        KeySchema: [{ AttributeName: index.partitionKey, KeyType: 'HASH' }, ...(index.sortKey === undefined ? [] : [{ AttributeName: index.sortKey, KeyType: 'RANGE' }])],
+        KeySchema: [
+          { AttributeName: index.partitionKey, KeyType: 'HASH' },
+          ...(index.sortKey === undefined ? [] : [{ AttributeName: index.sortKey, KeyType: 'RANGE' }]),
+        ],
         Projection: { ProjectionType: 'ALL' },
       })),
     );
@@ -73,7 +80,11 @@ describe('buckets', () => {
       BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
       PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
       VersioningConfiguration: { Status: 'Enabled' },
-      LifecycleConfiguration: { Rules: expect.arrayContaining([{ NoncurrentVersionExpiration: { NoncurrentDays: 30 }, AbortIncompleteMultipartUpload: { DaysAfterInitiation: 7 }, Status: 'Enabled' }]) },
+      LifecycleConfiguration: {
+        Rules: expect.arrayContaining([
+          { NoncurrentVersionExpiration: { NoncurrentDays: 30 }, AbortIncompleteMultipartUpload: { DaysAfterInitiation: 7 }, Status: 'Enabled' },
+        ]),
+      },
     });
     main.hasResourceProperties('AWS::S3::BucketPolicy', {
       Bucket: { Ref: logicalId },
@@ -135,7 +146,10 @@ describe('run-token secret', () => {
     const platform = synthPlatform();
     const template = json(platform.main);
     const { areas, streams } = platform.stack.functions;
-    const authenticating = [...[...areas].filter(([area]) => resourcesOf([areaNamed(area)]).runTokenSecret).map(([, fn]) => fn), ...[...streams.values()].map((s) => s.function)];
+    const authenticating = [
+      ...[...areas].filter(([area]) => resourcesOf([areaNamed(area)]).runTokenSecret).map(([, fn]) => fn),
+      ...[...streams.values()].map((s) => s.function),
+    ];
     return { platform, template, secretId: logicalIdOf(platform, platform.stack.data.runTokenSecret), authenticating };
   }
 
@@ -177,7 +191,8 @@ describe('run-token secret', () => {
     // Assess
     expect(authenticating.length).toBeGreaterThan(0);
     expect(grants.map((g) => JSON.stringify(g.role)).sort()).toEqual(authenticating.map((fn) => JSON.stringify(roleOf(fn))).sort());
-    for (const g of grants) expect(g).toMatchObject({ actions: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'], resource: { Ref: secretId } });
+    for (const g of grants)
+      expect(g).toMatchObject({ actions: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'], resource: { Ref: secretId } });
     const expected = new Set(authenticating.map((fn) => logicalIdOf(platform, fn.function)));
     for (const [id, value] of variables) expect(value, id).toEqual(expected.has(id) ? { Ref: secretId } : undefined);
     expect(expected.has(logicalIdOf(platform, fallback.function))).toBe(false);

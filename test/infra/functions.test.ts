@@ -67,7 +67,15 @@ describe('functions', () => {
         TracingConfig: { Mode: 'Active' },
         Handler: 'index.handler',
         MemorySize: 512,
-        Environment: { Variables: { STAGE: TEST_STAGE, LOG_LEVEL: 'info', PLATFORM_VERSION: '0.0.0-test', USAGE_LOG_RETENTION_DAYS: '30', NODE_OPTIONS: '--enable-source-maps' } },
+        Environment: {
+          Variables: {
+            STAGE: TEST_STAGE,
+            LOG_LEVEL: 'info',
+            PLATFORM_VERSION: '0.0.0-test',
+            USAGE_LOG_RETENTION_DAYS: '30',
+            NODE_OPTIONS: '--enable-source-maps',
+          },
+        },
       });
       expect(Object.keys(f.Properties?.['Environment'].Variables)).toEqual(expect.arrayContaining([...REQUIRED_ENV]));
     }
@@ -94,7 +102,14 @@ describe('functions', () => {
     const bucketIds = new Map([...platform.stack.data.buckets].map(([name, bucket]) => [logicalIdOf(platform, bucket), name]));
 
     // Act: every table and bucket any statement of the role names
-    const named = (ids: Map<string, string>) => [...new Set(statements.flatMap((s) => [...JSON.stringify(s.Resource).matchAll(/"([A-Za-z0-9]+)"/g)].map((m) => ids.get(m[1]!)).filter((n): n is string => n !== undefined)))].sort();
+    const named = (ids: Map<string, string>) =>
+      [
+        ...new Set(
+          statements.flatMap((s) =>
+            [...JSON.stringify(s.Resource).matchAll(/"([A-Za-z0-9]+)"/g)].map((m) => ids.get(m[1]!)).filter((n): n is string => n !== undefined),
+          ),
+        ),
+      ].sort();
     const dynamo = statements.filter((s) => [s.Action].flat().some((a) => a.startsWith('dynamodb:')));
     const indexArns = dynamo.flatMap((s) => [s.Resource].flat()).filter((r) => JSON.stringify(r).includes('/index/*'));
 
@@ -142,19 +157,22 @@ describe('functions', () => {
     expect(actions.every((a: string) => a.startsWith('xray:'))).toBe(true);
   });
 
-  it.each([...bufferedAreas].map(([area, list]) => [area, list] as const))('builds area %s from an entry that binds each of its buffered routes', async (area, list) => {
-    // Prepare
-    synthPlatform();
-    const entry = join(DEFAULT_ENTRIES_DIR, `${area}.entry.ts`);
+  it.each([...bufferedAreas].map(([area, list]) => [area, list] as const))(
+    'builds area %s from an entry that binds each of its buffered routes',
+    async (area, list) => {
+      // Prepare
+      synthPlatform();
+      const entry = join(DEFAULT_ENTRIES_DIR, `${area}.entry.ts`);
 
-    // Act: importing runs areaHandler, which throws when a route of the area has no handler.
-    const mod = (await import(entry)) as { handler: unknown };
-    const source = readFileSync(entry, 'utf8');
+      // Act: importing runs areaHandler, which throws when a route of the area has no handler.
+      const mod = (await import(entry)) as { handler: unknown };
+      const source = readFileSync(entry, 'utf8');
 
-    // Assess
-    expect(typeof mod.handler).toBe('function');
-    for (const r of list) expect(source).toContain(`/${handlerModulePath(r)}"`);
-  });
+      // Assess
+      expect(typeof mod.handler).toBe('function');
+      for (const r of list) expect(source).toContain(`/${handlerModulePath(r)}"`);
+    },
+  );
 
   it('builds the fallback from an entry exporting fallbackHandler', async () => {
     // Prepare
@@ -162,7 +180,14 @@ describe('functions', () => {
 
     // Act
     const mod = (await import(join(DEFAULT_ENTRIES_DIR, 'fallback.entry.ts'))) as { handler: (event: unknown) => Promise<{ statusCode: number }> };
-    const response = await mod.handler({ httpMethod: 'GET', resource: '/{proxy+}', path: '/no-such-thing', pathParameters: { proxy: 'no-such-thing' }, headers: {}, requestContext: { requestId: 'r-1' } });
+    const response = await mod.handler({
+      httpMethod: 'GET',
+      resource: '/{proxy+}',
+      path: '/no-such-thing',
+      pathParameters: { proxy: 'no-such-thing' },
+      headers: {},
+      requestContext: { requestId: 'r-1' },
+    });
 
     // Assess
     expect(response.statusCode).toBe(404);

@@ -62,7 +62,9 @@ describe('outputs', () => {
     const streamUrl = stream === undefined ? `${base}/stream` : `https://{url host of ${logicalIdOf(platform, stream.url)}}`;
 
     // Act
-    const urls = Object.fromEntries(['BaseUrl', 'StreamUrl', 'McpUrl', 'VoiceUrl', 'CdnUrl', 'SiteUrl', 'CodeUrl'].map((id) => [id, outputs[id] && rendered(outputs[id].Value)]));
+    const urls = Object.fromEntries(
+      ['BaseUrl', 'StreamUrl', 'McpUrl', 'VoiceUrl', 'CdnUrl', 'SiteUrl', 'CodeUrl'].map((id) => [id, outputs[id] && rendered(outputs[id].Value)]),
+    );
 
     // Assess
     expect(stream !== undefined).toBe(routes.some((r) => r.host === 'stream' && r.mode === 'streaming'));

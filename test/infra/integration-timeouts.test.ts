@@ -30,7 +30,12 @@ function synthWithCeiling(apiIntegrationTimeoutSec: number): PlatformStack {
   const outdir = mkdtempSync(join(tmpdir(), 'platform-infra-timeouts-'));
   outdirs.push(outdir);
   const app = new App({ outdir, analyticsReporting: false, context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
-  const stack = new PlatformStack(app, 'agent-platform-timeouts', { stackName: 'agent-platform-timeouts', stage: 'test', version: '0.0.0-test', apiIntegrationTimeoutSec });
+  const stack = new PlatformStack(app, 'agent-platform-timeouts', {
+    stackName: 'agent-platform-timeouts',
+    stage: 'test',
+    version: '0.0.0-test',
+    apiIntegrationTimeoutSec,
+  });
   app.synth();
   return stack;
 }
@@ -43,7 +48,7 @@ describe('API Gateway integration timeouts', () => {
     expect(integrationTimeoutSec({ timeoutSec: 300 }, 310)).toBe(302);
   });
 
-  it('stays within API Gateway\'s default 29 s without a raised quota', () => {
+  it("stays within API Gateway's default 29 s without a raised quota", () => {
     // Act
     const timeouts = methodTimeouts(synthPlatform().stack);
     // Assess
@@ -64,8 +69,10 @@ describe('API Gateway integration timeouts', () => {
     expect(permissions).toHaveLength(defaultPermissions.length);
   });
 
-  it('answers API Gateway\'s own timeout in the platform\'s error shape, with CORS', () => {
-    const responses = Object.values(json(synthPlatform().main).Resources).filter((r) => r.Type === 'AWS::ApiGateway::GatewayResponse' && r.Properties?.['ResponseType'] === 'INTEGRATION_TIMEOUT');
+  it("answers API Gateway's own timeout in the platform's error shape, with CORS", () => {
+    const responses = Object.values(json(synthPlatform().main).Resources).filter(
+      (r) => r.Type === 'AWS::ApiGateway::GatewayResponse' && r.Properties?.['ResponseType'] === 'INTEGRATION_TIMEOUT',
+    );
     expect(responses).toHaveLength(1);
     const properties = responses[0]!.Properties!;
     expect(properties['StatusCode']).toBe('504');

@@ -22,7 +22,20 @@ function syntheticRoutes(): RouteSpec[] {
     const area = `area${String(i).padStart(2, '0')}`;
     const base = `/group${i % 3}/${area}`;
     const add = (method: RouteSpec['method'], path: string, handler: string) =>
-      list.push({ id: `${area}.${handler}`, method, path: base + path, area, handler, host: 'base', auth: 'required', callers: 'full', mode: 'buffered', style: 'B', timeoutSec: 29, maxBodyBytes: 1024 });
+      list.push({
+        id: `${area}.${handler}`,
+        method,
+        path: base + path,
+        area,
+        handler,
+        host: 'base',
+        auth: 'required',
+        callers: 'full',
+        mode: 'buffered',
+        style: 'B',
+        timeoutSec: 29,
+        maxBodyBytes: 1024,
+      });
     add('POST', '/create', 'create');
     add('GET', '/list', 'list');
     add('GET', '/{id}', 'get');
@@ -33,7 +46,20 @@ function syntheticRoutes(): RouteSpec[] {
   }
   // Chat-like streaming routes: one function URL for the stream host, beside the runtime function.
   for (const method of ['POST', 'GET'] as const) {
-    list.push({ id: `area00.chat-${method.toLowerCase()}`, method, path: '/group0/area00/{id}/chat', area: 'area00', handler: `chat-${method.toLowerCase()}`, host: 'stream', auth: 'required', callers: 'role', mode: 'streaming', style: 'A', timeoutSec: 900, maxBodyBytes: 1024 });
+    list.push({
+      id: `area00.chat-${method.toLowerCase()}`,
+      method,
+      path: '/group0/area00/{id}/chat',
+      area: 'area00',
+      handler: `chat-${method.toLowerCase()}`,
+      host: 'stream',
+      auth: 'required',
+      callers: 'role',
+      mode: 'streaming',
+      style: 'A',
+      timeoutSec: 900,
+      maxBodyBytes: 1024,
+    });
   }
   return list;
 }
@@ -94,21 +120,25 @@ const IGNORED_RULES = ['W3005'];
 const hasCfnLint = cfnLintAvailable();
 
 describe('cfn-lint', () => {
-  it.skipIf(!hasCfnLint)(hasCfnLint ? 'finds no errors in any synthesized template' : 'finds no errors (SKIPPED: cfn-lint is not on PATH; pip install cfn-lint to run it)', () => {
-    // Prepare
-    const { outdir } = synthPlatform();
-    const files = readdirSync(outdir).filter((f) => f.endsWith('.template.json'));
+  it.skipIf(!hasCfnLint)(
+    hasCfnLint ? 'finds no errors in any synthesized template' : 'finds no errors (SKIPPED: cfn-lint is not on PATH; pip install cfn-lint to run it)',
+    () => {
+      // Prepare
+      const { outdir } = synthPlatform();
+      const files = readdirSync(outdir).filter((f) => f.endsWith('.template.json'));
 
-    // Act
-    const run = spawnSync('cfn-lint', ['--format', 'json', '--ignore-checks', ...IGNORED_RULES, '--', ...files], { cwd: outdir, encoding: 'utf8' });
-    const findings = JSON.parse(run.stdout || '[]') as { Level: string; Rule: { Id: string }; Message: string; Filename: string }[];
+      // Act
+      const run = spawnSync('cfn-lint', ['--format', 'json', '--ignore-checks', ...IGNORED_RULES, '--', ...files], { cwd: outdir, encoding: 'utf8' });
+      const findings = JSON.parse(run.stdout || '[]') as { Level: string; Rule: { Id: string }; Message: string; Filename: string }[];
 
-    // Assess: exit status bits are 2 errors, 4 warnings, 8 informational; anything else is a crash.
-    expect(run.error).toBeUndefined();
-    expect(files.length).toBe(synthPlatform().segments.size + 1);
-    expect(findings.filter((f) => f.Level === 'Error').map((f) => `${f.Filename} ${f.Rule.Id} ${f.Message}`)).toEqual([]);
-    expect(run.status! & ~(4 | 8)).toBe(0);
-    // A template the tests read must also be what cfn-lint read.
-    expect(JSON.parse(readFileSync(join(outdir, files[0]!), 'utf8'))).toHaveProperty('Resources');
-  }, 60_000);
+      // Assess: exit status bits are 2 errors, 4 warnings, 8 informational; anything else is a crash.
+      expect(run.error).toBeUndefined();
+      expect(files.length).toBe(synthPlatform().segments.size + 1);
+      expect(findings.filter((f) => f.Level === 'Error').map((f) => `${f.Filename} ${f.Rule.Id} ${f.Message}`)).toEqual([]);
+      expect(run.status! & ~(4 | 8)).toBe(0);
+      // A template the tests read must also be what cfn-lint read.
+      expect(JSON.parse(readFileSync(join(outdir, files[0]!), 'utf8'))).toHaveProperty('Resources');
+    },
+    60_000,
+  );
 });

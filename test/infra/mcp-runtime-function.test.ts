@@ -54,7 +54,9 @@ describe('MCP runtime function', () => {
     const { props, template, fnId } = mcpRuntime();
 
     // Act
-    const reaching = Object.values(template.Resources).filter((r) => (r.Type === 'AWS::Lambda::Url' || r.Type === 'AWS::Lambda::Permission') && JSON.stringify(r.Properties).includes(`"${fnId}"`));
+    const reaching = Object.values(template.Resources).filter(
+      (r) => (r.Type === 'AWS::Lambda::Url' || r.Type === 'AWS::Lambda::Permission') && JSON.stringify(r.Properties).includes(`"${fnId}"`),
+    );
 
     // Assess
     expect(props['TenancyConfig']).toEqual({ TenantIsolationMode: 'PER_TENANT' });
@@ -93,8 +95,12 @@ describe('MCP runtime function', () => {
     // Assess: no managed policy (AWSLambdaBasicExecutionRole would allow every log group of the account).
     expect(role.Properties?.['ManagedPolicyArns']).toBeUndefined();
     expect(role.Properties?.['Policies']).toBeUndefined();
-    expect(statements).toEqual([{ Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: { 'Fn::GetAtt': [expect.stringMatching(/^McpRuntimeLogs/), 'Arn'] } }]);
-    const policies = Object.entries(template.Resources).filter(([, r]) => r.Type === 'AWS::IAM::Policy' && JSON.stringify(r.Properties?.['Roles']).includes(`"${roleId}"`));
+    expect(statements).toEqual([
+      { Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: { 'Fn::GetAtt': [expect.stringMatching(/^McpRuntimeLogs/), 'Arn'] } },
+    ]);
+    const policies = Object.entries(template.Resources).filter(
+      ([, r]) => r.Type === 'AWS::IAM::Policy' && JSON.stringify(r.Properties?.['Roles']).includes(`"${roleId}"`),
+    );
     expect(policies).toHaveLength(1);
     expect(naming.sort()).toEqual([`AWS::IAM::Policy ${policies[0]![0]}`, `AWS::Lambda::Function ${fnId}`].sort());
   });
@@ -108,7 +114,11 @@ describe('MCP runtime function', () => {
     // Act: every policy statement of the template that names the function, with the roles it is attached to.
     const grants = Object.values(template.Resources)
       .filter((r) => r.Type === 'AWS::IAM::Policy')
-      .flatMap((p) => (p.Properties?.['PolicyDocument'].Statement as { Action: string | string[]; Resource: unknown }[]).filter((s) => JSON.stringify(s.Resource).includes(`"${fnId}"`)).map((s) => ({ roles: p.Properties?.['Roles'], actions: [s.Action].flat() })));
+      .flatMap((p) =>
+        (p.Properties?.['PolicyDocument'].Statement as { Action: string | string[]; Resource: unknown }[])
+          .filter((s) => JSON.stringify(s.Resource).includes(`"${fnId}"`))
+          .map((s) => ({ roles: p.Properties?.['Roles'], actions: [s.Action].flat() })),
+      );
     const knowing = functionIds.filter(([, r]) => r.Properties?.['Environment']?.Variables?.MCP_RUNTIME_FUNCTION_NAME !== undefined).map(([id]) => id);
 
     // Assess
@@ -124,7 +134,17 @@ describe('MCP runtime function', () => {
 
   it('is also given to a streaming function serving a route of the mcp area, and to no function when none does', () => {
     // Prepare
-    const route = (r: Pick<RouteSpec, 'method' | 'path' | 'area' | 'handler'> & Partial<RouteSpec>): RouteSpec => ({ id: `${r.area}.${r.handler}`, host: 'base', auth: 'optional', callers: 'full', mode: 'buffered', style: 'B', timeoutSec: 29, maxBodyBytes: 1024, ...r });
+    const route = (r: Pick<RouteSpec, 'method' | 'path' | 'area' | 'handler'> & Partial<RouteSpec>): RouteSpec => ({
+      id: `${r.area}.${r.handler}`,
+      host: 'base',
+      auth: 'optional',
+      callers: 'full',
+      mode: 'buffered',
+      style: 'B',
+      timeoutSec: 29,
+      maxBodyBytes: 1024,
+      ...r,
+    });
     const demo = route({ method: 'GET', path: '/demo/{id}', area: 'demo', handler: 'get' });
     const watch = route({ method: 'GET', path: '/demo/{id}/watch', area: 'demo', handler: 'watch', host: 'site', mode: 'streaming' });
     const mcpStream = route({ method: 'POST', path: '/mcp-live/{serverId}', area: 'mcp', handler: 'live', host: 'stream', mode: 'streaming', timeoutSec: 120 });
@@ -132,9 +152,18 @@ describe('MCP runtime function', () => {
       withScratchOutdir((outdir) => {
         const app = new App({ outdir, analyticsReporting: false, context: { 'aws:cdk:bundling-stacks': [] } });
         const stack = new PlatformStack(app, 'mcp-test', { stage: 'test', version: '0', routes, entriesDir: scratchEntries });
-        const fns = [...[...stack.functions.areas].map(([area, f]) => [`area ${area}`, f] as const), ...[...stack.functions.streams].map(([host, s]) => [`stream ${host}`, s.function] as const)];
+        const fns = [
+          ...[...stack.functions.areas].map(([area, f]) => [`area ${area}`, f] as const),
+          ...[...stack.functions.streams].map(([host, s]) => [`stream ${host}`, s.function] as const),
+        ];
         const template = Template.fromStack(stack).toJSON() as ReturnType<typeof json>;
-        return fns.filter(([, f]) => template.Resources[stack.getLogicalId(f.function.node.defaultChild as never)]!.Properties?.['Environment'].Variables.MCP_RUNTIME_FUNCTION_NAME !== undefined).map(([name]) => name);
+        return fns
+          .filter(
+            ([, f]) =>
+              template.Resources[stack.getLogicalId(f.function.node.defaultChild as never)]!.Properties?.['Environment'].Variables.MCP_RUNTIME_FUNCTION_NAME !==
+              undefined,
+          )
+          .map(([name]) => name);
       });
 
     // Act / Assess
@@ -181,7 +210,9 @@ describe('MCP runtime assets', () => {
 
   it('holds exactly the packages layers/mcp-node/package-lock.json locks, at the same versions', () => {
     // Prepare: npm ci --omit=dev on the layer's lock file would install these.
-    const lock = JSON.parse(readFileSync(join(DEFAULT_MCP_LAYER_DIR, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string; dev?: boolean }> };
+    const lock = JSON.parse(readFileSync(join(DEFAULT_MCP_LAYER_DIR, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { version?: string; dev?: boolean }>;
+    };
     const locked = Object.entries(lock.packages)
       .filter(([path, entry]) => path !== '' && entry.dev !== true)
       .map(([path, entry]) => `${path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length)}@${entry.version}`);
@@ -234,7 +265,14 @@ process.stdout.write(JSON.stringify(await handler(${JSON.stringify(event)}, { ge
       writeFileSync(file, JSON.stringify(manifest));
     };
     writeFileSync(join(fixture, 'package.json'), JSON.stringify({ dependencies: { a: '^1', '@s/p': '^1' } }));
-    pkg('a', { name: 'a', version: '1.0.0', dependencies: { b: '^1', c: '^2' }, optionalDependencies: { gone: '^1' }, peerDependencies: { peer: '^1' }, peerDependenciesMeta: { peer: { optional: true } } });
+    pkg('a', {
+      name: 'a',
+      version: '1.0.0',
+      dependencies: { b: '^1', c: '^2' },
+      optionalDependencies: { gone: '^1' },
+      peerDependencies: { peer: '^1' },
+      peerDependenciesMeta: { peer: { optional: true } },
+    });
     pkg('a/node_modules/c', { name: 'c', version: '2.0.0' });
     pkg('b', { name: 'b', version: '1.0.0', dependencies: { '@s/p': '^1' } });
     pkg('c', { name: 'c', version: '1.0.0' });

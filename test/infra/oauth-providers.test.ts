@@ -120,7 +120,9 @@ describe('OAuth providers in the cloud stack', () => {
     const secrets = Object.values(template.Resources).filter((r) => r.Type === 'AWS::SecretsManager::Secret');
 
     // Assess
-    expect(grants).toEqual([{ roles: [{ Ref: oauthRole }], statement: { Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: expect.any(Array) } }]);
+    expect(grants).toEqual([
+      { roles: [{ Ref: oauthRole }], statement: { Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: expect.any(Array) } },
+    ]);
     expect([...(grants[0]!.statement.Resource as string[])].sort()).toEqual([ARN_A, ARN_C].sort());
     // Only the run-token secret; the provider secrets are the operator's.
     expect(secrets).toHaveLength(1);
@@ -148,18 +150,39 @@ describe('OAuth providers in the cloud stack', () => {
 
   it('gives them to a streaming function serving an oauth route too, and to no function when no route is in the oauth area', () => {
     // Prepare
-    const route = (r: Pick<RouteSpec, 'method' | 'path' | 'area' | 'handler'> & Partial<RouteSpec>): RouteSpec => ({ id: `${r.area}.${r.handler}`, host: 'base', auth: 'optional', callers: 'full', mode: 'buffered', style: 'B', timeoutSec: 29, maxBodyBytes: 1024, ...r });
+    const route = (r: Pick<RouteSpec, 'method' | 'path' | 'area' | 'handler'> & Partial<RouteSpec>): RouteSpec => ({
+      id: `${r.area}.${r.handler}`,
+      host: 'base',
+      auth: 'optional',
+      callers: 'full',
+      mode: 'buffered',
+      style: 'B',
+      timeoutSec: 29,
+      maxBodyBytes: 1024,
+      ...r,
+    });
     const demo = route({ method: 'GET', path: '/demo/{id}', area: 'demo', handler: 'get' });
     const oauthStream = route({ method: 'GET', path: '/oauth-live/{provider}', area: 'oauth', handler: 'live', host: 'stream', mode: 'streaming' });
     const knowing = (routes: RouteSpec[]) =>
       withScratchOutdir((outdir) => {
         const app = new App({ outdir, analyticsReporting: false, context: { 'aws:cdk:bundling-stacks': [] } });
-        const stack = new PlatformStack(app, 'oauth-stream-test', { stage: 'test', version: '0', routes, entriesDir: scratchEntries, oauthProviders: PROVIDERS });
+        const stack = new PlatformStack(app, 'oauth-stream-test', {
+          stage: 'test',
+          version: '0',
+          routes,
+          entriesDir: scratchEntries,
+          oauthProviders: PROVIDERS,
+        });
         const template = Template.fromStack(stack).toJSON() as TemplateJson;
-        const fns = [...[...stack.functions.areas].map(([area, f]) => [`area ${area}`, f] as const), ...[...stack.functions.streams].map(([host, s]) => [`stream ${host}`, s.function] as const)];
+        const fns = [
+          ...[...stack.functions.areas].map(([area, f]) => [`area ${area}`, f] as const),
+          ...[...stack.functions.streams].map(([host, s]) => [`stream ${host}`, s.function] as const),
+        ];
         const variables = oauthVariables(template);
         return {
-          knowing: fns.filter(([, f]) => Object.keys(variables[stack.getLogicalId(f.function.node.defaultChild as CfnElement)]!).length > 0).map(([name]) => name),
+          knowing: fns
+            .filter(([, f]) => Object.keys(variables[stack.getLogicalId(f.function.node.defaultChild as CfnElement)]!).length > 0)
+            .map(([name]) => name),
           grants: literalSecretGrants(template).length,
         };
       });
@@ -175,17 +198,37 @@ describe('oauthProviders validation', () => {
 
   it.each([
     ['an unknown provider', { github: valid }, /"github" is not a provider \(use provider_a, provider_b, provider_c\)/],
-    ['an http authorize URL', { provider_a: { ...valid, authorizeUrl: 'http://github.com/login/oauth/authorize' } }, /provider_a\.authorizeUrl must be an https URL, got "http:\/\/github\.com/],
+    [
+      'an http authorize URL',
+      { provider_a: { ...valid, authorizeUrl: 'http://github.com/login/oauth/authorize' } },
+      /provider_a\.authorizeUrl must be an https URL, got "http:\/\/github\.com/,
+    ],
     ['a token URL that is no URL', { provider_a: { ...valid, tokenUrl: 'github.com/token' } }, /provider_a\.tokenUrl must be an https URL/],
     ['a URL with a fragment', { provider_a: { ...valid, tokenUrl: 'https://github.com/token#x' } }, /provider_a\.tokenUrl must not have a fragment/],
     ['a URL with credentials', { provider_a: { ...valid, tokenUrl: 'https://user:pw@github.com/token' } }, /provider_a\.tokenUrl must not carry credentials/],
     ['a missing token URL', { provider_b: { authorizeUrl: 'https://b.example.com/a', clientId: 'b' } }, /provider_b\.tokenUrl is missing/],
-    ['a missing client id', { provider_b: { authorizeUrl: 'https://b.example.com/a', tokenUrl: 'https://b.example.com/t' } }, /provider_b\.clientId is missing/],
+    [
+      'a missing client id',
+      { provider_b: { authorizeUrl: 'https://b.example.com/a', tokenUrl: 'https://b.example.com/t' } },
+      /provider_b\.clientId is missing/,
+    ],
     ['an empty client id', { provider_b: { ...valid, clientId: ' ' } }, /provider_b\.clientId is missing/],
     ['scopes that are not a string', { provider_a: { ...valid, scopes: ['repo'] } }, /provider_a\.scopes must be a string/],
-    ['a partial secret ARN', { provider_a: { ...valid, clientSecretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:github' } }, /provider_a\.clientSecretArn must be the complete ARN/],
-    ['a secret name instead of its ARN', { provider_a: { ...valid, clientSecretArn: 'platform/oauth/github' } }, /provider_a\.clientSecretArn must be the complete ARN/],
-    ['a plain client secret', { provider_a: { ...valid, clientSecret: 'hunter2-secret' } }, /provider_a\.clientSecret is not accepted \(a client secret must not sit in the template/],
+    [
+      'a partial secret ARN',
+      { provider_a: { ...valid, clientSecretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:github' } },
+      /provider_a\.clientSecretArn must be the complete ARN/,
+    ],
+    [
+      'a secret name instead of its ARN',
+      { provider_a: { ...valid, clientSecretArn: 'platform/oauth/github' } },
+      /provider_a\.clientSecretArn must be the complete ARN/,
+    ],
+    [
+      'a plain client secret',
+      { provider_a: { ...valid, clientSecret: 'hunter2-secret' } },
+      /provider_a\.clientSecret is not accepted \(a client secret must not sit in the template/,
+    ],
     ['an unknown field', { provider_a: { ...valid, tokenURL: 'https://x.example.com' } }, /provider_a\.tokenURL is not a known field/],
     ['a provider that is not an object', { provider_a: 'https://github.com' }, /provider_a must be an object/],
     ['a list instead of an object', [valid], /expected an object keyed by provider .*, got an array/],
@@ -215,7 +258,11 @@ describe('oauthProviders validation', () => {
 
   it('accepts complete ARNs of every partition, and no provider at all', () => {
     // Act / Assess
-    for (const arn of [ARN_A, 'arn:aws-us-gov:secretsmanager:us-gov-west-1:123456789012:secret:x-AbC123', 'arn:aws-cn:secretsmanager:cn-north-1:123456789012:secret:a/b_c+d=e.f@g-abcdef']) {
+    for (const arn of [
+      ARN_A,
+      'arn:aws-us-gov:secretsmanager:us-gov-west-1:123456789012:secret:x-AbC123',
+      'arn:aws-cn:secretsmanager:cn-north-1:123456789012:secret:a/b_c+d=e.f@g-abcdef',
+    ]) {
       expect(validateOAuthProviders({ provider_a: { ...valid, clientSecretArn: arn } }).provider_a?.clientSecretArn).toBe(arn);
     }
     expect(validateOAuthProviders({})).toEqual({});
@@ -224,7 +271,14 @@ describe('oauthProviders validation', () => {
   it('fails the synth of a stack given invalid providers', () => {
     // Act / Assess
     expect(() =>
-      withScratchOutdir((outdir) => new PlatformStack(new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } }), 'oauth-invalid', { stage: 'test', version: '0', oauthProviders: { provider_a: { ...valid, tokenUrl: 'http://x' } } })),
+      withScratchOutdir(
+        (outdir) =>
+          new PlatformStack(new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } }), 'oauth-invalid', {
+            stage: 'test',
+            version: '0',
+            oauthProviders: { provider_a: { ...valid, tokenUrl: 'http://x' } },
+          }),
+      ),
     ).toThrow(/Invalid oauthProviders: provider_a\.tokenUrl must be an https URL/);
   });
 
@@ -245,18 +299,22 @@ function cfnLintAvailable(): boolean {
 const hasCfnLint = cfnLintAvailable();
 
 describe('cfn-lint with OAuth providers', () => {
-  it.skipIf(!hasCfnLint)(hasCfnLint ? 'finds no errors in the main template' : 'finds no errors (SKIPPED: cfn-lint is not on PATH; pip install cfn-lint to run it)', () => {
-    // Prepare
-    const { outdir } = synthConfigured();
-    const main = readdirSync(outdir).filter((f) => f.endsWith('.template.json') && !f.includes('.nested.'));
+  it.skipIf(!hasCfnLint)(
+    hasCfnLint ? 'finds no errors in the main template' : 'finds no errors (SKIPPED: cfn-lint is not on PATH; pip install cfn-lint to run it)',
+    () => {
+      // Prepare
+      const { outdir } = synthConfigured();
+      const main = readdirSync(outdir).filter((f) => f.endsWith('.template.json') && !f.includes('.nested.'));
 
-    // Act: W3005 is CDK's DependsOn beside a GetAtt, ignored as in limits-and-lint.test.ts.
-    const run = spawnSync('cfn-lint', ['--format', 'json', '--ignore-checks', 'W3005', '--', ...main], { cwd: outdir, encoding: 'utf8' });
-    const findings = JSON.parse(run.stdout || '[]') as { Level: string; Rule: { Id: string }; Message: string }[];
+      // Act: W3005 is CDK's DependsOn beside a GetAtt, ignored as in limits-and-lint.test.ts.
+      const run = spawnSync('cfn-lint', ['--format', 'json', '--ignore-checks', 'W3005', '--', ...main], { cwd: outdir, encoding: 'utf8' });
+      const findings = JSON.parse(run.stdout || '[]') as { Level: string; Rule: { Id: string }; Message: string }[];
 
-    // Assess
-    expect(main).toEqual(['oauth-test.template.json']);
-    expect(findings.map((f) => `${f.Level} ${f.Rule.Id} ${f.Message}`)).toEqual([]);
-    expect(run.status).toBe(0);
-  }, 60_000);
+      // Assess
+      expect(main).toEqual(['oauth-test.template.json']);
+      expect(findings.map((f) => `${f.Level} ${f.Rule.Id} ${f.Message}`)).toEqual([]);
+      expect(run.status).toBe(0);
+    },
+    60_000,
+  );
 });

@@ -64,7 +64,7 @@ describe('runtime function', () => {
     expect(JSON.stringify(layers)).toContain(':753240598075:layer:LambdaAdapterLayerArm64:31"');
   });
 
-  it('has a role that can write its own logs and nothing else (no model calls: runs use their owner\'s keys)', () => {
+  it("has a role that can write its own logs and nothing else (no model calls: runs use their owner's keys)", () => {
     // Prepare
     const { template, roleId } = runtime();
     const role = template.Resources[roleId]!;
@@ -75,7 +75,9 @@ describe('runtime function', () => {
     // Assess
     expect(role.Properties?.['ManagedPolicyArns']).toBeUndefined();
     expect(role.Properties?.['Policies']).toBeUndefined();
-    expect(statements).toEqual([{ Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: { 'Fn::GetAtt': [expect.stringMatching(/^RuntimeLogs/), 'Arn'] } }]);
+    expect(statements).toEqual([
+      { Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: { 'Fn::GetAtt': [expect.stringMatching(/^RuntimeLogs/), 'Arn'] } },
+    ]);
   });
 
   it('is given no access to the tables, bucket or key: only its own policy and function name the role', () => {
@@ -89,7 +91,9 @@ describe('runtime function', () => {
       .map(([id, r]) => `${r.Type} ${id}`);
 
     // Assess
-    const policies = Object.entries(template.Resources).filter(([, r]) => r.Type === 'AWS::IAM::Policy' && JSON.stringify(r.Properties?.['Roles']).includes(`"${roleId}"`));
+    const policies = Object.entries(template.Resources).filter(
+      ([, r]) => r.Type === 'AWS::IAM::Policy' && JSON.stringify(r.Properties?.['Roles']).includes(`"${roleId}"`),
+    );
     expect(policies).toHaveLength(1);
     expect(naming.sort()).toEqual([`AWS::IAM::Policy ${policies[0]![0]}`, `AWS::Lambda::Function ${fnId}`].sort());
   });
@@ -100,7 +104,10 @@ describe('runtime function', () => {
     const { areas, streams, fallback } = platform.stack.functions;
     const mcpRuntimeId = logicalIdOf(platform, platform.stack.mcpRuntime.function);
     const uses = (routes: readonly { area: string }[]) => resourcesOf([...new Set(routes.map((r) => r.area))].map(areaNamed)).runtimes.has('python');
-    const all = [...[...areas].map(([area, fn]) => ({ fn, invokes: uses([{ area }]) })), ...[...streams].map(([host, s]) => ({ fn: s.function, invokes: uses(routes.filter((r) => r.host === host && r.mode === 'streaming')) }))];
+    const all = [
+      ...[...areas].map(([area, fn]) => ({ fn, invokes: uses([{ area }]) })),
+      ...[...streams].map(([host, s]) => ({ fn: s.function, invokes: uses(routes.filter((r) => r.host === host && r.mode === 'streaming')) })),
+    ];
     const invokers = all.filter((f) => f.invokes).map((f) => f.fn);
     const others = [fallback, ...all.filter((f) => !f.invokes).map((f) => f.fn)];
     const lambdaActions = (fn: (typeof invokers)[number]) =>
@@ -109,7 +116,9 @@ describe('runtime function', () => {
     // Act: the MCP runtime, which the mcp area may also invoke (its own test), left aside.
     const variables = (fn: (typeof invokers)[number]) => template.Resources[logicalIdOf(platform, fn.function)]!.Properties?.['Environment'].Variables;
     const invoked = (fn: (typeof invokers)[number]) =>
-      lambdaActions(fn).flatMap((s) => [s.Resource].flat().map((resource) => ({ action: s.Action, resource }))).filter((r) => !JSON.stringify(r.resource).includes(`"${mcpRuntimeId}"`));
+      lambdaActions(fn)
+        .flatMap((s) => [s.Resource].flat().map((resource) => ({ action: s.Action, resource })))
+        .filter((r) => !JSON.stringify(r.resource).includes(`"${mcpRuntimeId}"`));
 
     // Assess: lambda:InvokeFunction also authorizes InvokeWithResponseStream, which has no IAM action.
     expect(invokers.length).toBeGreaterThan(0);
@@ -136,7 +145,9 @@ describe('runtime asset', () => {
   }
 
   function allPaths(dir: string, prefix = ''): string[] {
-    return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? [`${prefix}${e.name}/`, ...allPaths(join(dir, e.name), `${prefix}${e.name}/`)] : [`${prefix}${e.name}`]));
+    return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? [`${prefix}${e.name}/`, ...allPaths(join(dir, e.name), `${prefix}${e.name}/`)] : [`${prefix}${e.name}`],
+    );
   }
 
   it('is the runtime package without tests, README and byte code, plus an executable run.sh', () => {
@@ -169,12 +180,19 @@ describe('runtime asset', () => {
         probe.close(() => resolve(port));
       });
     });
-    const server = spawn(join(dir, 'run.sh'), [], { cwd: tmpdir(), env: { PATH: process.env['PATH'], AWS_LWA_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const server = spawn(join(dir, 'run.sh'), [], {
+      cwd: tmpdir(),
+      env: { PATH: process.env['PATH'], AWS_LWA_PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     try {
       // Act
       let status = 0;
       for (let attempt = 0; attempt < 100 && status !== 200; attempt++) {
-        status = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.status, () => 0);
+        status = await fetch(`http://127.0.0.1:${port}/health`).then(
+          (r) => r.status,
+          () => 0,
+        );
         if (status !== 200) await new Promise((r) => setTimeout(r, 100));
       }
 

@@ -27,7 +27,7 @@ function synthWithSample() {
 }
 
 describe('schedules', () => {
-  it('invoke the area\'s schedule function once per firing with the entry point\'s id, no retries, granted the area\'s ports only', () => {
+  it("invoke the area's schedule function once per firing with the entry point's id, no retries, granted the area's ports only", () => {
     // Prepare
     const { stack, template, id } = synthWithSample();
     const fn = stack.functions.schedules.get('sample');
@@ -36,7 +36,11 @@ describe('schedules', () => {
     // Act
     const schedules = Object.values(template.Resources).filter((r) => r.Type === 'AWS::Scheduler::Schedule');
     const statements = roleStatements(template, id(fn!.function.role!));
-    const tables = [...new Set(statements.flatMap((s) => [...JSON.stringify(s.Resource).matchAll(/"([A-Za-z0-9]+)"/g)].map((m) => tableIds.get(m[1]!)).filter((n) => n !== undefined)))].sort();
+    const tables = [
+      ...new Set(
+        statements.flatMap((s) => [...JSON.stringify(s.Resource).matchAll(/"([A-Za-z0-9]+)"/g)].map((m) => tableIds.get(m[1]!)).filter((n) => n !== undefined)),
+      ),
+    ].sort();
     const entry = readFileSync(join(scratchEntries, 'schedule-sample.entry.ts'), 'utf8');
 
     // Assess
@@ -45,7 +49,11 @@ describe('schedules', () => {
     expect(schedules[0]!.Properties).toMatchObject({
       ScheduleExpression: 'rate(5 minutes)',
       State: 'ENABLED',
-      Target: { Arn: { 'Fn::GetAtt': [id(fn!.function), 'Arn'] }, Input: JSON.stringify({ entryPoint: 'sample.log-public-agents' }), RetryPolicy: { MaximumRetryAttempts: 0 } },
+      Target: {
+        Arn: { 'Fn::GetAtt': [id(fn!.function), 'Arn'] },
+        Input: JSON.stringify({ entryPoint: 'sample.log-public-agents' }),
+        RetryPolicy: { MaximumRetryAttempts: 0 },
+      },
     });
     expect(tables).toEqual([...resourcesOf([sampleArea], []).tables].sort());
     expect(tables).toEqual(['agent-names', 'agents']);

@@ -110,7 +110,9 @@ function findCycle(template: TemplateJson): string[] | null {
   return null;
 }
 
-const urlHostOf = (urlId: string) => ({ 'Fn::Join': ['', ['https://', { 'Fn::Select': [2, { 'Fn::Split': ['/', { 'Fn::GetAtt': [urlId, 'FunctionUrl'] }] }] }]] });
+const urlHostOf = (urlId: string) => ({
+  'Fn::Join': ['', ['https://', { 'Fn::Select': [2, { 'Fn::Split': ['/', { 'Fn::GetAtt': [urlId, 'FunctionUrl'] }] }] }]],
+});
 
 describe('streaming hosts', () => {
   it('get one function each, built from an entry binding every streaming route of the host', () => {
@@ -162,7 +164,9 @@ describe('streaming hosts', () => {
     const fn = id(stack.functions.streams.get('stream')!.function.function);
 
     // Act
-    const permissions = Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::Permission' && JSON.stringify(r.Properties?.['FunctionName']).includes(`"${fn}"`));
+    const permissions = Object.values(template.Resources).filter(
+      (r) => r.Type === 'AWS::Lambda::Permission' && JSON.stringify(r.Properties?.['FunctionName']).includes(`"${fn}"`),
+    );
 
     // Assess: both are required for function URLs created since October 2025.
     expect(permissions.map((p) => p.Properties).sort((a, b) => String(a?.['Action']).localeCompare(String(b?.['Action'])))).toEqual([
@@ -182,7 +186,12 @@ describe('streaming hosts', () => {
     expect(timeout('stream')).toBe(900);
     expect(timeout('site')).toBe(63);
     expect(functionTimeoutSec([route({ method: 'GET', path: '/x', area: 'a', handler: 'h', timeoutSec: 897 })])).toBe(900);
-    expect(functionTimeoutSec([route({ method: 'GET', path: '/x', area: 'a', handler: 'h', timeoutSec: 29 }), route({ method: 'GET', path: '/y', area: 'a', handler: 'i', timeoutSec: 300 })])).toBe(303);
+    expect(
+      functionTimeoutSec([
+        route({ method: 'GET', path: '/x', area: 'a', handler: 'h', timeoutSec: 29 }),
+        route({ method: 'GET', path: '/y', area: 'a', handler: 'i', timeoutSec: 300 }),
+      ]),
+    ).toBe(303);
   });
 
   it('have the platform function defaults and the store grants of the areas whose routes they serve', () => {
@@ -191,20 +200,27 @@ describe('streaming hosts', () => {
     const stream = stack.functions.streams.get('stream')!.function.function;
     const area = stack.functions.areas.get('demo')!.function;
     const tableIds = new Map([...stack.data.tables].map(([name, table]) => [id(table), name]));
-    const tablesOf = (fn: typeof stream) => [
-      ...new Set(
-        roleStatements(template, id(fn.role!))
-          .filter((s) => [s.Action].flat().some((a) => a.startsWith('dynamodb:')))
-          .flatMap((s) => [...JSON.stringify(s.Resource).matchAll(/"([A-Za-z0-9]+)"/g)].map((m) => tableIds.get(m[1]!)))
-          .filter((n) => n !== undefined),
-      ),
-    ].sort();
+    const tablesOf = (fn: typeof stream) =>
+      [
+        ...new Set(
+          roleStatements(template, id(fn.role!))
+            .filter((s) => [s.Action].flat().some((a) => a.startsWith('dynamodb:')))
+            .flatMap((s) => [...JSON.stringify(s.Resource).matchAll(/"([A-Za-z0-9]+)"/g)].map((m) => tableIds.get(m[1]!)))
+            .filter((n) => n !== undefined),
+        ),
+      ].sort();
 
     // Act
     const props = template.Resources[id(stream)]!.Properties!;
 
     // Assess
-    expect(props).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], Handler: 'index.handler', MemorySize: 512, TracingConfig: { Mode: 'Active' } });
+    expect(props).toMatchObject({
+      Runtime: 'nodejs22.x',
+      Architectures: ['arm64'],
+      Handler: 'index.handler',
+      MemorySize: 512,
+      TracingConfig: { Mode: 'Active' },
+    });
     expect(tablesOf(stream)).toEqual([...resourcesOf([areaNamed('agents')]).tables].sort());
     expect(tablesOf(area)).toEqual([...KERNEL_RESOURCES.tables].sort());
   });

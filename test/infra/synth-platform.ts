@@ -13,7 +13,17 @@ export const TEST_STAGE = 'test';
 
 /** A CloudFormation template as JSON, for the checks the assertions API has no matcher for. */
 export interface TemplateJson {
-  readonly Resources: Record<string, { Type: string; Properties?: Record<string, any>; DependsOn?: string[]; DeletionPolicy?: string; UpdateReplacePolicy?: string; Metadata?: Record<string, unknown> }>;
+  readonly Resources: Record<
+    string,
+    {
+      Type: string;
+      Properties?: Record<string, any>;
+      DependsOn?: string[];
+      DeletionPolicy?: string;
+      UpdateReplacePolicy?: string;
+      Metadata?: Record<string, unknown>;
+    }
+  >;
   readonly Parameters?: Record<string, unknown>;
   readonly Outputs?: Record<string, { Value: unknown }>;
 }
@@ -90,7 +100,10 @@ export function platformFunctions(platform: SynthesizedPlatform): [string, NonNu
 /** Every statement of the policies attached to `roleLogicalId` in `template`. */
 export function roleStatements(template: TemplateJson, roleLogicalId: string): { Effect: string; Action: string | string[]; Resource: unknown }[] {
   return Object.values(template.Resources)
-    .filter((r) => r.Type === 'AWS::IAM::Policy' && (r.Properties?.['Roles'] as unknown[]).some((ref) => JSON.stringify(ref) === JSON.stringify({ Ref: roleLogicalId })))
+    .filter(
+      (r) =>
+        r.Type === 'AWS::IAM::Policy' && (r.Properties?.['Roles'] as unknown[]).some((ref) => JSON.stringify(ref) === JSON.stringify({ Ref: roleLogicalId })),
+    )
     .flatMap((p) => p.Properties?.['PolicyDocument'].Statement);
 }
 

@@ -13,7 +13,9 @@ import { json, platformFunctions, synthPlatform, withScratchOutdir, type Templat
 
 /** The lifecycle rules of the blobs bucket. */
 function blobRules(template: TemplateJson): Record<string, unknown>[] {
-  const [bucket] = Object.values(template.Resources).filter((r) => r.Type === 'AWS::S3::Bucket' && JSON.stringify(r.Properties?.['BucketName']).includes('-blobs"'));
+  const [bucket] = Object.values(template.Resources).filter(
+    (r) => r.Type === 'AWS::S3::Bucket' && JSON.stringify(r.Properties?.['BucketName']).includes('-blobs"'),
+  );
   return bucket!.Properties?.['LifecycleConfiguration'].Rules;
 }
 
@@ -21,7 +23,20 @@ const scratchEntries = mkdtempSync(join(REPO_ROOT, '.tmp', 'retention-entries-')
 afterAll(() => rmSync(scratchEntries, { recursive: true, force: true }));
 
 const ROUTES: readonly RouteSpec[] = [
-  { id: 'demo.get', method: 'GET', path: '/demo', host: 'base', area: 'demo', handler: 'get', auth: 'public', callers: 'role', mode: 'buffered', style: 'B', timeoutSec: 29, maxBodyBytes: 1024 },
+  {
+    id: 'demo.get',
+    method: 'GET',
+    path: '/demo',
+    host: 'base',
+    area: 'demo',
+    handler: 'get',
+    auth: 'public',
+    callers: 'role',
+    mode: 'buffered',
+    style: 'B',
+    timeoutSec: 29,
+    maxBodyBytes: 1024,
+  },
 ];
 
 function synthWith(props: Partial<PlatformStackProps>): TemplateJson {
@@ -56,7 +71,9 @@ describe('usage-log retention', () => {
       NoncurrentVersionExpiration: { NoncurrentDays: 1 },
       Status: 'Enabled',
     });
-    expect(platformFunctions(platform).map(([, f]) => f.Properties?.['Environment'].Variables.USAGE_LOG_RETENTION_DAYS)).toEqual(platformFunctions(platform).map(() => '30'));
+    expect(platformFunctions(platform).map(([, f]) => f.Properties?.['Environment'].Variables.USAGE_LOG_RETENTION_DAYS)).toEqual(
+      platformFunctions(platform).map(() => '30'),
+    );
   });
 
   it('takes the retention from one prop, for the bodies and the functions alike', () => {
@@ -81,7 +98,10 @@ describe('usage-log retention', () => {
     // Prepare: the writer with stand-in ports, a body over the inline limit.
     const keys: string[] = [];
     const items: Record<string, unknown>[] = [];
-    const db = { table: (name: string) => `t-${name}`, doc: { send: async (command: { input: { Item: Record<string, unknown> } }) => void items.push(command.input.Item) } } as unknown as Db;
+    const db = {
+      table: (name: string) => `t-${name}`,
+      doc: { send: async (command: { input: { Item: Record<string, unknown> } }) => void items.push(command.input.Item) },
+    } as unknown as Db;
     const blobs: BlobStore = { put: async (key) => void keys.push(key), get: async () => null, delete: async () => undefined };
     const now = Date.UTC(2026, 0, 1);
     const writer = createUsageLogWriter(db, blobs, { now: () => now }, DEFAULT_USAGE_LOG_RETENTION_DAYS);

@@ -108,9 +108,18 @@ describe('actions over HTTP with the real Python runtime', () => {
 
     it('takes a supplied act- id, and answers 409 when it is taken', async () => {
       // Act
-      const first = await platform.api('POST', '/action/create', { token: owner.token, body: { actionId: 'act-chosen-id', actionName: 'x', description: 'x', runtime: 'python3.12', sourceCode: ECHO, category: 'c' } });
-      const again = await platform.api('POST', '/action/create', { token: other.token, body: { actionId: 'act-chosen-id', actionName: 'y', description: 'y', runtime: 'python3.12', sourceCode: ECHO, category: 'c' } });
-      const badPrefix = await platform.api('POST', '/action/create', { token: owner.token, body: { actionId: 'chosen', actionName: 'x', description: 'x', runtime: 'python3.12', sourceCode: ECHO, category: 'c' } });
+      const first = await platform.api('POST', '/action/create', {
+        token: owner.token,
+        body: { actionId: 'act-chosen-id', actionName: 'x', description: 'x', runtime: 'python3.12', sourceCode: ECHO, category: 'c' },
+      });
+      const again = await platform.api('POST', '/action/create', {
+        token: other.token,
+        body: { actionId: 'act-chosen-id', actionName: 'y', description: 'y', runtime: 'python3.12', sourceCode: ECHO, category: 'c' },
+      });
+      const badPrefix = await platform.api('POST', '/action/create', {
+        token: owner.token,
+        body: { actionId: 'chosen', actionName: 'x', description: 'x', runtime: 'python3.12', sourceCode: ECHO, category: 'c' },
+      });
       // Assess
       expect(first.body.data.actionId).toBe('act-chosen-id');
       expect(again.status).toBe(409);
@@ -125,13 +134,17 @@ describe('actions over HTTP with the real Python runtime', () => {
       const base = { actionName: 'x', description: 'x', runtime: 'python3.12', sourceCode: ECHO, category: 'c' };
       // Act
       const missing = await platform.api('POST', '/action/create', { token: owner.token, body: {} });
-      const violations = await platform.api('POST', '/action/create', { token: owner.token, body: { ...base, sourceCode: 'import os\nimport subprocess\n\ndef handler(event, context):\n    return eval("1")\n' } });
+      const violations = await platform.api('POST', '/action/create', {
+        token: owner.token,
+        body: { ...base, sourceCode: 'import os\nimport subprocess\n\ndef handler(event, context):\n    return eval("1")\n' },
+      });
       const memory = await platform.api('POST', '/action/create', { token: owner.token, body: { ...base, memoryMb: 200, timeoutSec: 301 } });
       const runtime = await platform.api('POST', '/action/create', { token: owner.token, body: { ...base, runtime: 'nodejs20.x' } });
       const aliasless = await platform.api('POST', '/action/create', { token: noAlias.token, body: base });
       // Assess
       expect(missing.status).toBe(400);
-      for (const field of ['actionName', 'description', 'runtime', 'sourceCode', 'category']) expect(missing.body.error.message).toContain(`${field}: is required`);
+      for (const field of ['actionName', 'description', 'runtime', 'sourceCode', 'category'])
+        expect(missing.body.error.message).toContain(`${field}: is required`);
       expect(violations.status).toBe(400);
       expect(violations.body.error.code).toBe('INVALID_PARAMETERS');
       expect(violations.body.error.message).toMatch(/line 1: .*os/);
@@ -148,7 +161,10 @@ describe('actions over HTTP with the real Python runtime', () => {
       // Prepare
       const actionId = await create(owner.token, { actionName: 'Before', tags: ['a'] });
       // Act
-      const updated = await platform.api('PUT', '/action/update', { token: owner.token, body: { actionId, actionName: 'After', status: 'active', memoryMb: 512 } });
+      const updated = await platform.api('PUT', '/action/update', {
+        token: owner.token,
+        body: { actionId, actionName: 'After', status: 'active', memoryMb: 512 },
+      });
       const badSource = await platform.api('PUT', '/action/update', { token: owner.token, body: { actionId, sourceCode: 'import socket\n' } });
       const foreignUpdate = await platform.api('PUT', '/action/update', { token: other.token, body: { actionId, description: 'mine now' } });
       const foreignDelete = await platform.api('DELETE', '/action/delete', { token: other.token, body: { actionId } });
@@ -191,7 +207,7 @@ describe('actions over HTTP with the real Python runtime', () => {
 
     const idsOf = (res: Api) => res.body.data.actions.map((a: { actionId: string }) => a.actionId);
 
-    it('lists the caller\'s own actions in every status, with count and oneClickUrl', async () => {
+    it("lists the caller's own actions in every status, with count and oneClickUrl", async () => {
       // Act
       const all = await platform.api('GET', '/action/list', { token: lister.token });
       const priv = await platform.api('GET', '/action/list?visibility=private', { token: lister.token });
@@ -200,7 +216,16 @@ describe('actions over HTTP with the real Python runtime', () => {
       expect(idsOf(all).sort()).toEqual(Object.values(ids).sort());
       expect(all.body.data.count).toBe(4);
       const entry = all.body.data.actions.find((a: { actionId: string }) => a.actionId === ids['weatherNow']);
-      expect(entry).toMatchObject({ actionName: 'Weather Now', runtime: 'python3.12', category: 'weather', visibility: 'public', status: 'active', parameters: [], keysNeeded: [], oneClickUrl: `${platform.url}/action/${ids['weatherNow']}` });
+      expect(entry).toMatchObject({
+        actionName: 'Weather Now',
+        runtime: 'python3.12',
+        category: 'weather',
+        visibility: 'public',
+        status: 'active',
+        parameters: [],
+        keysNeeded: [],
+        oneClickUrl: `${platform.url}/action/${ids['weatherNow']}`,
+      });
       expect(entry).not.toHaveProperty('sourceCode');
       expect(idsOf(priv)).toEqual([ids['privateOne']]);
     });
@@ -234,7 +259,9 @@ describe('actions over HTTP with the real Python runtime', () => {
       expect(idsOf(anonymous).sort()).toEqual([ids['weatherNow'], ids['weatherOld']].sort());
       expect(idsOf(foreignPublic)).toEqual(expect.arrayContaining([ids['weatherNow'], ids['weatherOld']]));
       expect(idsOf(foreignPublic)).not.toContain(ids['weatherDev']);
-      expect(anonymous.body.data.actions.every((a: { visibility: string; status: string }) => a.visibility === 'public' && a.status !== 'development')).toBe(true);
+      expect(anonymous.body.data.actions.every((a: { visibility: string; status: string }) => a.visibility === 'public' && a.status !== 'development')).toBe(
+        true,
+      );
       expect(idsOf(anonymousDevelopment)).toEqual([]);
     });
 
@@ -273,7 +300,13 @@ describe('actions over HTTP with the real Python runtime', () => {
       expect(viaPost.body.data.body.requestId).toBe(viaPost.body.meta.requestId);
       expect(viaPost.body.data.body.remaining).toBeGreaterThan(0);
       expect(viaPost.body.data.body.remaining).toBeLessThanOrEqual(10_000);
-      expect(viaPost.body.meta).toEqual({ requestId: viaPost.headers.get('x-request-id'), actionId, executionTime: expect.any(Number), memoryMb: 256, creditsUsed: expect.any(Number) });
+      expect(viaPost.body.meta).toEqual({
+        requestId: viaPost.headers.get('x-request-id'),
+        actionId,
+        executionTime: expect.any(Number),
+        memoryMb: 256,
+        creditsUsed: expect.any(Number),
+      });
       expect(viaPost.body.meta.creditsUsed).toBeGreaterThanOrEqual(1);
     });
 
@@ -290,7 +323,7 @@ describe('actions over HTTP with the real Python runtime', () => {
       expect(Object.keys(viaPost.body.meta).sort()).toEqual(['actionId', 'creditsUsed', 'executionTime', 'memoryMb', 'requestId']);
     });
 
-    it('keeps the handler\'s own statusCode in data, with success true', async () => {
+    it("keeps the handler's own statusCode in data, with success true", async () => {
       const actionId = await create(owner.token, { sourceCode: NOT_FOUND });
       const res = await platform.api('POST', `/action/${actionId}`, { token: owner.token, body: {} });
       expect(res.status).toBe(200);
@@ -299,7 +332,9 @@ describe('actions over HTTP with the real Python runtime', () => {
 
     it('checks declared required parameters first: 400 naming each missing one, nothing billed', async () => {
       // Prepare
-      const actionId = await create(owner.token, { parameters: [{ name: 'city', type: 'string', required: true }, { name: 'country', required: true }, { name: 'units' }] });
+      const actionId = await create(owner.token, {
+        parameters: [{ name: 'city', type: 'string', required: true }, { name: 'country', required: true }, { name: 'units' }],
+      });
       const before = await credits(owner.token);
       // Act
       const viaGet = await platform.api('GET', `/action/${actionId}?city=Paris&units=metric`, { token: owner.token });
@@ -307,13 +342,16 @@ describe('actions over HTTP with the real Python runtime', () => {
       const complete = await platform.api('GET', `/action/${actionId}?city=Paris&country=FR`, { token: owner.token });
       // Assess
       expect(viaGet.status).toBe(400);
-      expect(viaGet.body).toMatchObject({ success: false, error: { code: 'INVALID_PARAMETERS', message: 'Missing required parameters: country: is required' } });
+      expect(viaGet.body).toMatchObject({
+        success: false,
+        error: { code: 'INVALID_PARAMETERS', message: 'Missing required parameters: country: is required' },
+      });
       expect(viaPost.body.error.message).toBe('Missing required parameters: city: is required; country: is required');
       expect(complete.status).toBe(200);
       expect(await credits(owner.token)).toBeCloseTo(before - complete.body.meta.creditsUsed, 4);
     });
 
-    it('injects the owner\'s keys named in keysNeeded as event.keys, never logging them', async () => {
+    it("injects the owner's keys named in keysNeeded as event.keys, never logging them", async () => {
       // Prepare
       const keyOwner = await createUser(platform, { alias: 'action-key-owner', credits: 50 });
       await platform.api('POST', '/keys/store', { token: keyOwner.token, body: { serviceName: 'openai', apiKey: 'sk-action-secret-123456' } });
@@ -349,7 +387,13 @@ describe('actions over HTTP with the real Python runtime', () => {
       expect(run.body.meta.creditsUsed).toBe(expected);
       expect(balance).toBeCloseTo(20 - expected, 4);
       expect(logs.body.data.logs).toHaveLength(1);
-      expect(logs.body.data.logs[0]).toMatchObject({ resourceType: 'action', requestType: 'ACTION_RUN', status: 'success', creditsUsed: expected, metrics: { memoryMb: 1024 } });
+      expect(logs.body.data.logs[0]).toMatchObject({
+        resourceType: 'action',
+        requestType: 'ACTION_RUN',
+        status: 'success',
+        creditsUsed: expected,
+        metrics: { memoryMb: 1024 },
+      });
       expect(detail.body.data.request.body).toEqual({ a: 1, seconds: 0.35 });
       expect(detail.body.data.response.body).toMatchObject({ statusCode: 200, body: { params: { a: 1, seconds: 0.35 } } });
     });
@@ -416,7 +460,10 @@ describe('actions over HTTP with the real Python runtime', () => {
       const next = await platform.api('POST', `/action/${healthy}`, { token: owner.token, body: { after: 'failure' } });
       // Assess
       expect(failed.status).toBe(500);
-      expect(failed.body).toMatchObject({ success: false, error: { code: 'ACTION_EXECUTION_FAILED', message: "The handler raised KeyError: 'missing' (line 2)." } });
+      expect(failed.body).toMatchObject({
+        success: false,
+        error: { code: 'ACTION_EXECUTION_FAILED', message: "The handler raised KeyError: 'missing' (line 2)." },
+      });
       expect(failed.text).not.toMatch(/Traceback|platform_runtime/);
       expect(logs.body.data.logs[0]).toMatchObject({ status: 'error', error: { code: 'ACTION_EXECUTION_FAILED' } });
       expect(next.body.data.body.params).toEqual({ after: 'failure' });
@@ -445,7 +492,7 @@ describe('actions over HTTP with the real Python runtime', () => {
       expect(logs.body.data.logs[0].error.code).toBe('MEMORY_LIMIT_EXCEEDED');
     });
 
-    it('times out with 504 on the router path at the action\'s limit, and the direct path honours the action\'s own timeout', async () => {
+    it("times out with 504 on the router path at the action's limit, and the direct path honours the action's own timeout", async () => {
       // Prepare
       const short = await create(owner.token, { sourceCode: SLEEPER, timeoutSec: 1 });
       const longer = await create(owner.token, { sourceCode: SLEEPER, timeoutSec: 4 });
@@ -458,7 +505,10 @@ describe('actions over HTTP with the real Python runtime', () => {
       const logs = await platform.api('GET', `/logs?resourceId=${short}&status=timeout`, { token: owner.token });
       // Assess
       expect(routerTimeout.status).toBe(504);
-      expect(routerTimeout.body).toMatchObject({ success: false, error: { code: 'TIMEOUT', message: 'The action did not finish within its timeout of 1 second.' } });
+      expect(routerTimeout.body).toMatchObject({
+        success: false,
+        error: { code: 'TIMEOUT', message: 'The action did not finish within its timeout of 1 second.' },
+      });
       expect(routerElapsed).toBeLessThan(4000);
       expect(directTimeout.status).toBe(504);
       expect(directWithin.status).toBe(200);
@@ -489,7 +539,8 @@ describe('actions over HTTP with the real Python runtime', () => {
   });
 
   describe('inline code', () => {
-    const inline = (token: string | undefined, body: Record<string, unknown>) => platform.api('POST', '/action/python-128mb/inline-code', { ...(token ? { token } : {}), body });
+    const inline = (token: string | undefined, body: Record<string, unknown>) =>
+      platform.api('POST', '/action/python-128mb/inline-code', { ...(token ? { token } : {}), body });
 
     it('runs code without creating an action, with the execution result shape', async () => {
       // Prepare
@@ -500,7 +551,10 @@ describe('actions over HTTP with the real Python runtime', () => {
       const logs = await platform.api('GET', '/logs?resourceId=inline-code', { token: owner.token });
       // Assess
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ success: true, data: { statusCode: 200, body: { params: { x: 1 }, keyNames: [], functionName: 'inline-code', memory: 256 } } });
+      expect(res.body).toMatchObject({
+        success: true,
+        data: { statusCode: 200, body: { params: { x: 1 }, keyNames: [], functionName: 'inline-code', memory: 256 } },
+      });
       expect(res.body.meta).toMatchObject({ requestId: expect.any(String), executionTime: expect.any(Number), memoryMb: 256, creditsUsed: expect.any(Number) });
       expect(res.body.data.body.remaining).toBeLessThanOrEqual(5000);
       expect(ownedAfter).toBe(ownedBefore);

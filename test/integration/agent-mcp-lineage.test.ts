@@ -54,12 +54,18 @@ describe('agent to MCP lineage', () => {
     await platform.stop({ removeData: true });
   });
 
-  it('joins the MCP call to the chat in the usage logs, with the owner\'s credential added by the runtime', async () => {
+  it("joins the MCP call to the chat in the usage logs, with the owner's credential added by the runtime", async () => {
     // Prepare: a private MCP server and an agent whose source holds only the server's URL
-    const server = await platform.api('POST', '/mcp-admin/create', { token: owner.token, body: { serverName: 'shouter', description: 'shouts', sourceCode: MCP_SOURCE } });
+    const server = await platform.api('POST', '/mcp-admin/create', {
+      token: owner.token,
+      body: { serverName: 'shouter', description: 'shouts', sourceCode: MCP_SOURCE },
+    });
     expect(server.status).toBe(200);
     const serverId = server.body.data.serverId as string;
-    const agent = await platform.api('POST', '/agent/create', { token: owner.token, body: { agentName: 'mcp-caller', description: 'calls MCP', sourceCode: AGENT_SOURCE } });
+    const agent = await platform.api('POST', '/agent/create', {
+      token: owner.token,
+      body: { agentName: 'mcp-caller', description: 'calls MCP', sourceCode: AGENT_SOURCE },
+    });
     const agentId = agent.body.data.agentId as string;
     expect(AGENT_SOURCE).not.toMatch(/svc_(ut|rt|run)_/);
 

@@ -13,7 +13,17 @@ import { createUser, startTestPlatform, type TestPlatform } from '../support/loc
 const SOURCE = 'def handler(event, context):\n    return "twin"\n';
 
 function agentInput(agentName: string) {
-  return { agentName, description: 'race test', sourceCode: SOURCE, visibility: 'private' as const, sourceVisibility: 'visible' as const, runtime: 'python3.12' as const, memoryMb: 128, timeoutSec: 30, agentType: 'text' as const };
+  return {
+    agentName,
+    description: 'race test',
+    sourceCode: SOURCE,
+    visibility: 'private' as const,
+    sourceVisibility: 'visible' as const,
+    runtime: 'python3.12' as const,
+    memoryMb: 128,
+    timeoutSec: 30,
+    agentType: 'text' as const,
+  };
 }
 
 /**
@@ -93,12 +103,21 @@ describe('agent names: concurrent creates and leftover claims', () => {
   it('repairs a name claim left by a create that crashed before writing its agent, once the claim is stale', async () => {
     // Prepare
     const leftover = (agentName: string, claimedAt: number | undefined) =>
-      ports.db.doc.send(new PutCommand({ TableName: ports.db.table('agent-names'), Item: { nameKey: `${actor.userId}#${agentName}`, agentId: crypto.randomUUID(), claimedAt } }));
+      ports.db.doc.send(
+        new PutCommand({
+          TableName: ports.db.table('agent-names'),
+          Item: { nameKey: `${actor.userId}#${agentName}`, agentId: crypto.randomUUID(), claimedAt },
+        }),
+      );
     await leftover('crashed-long-ago', Date.now() - STALE_CLAIM_MS - 1);
     await leftover('crashed-before-claim-times', undefined);
     await leftover('still-being-created', Date.now());
     // Act
-    const results = await Promise.all(['crashed-long-ago', 'crashed-before-claim-times', 'still-being-created'].map((name) => settle(createAgent(actor, agentInput(name), ports, publicUrls(ports.config, platform.url)))));
+    const results = await Promise.all(
+      ['crashed-long-ago', 'crashed-before-claim-times', 'still-being-created'].map((name) =>
+        settle(createAgent(actor, agentInput(name), ports, publicUrls(ports.config, platform.url))),
+      ),
+    );
     // Assess
     expect(results.map((r) => r.ok)).toEqual([true, true, false]);
     expect(results[2]!.ok ? null : toErrorResponse(results[2]!.error).status).toBe(409);

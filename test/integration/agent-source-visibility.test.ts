@@ -10,7 +10,10 @@ describe('agent sourceVisibility', () => {
   let other: { userId: string; token: string };
 
   async function createAgent(agentName: string, extra: Record<string, unknown>) {
-    const res = await platform.api('POST', '/agent/create', { token: owner.token, body: { agentName, description: `${agentName} for tests`, sourceCode: ECHO, ...extra } });
+    const res = await platform.api('POST', '/agent/create', {
+      token: owner.token,
+      body: { agentName, description: `${agentName} for tests`, sourceCode: ECHO, ...extra },
+    });
     if (res.status !== 200) throw new Error(`create ${agentName}: ${res.status} ${res.text}`);
     return res.body.data as { agentId: string; sourceVisibility: string };
   }
@@ -103,7 +106,10 @@ describe('agent sourceVisibility', () => {
     // Prepare
     const agent = await createAgent('strict-source', {});
     // Act
-    const onCreate = await platform.api('POST', '/agent/create', { token: owner.token, body: { agentName: 'bad-visibility', description: 'x', sourceCode: ECHO, sourceVisibility: 'secret' } });
+    const onCreate = await platform.api('POST', '/agent/create', {
+      token: owner.token,
+      body: { agentName: 'bad-visibility', description: 'x', sourceCode: ECHO, sourceVisibility: 'secret' },
+    });
     const onUpdate = await platform.api('PUT', '/agent/update', { token: owner.token, body: { agentId: agent.agentId, sourceVisibility: true } });
     // Assess
     for (const res of [onCreate, onUpdate]) {

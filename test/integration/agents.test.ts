@@ -62,7 +62,8 @@ async function streamChat(platform: TestPlatform, token: string, agentId: string
   });
   const chunks: { text: string; at: number }[] = [];
   const decoder = new TextDecoder();
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) chunks.push({ text: decoder.decode(chunk, { stream: true }), at: performance.now() });
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>)
+    chunks.push({ text: decoder.decode(chunk, { stream: true }), at: performance.now() });
   return { status: res.status, headers: res.headers, chunks, body: chunks.map((c) => c.text).join('') };
 }
 
@@ -100,7 +101,10 @@ describe('agents over HTTP with the real Python runtime', () => {
 
   it('creates an agent with defaults, and shows it by id, by slug and in listings', async () => {
     // Act
-    const created = await platform.api('POST', '/agent/create', { token: owner.token, body: { agentName: 'echo-bot', description: 'echoes', sourceCode: ECHO } });
+    const created = await platform.api('POST', '/agent/create', {
+      token: owner.token,
+      body: { agentName: 'echo-bot', description: 'echoes', sourceCode: ECHO },
+    });
     const agentId = created.body.data.agentId;
     const byId = await platform.api('GET', `/agent/${agentId}`, { token: owner.token });
     const bySlug = await platform.api('GET', '/agent/s/agent-owner/echo-bot', { token: owner.token });
@@ -177,7 +181,10 @@ describe('agents over HTTP with the real Python runtime', () => {
     // Prepare
     const agent = await createAgent(owner.token, 'updatable', ECHO);
     // Act
-    const renamed = await platform.api('PUT', '/agent/update', { token: owner.token, body: { agentId: agent.agentId, agentName: 'updated-name', visibility: 'public' } });
+    const renamed = await platform.api('PUT', '/agent/update', {
+      token: owner.token,
+      body: { agentId: agent.agentId, agentName: 'updated-name', visibility: 'public' },
+    });
     const badSource = await platform.api('POST', '/agent/update', { token: owner.token, body: { agentId: agent.agentId, sourceCode: 'import socket\n' } });
     const foreign = await platform.api('PUT', '/agent/update', { token: other.token, body: { agentId: agent.agentId, description: 'mine now' } });
     const after = await platform.api('GET', `/agent/${agent.agentId}`, { token: owner.token });
@@ -239,7 +246,9 @@ describe('agents over HTTP with the real Python runtime', () => {
       ],
     });
     expect(otherSpelling.body.data).toEqual(conversation.body.data);
-    expect(listed.body.data.conversations).toEqual([expect.objectContaining({ conversationId: meta.conversationId, title: 'hello there world', messageCount: 2 })]);
+    expect(listed.body.data.conversations).toEqual([
+      expect.objectContaining({ conversationId: meta.conversationId, title: 'hello there world', messageCount: 2 }),
+    ]);
     expect(recent.body.data.conversations[0].conversationId).toBe(meta.conversationId);
   });
 
@@ -256,7 +265,7 @@ describe('agents over HTTP with the real Python runtime', () => {
     expect(chat.body).toContain('sleeping awake');
   });
 
-  it('continues a conversation with its history, and refuses someone else\'s conversation', async () => {
+  it("continues a conversation with its history, and refuses someone else's conversation", async () => {
     // Prepare
     const agent = await createAgent(owner.token, 'historian', HISTORY, { visibility: 'public' });
     const first = await platform.api('POST', `/agent/${agent.agentId}/chat`, { token: owner.token, body: { prompt: 'one' } });
@@ -265,7 +274,10 @@ describe('agents over HTTP with the real Python runtime', () => {
     const second = await platform.api('POST', `/agent/${agent.agentId}/chat`, { token: owner.token, body: { prompt: 'two', conversationId } });
     const third = await streamChat(platform, owner.token, agent.agentId, { prompt: 'three', conversationId });
     const stolen = await platform.api('POST', `/agent/${agent.agentId}/chat`, { token: other.token, body: { prompt: 'peek', conversationId } });
-    const unknown = await platform.api('POST', `/agent/${agent.agentId}/chat`, { token: owner.token, body: { prompt: 'x', conversationId: '00000000-0000-4000-8000-000000000000' } });
+    const unknown = await platform.api('POST', `/agent/${agent.agentId}/chat`, {
+      token: owner.token,
+      body: { prompt: 'x', conversationId: '00000000-0000-4000-8000-000000000000' },
+    });
     const foreignRead = await platform.api('GET', `/agent/${agent.agentId}/conversation/${conversationId}`, { token: other.token });
     // Assess
     expect(first.body.data.response).toBe('history=0 roles=');
@@ -339,7 +351,7 @@ describe('agents over HTTP with the real Python runtime', () => {
     expect(noPrompt.status).toBe(400);
   });
 
-  it('injects the owner\'s keys as SVC_KEYS_JSON, debits credits and writes a usage record per chat', async () => {
+  it("injects the owner's keys as SVC_KEYS_JSON, debits credits and writes a usage record per chat", async () => {
     // Prepare
     const user = await createUser(platform, { alias: 'key-agent-owner', credits: 10 });
     await platform.api('POST', '/keys/store', { token: user.token, body: { serviceName: 'openai', apiKey: 'sk-agent-secret-123456' } });

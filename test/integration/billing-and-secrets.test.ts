@@ -68,7 +68,16 @@ describe('billing by what the platform observed, and keys kept out of answers an
   async function createAction(token: string, body: Record<string, unknown>): Promise<string> {
     const res = await platform.api('POST', '/action/create', {
       token,
-      body: { actionName: 'Billing test', description: 'd', runtime: 'python3.12', sourceCode: ECHO, category: 'testing', visibility: 'public', status: 'active', ...body },
+      body: {
+        actionName: 'Billing test',
+        description: 'd',
+        runtime: 'python3.12',
+        sourceCode: ECHO,
+        category: 'testing',
+        visibility: 'public',
+        status: 'active',
+        ...body,
+      },
     });
     if (res.status !== 200) throw new Error(`create action: ${res.status} ${res.text}`);
     return res.body.data.actionId as string;
@@ -100,11 +109,19 @@ describe('billing by what the platform observed, and keys kept out of answers an
     const ran = await platform.api('POST', `/action/${small}`, { token: caller.token, body: { seconds: 0.3 } });
     const afterRun = await credits(caller.token);
     const ledger = await platform.running.ports.db.doc.send(
-      new QueryCommand({ TableName: platform.running.ports.db.table('credit-ledger'), KeyConditionExpression: 'userId = :u', ExpressionAttributeValues: { ':u': caller.userId }, ConsistentRead: true }),
+      new QueryCommand({
+        TableName: platform.running.ports.db.table('credit-ledger'),
+        KeyConditionExpression: 'userId = :u',
+        ExpressionAttributeValues: { ':u': caller.userId },
+        ConsistentRead: true,
+      }),
     );
     // Assess
     expect(refused.status).toBe(402);
-    expect(refused.body).toMatchObject({ success: false, error: { code: 'INSUFFICIENT_CREDITS', message: 'This run needs up to 30.9 credits (1024 MB for up to 30 s); the balance is 3.' } });
+    expect(refused.body).toMatchObject({
+      success: false,
+      error: { code: 'INSUFFICIENT_CREDITS', message: 'This run needs up to 30.9 credits (1024 MB for up to 30 s); the balance is 3.' },
+    });
     expect(afterRefusal).toBe(3);
     expect(ran.status).toBe(200);
     expect(ran.body.meta.creditsUsed).toBeGreaterThanOrEqual(1.0375);
@@ -161,7 +178,11 @@ describe('billing by what the platform observed, and keys kept out of answers an
     expect(ownRaise.status).toBe(500);
     expect(ownRaise.body.error).toEqual({ code: 'ACTION_EXECUTION_FAILED', message: 'The handler raised ValueError: [REDACTED] (line 2).' });
     expect(foreignRaise.body.error.message).toBe('The handler raised ValueError: [REDACTED] (line 2).');
-    expect(foreignReturn.body.data).toEqual({ statusCode: 200, body: { leak: '[REDACTED]', nested: [{ again: 'key is [REDACTED]' }] }, headers: { 'x-leak': '[REDACTED]' } });
+    expect(foreignReturn.body.data).toEqual({
+      statusCode: 200,
+      body: { leak: '[REDACTED]', nested: [{ again: 'key is [REDACTED]' }] },
+      headers: { 'x-leak': '[REDACTED]' },
+    });
     expect(ownReturn.body.data.body.leak).toBe(SECRET);
     expect(foreignChat).toContain('the key is [REDACTED], bye');
     expect(foreignChat).toMatch(/__ERROR__\{"code":"AGENT_EXECUTION_FAILED","message":"ValueError: boom \[REDACTED\]"\}__/);

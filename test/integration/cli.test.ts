@@ -98,8 +98,13 @@ describe('admin CLI against the local platform', () => {
     await createUser(platform);
     await createUser(platform);
     // Act
-    const first = JSON.parse((await runCli(['users', 'list', '--limit', '1', '--json', ...asAdmin])).stdout) as { users: { userId: string }[]; nextCursor: string | null };
-    const second = JSON.parse((await runCli(['users', 'list', '--limit', '1', '--cursor', first.nextCursor ?? '', '--json', ...asAdmin])).stdout) as { users: { userId: string }[] };
+    const first = JSON.parse((await runCli(['users', 'list', '--limit', '1', '--json', ...asAdmin])).stdout) as {
+      users: { userId: string }[];
+      nextCursor: string | null;
+    };
+    const second = JSON.parse((await runCli(['users', 'list', '--limit', '1', '--cursor', first.nextCursor ?? '', '--json', ...asAdmin])).stdout) as {
+      users: { userId: string }[];
+    };
     // Assess
     expect(first.users).toHaveLength(1);
     expect(first.nextCursor).not.toBeNull();

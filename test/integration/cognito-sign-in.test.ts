@@ -15,9 +15,9 @@ const jwks = { keys: [{ ...(publicKey.export({ format: 'jwk' }) as Record<string
 function idToken(claims: Record<string, unknown>, key = privateKey): string {
   const now = Math.floor(Date.now() / 1000);
   const header = Buffer.from(JSON.stringify({ alg: 'RS256', kid: KID, typ: 'JWT' })).toString('base64url');
-  const payload = Buffer.from(
-    JSON.stringify({ iss: ISSUER, aud: CLIENT_ID, token_use: 'id', iat: now, auth_time: now, exp: now + 3600, ...claims }),
-  ).toString('base64url');
+  const payload = Buffer.from(JSON.stringify({ iss: ISSUER, aud: CLIENT_ID, token_use: 'id', iat: now, auth_time: now, exp: now + 3600, ...claims })).toString(
+    'base64url',
+  );
   const signature = createSign('RSA-SHA256').update(`${header}.${payload}`).sign(key).toString('base64url');
   return `${header}.${payload}.${signature}`;
 }
@@ -67,7 +67,9 @@ describe('sign-in with Cognito ID tokens', () => {
     await platform.api('DELETE', '/user/account', { token, body: { confirm: true } });
     // Act
     const deleted = await platform.api('GET', '/user/info', { token });
-    const forged = await platform.api('GET', '/user/info', { token: idToken({ sub: randomUUID() }, generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey) });
+    const forged = await platform.api('GET', '/user/info', {
+      token: idToken({ sub: randomUUID() }, generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey),
+    });
     // Assess
     for (const res of [deleted, forged]) {
       expect(res.status).toBe(401);

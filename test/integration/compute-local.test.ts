@@ -52,7 +52,18 @@ def create_agent():
 `;
 
 function agentRun(prompt: string, source = WORDS_AGENT, timeoutMs = 20_000): AgentInvocation {
-  return { kind: 'agent', source, requestId: `req-${prompt.length}-${Math.random()}`, functionName: 'test-agent', timeoutMs, memoryMb: 256, env: {}, allowHosts: [], prompt, messages: [] };
+  return {
+    kind: 'agent',
+    source,
+    requestId: `req-${prompt.length}-${Math.random()}`,
+    functionName: 'test-agent',
+    timeoutMs,
+    memoryMb: 256,
+    env: {},
+    allowHosts: [],
+    prompt,
+    messages: [],
+  };
 }
 
 interface Timed {
@@ -107,7 +118,7 @@ function liveMembersOfGroup(pgid: number): number[] {
  */
 async function runtimeActiveRunsSettled(compute: LocalCompute, tenantId: string): Promise<number> {
   let active = -1;
-  for (const deadline = Date.now() + 5000; Date.now() < deadline; ) {
+  for (const deadline = Date.now() + 5000; Date.now() < deadline;) {
     active = ((await compute.health(tenantId)) as { active: number }).active;
     if (active === 0) break;
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -156,7 +167,10 @@ describe('local compute: one warm runtime process per tenant', () => {
 
   it("runs a tenant's concurrent calls in its one process", async () => {
     // Act: two runs of the same tenant at the same time
-    const [slow, fast] = await Promise.all([collect(compute.invoke('tenant-a', agentRun('0.2 slow1 slow2'))), collect(compute.invoke('tenant-a', agentRun('0 fast1')))]);
+    const [slow, fast] = await Promise.all([
+      collect(compute.invoke('tenant-a', agentRun('0.2 slow1 slow2'))),
+      collect(compute.invoke('tenant-a', agentRun('0 fast1'))),
+    ]);
 
     // Assess
     expect(texts(slow)).toEqual(['slow1', 'slow2']);

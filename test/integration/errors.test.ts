@@ -42,7 +42,11 @@ describe('error envelopes for bad input', () => {
   });
 
   it('names a wrong content type', async () => {
-    const res = await platform.api('POST', '/user/token/create', { token, rawBody: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const res = await platform.api('POST', '/user/token/create', {
+      token,
+      rawBody: 'name=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(res.status).toBe(400);
     expectEnvelopeB(res.body, 'UNSUPPORTED_CONTENT_TYPE');
     expect(res.body.error).toContain('application/json');
@@ -74,11 +78,15 @@ describe('error envelopes for bad input', () => {
     const url = new URL('/user/profile', platform.url);
     // Act
     const result = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request(url, { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => (body += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      });
+      const req = request(
+        url,
+        { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } },
+        (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
       req.on('error', reject);
       for (let i = 0; i < 40; i++) req.write('y'.repeat(8 * 1024));
       req.end();

@@ -108,11 +108,18 @@ describe('isolation: hostile MCP server code stays inside its sandbox', () => {
 
   it('reaches what the operator allows through the egress proxy, and nothing else', async () => {
     // Prepare
-    const created = await platform.api('POST', '/mcp-admin/create', { token: attacker.token, body: { serverName: 'fetcher', description: 'x', sourceCode: FETCHING_MCP_SERVER } });
+    const created = await platform.api('POST', '/mcp-admin/create', {
+      token: attacker.token,
+      body: { serverName: 'fetcher', description: 'x', sourceCode: FETCHING_MCP_SERVER },
+    });
     expect(created.status).toBe(200);
     const serverId = created.body.data.serverId as string;
     const get = async (url: string) => {
-      const call = await platform.api('POST', `/mcp/${serverId}`, { token: attacker.token, headers: ACCEPT, body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get', arguments: { url } } } });
+      const call = await platform.api('POST', `/mcp/${serverId}`, {
+        token: attacker.token,
+        headers: ACCEPT,
+        body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get', arguments: { url } } },
+      });
       return call.body.result.content[0].text as string;
     };
 
@@ -125,10 +132,12 @@ describe('isolation: hostile MCP server code stays inside its sandbox', () => {
     expect(platformItself).toMatch(/^failed: /);
   });
 
-
   it('cannot signal the platform, reach its port, read its data or see its processes', async () => {
     // Prepare
-    const created = await platform.api('POST', '/mcp-admin/create', { token: attacker.token, body: { serverName: 'escape', description: 'x', sourceCode: ESCAPING_MCP_SERVER } });
+    const created = await platform.api('POST', '/mcp-admin/create', {
+      token: attacker.token,
+      body: { serverName: 'escape', description: 'x', sourceCode: ESCAPING_MCP_SERVER },
+    });
     expect(created.status).toBe(200);
     const serverId = created.body.data.serverId as string;
     const platformPort = Number(new URL(platform.url).port);
@@ -137,7 +146,12 @@ describe('isolation: hostile MCP server code stays inside its sandbox', () => {
     const call = await platform.api('POST', `/mcp/${serverId}`, {
       token: attacker.token,
       headers: ACCEPT,
-      body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'escape', arguments: { platformPid: process.pid, platformPort, dataDir: platform.dataDir } } },
+      body: {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'escape', arguments: { platformPid: process.pid, platformPort, dataDir: platform.dataDir } },
+      },
     });
     const health = await platform.api('GET', '/health');
 
@@ -145,7 +159,10 @@ describe('isolation: hostile MCP server code stays inside its sandbox', () => {
     expect(processState(process.pid)).not.toBe('T');
     expect(health.status).toBe(200);
     expect(call.status).toBe(200);
-    const results = JSON.parse(call.body.result.content[0].text) as Record<'stopParent' | 'stopPlatform' | 'fetchPlatform' | 'connectPlatform' | 'readAdminToken' | 'listProcesses', AttemptResult> & { ppid: number };
+    const results = JSON.parse(call.body.result.content[0].text) as Record<
+      'stopParent' | 'stopPlatform' | 'fetchPlatform' | 'connectPlatform' | 'readAdminToken' | 'listProcesses',
+      AttemptResult
+    > & { ppid: number };
     // Inside its own pid namespace the host's parent is the sandbox's init, never the platform.
     expect(results.ppid).not.toBe(process.pid);
     expect(results.stopPlatform.ok).toBe(false);

@@ -23,7 +23,9 @@ describe('kernel primitives on the real local stores', () => {
     // Prepare
     const user = await createUser(platform, { alias: 'debtor', credits: 20 });
     // Act
-    const results = await Promise.allSettled(Array.from({ length: 50 }, (_, i) => ports.credits.debit(user.userId, 1, { reason: 'test run', requestId: `req-${i}` })));
+    const results = await Promise.allSettled(
+      Array.from({ length: 50 }, (_, i) => ports.credits.debit(user.userId, 1, { reason: 'test run', requestId: `req-${i}` })),
+    );
     // Assess
     const refused = results.filter((r) => r.status === 'rejected');
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(20);
@@ -31,7 +33,9 @@ describe('kernel primitives on the real local stores', () => {
     for (const r of refused) expect((r as PromiseRejectedResult).reason).toBeInstanceOf(InsufficientCreditsError);
     const balance = await ports.db.doc.send(new GetCommand({ TableName: ports.db.table('users'), Key: { userId: user.userId }, ConsistentRead: true }));
     expect(balance.Item?.['credits']).toBe(0);
-    const ledger = await ports.db.doc.send(new QueryCommand({ TableName: ports.db.table('credit-ledger'), KeyConditionExpression: 'userId = :u', ExpressionAttributeValues: { ':u': user.userId } }));
+    const ledger = await ports.db.doc.send(
+      new QueryCommand({ TableName: ports.db.table('credit-ledger'), KeyConditionExpression: 'userId = :u', ExpressionAttributeValues: { ':u': user.userId } }),
+    );
     const debits = (ledger.Items ?? []).filter((e) => e['amount'] < 0);
     expect(debits).toHaveLength(20);
     expect(debits.map((e) => e['balanceAfter']).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i));
@@ -79,10 +83,18 @@ describe('kernel primitives on the real local stores', () => {
       memoryMb: 128,
       creditsUsed: 1,
     });
-    const stored = await ports.db.doc.send(new GetCommand({ TableName: ports.db.table('usage-logs'), Key: { requestId: 'req-usage-1' }, ConsistentRead: true }));
+    const stored = await ports.db.doc.send(
+      new GetCommand({ TableName: ports.db.table('usage-logs'), Key: { requestId: 'req-usage-1' }, ConsistentRead: true }),
+    );
     const fullBody = await ports.blobs.get(record.response.blobKey ?? 'missing');
     // Assess
-    expect(stored.Item).toMatchObject({ rootRequestId: 'root-usage', parentRequestId: 'parent-usage', parentConversationId: 'conv-1', parentAgentId: 'agent-1', status: 'success' });
+    expect(stored.Item).toMatchObject({
+      rootRequestId: 'root-usage',
+      parentRequestId: 'parent-usage',
+      parentConversationId: 'conv-1',
+      parentAgentId: 'agent-1',
+      status: 'success',
+    });
     expect(record.request.truncated).toBe(false);
     expect(record.request.preview).not.toContain('sk-live-123');
     expect(record.request.preview).not.toContain('abcdefghijklmnopqrstuvwxyz');

@@ -69,7 +69,11 @@ describe('keys vault, role tokens and credits over HTTP', () => {
 
   beforeAll(async () => {
     platform = await startTestPlatform({ logLines });
-    runner = createLocalServer({ routes: [{ spec: fakeRunSpec, definition: fakeRun, area: testArea }], streamRoutes: [], platform: () => platform.running.ports });
+    runner = createLocalServer({
+      routes: [{ spec: fakeRunSpec, definition: fakeRun, area: testArea }],
+      streamRoutes: [],
+      platform: () => platform.running.ports,
+    });
     await new Promise<void>((resolve) => runner.listen(0, '127.0.0.1', resolve));
     runnerUrl = `http://127.0.0.1:${(runner.address() as AddressInfo).port}`;
   });
@@ -95,7 +99,10 @@ describe('keys vault, role tokens and credits over HTTP', () => {
     expect(stored.status).toBe(200);
     expect(stored.body.data).toMatchObject({ serviceName: 'openai', hint: '****cdef', replaced: false });
     expect(replaced.body.data).toMatchObject({ hint: '****defX', replaced: true });
-    expect(list.body.data).toEqual({ keys: [{ serviceName: 'openai', hint: '****defX', createdAt: expect.any(Number), updatedAt: expect.any(Number) }], count: 1 });
+    expect(list.body.data).toEqual({
+      keys: [{ serviceName: 'openai', hint: '****defX', createdAt: expect.any(Number), updatedAt: expect.any(Number) }],
+      count: 1,
+    });
     expect(present.body.data).toEqual({ serviceName: 'openai', exists: true });
     expect(absent.body.data).toEqual({ serviceName: 'github', exists: false });
     expect(removed.status).toBe(200);
@@ -114,7 +121,7 @@ describe('keys vault, role tokens and credits over HTTP', () => {
     expect(noKey.body.error).toContain('apiKey: is required');
   });
 
-  it('injects only the owner\'s requested keys into a run, and the values appear in no response, log record, log line or file', async () => {
+  it("injects only the owner's requested keys into a run, and the values appear in no response, log record, log line or file", async () => {
     // Prepare
     const user = await createUser(platform, { alias: 'injected', credits: 10 });
     const other = await createUser(platform, { alias: 'bystander', credits: 10 });
@@ -127,7 +134,11 @@ describe('keys vault, role tokens and credits over HTTP', () => {
     // Act
     const run = await callApi(runnerUrl, 'POST', '/fake-run', { token: user.token, body: { keysNeeded: ['openai', 'missing'] } });
     const record = await platform.running.ports.db.doc.send(
-      new GetCommand({ TableName: platform.running.ports.db.table('usage-logs'), Key: { requestId: run.body.requestId ?? run.headers.get('x-request-id') }, ConsistentRead: true }),
+      new GetCommand({
+        TableName: platform.running.ports.db.table('usage-logs'),
+        Key: { requestId: run.body.requestId ?? run.headers.get('x-request-id') },
+        ConsistentRead: true,
+      }),
     );
 
     // Assess: the run received exactly the owner's openai key
@@ -215,10 +226,17 @@ describe('keys vault, role tokens and credits over HTTP', () => {
     expect(runs.filter((r) => r.status === 200)).toHaveLength(20);
     const refused = runs.filter((r) => r.status === 402);
     expect(refused).toHaveLength(30);
-    expect(refused[0]!.body).toMatchObject({ success: false, error: { code: 'INSUFFICIENT_CREDITS', message: expect.stringContaining('Insufficient credits') } });
+    expect(refused[0]!.body).toMatchObject({
+      success: false,
+      error: { code: 'INSUFFICIENT_CREDITS', message: expect.stringContaining('Insufficient credits') },
+    });
     expect(credits.body.data.credits).toBe(0);
     const ledger = await platform.running.ports.db.doc.send(
-      new QueryCommand({ TableName: platform.running.ports.db.table('credit-ledger'), KeyConditionExpression: 'userId = :u', ExpressionAttributeValues: { ':u': user.userId } }),
+      new QueryCommand({
+        TableName: platform.running.ports.db.table('credit-ledger'),
+        KeyConditionExpression: 'userId = :u',
+        ExpressionAttributeValues: { ':u': user.userId },
+      }),
     );
     expect((ledger.Items ?? []).filter((e) => e['reason'] === 'fake run')).toHaveLength(20);
     expect((ledger.Items ?? []).filter((e) => e['reason'] === 'initial grant')).toHaveLength(1);

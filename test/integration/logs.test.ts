@@ -41,7 +41,8 @@ describe('usage logs over HTTP', () => {
   }
 
   const direct = () => lineageOf(randomUUID(), undefined);
-  const childOf = (parent: Lineage, context: { conversationId?: string; agentId?: string } = {}) => lineageOf(randomUUID(), childLineageHeader(parent, context));
+  const childOf = (parent: Lineage, context: { conversationId?: string; agentId?: string } = {}) =>
+    lineageOf(randomUUID(), childLineageHeader(parent, context));
 
   const ids = (logs: { requestId: string }[]) => logs.map((l) => l.requestId);
 
@@ -64,7 +65,7 @@ describe('usage logs over HTTP', () => {
     }
   });
 
-  it('lists the caller\'s records newest first with light summaries, and /logs/user answers the same', async () => {
+  it("lists the caller's records newest first with light summaries, and /logs/user answers the same", async () => {
     // Prepare
     const user = await createUser(platform);
     const other = await createUser(platform);
@@ -109,9 +110,22 @@ describe('usage logs over HTTP', () => {
     const user = await createUser(platform);
     const root = direct();
     const a = await writeLog(user.userId, root, { resourceId: 'agent-a' });
-    const b = await writeLog(user.userId, childOf(root, { conversationId: 'conv-1', agentId: 'agent-a' }), { resourceId: 'mcp-b', resourceType: 'mcp', status: 'error', error: { code: 'E', message: 'failed' } });
-    const c = await writeLog(user.userId, childOf(root, { conversationId: 'conv-1', agentId: 'agent-a' }), { resourceId: 'mcp-b', resourceType: 'mcp', status: 'timeout' });
-    const d = await writeLog(user.userId, childOf(root, { conversationId: 'conv-2', agentId: 'agent-a' }), { resourceId: 'act-c', resourceType: 'action', status: 'error' });
+    const b = await writeLog(user.userId, childOf(root, { conversationId: 'conv-1', agentId: 'agent-a' }), {
+      resourceId: 'mcp-b',
+      resourceType: 'mcp',
+      status: 'error',
+      error: { code: 'E', message: 'failed' },
+    });
+    const c = await writeLog(user.userId, childOf(root, { conversationId: 'conv-1', agentId: 'agent-a' }), {
+      resourceId: 'mcp-b',
+      resourceType: 'mcp',
+      status: 'timeout',
+    });
+    const d = await writeLog(user.userId, childOf(root, { conversationId: 'conv-2', agentId: 'agent-a' }), {
+      resourceId: 'act-c',
+      resourceType: 'action',
+      status: 'error',
+    });
     const list = async (query: string) => {
       const res = await platform.api('GET', `/logs?${query}`, { token: user.token });
       expect(res.status).toBe(200);
@@ -319,11 +333,13 @@ describe('usage logs over HTTP', () => {
     const childAsTrace = await platform.api('GET', `/logs/trace/${child.requestId}`, { token: owner.token });
 
     // Assess
-    expect([strangerTrace.status, strangerRequestTrace.status, unknownTrace.status, unknownRequestTrace.status, childAsTrace.status]).toEqual([404, 404, 404, 404, 404]);
+    expect([strangerTrace.status, strangerRequestTrace.status, unknownTrace.status, unknownRequestTrace.status, childAsTrace.status]).toEqual([
+      404, 404, 404, 404, 404,
+    ]);
     expect(childAsTrace.body.error).toContain('root request id');
   });
 
-  it('shows only the caller\'s records in a trace that crosses users, keeping nesting through redacted hops', async () => {
+  it("shows only the caller's records in a trace that crosses users, keeping nesting through redacted hops", async () => {
     // Prepare: A's agent run calls B's public MCP server; B's server calls an action of B's and, on A's
     // behalf, an action of A's. A's agent also calls one of A's own actions directly.
     const alice = await createUser(platform);
@@ -333,7 +349,10 @@ describe('usage logs over HTTP', () => {
     const bobAction = await writeLog(bob.userId, childOf(bobMcpLineage), { resourceId: 'bob-action', resourceType: 'action', request: { secret: 'bob only' } });
     const aliceAction = await writeLog(alice.userId, childOf(bobMcpLineage), { resourceId: 'alice-action', resourceType: 'action' });
     const bobMcp = await writeLog(bob.userId, bobMcpLineage, { resourceId: 'bob-mcp', resourceType: 'mcp', request: { secret: 'bob only' } });
-    const aliceDirect = await writeLog(alice.userId, childOf(rootLineage, { conversationId: 'conv-x', agentId: 'agent-alice' }), { resourceId: 'alice-tool', resourceType: 'action' });
+    const aliceDirect = await writeLog(alice.userId, childOf(rootLineage, { conversationId: 'conv-x', agentId: 'agent-alice' }), {
+      resourceId: 'alice-tool',
+      resourceType: 'action',
+    });
     const root = await writeLog(alice.userId, rootLineage, { resourceId: 'agent-alice' });
 
     // Act
@@ -351,18 +370,34 @@ describe('usage logs over HTTP', () => {
       [bobMcp.requestId]: [aliceAction.requestId],
       [aliceAction.requestId]: [],
     });
-    expect(aliceTrace.body.data.root.children[0]).toEqual({ requestId: bobMcp.requestId, redacted: true, children: [expect.objectContaining({ requestId: aliceAction.requestId })] });
+    expect(aliceTrace.body.data.root.children[0]).toEqual({
+      requestId: bobMcp.requestId,
+      redacted: true,
+      children: [expect.objectContaining({ requestId: aliceAction.requestId })],
+    });
     expect(aliceTrace.text).not.toContain(bobAction.requestId);
     expect(aliceTrace.text).not.toContain('bob only');
     expect(aliceTrace.text).not.toContain(bob.userId);
     // Assess: Bob sees the trace from his side; Alice's root is a placeholder and her records are gone.
     expect(bobTrace.status).toBe(200);
     expect(bobTrace.body.data).toMatchObject({ traceId: root.requestId, count: 2 });
-    expect(bobTrace.body.data.root).toEqual({ requestId: root.requestId, redacted: true, children: [expect.objectContaining({ requestId: bobMcp.requestId, resourceId: 'bob-mcp' })] });
-    expect(shapeOf(bobTrace.body.data.root)).toEqual({ [root.requestId]: [bobMcp.requestId], [bobMcp.requestId]: [bobAction.requestId], [bobAction.requestId]: [] });
+    expect(bobTrace.body.data.root).toEqual({
+      requestId: root.requestId,
+      redacted: true,
+      children: [expect.objectContaining({ requestId: bobMcp.requestId, resourceId: 'bob-mcp' })],
+    });
+    expect(shapeOf(bobTrace.body.data.root)).toEqual({
+      [root.requestId]: [bobMcp.requestId],
+      [bobMcp.requestId]: [bobAction.requestId],
+      [bobAction.requestId]: [],
+    });
     expect(bobTrace.text).not.toContain(aliceAction.requestId);
     expect(bobTrace.text).not.toContain(aliceDirect.requestId);
-    expect(bobSubtree.body.data).toMatchObject({ traceId: root.requestId, count: 2, root: { requestId: bobMcp.requestId, children: [{ requestId: bobAction.requestId }] } });
+    expect(bobSubtree.body.data).toMatchObject({
+      traceId: root.requestId,
+      count: 2,
+      root: { requestId: bobMcp.requestId, children: [{ requestId: bobAction.requestId }] },
+    });
     // Assess: listings never hold another user's records
     expect(ids(aliceLogs.body.data.logs).sort()).toEqual([root.requestId, aliceDirect.requestId, aliceAction.requestId].sort());
   });

@@ -104,10 +104,18 @@ describe('the MCP endpoint: protocol, access, billing, keys and lineage', () => 
       sum: textOf(await client.callTool({ name: 'add', arguments: { a: 2, b: 40 } })),
       which: textOf(await client.callTool({ name: 'which', arguments: {} })),
     }));
-    const bySlug = await withClient(`${platform.url}/mcp/s/tool-smith/calc`, owner.token, async (client) => textOf(await client.callTool({ name: 'which', arguments: {} })));
-    const pinned = await withClient(`${platform.url}/mcp/${privateId}?v=1`, owner.token, async (client) => textOf(await client.callTool({ name: 'which', arguments: {} })));
-    const pinnedSlug = await withClient(`${platform.url}/mcp/s/tool-smith/calc?version=1`, owner.token, async (client) => textOf(await client.callTool({ name: 'which', arguments: {} })));
-    const anonymousPublic = await withClient(`${platform.url}/mcp/${publicId}`, undefined, async (client) => textOf(await client.callTool({ name: 'add', arguments: { a: 1, b: 1 } })));
+    const bySlug = await withClient(`${platform.url}/mcp/s/tool-smith/calc`, owner.token, async (client) =>
+      textOf(await client.callTool({ name: 'which', arguments: {} })),
+    );
+    const pinned = await withClient(`${platform.url}/mcp/${privateId}?v=1`, owner.token, async (client) =>
+      textOf(await client.callTool({ name: 'which', arguments: {} })),
+    );
+    const pinnedSlug = await withClient(`${platform.url}/mcp/s/tool-smith/calc?version=1`, owner.token, async (client) =>
+      textOf(await client.callTool({ name: 'which', arguments: {} })),
+    );
+    const anonymousPublic = await withClient(`${platform.url}/mcp/${publicId}`, undefined, async (client) =>
+      textOf(await client.callTool({ name: 'add', arguments: { a: 1, b: 1 } })),
+    );
     // Assess
     expect(byId).toEqual({ server: { name: 'calculator', version: '1.0.0' }, tools: ['add', 'which'], sum: '42', which: 'c2' });
     expect(bySlug).toBe('c2');
@@ -119,8 +127,16 @@ describe('the MCP endpoint: protocol, access, billing, keys and lineage', () => 
   it('answers raw JSON-RPC: tools/list and tools/call without initialize, errors as JSON-RPC errors', async () => {
     // Act
     const list = await rpc(`/mcp/${privateId}`, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { token: owner.token });
-    const call = await rpc(`/mcp/${privateId}`, { jsonrpc: '2.0', id: 'two', method: 'tools/call', params: { name: 'add', arguments: { a: 3, b: 4 } } }, { token: owner.token });
-    const badArgs = await rpc(`/mcp/${privateId}`, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'add', arguments: { a: 'three' } } }, { token: owner.token });
+    const call = await rpc(
+      `/mcp/${privateId}`,
+      { jsonrpc: '2.0', id: 'two', method: 'tools/call', params: { name: 'add', arguments: { a: 3, b: 4 } } },
+      { token: owner.token },
+    );
+    const badArgs = await rpc(
+      `/mcp/${privateId}`,
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'add', arguments: { a: 'three' } } },
+      { token: owner.token },
+    );
     const unknownMethod = await rpc(`/mcp/${privateId}`, { jsonrpc: '2.0', id: 4, method: 'no/such/method' }, { token: owner.token });
     const withoutAccept = await platform.api('POST', `/mcp/${privateId}`, { token: owner.token, body: { jsonrpc: '2.0', id: 5, method: 'tools/list' } });
     // Assess
@@ -225,12 +241,13 @@ describe('the MCP endpoint: protocol, access, billing, keys and lineage', () => 
     expect(signedIn.status).toBe(200);
   });
 
-  it('gives the server the owner\'s keys as SERVICENAME_KEY, only the attached ones for a role token, never the caller\'s credentials', async () => {
+  it("gives the server the owner's keys as SERVICENAME_KEY, only the attached ones for a role token, never the caller's credentials", async () => {
     // Prepare
     await platform.api('POST', '/keys/store', { token: owner.token, body: { serviceName: 'weather', apiKey: 'w'.repeat(12) } });
     await platform.api('POST', '/keys/store', { token: owner.token, body: { serviceName: 'maps-api', apiKey: 'm'.repeat(7) } });
     const serverId = await create(owner.token, { serverName: 'key-reader', sourceCode: KEY_READER, visibility: 'public' });
-    const role = (await platform.api('POST', '/role-token/create', { token: owner.token, body: { name: 'weather-only', keys: ['weather'] } })).body.data.token as string;
+    const role = (await platform.api('POST', '/role-token/create', { token: owner.token, body: { name: 'weather-only', keys: ['weather'] } })).body.data
+      .token as string;
     const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'env', arguments: {} } };
     // Act
     const asOwner = await rpc(`/mcp/${serverId}`, call, { token: owner.token });
@@ -247,7 +264,7 @@ describe('the MCP endpoint: protocol, access, billing, keys and lineage', () => 
     expect(JSON.stringify(record.record)).not.toContain(owner.token);
   });
 
-  it('writes one usage record per request with the caller\'s lineage, and nulls for direct calls', async () => {
+  it("writes one usage record per request with the caller's lineage, and nulls for direct calls", async () => {
     // Prepare: what an agent run sends when it calls a platform MCP server.
     const lineage = 'root=root-req-1;parent=chat-req-1;conversation=conv-1;agent=agent-1';
     const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'which', arguments: {} } };

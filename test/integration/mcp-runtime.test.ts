@@ -115,7 +115,11 @@ describe('local MCP runtime: one host process per tenant', () => {
 
   it.each([
     // The other refusals (syntax, allowlist, factory) are the contract's; this one is Node's permission model.
-    ['a file write while loading', "require('fs').writeFileSync('/tmp/mcp-runtime-test-should-not-exist', 'x');\n", /access denied: MCP servers may not use FileSystemWrite \(\/tmp\/mcp-runtime-test-should-not-exist\)/],
+    [
+      'a file write while loading',
+      "require('fs').writeFileSync('/tmp/mcp-runtime-test-should-not-exist', 'x');\n",
+      /access denied: MCP servers may not use FileSystemWrite \(\/tmp\/mcp-runtime-test-should-not-exist\)/,
+    ],
   ])('refuses a source with %s: inspect is ok:false with the reason', async (_case, sourceCode, message) => {
     // Act
     const inspection = await runtime.inspect('tenant-a', source('mcp-bad', 1, sourceCode));
@@ -154,14 +158,20 @@ describe('local MCP runtime: one host process per tenant', () => {
     expect(names.filter((name) => !['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'PWD', 'WEATHER_KEY'].includes(name))).toEqual([]);
   });
 
-  it('refuses a request to a host without its token (another tenant\'s code on loopback)', async () => {
+  it("refuses a request to a host without its token (another tenant's code on loopback)", async () => {
     // Prepare
     await runtime.inspect('tenant-b', source('mcp-cjs', 1, SAMPLE_CJS));
     const socketPath = runtime.stats().processes.find((p) => p.tenantId === 'tenant-b')!.socketPath;
 
     // Act
     const response = await requestOverSocket(socketPath, 'POST', '/handle', {
-      body: JSON.stringify({ serverId: 'x', version: 1, sourceCode: 'exports.createMcpServer = () => null', request: { method: 'POST', headers: {}, body: '{}' }, env: {} }),
+      body: JSON.stringify({
+        serverId: 'x',
+        version: 1,
+        sourceCode: 'exports.createMcpServer = () => null',
+        request: { method: 'POST', headers: {}, body: '{}' },
+        env: {},
+      }),
     });
 
     // Assess
@@ -265,7 +275,10 @@ describe('local MCP runtime: timeouts, idle stop, LRU cap and close', () => {
   it('drops the least recently used loaded version beyond maxModules', async () => {
     // Prepare: the module's load id shows a reload; the factory's count shows a build per request
     const counting = (version: number) =>
-      source('mcp-counting', version, `const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');
+      source(
+        'mcp-counting',
+        version,
+        `const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');
 const loadId = Math.random().toString(36).slice(2);
 let built = 0;
 exports.createMcpServer = () => {
@@ -273,7 +286,8 @@ exports.createMcpServer = () => {
   const server = new McpServer({ name: 'counting', version: '${version}.0.0' });
   server.registerTool('ids', { inputSchema: {} }, async () => ({ content: [{ type: 'text', text: loadId + ':' + built }] }));
   return server;
-};`);
+};`,
+      );
     const runtime = createLocalMcpRuntime({ maxModules: 1 });
     const ids = async (version: number) => textOf((await callTool(runtime, 'tenant-m', counting(version), 'ids')).json).split(':');
     try {
@@ -291,10 +305,13 @@ exports.createMcpServer = () => {
     }
   });
 
-  it('caps a host\'s memory: a server that exhausts its heap ends its process, answered 502', async () => {
+  it("caps a host's memory: a server that exhausts its heap ends its process, answered 502", async () => {
     // Prepare
     const runtime = createLocalMcpRuntime({ memoryMb: 48 });
-    const hog = source('mcp-hog', 1, `const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');
+    const hog = source(
+      'mcp-hog',
+      1,
+      `const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');
 exports.createMcpServer = () => {
   const server = new McpServer({ name: 'hog', version: '1.0.0' });
   server.registerTool('hog', { inputSchema: {} }, async () => {
@@ -302,7 +319,8 @@ exports.createMcpServer = () => {
     for (;;) kept.push(new Array(100000).fill(Math.random()));
   });
   return server;
-};`);
+};`,
+    );
     try {
       await runtime.inspect('tenant-h', hog);
       const exited = nextExit(runtime, (exit) => exit.tenantId === 'tenant-h');

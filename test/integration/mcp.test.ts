@@ -74,7 +74,10 @@ describe('MCP servers: CRUD, versions, rollback', () => {
 
   it('creates a server as version 1 with its tools, and shows it by id, by slug and in listings', async () => {
     // Act
-    const created = await platform.api('POST', '/mcp-admin/create', { token: owner.token, body: { serverName: 'calc', description: 'adds', sourceCode: versioned('v1') } });
+    const created = await platform.api('POST', '/mcp-admin/create', {
+      token: owner.token,
+      body: { serverName: 'calc', description: 'adds', sourceCode: versioned('v1') },
+    });
     const server = created.body.data as ServerData;
     const byId = await platform.api('GET', `/mcp-admin/${server.serverId}`, { token: owner.token });
     const bySlug = await platform.api('GET', '/mcp-admin/s/mcp-owner/calc', { token: owner.token });
@@ -106,9 +109,18 @@ describe('MCP servers: CRUD, versions, rollback', () => {
 
   it('refuses a source that does not load, lacks createMcpServer or throws while building, with the error, and writes nothing', async () => {
     // Act
-    const syntax = await platform.api('POST', '/mcp-admin/create', { token: owner.token, body: { serverName: 'broken', description: 'x', sourceCode: SYNTAX_ERROR } });
-    const noFactory = await platform.api('POST', '/mcp-admin/create', { token: owner.token, body: { serverName: 'broken', description: 'x', sourceCode: NO_FACTORY } });
-    const throws = await platform.api('POST', '/mcp-admin/create', { token: owner.token, body: { serverName: 'broken', description: 'x', sourceCode: THROWS_WHILE_BUILDING } });
+    const syntax = await platform.api('POST', '/mcp-admin/create', {
+      token: owner.token,
+      body: { serverName: 'broken', description: 'x', sourceCode: SYNTAX_ERROR },
+    });
+    const noFactory = await platform.api('POST', '/mcp-admin/create', {
+      token: owner.token,
+      body: { serverName: 'broken', description: 'x', sourceCode: NO_FACTORY },
+    });
+    const throws = await platform.api('POST', '/mcp-admin/create', {
+      token: owner.token,
+      body: { serverName: 'broken', description: 'x', sourceCode: THROWS_WHILE_BUILDING },
+    });
     const bySlug = await platform.api('GET', '/mcp-admin/s/mcp-owner/broken', { token: owner.token });
     const list = await platform.api('GET', '/mcp-admin/list', { token: owner.token });
     // Assess
@@ -127,11 +139,23 @@ describe('MCP servers: CRUD, versions, rollback', () => {
     // Prepare
     await create(owner.token, 'taken', versioned('t'));
     // Act
-    const badName = await platform.api('POST', '/mcp-admin/create', { token: owner.token, body: { serverName: 'Bad_Name', description: 'x', sourceCode: versioned('x') } });
-    const duplicate = await platform.api('POST', '/mcp-admin/create', { token: owner.token, body: { serverName: 'taken', description: 'x', sourceCode: versioned('x') } });
-    const sameNameOtherOwner = await platform.api('POST', '/mcp-admin/create', { token: other.token, body: { serverName: 'taken', description: 'x', sourceCode: versioned('x') } });
+    const badName = await platform.api('POST', '/mcp-admin/create', {
+      token: owner.token,
+      body: { serverName: 'Bad_Name', description: 'x', sourceCode: versioned('x') },
+    });
+    const duplicate = await platform.api('POST', '/mcp-admin/create', {
+      token: owner.token,
+      body: { serverName: 'taken', description: 'x', sourceCode: versioned('x') },
+    });
+    const sameNameOtherOwner = await platform.api('POST', '/mcp-admin/create', {
+      token: other.token,
+      body: { serverName: 'taken', description: 'x', sourceCode: versioned('x') },
+    });
     const missing = await platform.api('POST', '/mcp-admin/create', { token: owner.token, body: { serverName: 'no-source' } });
-    const aliasless = await platform.api('POST', '/mcp-admin/create', { token: noAlias.token, body: { serverName: 'mine', description: 'x', sourceCode: versioned('x') } });
+    const aliasless = await platform.api('POST', '/mcp-admin/create', {
+      token: noAlias.token,
+      body: { serverName: 'mine', description: 'x', sourceCode: versioned('x') },
+    });
     const anonymous = await platform.api('POST', '/mcp-admin/create', { body: { serverName: 'mine', description: 'x', sourceCode: versioned('x') } });
     // Assess
     expect(badName.status).toBe(400);
@@ -258,7 +282,13 @@ describe('MCP servers: CRUD, versions, rollback', () => {
       expect(v).not.toHaveProperty('sourceCode');
       expect(v).toMatchObject({ createdBy: owner.userId, createdAt: expect.any(Number), sizeBytes: expect.any(Number) });
     }
-    expect(v5.body.data).toMatchObject({ serverId: server.serverId, version: 5, rollbackOf: 2, sourceCode: versioned('v2', EXTRA_TOOL), createdBy: owner.userId });
+    expect(v5.body.data).toMatchObject({
+      serverId: server.serverId,
+      version: 5,
+      rollbackOf: 2,
+      sourceCode: versioned('v2', EXTRA_TOOL),
+      createdBy: owner.userId,
+    });
     expect(v5.body.data.tools).toContain('extra');
     expect(v3.body.data).toMatchObject({ version: 3, changeNote: 'drops extra', sourceCode: versioned('v3'), sizeBytes: Buffer.byteLength(versioned('v3')) });
     expect(v9.status).toBe(404);
@@ -294,12 +324,16 @@ describe('MCP servers: CRUD, versions, rollback', () => {
     const server = await create(owner.token, 'busy', versioned('c0'));
     const labels = Array.from({ length: 20 }, (_, i) => `c${i + 1}`);
     // Act
-    const results = await Promise.all(labels.map((label) => update(owner.token, { serverId: server.serverId, sourceCode: versioned(label), changeNote: label })));
+    const results = await Promise.all(
+      labels.map((label) => update(owner.token, { serverId: server.serverId, sourceCode: versioned(label), changeNote: label })),
+    );
     const listing = await platform.api('GET', `/mcp-admin/${server.serverId}/versions`, { token: owner.token });
     const live = await callTool(platform, `/mcp/${server.serverId}`, owner.token, 'which');
     const mixed = await Promise.all([
       ...Array.from({ length: 6 }, (_, i) => update(owner.token, { serverId: server.serverId, sourceCode: versioned(`m${i}`), changeNote: `m${i}` })),
-      ...Array.from({ length: 4 }, (_, i) => platform.api('POST', `/mcp-admin/${server.serverId}/rollback`, { token: owner.token, body: { targetVersion: i + 1 } })),
+      ...Array.from({ length: 4 }, (_, i) =>
+        platform.api('POST', `/mcp-admin/${server.serverId}/rollback`, { token: owner.token, body: { targetVersion: i + 1 } }),
+      ),
     ]);
     const after = await platform.api('GET', `/mcp-admin/${server.serverId}/versions`, { token: owner.token });
     // Assess: every update got its own number, 2 to 21, each holding that update's source.

@@ -138,7 +138,12 @@ describe.skipIf(!hasMoto)(`OAuth with the client secret in Secrets Manager (moto
     expect(done.text).not.toContain(MISSING_SECRET_ARN);
     expect(provider.exchanges).toBe(exchangesBefore);
     const logged = logLines.map((line) => JSON.parse(line) as Record<string, unknown>).find((l) => l['message'] === 'oauth client secret could not be read');
-    expect(logged).toMatchObject({ level: 'error', provider: 'provider_b', setting: 'OAUTH_PROVIDER_B_CLIENT_SECRET_ARN', error: expect.stringContaining('ResourceNotFoundException') });
+    expect(logged).toMatchObject({
+      level: 'error',
+      provider: 'provider_b',
+      setting: 'OAUTH_PROVIDER_B_CLIENT_SECRET_ARN',
+      error: expect.stringContaining('ResourceNotFoundException'),
+    });
   });
 });
 
@@ -175,7 +180,9 @@ describe('OAuth client secret ARN on the local platform', () => {
     // Assess
     expect(byArn.status).toBe(400);
     expect(byArn.body).toMatchObject({ code: 'OAUTH_PROVIDER_NOT_CONFIGURED' });
-    expect(byArn.body.error).toContain('OAUTH_PROVIDER_A_CLIENT_SECRET_ARN (a Secrets Manager secret) is only supported in the cloud; on the local platform set OAUTH_PROVIDER_A_CLIENT_SECRET instead.');
+    expect(byArn.body.error).toContain(
+      'OAUTH_PROVIDER_A_CLIENT_SECRET_ARN (a Secrets Manager secret) is only supported in the cloud; on the local platform set OAUTH_PROVIDER_A_CLIENT_SECRET instead.',
+    );
     expect(both.status).toBe(400);
     expect(both.body.error).toContain('set only one of OAUTH_PROVIDER_B_CLIENT_SECRET and OAUTH_PROVIDER_B_CLIENT_SECRET_ARN');
     for (const text of [byArn.text, both.text]) {

@@ -60,7 +60,13 @@ describe('OAuth account linking (SPEC 4.13)', () => {
     // Assess: the authorization URL
     const redirectUri = `${platform.url}/oauth/callback/provider_a`;
     expect(authorizeRes.status).toBe(200);
-    expect(started).toEqual({ provider: 'provider_a', authorizationUrl: expect.any(String), state: expect.any(String), expiresAt: expect.any(Number), redirectUri });
+    expect(started).toEqual({
+      provider: 'provider_a',
+      authorizationUrl: expect.any(String),
+      state: expect.any(String),
+      expiresAt: expect.any(Number),
+      redirectUri,
+    });
     expect(started.state).toMatch(/^[0-9A-Za-z]{32,}$/);
     expect(started.expiresAt - platform.clock.now()).toBeGreaterThan(9 * 60_000);
     expect(started.expiresAt - platform.clock.now()).toBeLessThanOrEqual(10 * 60_000);
@@ -103,7 +109,10 @@ describe('OAuth account linking (SPEC 4.13)', () => {
     const used = await callback('provider_a', { code: 'code-reuse', state: first.state });
     const exchangesBefore = provider.exchanges;
     const reused = await callback('provider_a', { code: 'code-reuse', state: first.state });
-    const raced = await Promise.all([callback('provider_a', { code: 'code-race', state: second.state }), callback('provider_a', { code: 'code-race', state: second.state })]);
+    const raced = await Promise.all([
+      callback('provider_a', { code: 'code-race', state: second.state }),
+      callback('provider_a', { code: 'code-race', state: second.state }),
+    ]);
     // Assess
     expect(used.status).toBe(200);
     expect(reused.status).toBe(400);

@@ -64,9 +64,20 @@ function interpreter(): Promise<{ executable: string; prefix: string }> {
 }
 
 function runInSandbox(sandbox: OsSandbox, controlDir: string, python: { executable: string; prefix: string }, args: string[]): Promise<string> {
-  const plan = sandbox.plan(python.executable, ['-c', ATTACKS, ...args], { readOnly: [python.prefix], controlDir, cwd: '/', env: { PATH: '/usr/bin:/bin' }, tmpfsBytes: 1024 * 1024 });
+  const plan = sandbox.plan(python.executable, ['-c', ATTACKS, ...args], {
+    readOnly: [python.prefix],
+    controlDir,
+    cwd: '/',
+    env: { PATH: '/usr/bin:/bin' },
+    tmpfsBytes: 1024 * 1024,
+  });
   return new Promise((resolve, reject) => {
-    const child = spawn(plan.command, plan.args, { env: plan.env, cwd: plan.cwd, stdio: ['ignore', 'pipe', 'pipe'], ...(plan.uid !== undefined ? { uid: plan.uid, gid: plan.gid ?? plan.uid } : {}) });
+    const child = spawn(plan.command, plan.args, {
+      env: plan.env,
+      cwd: plan.cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(plan.uid !== undefined ? { uid: plan.uid, gid: plan.gid ?? plan.uid } : {}),
+    });
     let out = '';
     let err = '';
     child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
@@ -103,17 +114,32 @@ describe('the OS sandbox holds when the language layers have fallen', () => {
     await rm(otherTenantDir, { recursive: true, force: true });
   });
 
-  it('keeps the platform\'s files, processes, port and other tenants out of reach', async () => {
+  it("keeps the platform's files, processes, port and other tenants out of reach", async () => {
     // Prepare
     const python = await interpreter();
     const own = await sandbox.makeControlDir();
 
     // Act
-    const out = await runInSandbox(sandbox, own.hostPath, python, [String(process.pid), String(port), secretFile, join(otherTenantDir, 'runtime.sock')]).finally(() => own.remove());
+    const out = await runInSandbox(sandbox, own.hostPath, python, [
+      String(process.pid),
+      String(port),
+      secretFile,
+      join(otherTenantDir, 'runtime.sock'),
+    ]).finally(() => own.remove());
     const results = JSON.parse(out) as Record<string, Attempt> & { uid: number; processes: number[]; limits: Record<string, [number, number]> };
 
     // Assess
-    for (const name of ['read_secret_file', 'list_data_dir', 'signal_platform', 'platform_cmdline', 'connect_platform', 'connect_other_tenant', 'write_usr', 'new_user_namespace', 'raise_open_files']) {
+    for (const name of [
+      'read_secret_file',
+      'list_data_dir',
+      'signal_platform',
+      'platform_cmdline',
+      'connect_platform',
+      'connect_other_tenant',
+      'write_usr',
+      'new_user_namespace',
+      'raise_open_files',
+    ]) {
       expect({ name, ...results[name] }).toMatchObject({ name, ok: false });
     }
     expect(out).not.toContain('svc_ut_secret');
@@ -130,7 +156,7 @@ describe('the OS sandbox holds when the language layers have fallen', () => {
     }
   });
 
-  it('shows code that lives under the host\'s /tmp above the sandbox\'s private /tmp', async () => {
+  it("shows code that lives under the host's /tmp above the sandbox's private /tmp", async () => {
     // Prepare: a checkout under /tmp, as CI clones can be
     const python = await interpreter();
     const code = await mkdtemp(join(tmpdir(), 'sandbox-code-'));
@@ -139,9 +165,20 @@ describe('the OS sandbox holds when the language layers have fallen', () => {
     const own = await sandbox.makeControlDir();
 
     // Act
-    const plan = sandbox.plan(python.executable, ['hello.py'], { readOnly: [python.prefix, code], controlDir: own.hostPath, cwd: code, env: { PATH: '/usr/bin:/bin' }, tmpfsBytes: 1024 * 1024 });
+    const plan = sandbox.plan(python.executable, ['hello.py'], {
+      readOnly: [python.prefix, code],
+      controlDir: own.hostPath,
+      cwd: code,
+      env: { PATH: '/usr/bin:/bin' },
+      tmpfsBytes: 1024 * 1024,
+    });
     const out = await new Promise<string>((resolve, reject) => {
-      const child = spawn(plan.command, plan.args, { env: plan.env, cwd: plan.cwd, stdio: ['ignore', 'pipe', 'pipe'], ...(plan.uid !== undefined ? { uid: plan.uid, gid: plan.gid ?? plan.uid } : {}) });
+      const child = spawn(plan.command, plan.args, {
+        env: plan.env,
+        cwd: plan.cwd,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        ...(plan.uid !== undefined ? { uid: plan.uid, gid: plan.gid ?? plan.uid } : {}),
+      });
       let text = '';
       let err = '';
       child.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));

@@ -48,7 +48,9 @@ describe('route callers: what role and run tokens may call', () => {
 
   it('has full routes to walk', () => {
     // Assess: guards the walks below against an empty list passing vacuously.
-    expect(fullRoutes.map(formatRoute)).toEqual(expect.arrayContaining(['POST /agent/create', 'PUT /mcp-admin/update', 'POST /keys/store', 'DELETE /user/account']));
+    expect(fullRoutes.map(formatRoute)).toEqual(
+      expect.arrayContaining(['POST /agent/create', 'PUT /mcp-admin/update', 'POST /keys/store', 'DELETE /user/account']),
+    );
   });
 
   describe.each(['role token', 'run token'] as const)('with a %s', (kind) => {

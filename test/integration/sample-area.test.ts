@@ -23,7 +23,12 @@ describe('a sample area added to the module list', () => {
     const user = await createUser(platform, { alias: 'sample-owner' });
     const created = await platform.api('POST', '/agent/create', {
       token: user.token,
-      body: { agentName: 'counted', description: 'public', sourceCode: readFileSync(new URL('../../python-runtime/tests/fixtures/echo_agent.py', import.meta.url), 'utf8'), visibility: 'public' },
+      body: {
+        agentName: 'counted',
+        description: 'public',
+        sourceCode: readFileSync(new URL('../../python-runtime/tests/fixtures/echo_agent.py', import.meta.url), 'utf8'),
+        visibility: 'public',
+      },
     });
 
     // Act

@@ -159,7 +159,8 @@ describe('store helpers on dynalite', () => {
 
   describe('optimistic updates', () => {
     const table = () => db.table('conversations');
-    const stored = async (conversationId: string) => (await db.doc.send(new GetCommand({ TableName: table(), Key: { conversationId }, ConsistentRead: true }))).Item;
+    const stored = async (conversationId: string) =>
+      (await db.doc.send(new GetCommand({ TableName: table(), Key: { conversationId }, ConsistentRead: true }))).Item;
 
     it('creates a record only where there is none', async () => {
       // Prepare
@@ -215,9 +216,16 @@ describe('store helpers on dynalite', () => {
     const withAgentA = { expression: 'agentId = :a', values: { ':a': 'agent-a' } };
 
     async function putConversations(userId: string, count: number, agentOf: (i: number) => string): Promise<void> {
-      const items = Array.from({ length: count }, (_, i) => ({ conversationId: `${userId}-${String(i).padStart(5, '0')}`, userId, updatedAt: T0 + i, agentId: agentOf(i) }));
+      const items = Array.from({ length: count }, (_, i) => ({
+        conversationId: `${userId}-${String(i).padStart(5, '0')}`,
+        userId,
+        updatedAt: T0 + i,
+        agentId: agentOf(i),
+      }));
       for (let i = 0; i < items.length; i += 25) {
-        await db.doc.send(new BatchWriteCommand({ RequestItems: { [db.table('conversations')]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) } }));
+        await db.doc.send(
+          new BatchWriteCommand({ RequestItems: { [db.table('conversations')]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) } }),
+        );
       }
     }
 
@@ -267,7 +275,9 @@ describe('store helpers on dynalite', () => {
       const foreign = encodeCursor({ conversationId: 'lister-00003', userId: 'lister', updatedAt: T0 + 3 });
       const forged = encodeCursor({ conversationId: 'x' });
       // Act
-      const attempts = await Promise.all([foreign, forged, 'not-a-cursor'].map((cursor) => listPage(db, conversationsOf('someone-else'), 3, cursor).catch((error: unknown) => error)));
+      const attempts = await Promise.all(
+        [foreign, forged, 'not-a-cursor'].map((cursor) => listPage(db, conversationsOf('someone-else'), 3, cursor).catch((error: unknown) => error)),
+      );
       // Assess
       for (const attempt of attempts) expect(attempt).toBeInstanceOf(ValidationError);
     });
@@ -292,9 +302,9 @@ describe('store helpers on dynalite', () => {
       const applied = await sendIf(add(1));
       const refused = await sendIf(add(1));
       const refusedWrite = await writeIf(add(1));
-      const invalid = await sendIf(db.doc.send(new UpdateCommand({ TableName: table, Key: { bucketKey: 'helpers' }, UpdateExpression: 'ADD', ExpressionAttributeValues: {} }))).catch(
-        (error: unknown) => error,
-      );
+      const invalid = await sendIf(
+        db.doc.send(new UpdateCommand({ TableName: table, Key: { bucketKey: 'helpers' }, UpdateExpression: 'ADD', ExpressionAttributeValues: {} })),
+      ).catch((error: unknown) => error);
       // Assess
       expect(applied?.Attributes).toEqual({ hits: 1 });
       expect(refused).toBeNull();

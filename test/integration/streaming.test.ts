@@ -50,7 +50,11 @@ describe('streaming through the local streamifyResponse shim', () => {
   beforeAll(async () => {
     platform = await startTestPlatform();
     token = (await createUser(platform, { alias: 'streamer' })).token;
-    server = createLocalServer({ routes: [], streamRoutes: [{ spec, definition, area: defineArea({ name: 'test' }) }], platform: () => platform.running.ports });
+    server = createLocalServer({
+      routes: [],
+      streamRoutes: [{ spec, definition, area: defineArea({ name: 'test' }) }],
+      platform: () => platform.running.ports,
+    });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
@@ -63,13 +67,17 @@ describe('streaming through the local streamifyResponse shim', () => {
     // Act
     const received: string[] = [];
     const result = await new Promise<{ status: number; headers: Record<string, unknown> }>((resolve, reject) => {
-      const req = request(`${baseUrl}/stream/echo/world`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } }, (res) => {
-        res.on('data', (chunk: Buffer) => {
-          received.push(chunk.toString());
-          if (received.length === 1) releaseSecondChunk();
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
-      });
+      const req = request(
+        `${baseUrl}/stream/echo/world`,
+        { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } },
+        (res) => {
+          res.on('data', (chunk: Buffer) => {
+            received.push(chunk.toString());
+            if (received.length === 1) releaseSecondChunk();
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
+        },
+      );
       req.on('error', reject);
       req.end(JSON.stringify({ parts: 3 }));
     });
@@ -85,7 +93,11 @@ describe('streaming through the local streamifyResponse shim', () => {
   it('answers failures before the stream starts with an error envelope', async () => {
     // Act
     const anonymous = await fetch(`${baseUrl}/stream/echo/x`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
-    const invalid = await fetch(`${baseUrl}/stream/echo/x`, { method: 'POST', body: JSON.stringify({ parts: 9 }), headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } });
+    const invalid = await fetch(`${baseUrl}/stream/echo/x`, {
+      method: 'POST',
+      body: JSON.stringify({ parts: 9 }),
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    });
     const wrongMethod = await fetch(`${baseUrl}/stream/echo/x`, { method: 'GET', headers: { authorization: `Bearer ${token}` } });
     // Assess
     expect(anonymous.status).toBe(401);

@@ -186,8 +186,14 @@ describe('users and tokens over HTTP', () => {
     // Act
     const denied = await platform.api('GET', '/admin/users', { token: user.token });
     const granted = await platform.api('POST', `/admin/users/${user.userId}/credits`, { token: platform.adminToken, body: { amount: 20, reason: 'welcome' } });
-    const corrected = await platform.api('POST', `/admin/users/${user.userId}/credits`, { token: platform.adminToken, body: { amount: -10, reason: 'correction' } });
-    const overdrawn = await platform.api('POST', `/admin/users/${user.userId}/credits`, { token: platform.adminToken, body: { amount: -100, reason: 'too much' } });
+    const corrected = await platform.api('POST', `/admin/users/${user.userId}/credits`, {
+      token: platform.adminToken,
+      body: { amount: -10, reason: 'correction' },
+    });
+    const overdrawn = await platform.api('POST', `/admin/users/${user.userId}/credits`, {
+      token: platform.adminToken,
+      body: { amount: -100, reason: 'too much' },
+    });
     const unknown = await platform.api('POST', '/admin/users/no-such-user/credits', { token: platform.adminToken, body: { amount: 1, reason: 'x' } });
     // Assess
     expect(denied.status).toBe(403);

@@ -228,10 +228,13 @@ export async function startLambdaStandIn(functions: Readonly<Record<string, Stan
       res.writeHead(204, { 'x-amzn-requestid': randomUUID() }).end();
       return;
     }
-    if (invocationType !== 'RequestResponse') throw new ServiceError(400, 'InvalidParameterValueException', `the stand-in does not emulate invocation type ${invocationType}`);
+    if (invocationType !== 'RequestResponse')
+      throw new ServiceError(400, 'InvalidParameterValueException', `the stand-in does not emulate invocation type ${invocationType}`);
     const tenantId = header(req, 'x-amz-tenant-id') ?? null;
-    if (definition.tenantIsolation && tenantId === null) throw new ServiceError(400, 'InvalidParameterValueException', `The tenant ID is required to invoke function ${name}, which uses tenant isolation mode.`);
-    if (!definition.tenantIsolation && tenantId !== null) throw new ServiceError(400, 'InvalidParameterValueException', `Function ${name} does not use tenant isolation mode; remove the tenant ID.`);
+    if (definition.tenantIsolation && tenantId === null)
+      throw new ServiceError(400, 'InvalidParameterValueException', `The tenant ID is required to invoke function ${name}, which uses tenant isolation mode.`);
+    if (!definition.tenantIsolation && tenantId !== null)
+      throw new ServiceError(400, 'InvalidParameterValueException', `Function ${name} does not use tenant isolation mode; remove the tenant ID.`);
     let event: unknown;
     try {
       event = JSON.parse(payload.length === 0 ? 'null' : payload.toString('utf8'));
@@ -244,10 +247,15 @@ export async function startLambdaStandIn(functions: Readonly<Record<string, Stan
       res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amz-executed-version': '$LATEST', 'x-amzn-requestid': requestId });
       const send = (headers: Record<string, string>, body: Uint8Array) => {
         if (res.destroyed || res.writableEnded) return;
-        const encoded = codec.encode({ headers: Object.fromEntries(Object.entries({ ':message-type': 'event', ...headers }).map(([k, v]) => [k, { type: 'string' as const, value: v }])), body });
+        const encoded = codec.encode({
+          headers: Object.fromEntries(Object.entries({ ':message-type': 'event', ...headers }).map(([k, v]) => [k, { type: 'string' as const, value: v }])),
+          body,
+        });
         res.write(encoded);
       };
-      const outcome = await invoke(name, definition, tenantId, requestId, event, (bytes) => send({ ':event-type': 'PayloadChunk', ':content-type': 'application/octet-stream' }, bytes));
+      const outcome = await invoke(name, definition, tenantId, requestId, event, (bytes) =>
+        send({ ':event-type': 'PayloadChunk', ':content-type': 'application/octet-stream' }, bytes),
+      );
       const complete = outcome.error ? { ErrorCode: outcome.error.type, ErrorDetails: outcome.error.message } : {};
       send({ ':event-type': 'InvokeComplete', ':content-type': 'application/json' }, Buffer.from(JSON.stringify(complete)));
       if (!res.destroyed) res.end();
@@ -259,10 +267,19 @@ export async function startLambdaStandIn(functions: Readonly<Record<string, Stan
       parts.push(Buffer.from(bytes));
       size += bytes.byteLength;
     });
-    const error = outcome.error ?? (size > MAX_SYNC_PAYLOAD_BYTES ? { type: 'Function.ResponseSizeTooLarge', message: `Response payload size (${size} bytes) exceeded maximum allowed payload size (${MAX_SYNC_PAYLOAD_BYTES} bytes).` } : undefined);
+    const error =
+      outcome.error ??
+      (size > MAX_SYNC_PAYLOAD_BYTES
+        ? {
+            type: 'Function.ResponseSizeTooLarge',
+            message: `Response payload size (${size} bytes) exceeded maximum allowed payload size (${MAX_SYNC_PAYLOAD_BYTES} bytes).`,
+          }
+        : undefined);
     const headers = { 'content-type': 'application/json', 'x-amz-executed-version': '$LATEST', 'x-amzn-requestid': requestId };
     if (error) {
-      res.writeHead(200, { ...headers, 'x-amz-function-error': 'Unhandled' }).end(JSON.stringify({ errorType: error.type, errorMessage: error.message, trace: [] }));
+      res
+        .writeHead(200, { ...headers, 'x-amz-function-error': 'Unhandled' })
+        .end(JSON.stringify({ errorType: error.type, errorMessage: error.message, trace: [] }));
     } else {
       res.writeHead(200, headers).end(Buffer.concat(parts));
     }
@@ -276,17 +293,31 @@ export async function startLambdaStandIn(functions: Readonly<Record<string, Stan
     const qualifier = qualifierParam ?? (at >= 0 ? parts[at + 2] : parts[1]) ?? '$LATEST';
     const definition = name === undefined ? undefined : functions[name];
     if (name === undefined || definition === undefined || qualifier !== '$LATEST') {
-      throw new ServiceError(404, 'ResourceNotFoundException', `Function not found: arn:aws:lambda:${REGION}:${ACCOUNT}:function:${nameOrArn}${qualifierParam ? `:${qualifierParam}` : ''}`);
+      throw new ServiceError(
+        404,
+        'ResourceNotFoundException',
+        `Function not found: arn:aws:lambda:${REGION}:${ACCOUNT}:function:${nameOrArn}${qualifierParam ? `:${qualifierParam}` : ''}`,
+      );
     }
     return { name, definition };
   }
 
   /** Runs one invocation in a free environment of the tenant; `write` receives the output as it comes. */
-  async function invoke(name: string, definition: StandInFunction, tenantId: string | null, requestId: string, event: unknown, write: (bytes: Uint8Array) => void): Promise<Outcome> {
+  async function invoke(
+    name: string,
+    definition: StandInFunction,
+    tenantId: string | null,
+    requestId: string,
+    event: unknown,
+    write: (bytes: Uint8Array) => void,
+  ): Promise<Outcome> {
     const env = acquire(name, definition, tenantId);
     env.invocations++;
     const exitError = (exit: { code: number | null; signal: NodeJS.Signals | null }): Outcome => ({
-      error: { type: 'Runtime.ExitError', message: `RequestId: ${requestId} Error: Runtime exited with error: ${exit.signal ? `signal: ${signalName(exit.signal)}` : `exit status ${exit.code}`}` },
+      error: {
+        type: 'Runtime.ExitError',
+        message: `RequestId: ${requestId} Error: Runtime exited with error: ${exit.signal ? `signal: ${signalName(exit.signal)}` : `exit status ${exit.code}`}`,
+      },
     });
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -309,7 +340,12 @@ export async function startLambdaStandIn(functions: Readonly<Record<string, Stan
       const timedOut = new Promise<Outcome>((resolve) => {
         timer = setTimeout(() => {
           destroy(env);
-          resolve({ error: { type: 'Sandbox.Timedout', message: `RequestId: ${requestId} Error: Task timed out after ${(definition.timeoutMs / 1000).toFixed(2)} seconds` } });
+          resolve({
+            error: {
+              type: 'Sandbox.Timedout',
+              message: `RequestId: ${requestId} Error: Task timed out after ${(definition.timeoutMs / 1000).toFixed(2)} seconds`,
+            },
+          });
         }, definition.timeoutMs);
       });
       const work = definition.runtime === 'web-adapter' ? forwardToServer(env, event, write) : callHandler(env, name, requestId, event, deadline, write);
@@ -346,7 +382,12 @@ export async function startLambdaStandIn(functions: Readonly<Record<string, Stan
     };
     const child =
       definition.runtime === 'web-adapter'
-        ? spawn('/bin/sh', [join(definition.codeDir, definition.handler)], { cwd: definition.codeDir, env: { ...variables, AWS_LWA_PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+        ? spawn('/bin/sh', [join(definition.codeDir, definition.handler)], {
+            cwd: definition.codeDir,
+            env: { ...variables, AWS_LWA_PORT: '0' },
+            stdio: ['ignore', 'pipe', 'pipe'],
+            detached: true,
+          })
         : spawn(process.execPath, ['--input-type=module', '-e', NODE_BOOTSTRAP, JSON.stringify(handlerLocation(definition))], {
             cwd: definition.codeDir,
             env: variables,
@@ -454,7 +495,15 @@ export async function startLambdaStandIn(functions: Readonly<Record<string, Stan
     environments: (functionName) =>
       all
         .filter((env) => functionName === undefined || env.functionName === functionName)
-        .map((env) => ({ id: env.id, functionName: env.functionName, tenantId: env.tenantId, pid: env.child.pid ?? -1, alive: env.alive, busy: env.busy, invocations: env.invocations })),
+        .map((env) => ({
+          id: env.id,
+          functionName: env.functionName,
+          tenantId: env.tenantId,
+          pid: env.child.pid ?? -1,
+          alive: env.alive,
+          busy: env.busy,
+          invocations: env.invocations,
+        })),
     kill: (environmentId) => {
       const env = all.find((candidate) => candidate.id === environmentId);
       if (!env) throw new Error(`no environment ${environmentId}`);
@@ -471,20 +520,23 @@ export async function startLambdaStandIn(functions: Readonly<Record<string, Stan
 function forwardToServer(env: Environment, event: unknown, write: (bytes: Uint8Array) => void): Promise<Outcome> {
   const request = httpRequestOf(event);
   return new Promise<Outcome>((resolve) => {
-    const upstream = http.request({ host: '127.0.0.1', port: env.port!, method: request.method, path: request.path, headers: request.headers, agent: false }, (response) => {
-      const headers: Record<string, string> = {};
-      let cookies: string[] = [];
-      for (const [name, value] of Object.entries(response.headers)) {
-        if (value === undefined || HOP_BY_HOP.has(name)) continue;
-        if (name === 'set-cookie') cookies = Array.isArray(value) ? value : [value];
-        else headers[name] = Array.isArray(value) ? value.join(', ') : value;
-      }
-      write(Buffer.concat([Buffer.from(JSON.stringify({ statusCode: response.statusCode ?? 502, headers, cookies })), PRELUDE_DELIMITER]));
-      response.on('data', (chunk: Buffer) => write(chunk));
-      response.on('end', () => resolve({}));
-      // A server that dies mid-answer: the environment's exit reports it (Runtime.ExitError).
-      response.on('error', () => undefined);
-    });
+    const upstream = http.request(
+      { host: '127.0.0.1', port: env.port!, method: request.method, path: request.path, headers: request.headers, agent: false },
+      (response) => {
+        const headers: Record<string, string> = {};
+        let cookies: string[] = [];
+        for (const [name, value] of Object.entries(response.headers)) {
+          if (value === undefined || HOP_BY_HOP.has(name)) continue;
+          if (name === 'set-cookie') cookies = Array.isArray(value) ? value : [value];
+          else headers[name] = Array.isArray(value) ? value.join(', ') : value;
+        }
+        write(Buffer.concat([Buffer.from(JSON.stringify({ statusCode: response.statusCode ?? 502, headers, cookies })), PRELUDE_DELIMITER]));
+        response.on('data', (chunk: Buffer) => write(chunk));
+        response.on('end', () => resolve({}));
+        // A server that dies mid-answer: the environment's exit reports it (Runtime.ExitError).
+        response.on('error', () => undefined);
+      },
+    );
     upstream.on('error', () => undefined);
     upstream.end(request.body);
   });
@@ -506,7 +558,8 @@ function httpRequestOf(event: unknown): { method: string; path: string; headers:
     return { method: 'POST', path: '/events', headers: { 'content-type': 'application/json', 'content-length': String(body.length) }, body };
   }
   const headers: Record<string, string> = {};
-  if (typeof e.headers === 'object' && e.headers !== null) for (const [name, value] of Object.entries(e.headers)) if (typeof value === 'string') headers[name.toLowerCase()] = value;
+  if (typeof e.headers === 'object' && e.headers !== null)
+    for (const [name, value] of Object.entries(e.headers)) if (typeof value === 'string') headers[name.toLowerCase()] = value;
   headers['x-amzn-request-context'] = JSON.stringify(e.requestContext);
   const text = typeof e.body === 'string' ? e.body : '';
   const body = e.isBase64Encoded === true ? Buffer.from(text, 'base64') : Buffer.from(text, 'utf8');
@@ -515,7 +568,14 @@ function httpRequestOf(event: unknown): { method: string; path: string; headers:
 }
 
 /** The Node.js runtime's part of one invocation: the handler's answer, or its exception. */
-function callHandler(env: Environment, functionName: string, requestId: string, event: unknown, deadline: number, write: (bytes: Uint8Array) => void): Promise<Outcome> {
+function callHandler(
+  env: Environment,
+  functionName: string,
+  requestId: string,
+  event: unknown,
+  deadline: number,
+  write: (bytes: Uint8Array) => void,
+): Promise<Outcome> {
   return new Promise<Outcome>((resolve) => {
     env.pending.set(requestId, (answer) => {
       if ('error' in answer) {
@@ -551,7 +611,8 @@ async function readPayload(req: http.IncomingMessage): Promise<Buffer> {
     size += chunk.length;
     if (size <= MAX_SYNC_PAYLOAD_BYTES) parts.push(chunk);
   }
-  if (size > MAX_SYNC_PAYLOAD_BYTES) throw new ServiceError(413, 'RequestTooLargeException', `Request must be smaller than ${MAX_SYNC_PAYLOAD_BYTES} bytes for the InvokeFunction operation`);
+  if (size > MAX_SYNC_PAYLOAD_BYTES)
+    throw new ServiceError(413, 'RequestTooLargeException', `Request must be smaller than ${MAX_SYNC_PAYLOAD_BYTES} bytes for the InvokeFunction operation`);
   return Buffer.concat(parts);
 }
 

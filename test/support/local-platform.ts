@@ -114,10 +114,14 @@ export async function callApi<T = any>(baseUrl: string, method: string, path: st
 
 /** Creates a user through the admin API and returns its credentials. */
 export async function createUser(platform: TestPlatform, input: { alias?: string; credits?: number; email?: string } = {}) {
-  const res = await platform.api<{ data: { userId: string; alias: string | null; token: string; tokenId: string; secretKey: string } }>('POST', '/admin/users', {
-    token: platform.adminToken,
-    body: input,
-  });
+  const res = await platform.api<{ data: { userId: string; alias: string | null; token: string; tokenId: string; secretKey: string } }>(
+    'POST',
+    '/admin/users',
+    {
+      token: platform.adminToken,
+      body: input,
+    },
+  );
   if (res.status !== 201) throw new Error(`creating user failed: ${res.status} ${res.text}`);
   return res.body.data;
 }

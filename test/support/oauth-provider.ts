@@ -75,7 +75,10 @@ export class FakeProvider {
     const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
     const basic = /^Basic (.+)$/.exec(req.headers['authorization'] ?? '');
     if (basic === null) return { status: 401, body: { error: 'invalid_client' } };
-    const [id, secret] = Buffer.from(basic[1]!, 'base64').toString('utf8').split(':').map((part) => new URLSearchParams(`v=${part}`).get('v'));
+    const [id, secret] = Buffer.from(basic[1]!, 'base64')
+      .toString('utf8')
+      .split(':')
+      .map((part) => new URLSearchParams(`v=${part}`).get('v'));
     if (id !== CLIENT_ID || secret !== CLIENT_SECRET) return { status: 401, body: { error: 'invalid_client' } };
     if (form.get('grant_type') !== 'authorization_code') return refuse('grant_type');
     if (form.get('client_id') !== CLIENT_ID) return refuse('client_id');

@@ -44,7 +44,14 @@ function action(overrides: Partial<ActionRecord> = {}): ActionRecord {
 }
 
 /** In-memory ports; `script` decides what each invocation yields. */
-function setup(options: { actions?: ActionRecord[]; balance?: number; script?: (invocation: ActionInvocation, signal?: AbortSignal) => AsyncIterable<RuntimeEvent>; keysFail?: boolean } = {}) {
+function setup(
+  options: {
+    actions?: ActionRecord[];
+    balance?: number;
+    script?: (invocation: ActionInvocation, signal?: AbortSignal) => AsyncIterable<RuntimeEvent>;
+    keysFail?: boolean;
+  } = {},
+) {
   const actions = new Map((options.actions ?? [action()]).map((a) => [a.actionId, a]));
   let balance = options.balance ?? 100;
   const ledger: { amount: number; reason: string }[] = [];
@@ -105,7 +112,11 @@ async function* events(...list: RuntimeEvent[]): AsyncIterable<RuntimeEvent> {
 }
 
 function succeed(invocation: ActionInvocation): AsyncIterable<RuntimeEvent> {
-  return events({ type: 'log', stream: 'stdout', data: 'hello' }, { type: 'result', statusCode: 200, body: invocation.event }, { type: 'end', started: true, durationMs: 250, maxRssKb: 20480 });
+  return events(
+    { type: 'log', stream: 'stdout', data: 'hello' },
+    { type: 'result', statusCode: 200, body: invocation.event },
+    { type: 'end', started: true, durationMs: 250, maxRssKb: 20480 },
+  );
 }
 
 const lineage = lineageOf('req-1', undefined);
@@ -121,7 +132,7 @@ async function failureOf(work: Promise<unknown>) {
 }
 
 describe('running an action', () => {
-  it('runs the owner\'s code for the owner\'s tenant with the owner\'s keys, bills the formula and logs without keys', async () => {
+  it("runs the owner's code for the owner's tenant with the owner's keys, bills the formula and logs without keys", async () => {
     // Prepare
     const t = setup();
     // Act
@@ -131,7 +142,15 @@ describe('running an action', () => {
     expect(reply.meta).toEqual({ requestId: 'req-1', actionId: 'act-weather', executionTime: 250, memoryMb: 256, creditsUsed: 1.05 });
     const [call] = t.invocations;
     expect(call!.tenantId).toBe('owner');
-    expect(call!.invocation).toMatchObject({ kind: 'action', source: SOURCE, requestId: 'req-1', functionName: 'act-weather', timeoutMs: 30_000, memoryMb: 256, event: { city: 'Paris' } });
+    expect(call!.invocation).toMatchObject({
+      kind: 'action',
+      source: SOURCE,
+      requestId: 'req-1',
+      functionName: 'act-weather',
+      timeoutMs: 30_000,
+      memoryMb: 256,
+      event: { city: 'Paris' },
+    });
     expect(JSON.parse((call!.invocation as ActionInvocation).env['SVC_KEYS_JSON']!)).toEqual({ openai: 'sk-owner-secret' });
     expect(t.keyReads).toEqual([{ callerId: 'owner', ownerId: 'owner', names: ['openai'] }]);
     // The worst case (256 MB for 30 s) held, then all but the 1.05 used given back
@@ -153,7 +172,7 @@ describe('running an action', () => {
     expect(JSON.stringify(t.logs)).not.toContain('sk-owner-secret');
   });
 
-  it('lets the direct path use the action\'s own timeout and caps the router path at 120 s', async () => {
+  it("lets the direct path use the action's own timeout and caps the router path at 120 s", async () => {
     // Prepare
     const t = setup({ actions: [action({ timeoutSec: 300 })] });
     // Act
@@ -167,7 +186,11 @@ describe('running an action', () => {
   it('checks access, then required parameters, then credits, before anything runs', async () => {
     // Prepare
     const t = setup({
-      actions: [action(), action({ actionId: 'act-public-dev', visibility: 'public', status: 'development' }), action({ actionId: 'act-public', visibility: 'public' })],
+      actions: [
+        action(),
+        action({ actionId: 'act-public-dev', visibility: 'public', status: 'development' }),
+        action({ actionId: 'act-public', visibility: 'public' }),
+      ],
       balance: 0.5,
     });
     // Act
@@ -199,17 +222,25 @@ describe('running an action', () => {
 
   it('answers a raising handler with ACTION_EXECUTION_FAILED, still billing and logging the error', async () => {
     // Prepare
-    const t = setup({ script: () => events({ type: 'error', code: 'HANDLER_ERROR', message: "KeyError: 'city'", line: 2 }, { type: 'end', started: true, durationMs: 30 }) });
+    const t = setup({
+      script: () => events({ type: 'error', code: 'HANDLER_ERROR', message: "KeyError: 'city'", line: 2 }, { type: 'end', started: true, durationMs: 30 }),
+    });
     // Act
     const failed = await failureOf(runAction(user('owner'), 'act-weather', { city: 'x' }, 'router', t.ports, lineage, live()));
     // Assess
     expect(failed.response).toMatchObject({ status: 500, code: 'ACTION_EXECUTION_FAILED' });
-    expect(t.logs[0]).toMatchObject({ status: 'error', error: { code: 'ACTION_EXECUTION_FAILED', message: "The handler raised KeyError: 'city' (line 2)." }, creditsUsed: 1 });
+    expect(t.logs[0]).toMatchObject({
+      status: 'error',
+      error: { code: 'ACTION_EXECUTION_FAILED', message: "The handler raised KeyError: 'city' (line 2)." },
+      creditsUsed: 1,
+    });
   });
 
   it('gives the hold back when the code never started', async () => {
     // Prepare
-    const t = setup({ script: () => events({ type: 'error', code: 'RUNTIME_UNAVAILABLE', message: 'python3 missing' }, { type: 'end', started: false, durationMs: 1 }) });
+    const t = setup({
+      script: () => events({ type: 'error', code: 'RUNTIME_UNAVAILABLE', message: 'python3 missing' }, { type: 'end', started: false, durationMs: 1 }),
+    });
     // Act
     const failed = await failureOf(runAction(user('owner'), 'act-weather', { city: 'x' }, 'router', t.ports, lineage, live()));
     // Assess
@@ -225,7 +256,7 @@ describe('running an action', () => {
     expect(t.invocations).toHaveLength(0);
   });
 
-  it('hands the route\'s signal to the runtime; a run cut by the route deadline is logged as a timeout with that deadline\'s error', async () => {
+  it("hands the route's signal to the runtime; a run cut by the route deadline is logged as a timeout with that deadline's error", async () => {
     // Prepare: a run that only ends when aborted, as the Compute port promises, and says when it is under way
     const deadline = new AbortController();
     let markStarted: () => void = () => undefined;
@@ -264,7 +295,11 @@ describe('running an action', () => {
     // Act
     const refused = await failureOf(runAction(user('owner'), 'act-weather', { city: 'x' }, 'router', t.ports, lineage, live()));
     // Assess
-    expect(refused.response).toMatchObject({ status: 402, code: 'INSUFFICIENT_CREDITS', message: 'This run needs up to 8.475 credits (256 MB for up to 30 s); the balance is 1.5.' });
+    expect(refused.response).toMatchObject({
+      status: 402,
+      code: 'INSUFFICIENT_CREDITS',
+      message: 'This run needs up to 8.475 credits (256 MB for up to 30 s); the balance is 1.5.',
+    });
     expect(t.invocations).toHaveLength(0);
     expect(t.balance()).toBe(1.5);
   });
@@ -275,15 +310,30 @@ describe('running inline code', () => {
     // Prepare
     const t = setup();
     // Act
-    const aliasless = await failureOf(runInlineCode(user('u2', { alias: null }), { code: SOURCE, event: {}, timeout: 30, memory: 128 }, t.ports, lineage, live()));
-    const reply = (await runInlineCode(user('u1'), { code: SOURCE, event: { a: 1, keys: { forged: 'x' } }, timeout: 5, memory: 512 }, t.ports, lineage, live())) as Reply;
+    const aliasless = await failureOf(
+      runInlineCode(user('u2', { alias: null }), { code: SOURCE, event: {}, timeout: 30, memory: 128 }, t.ports, lineage, live()),
+    );
+    const reply = (await runInlineCode(
+      user('u1'),
+      { code: SOURCE, event: { a: 1, keys: { forged: 'x' } }, timeout: 5, memory: 512 },
+      t.ports,
+      lineage,
+      live(),
+    )) as Reply;
     // Assess
     expect(aliasless.response).toMatchObject({ status: 403, code: 'ALIAS_REQUIRED' });
     expect(reply.data).toEqual({ statusCode: 200, body: { a: 1 } });
     expect(reply.meta).toMatchObject({ actionId: null, memoryMb: 512, creditsUsed: 1.1 });
-    expect(t.invocations[0]).toMatchObject({ tenantId: 'u1', invocation: { functionName: 'inline-code', timeoutMs: 5000, memoryMb: 512, env: { SVC_KEYS_JSON: '{}' } } });
+    expect(t.invocations[0]).toMatchObject({
+      tenantId: 'u1',
+      invocation: { functionName: 'inline-code', timeoutMs: 5000, memoryMb: 512, env: { SVC_KEYS_JSON: '{}' } },
+    });
     expect(t.keyReads).toEqual([]);
-    expect(t.logs[0]).toMatchObject({ resourceId: 'inline-code', requestType: 'ACTION_INLINE', request: { code: SOURCE, event: { a: 1 }, timeout: 5, memory: 512 } });
+    expect(t.logs[0]).toMatchObject({
+      resourceId: 'inline-code',
+      requestType: 'ACTION_INLINE',
+      request: { code: SOURCE, event: { a: 1 }, timeout: 5, memory: 512 },
+    });
   });
 
   it('refuses code the checker refuses with every violation and its line, before billing', async () => {
@@ -299,7 +349,11 @@ describe('running inline code', () => {
     // Act
     const failed = await failureOf(runInlineCode(user('u1'), { code: 'import os\n', event: {}, timeout: 30, memory: 128 }, t.ports, lineage, live()));
     // Assess
-    expect(failed.response).toMatchObject({ status: 400, code: 'INVALID_PARAMETERS', message: "Invalid request body: code: line 1: import of 'os' is not allowed; code: line 3: 'eval' is not allowed" });
+    expect(failed.response).toMatchObject({
+      status: 400,
+      code: 'INVALID_PARAMETERS',
+      message: "Invalid request body: code: line 1: import of 'os' is not allowed; code: line 3: 'eval' is not allowed",
+    });
     expect(t.ledger).toEqual([]);
   });
 });

@@ -72,7 +72,7 @@ describe('action events', () => {
 });
 
 describe('action timeouts', () => {
-  it('caps the router path at the 120-second gateway limit and lets the direct path use the action\'s own', () => {
+  it("caps the router path at the 120-second gateway limit and lets the direct path use the action's own", () => {
     expect(runtimeTimeoutSec(30, 'router')).toBe(30);
     expect(runtimeTimeoutSec(300, 'router')).toBe(GATEWAY_TIMEOUT_SEC);
     expect(runtimeTimeoutSec(300, 'direct')).toBe(300);
@@ -100,11 +100,19 @@ describe('action error codes', () => {
     toErrorResponse(toActionError({ type: 'error', code, message: 'the message', ...extra }, ctx));
 
   it('maps each runtime failure to a clear code, the status coming from the one error table', () => {
-    expect(mapped('HANDLER_ERROR', { message: "KeyError: 'city'", line: 2 })).toMatchObject({ status: 500, code: 'ACTION_EXECUTION_FAILED', message: "The handler raised KeyError: 'city' (line 2)." });
+    expect(mapped('HANDLER_ERROR', { message: "KeyError: 'city'", line: 2 })).toMatchObject({
+      status: 500,
+      code: 'ACTION_EXECUTION_FAILED',
+      message: "The handler raised KeyError: 'city' (line 2).",
+    });
     expect(mapped('HANDLER_NOT_FOUND')).toMatchObject({ status: 500, code: 'HANDLER_NOT_FOUND' });
     expect(mapped('INVALID_HANDLER_RESULT').message).toContain('statusCode');
     expect(mapped('INVALID_HANDLER_RESULT')).toMatchObject({ status: 500, code: 'INVALID_HANDLER_RESULT' });
-    expect(mapped('MEMORY_LIMIT_EXCEEDED')).toMatchObject({ status: 500, code: 'MEMORY_LIMIT_EXCEEDED', message: 'The run exceeded its memory limit of 128 MB.' });
+    expect(mapped('MEMORY_LIMIT_EXCEEDED')).toMatchObject({
+      status: 500,
+      code: 'MEMORY_LIMIT_EXCEEDED',
+      message: 'The run exceeded its memory limit of 128 MB.',
+    });
     expect(mapped('OUTPUT_LIMIT_EXCEEDED')).toMatchObject({ status: 500, code: 'OUTPUT_LIMIT_EXCEEDED' });
     expect(mapped('TIMEOUT')).toMatchObject({ status: 504, code: 'TIMEOUT', message: 'The action did not finish within its timeout of 30 seconds.' });
     expect(mapped('ABORTED')).toMatchObject({ status: 504, code: 'TIMEOUT' });
@@ -114,11 +122,13 @@ describe('action error codes', () => {
     expect(mapped('SOMETHING_NEW')).toMatchObject({ status: 500, code: 'ACTION_EXECUTION_FAILED', message: 'the message' });
   });
 
-  it('names the gateway limit when it, not the action\'s own timeout, cut a router run', () => {
+  it("names the gateway limit when it, not the action's own timeout, cut a router run", () => {
     const failure = mapped('TIMEOUT', {}, { path: 'router', timeoutSec: 300, memoryMb: 128 });
     expect(failure).toMatchObject({ status: 504, code: 'TIMEOUT' });
     expect(failure.message).toContain('120-second gateway limit');
-    expect(mapped('TIMEOUT', {}, { path: 'direct', timeoutSec: 300, memoryMb: 128 }).message).toBe('The action did not finish within its timeout of 300 seconds.');
+    expect(mapped('TIMEOUT', {}, { path: 'direct', timeoutSec: 300, memoryMb: 128 }).message).toBe(
+      'The action did not finish within its timeout of 300 seconds.',
+    );
   });
 
   it('reports refused inline code as a 400 listing the violations, a refused stored source as a failure', () => {
@@ -154,18 +164,27 @@ describe('action request schemas', () => {
   });
 
   it('refuses memory outside 128/256/512/1024, timeouts outside 1..300, ids without act-, and other runtimes', () => {
-    const issues = (input: Record<string, unknown>) => toErrorResponse(catchError(() => validate('request body', createActionBody, { ...minimal, ...input }))).message;
+    const issues = (input: Record<string, unknown>) =>
+      toErrorResponse(catchError(() => validate('request body', createActionBody, { ...minimal, ...input }))).message;
     expect(issues({ memoryMb: 200 })).toContain('memoryMb: must be one of 128, 256, 512, 1024');
     expect(issues({ timeoutSec: 0 })).toContain('timeoutSec');
     expect(issues({ timeoutSec: 301 })).toContain('timeoutSec');
     expect(issues({ actionId: 'weather' })).toContain('actionId: must be "act-"');
     expect(issues({ runtime: 'nodejs20' })).toContain('runtime: must be python3.12');
     expect(issues({ status: 'deleted' })).toContain('status');
-    expect(validate('request body', createActionBody, { ...minimal, memoryMb: 1024, timeoutSec: 300, actionId: 'act-weather_1' })).toMatchObject({ memoryMb: 1024, timeoutSec: 300, actionId: 'act-weather_1' });
+    expect(validate('request body', createActionBody, { ...minimal, memoryMb: 1024, timeoutSec: 300, actionId: 'act-weather_1' })).toMatchObject({
+      memoryMb: 1024,
+      timeoutSec: 300,
+      actionId: 'act-weather_1',
+    });
   });
 
   it('checks parameters: identifiers, unique, not the reserved keys, with defaults', () => {
-    const parsed = validate('request body', createActionBody, { ...minimal, parameters: [{ name: 'city', required: true }, { name: 'days' }], keysNeeded: ['OpenAI', 'openai'] });
+    const parsed = validate('request body', createActionBody, {
+      ...minimal,
+      parameters: [{ name: 'city', required: true }, { name: 'days' }],
+      keysNeeded: ['OpenAI', 'openai'],
+    });
     expect(parsed.parameters).toEqual([
       { name: 'city', type: 'string', required: true },
       { name: 'days', type: 'string', required: false },
@@ -206,7 +225,9 @@ describe('action listing rules', () => {
   it('builds one DynamoDB filter from every given filter, none when there is none', () => {
     expect(filterExpression({})).toEqual({ values: {} });
     const expression = filterExpression({ status: 'active', category: 'weather', runtimePrefix: 'python', nameContains: 'WeaTher' });
-    expect(expression.FilterExpression).toBe('#status = :status AND #category = :category AND begins_with(#runtime, :runtime) AND contains(#nameLower, :nameLower)');
+    expect(expression.FilterExpression).toBe(
+      '#status = :status AND #category = :category AND begins_with(#runtime, :runtime) AND contains(#nameLower, :nameLower)',
+    );
     expect(expression.values).toEqual({ ':status': 'active', ':category': 'weather', ':runtime': 'python', ':nameLower': 'weather' });
   });
 });

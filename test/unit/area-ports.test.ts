@@ -16,7 +16,7 @@ function labelledPlatform(): Ports {
 }
 
 describe('portsForArea', () => {
-  it('lets an area use its declared ports and the kernel\'s, and names the module to fix for any other', () => {
+  it("lets an area use its declared ports and the kernel's, and names the module to fix for any other", () => {
     // Prepare
     const platform = labelledPlatform();
     const area = defineArea({ name: 'sample', uses: ['agents'] });
@@ -66,7 +66,7 @@ describe('portsForArea', () => {
 });
 
 describe('the manifest, derived from the area modules', () => {
-  it('has every route, table and bucket of every module once, each route in its own area\'s folder', () => {
+  it("has every route, table and bucket of every module once, each route in its own area's folder", () => {
     // Assess
     expect(routes).toHaveLength(areas.reduce((n, a) => n + a.routes.length, 0));
     expect(new Set(routes.map((r) => `${r.method} ${r.host} ${r.path}`)).size).toBe(routes.length);
@@ -85,7 +85,11 @@ describe('the manifest, derived from the area modules', () => {
   it('grants a function the kernel only when a route authenticates or is rate limited, plus its declared ports', () => {
     // Prepare
     const publicOnly = defineArea({ name: 'open', routes: [{ method: 'GET', path: '/open', handler: 'open', auth: 'public', callers: 'role' }] });
-    const running = defineArea({ name: 'runs', routes: [{ method: 'POST', path: '/run', handler: 'run', auth: 'required' }], uses: ['compute', 'keysReader', 'conversations'] });
+    const running = defineArea({
+      name: 'runs',
+      routes: [{ method: 'POST', path: '/run', handler: 'run', auth: 'required' }],
+      uses: ['compute', 'keysReader', 'conversations'],
+    });
 
     // Act
     const open = resourcesOf([publicOnly]);

@@ -30,8 +30,25 @@ const NOW = 1_800_000_000_000;
 function setup(overrides: { token?: Partial<TokenCredential>; account?: Partial<AccountCredential> } = {}) {
   const token = generateSecret('userToken');
   const secretKey = generateSecret('secretKey');
-  const account: AccountCredential = { userId: 'u1', alias: 'ann', isAdmin: false, status: 'active', secretKeyDigest: digestSecret(secretKey), ...overrides.account };
-  const credential: TokenCredential = { tokenId: 't1', userId: 'u1', kind: 'user', digest: digestSecret(token), status: 'active', expiresAt: null, lastUsedAt: null, keys: null, ...overrides.token };
+  const account: AccountCredential = {
+    userId: 'u1',
+    alias: 'ann',
+    isAdmin: false,
+    status: 'active',
+    secretKeyDigest: digestSecret(secretKey),
+    ...overrides.account,
+  };
+  const credential: TokenCredential = {
+    tokenId: 't1',
+    userId: 'u1',
+    kind: 'user',
+    digest: digestSecret(token),
+    status: 'active',
+    expiresAt: null,
+    lastUsedAt: null,
+    keys: null,
+    ...overrides.token,
+  };
   const { lookup, used } = fakeCredentials([account], [credential]);
   const ports = { credentials: lookup, identity: null, runTokens: createRunTokens(async () => Buffer.alloc(32, 3), { now: () => NOW }), now: NOW };
   return { token, secretKey, ports, used };
@@ -120,7 +137,7 @@ describe('resolveActor', () => {
 });
 
 describe('run tokens', () => {
-  it('authenticate as the owner with the role scope and the run\'s keys, until they expire', async () => {
+  it("authenticate as the owner with the role scope and the run's keys, until they expire", async () => {
     // Prepare
     const { ports } = setup();
     const token = await ports.runTokens.mint({ userId: 'u1', keys: ['openai'] }, 60_000);
@@ -133,7 +150,13 @@ describe('run tokens', () => {
     expect(actor).toMatchObject({ userId: 'u1', via: 'run-token', scope: 'role', roleKeys: ['openai'], isAdmin: false });
     expect(unrestricted).toMatchObject({ scope: 'role', roleKeys: null });
     expect(() => requireFullAccess(actor)).toThrow(AccessDeniedError);
-    await expect(resolveActor('required', bearer(token), { ...ports, now: NOW + 61_000, runTokens: createRunTokens(async () => Buffer.alloc(32, 3), { now: () => NOW + 61_000 }) })).rejects.toThrow(AuthenticationRequiredError);
+    await expect(
+      resolveActor('required', bearer(token), {
+        ...ports,
+        now: NOW + 61_000,
+        runTokens: createRunTokens(async () => Buffer.alloc(32, 3), { now: () => NOW + 61_000 }),
+      }),
+    ).rejects.toThrow(AuthenticationRequiredError);
   });
 
   it('refuse tampered or foreign-key tokens and deleted accounts', async () => {

@@ -26,10 +26,25 @@ function restEvent(method: string, resource: string): APIGatewayProxyEvent {
   };
 }
 
-describe('a cloud function given only its own area\'s configuration', () => {
+describe("a cloud function given only its own area's configuration", () => {
   const saved = { ...process.env };
   beforeAll(() => {
-    for (const name of ['BASE_URL', 'STREAM_URL', 'MCP_URL', 'VOICE_URL', 'CDN_URL', 'SITE_URL', 'CODE_URL', 'RUNTIME_FUNCTION_NAME', 'MCP_RUNTIME_FUNCTION_NAME', 'RUN_TOKEN_SECRET_ARN', 'KEYS_KMS_KEY_ID', 'DYNAMODB_ENDPOINT', 'S3_ENDPOINT']) delete process.env[name];
+    for (const name of [
+      'BASE_URL',
+      'STREAM_URL',
+      'MCP_URL',
+      'VOICE_URL',
+      'CDN_URL',
+      'SITE_URL',
+      'CODE_URL',
+      'RUNTIME_FUNCTION_NAME',
+      'MCP_RUNTIME_FUNCTION_NAME',
+      'RUN_TOKEN_SECRET_ARN',
+      'KEYS_KMS_KEY_ID',
+      'DYNAMODB_ENDPOINT',
+      'S3_ENDPOINT',
+    ])
+      delete process.env[name];
     Object.assign(process.env, AREA_ENV);
   });
   afterAll(() => {

@@ -55,7 +55,10 @@ const EXPECTED_EVENTS: RuntimeEvent[] = [
 ];
 
 /** Lambda's event stream: the given payload chunks, then InvokeComplete. */
-async function* eventStream(chunks: readonly Uint8Array[], complete: { ErrorCode?: string; ErrorDetails?: string } = {}): AsyncGenerator<InvokeWithResponseStreamResponseEvent> {
+async function* eventStream(
+  chunks: readonly Uint8Array[],
+  complete: { ErrorCode?: string; ErrorDetails?: string } = {},
+): AsyncGenerator<InvokeWithResponseStreamResponseEvent> {
   for (const chunk of chunks) yield { PayloadChunk: { Payload: chunk } };
   yield { InvokeComplete: complete };
 }
@@ -171,7 +174,7 @@ describe('lambda compute: decoding the response stream', () => {
     // Prepare: a deterministic pseudo-random sequence of chunk sizes from 1 to 9 bytes
     let seed = 7;
     const chunks: Uint8Array[] = [];
-    for (let offset = 0; offset < bytes.length; ) {
+    for (let offset = 0; offset < bytes.length;) {
       seed = (seed * 1103515245 + 12345) % 2147483648;
       const size = 1 + (seed % 9);
       chunks.push(bytes.subarray(offset, offset + size));
@@ -202,7 +205,10 @@ describe('lambda compute: decoding the response stream', () => {
     const events = await all(createLambdaCompute({ lambda: throttled, functionName: 'f' }).invoke('owner', invocation));
 
     // Assess
-    expect(events).toEqual([{ type: 'error', code: 'TOO_MANY_INVOCATIONS', message: expect.stringContaining('throttled') }, { type: 'end', started: false, durationMs: expect.any(Number) }]);
+    expect(events).toEqual([
+      { type: 'error', code: 'TOO_MANY_INVOCATIONS', message: expect.stringContaining('throttled') },
+      { type: 'end', started: false, durationMs: expect.any(Number) },
+    ]);
   });
 
   it('aborts the HTTP stream when the caller aborts', async () => {
@@ -235,7 +241,9 @@ describe('lambda compute: decoding the response stream', () => {
 describe('decodeBufferedResponse', () => {
   it("reads the streamed format, LWA's buffered format and a bare body", () => {
     expect(decodeBufferedResponse(httpStream(400, '{"x":1}'))).toEqual({ statusCode: 400, body: '{"x":1}' });
-    expect(decodeBufferedResponse(encoder.encode(JSON.stringify({ statusCode: 200, body: Buffer.from('{"ok":true}').toString('base64'), isBase64Encoded: true })))).toEqual({ statusCode: 200, body: '{"ok":true}' });
+    expect(
+      decodeBufferedResponse(encoder.encode(JSON.stringify({ statusCode: 200, body: Buffer.from('{"ok":true}').toString('base64'), isBase64Encoded: true }))),
+    ).toEqual({ statusCode: 200, body: '{"ok":true}' });
     expect(decodeBufferedResponse(encoder.encode('{"ok":true,"violations":[]}'))).toEqual({ statusCode: 200, body: '{"ok":true,"violations":[]}' });
   });
 });

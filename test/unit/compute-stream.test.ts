@@ -1,7 +1,14 @@
 /** The runtime stream decoding both Compute adapters share (functions/runtimes/runtime-stream.ts). */
 import { describe, expect, it } from 'vitest';
 import type { AgentInvocation, RuntimeEvent } from '../../functions/runtimes/compute.ts';
-import { invocationBody, NdjsonLineSplitter, parseRuntimeLine, runtimeEvents, errorEvent, type EventStreamOptions } from '../../functions/runtimes/runtime-stream.ts';
+import {
+  invocationBody,
+  NdjsonLineSplitter,
+  parseRuntimeLine,
+  runtimeEvents,
+  errorEvent,
+  type EventStreamOptions,
+} from '../../functions/runtimes/runtime-stream.ts';
 
 const encoder = new TextEncoder();
 
@@ -89,7 +96,11 @@ describe('NdjsonLineSplitter', () => {
 
 describe('parseRuntimeLine', () => {
   it('keeps only the fields of the port and classifies the rest', () => {
-    expect(parseRuntimeLine('{"type":"end","durationMs":5,"maxRssKb":9,"exitCode":0,"sandbox":{}}')).toEqual({ kind: 'end', runtimeDurationMs: 5, maxRssKb: 9 });
+    expect(parseRuntimeLine('{"type":"end","durationMs":5,"maxRssKb":9,"exitCode":0,"sandbox":{}}')).toEqual({
+      kind: 'end',
+      runtimeDurationMs: 5,
+      maxRssKb: 9,
+    });
     expect(parseRuntimeLine('{"type":"start","requestId":"r","pid":42}')).toEqual({ kind: 'start', pid: 42 });
     expect(parseRuntimeLine('{"type":"someday","x":1}')).toEqual({ kind: 'ignored' });
     expect(parseRuntimeLine('   ')).toEqual({ kind: 'ignored' });
@@ -106,7 +117,11 @@ describe('parseRuntimeLine', () => {
 describe('runtimeEvents', () => {
   it('relays events in order, reports the start pid, and reads the body to its end after `end`', async () => {
     // Prepare
-    const { iterable, seen } = source([lines({ type: 'start', pid: 7 }, { type: 'text', data: 'a' }), lines({ type: 'end', durationMs: 3 }), encoder.encode('')]);
+    const { iterable, seen } = source([
+      lines({ type: 'start', pid: 7 }, { type: 'text', data: 'a' }),
+      lines({ type: 'end', durationMs: 3 }),
+      encoder.encode(''),
+    ]);
     let pid: number | null = null;
     let runtimeEnded = false;
 
@@ -202,6 +217,17 @@ describe('invocationBody', () => {
     const body = JSON.parse(invocationBody(invocation));
 
     // Assess
-    expect(Object.keys(body).sort()).toEqual(['allowHosts', 'env', 'functionName', 'kind', 'memoryMb', 'messages', 'prompt', 'requestId', 'source', 'timeoutMs']);
+    expect(Object.keys(body).sort()).toEqual([
+      'allowHosts',
+      'env',
+      'functionName',
+      'kind',
+      'memoryMb',
+      'messages',
+      'prompt',
+      'requestId',
+      'source',
+      'timeoutMs',
+    ]);
   });
 });

@@ -56,7 +56,15 @@ function wallet(balance: number) {
 }
 
 function meterOptions(overrides: Partial<RunMeterOptions> & Pick<RunMeterOptions, 'credits' | 'timers'>): RunMeterOptions {
-  return { userId: 'u', change: { reason: 'chat x run time', requestId: 'r' }, memoryMb: 1024, includedMs: 1000, tickMs: 500, onExhausted: () => undefined, ...overrides };
+  return {
+    userId: 'u',
+    change: { reason: 'chat x run time', requestId: 'r' },
+    memoryMb: 1024,
+    includedMs: 1000,
+    tickMs: 500,
+    onExhausted: () => undefined,
+    ...overrides,
+  };
 }
 
 describe('runTimeCredits', () => {
@@ -95,7 +103,9 @@ describe('startRunMeter', () => {
     const clock = manualTimers();
     const { state, credits } = wallet(0.75);
     const stops: { at: number; error: unknown }[] = [];
-    const meter = startRunMeter(meterOptions({ credits, timers: clock.timers, tickMs: 1000, onExhausted: (error) => stops.push({ at: clock.timers.now(), error }) }));
+    const meter = startRunMeter(
+      meterOptions({ credits, timers: clock.timers, tickMs: 1000, onExhausted: (error) => stops.push({ at: clock.timers.now(), error }) }),
+    );
     // Act
     await clock.advanceTo(1699);
     const stoppedEarly = stops.length;

@@ -71,7 +71,12 @@ interface Reply {
 function viaProxy(
   socketPath: string,
   url: string,
-  { credential, method = 'GET', headers = {}, body }: { credential?: string; method?: string; headers?: Record<string, string>; body?: string | readonly string[] } = {},
+  {
+    credential,
+    method = 'GET',
+    headers = {},
+    body,
+  }: { credential?: string; method?: string; headers?: Record<string, string>; body?: string | readonly string[] } = {},
 ): Promise<Reply> {
   const sent = new Promise<Reply>((resolve, reject) => {
     const request = http.request({
@@ -133,9 +138,19 @@ function track(socket: net.Socket) {
     );
   return {
     /** Resolves with all text received once `test` holds for it. */
-    until: (test: (text: string) => boolean, what: string) => wait(() => test(data.toString('utf8')), () => ended, what),
+    until: (test: (text: string) => boolean, what: string) =>
+      wait(
+        () => test(data.toString('utf8')),
+        () => ended,
+        what,
+      ),
     /** Resolves with all text received once the peer has ended or closed the connection. */
-    ended: () => wait(() => ended, () => false, 'the end of the connection'),
+    ended: () =>
+      wait(
+        () => ended,
+        () => false,
+        'the end of the connection',
+      ),
   };
 }
 
@@ -332,7 +347,9 @@ describe('allowlist', () => {
     expect(plain.body).toContain(`127.0.0.1:${other.port} is not allowed for this run`);
     expect(tunnel.status).toBe(403);
     expect(tunnelBody).toContain(`127.0.0.1:${other.port} is not allowed for this run`);
-    const refusals = logs.map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => entry.message === 'egress refused: host not allowed for this run');
+    const refusals = logs
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((entry) => entry.message === 'egress refused: host not allowed for this run');
     expect(refusals).toHaveLength(2);
     expect(refusals[0]).toMatchObject({ level: 'info', tenantKey: 'A', host: `127.0.0.1:${other.port}` });
     expect(logs.join('\n')).not.toContain(run.credential);
@@ -357,7 +374,17 @@ describe('allowlist', () => {
     };
 
     // Assess
-    expect(statuses).toEqual({ subdomain: 502, deeper: 502, upperCase: 502, apex: 403, otherPort: 403, lookalike: 403, plainSubdomain: 502, plainApex: 403, plainTlsPort: 403 });
+    expect(statuses).toEqual({
+      subdomain: 502,
+      deeper: 502,
+      upperCase: 502,
+      apex: 403,
+      otherPort: 403,
+      lookalike: 403,
+      plainSubdomain: 502,
+      plainApex: 403,
+      plainTlsPort: 403,
+    });
     expect(lookups).toEqual(['sub.example.test', 'a.b.example.test', 'sub.example.test', 'sub.example.test']);
   });
 
@@ -585,7 +612,7 @@ describe('sockets', () => {
     expect(await readFile(regular, 'utf8')).toBe('not a socket');
   });
 
-  it("closes one listener and its socket file while the others keep serving", async () => {
+  it('closes one listener and its socket file while the others keep serving', async () => {
     // Prepare
     const extra = join(dir, 'extra.sock');
     const listener = await proxy.listen(extra, 'A');

@@ -18,7 +18,11 @@ describe('envelopes', () => {
   });
 
   it('shapes error bodies in styles A, B and website', () => {
-    expect(errorBody('A', 'AGENT_NOT_FOUND', 'nope', lineage)).toEqual({ success: false, error: { code: 'AGENT_NOT_FOUND', message: 'nope' }, requestId: 'req-1' });
+    expect(errorBody('A', 'AGENT_NOT_FOUND', 'nope', lineage)).toEqual({
+      success: false,
+      error: { code: 'AGENT_NOT_FOUND', message: 'nope' },
+      requestId: 'req-1',
+    });
     expect(errorBody('B', 'NOT_FOUND', 'nope', lineage)).toMatchObject({ error: 'nope', code: 'NOT_FOUND', requestId: 'req-1' });
     expect(errorBody('website', 'NOT_FOUND', 'nope', lineage)).toEqual({ error: 'nope' });
   });
@@ -26,7 +30,11 @@ describe('envelopes', () => {
 
 describe('error mapping', () => {
   it('maps each failure kind to its status, code and headers in one place', () => {
-    expect(toErrorResponse(new ValidationError('Invalid request body', ['a: is required', 'b: too big']))).toMatchObject({ status: 400, code: 'INVALID_PARAMETERS', message: 'Invalid request body: a: is required; b: too big' });
+    expect(toErrorResponse(new ValidationError('Invalid request body', ['a: is required', 'b: too big']))).toMatchObject({
+      status: 400,
+      code: 'INVALID_PARAMETERS',
+      message: 'Invalid request body: a: is required; b: too big',
+    });
     expect(toErrorResponse(new InsufficientCreditsError(5, 1))).toMatchObject({ status: 402, code: 'INSUFFICIENT_CREDITS' });
     expect(toErrorResponse(new ConflictError('taken'))).toMatchObject({ status: 409, code: 'CONFLICT' });
     expect(toErrorResponse(new RateLimitedError(12)).headers).toEqual({ 'retry-after': '12' });
@@ -51,7 +59,11 @@ describe('lineage', () => {
   });
 
   it('ignores malformed parts', () => {
-    expect(lineageOf('x', 'root=ok;parent=has space;agent=' + 'z'.repeat(200))).toMatchObject({ rootRequestId: 'ok', parentRequestId: null, parentAgentId: null });
+    expect(lineageOf('x', 'root=ok;parent=has space;agent=' + 'z'.repeat(200))).toMatchObject({
+      rootRequestId: 'ok',
+      parentRequestId: null,
+      parentAgentId: null,
+    });
   });
 });
 
@@ -77,7 +89,13 @@ describe('route table', () => {
   });
 
   it('refuses duplicate routes', () => {
-    expect(() => new RouteTable([{ method: 'GET', path: '/a' }, { method: 'GET', path: '/a' }])).toThrow(/Duplicate/);
+    expect(
+      () =>
+        new RouteTable([
+          { method: 'GET', path: '/a' },
+          { method: 'GET', path: '/a' },
+        ]),
+    ).toThrow(/Duplicate/);
   });
 });
 

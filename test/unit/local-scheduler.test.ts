@@ -57,7 +57,10 @@ describe('the local scheduler', () => {
 
     // Assess
     expect(started).toBe(2);
-    expect(lines.filter((l) => l.includes('scheduled run skipped')).map((l) => (JSON.parse(l) as { firedAt: string }).firedAt)).toEqual(['2026-11-24T10:10:00.000Z', '2026-11-24T10:20:00.000Z']);
+    expect(lines.filter((l) => l.includes('scheduled run skipped')).map((l) => (JSON.parse(l) as { firedAt: string }).firedAt)).toEqual([
+      '2026-11-24T10:10:00.000Z',
+      '2026-11-24T10:20:00.000Z',
+    ]);
   });
 
   it('fires nothing after close', async () => {

@@ -21,16 +21,19 @@ function keyAttributesOf(table: TableSpec): string[] {
 }
 
 describe('manifest routes', () => {
-  it.each(routes.map((r) => [`${r.method} ${r.path}`, r] as const))('%s has a handler module exporting a route definition of its mode', async (_label, route) => {
-    // Prepare
-    const file = repoRoot + handlerModulePath(route);
-    expect(existsSync(file), `${handlerModulePath(route)} is missing`).toBe(true);
-    // Act
-    const module = (await import(pathToFileURL(file).href)) as { default?: { kind?: unknown; run?: unknown } };
-    // Assess: defineRoute gives kind `buffered`, a streaming route's definition kind `streaming`, as the manifest's mode says.
-    expect(module.default?.kind, `${handlerModulePath(route)} must export default a ${route.mode} route definition`).toBe(route.mode);
-    expect(typeof module.default?.run).toBe('function');
-  });
+  it.each(routes.map((r) => [`${r.method} ${r.path}`, r] as const))(
+    '%s has a handler module exporting a route definition of its mode',
+    async (_label, route) => {
+      // Prepare
+      const file = repoRoot + handlerModulePath(route);
+      expect(existsSync(file), `${handlerModulePath(route)} is missing`).toBe(true);
+      // Act
+      const module = (await import(pathToFileURL(file).href)) as { default?: { kind?: unknown; run?: unknown } };
+      // Assess: defineRoute gives kind `buffered`, a streaming route's definition kind `streaming`, as the manifest's mode says.
+      expect(module.default?.kind, `${handlerModulePath(route)} must export default a ${route.mode} route definition`).toBe(route.mode);
+      expect(typeof module.default?.run).toBe('function');
+    },
+  );
 
   it('have unique ids, except one handler serving several methods of one path', () => {
     // Prepare: an id keys the handler definition in a cloud function's entry, so routes may share one

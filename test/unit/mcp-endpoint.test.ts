@@ -35,7 +35,18 @@ function server(visibility: 'private' | 'public'): McpServerRecord {
 }
 
 function version(n: number): McpVersion {
-  return { serverId: 'mcp-abc', version: n, createdAt: 1, createdBy: OWNER, sizeBytes: 1, changeNote: '', rollbackOf: null, tools: ['add'], sourceSha256: 'x', sourceCode: `source v${n}` };
+  return {
+    serverId: 'mcp-abc',
+    version: n,
+    createdAt: 1,
+    createdBy: OWNER,
+    sizeBytes: 1,
+    changeNote: '',
+    rollbackOf: null,
+    tools: ['add'],
+    sourceSha256: 'x',
+    sourceCode: `source v${n}`,
+  };
 }
 
 function request(body: unknown, headers: Record<string, string> = {}, method = 'POST'): HttpRequest {
@@ -91,7 +102,13 @@ function fakePorts(options: { visibility?: 'private' | 'public'; answer?: McpHtt
       handle: async (tenantId: string, source: McpSource, req: McpHttpRequest, env: Record<string, string>) => {
         calls.handled.push({ tenantId, source, request: req, env });
         if (options.answer instanceof Error) throw options.answer;
-        return options.answer ?? { status: 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'ok' }] } }) };
+        return (
+          options.answer ?? {
+            status: 200,
+            headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'ok' }] } }),
+          }
+        );
       },
     },
   };
@@ -102,7 +119,7 @@ const toolCall = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', pa
 const signal = new AbortController().signal;
 
 describe('callMcpServer', () => {
-  it('runs the live version in the owner\'s tenant with the owner\'s keys as SERVICENAME_KEY and only MCP headers', async () => {
+  it("runs the live version in the owner's tenant with the owner's keys as SERVICENAME_KEY and only MCP headers", async () => {
     // Prepare
     const { ports, calls } = fakePorts();
     const req = request(toolCall(1), { authorization: 'Bearer svc_ut_secret', 'x-svc-secretkey': 'k', cookie: 'c=1', 'mcp-protocol-version': '2025-06-18' });
@@ -149,7 +166,15 @@ describe('callMcpServer', () => {
     const { ports, calls } = fakePorts({ visibility: 'public' });
     const lineage = lineageOf('r', undefined);
     // Act
-    await callMcpServer(user('caller'), { serverId: 'mcp-abc' }, undefined, request([toolCall(1), toolCall(2), { jsonrpc: '2.0', id: 3, method: 'tools/list' }]), ports, lineage, signal);
+    await callMcpServer(
+      user('caller'),
+      { serverId: 'mcp-abc' },
+      undefined,
+      request([toolCall(1), toolCall(2), { jsonrpc: '2.0', id: 3, method: 'tools/list' }]),
+      ports,
+      lineage,
+      signal,
+    );
     await callMcpServer(anonymous, { serverId: 'mcp-abc' }, undefined, request(toolCall(4)), ports, lineage, signal);
     await callMcpServer(anonymous, { serverId: 'mcp-abc' }, undefined, request({ jsonrpc: '2.0', id: 5, method: 'tools/list' }), ports, lineage, signal);
     // Assess
@@ -178,7 +203,7 @@ describe('callMcpServer', () => {
     expect(calls.records).toHaveLength(0);
   });
 
-  it('refuses an anonymous call the owner cannot pay for without telling the owner\'s balance', async () => {
+  it("refuses an anonymous call the owner cannot pay for without telling the owner's balance", async () => {
     // Prepare
     const { ports, calls } = fakePorts({ visibility: 'public', balance: 0 });
     // Act
@@ -191,7 +216,13 @@ describe('callMcpServer', () => {
 
   it('keeps the credits of a call handed to the runtime whatever it answered (5xx), gives them back when the platform threw first', async () => {
     // Prepare
-    const failing = fakePorts({ answer: { status: 502, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'host crashed' } }) } });
+    const failing = fakePorts({
+      answer: {
+        status: 502,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'host crashed' } }),
+      },
+    });
     const throwing = fakePorts({ answer: new Error('platform bug') });
     // Act
     const reply = await callMcpServer(user(OWNER), { serverId: 'mcp-abc' }, undefined, request(toolCall(1)), failing.ports, lineageOf('r', undefined), signal);
@@ -206,20 +237,45 @@ describe('callMcpServer', () => {
 
   it('records a tool result marked isError as an error, with the lineage of the request', async () => {
     // Prepare
-    const { ports, calls } = fakePorts({ answer: { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, result: { isError: true, content: [{ type: 'text', text: 'bad input' }] } }) } });
+    const { ports, calls } = fakePorts({
+      answer: {
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, result: { isError: true, content: [{ type: 'text', text: 'bad input' }] } }),
+      },
+    });
     const lineage = lineageOf('req-9', 'root=root-1;parent=chat-1;conversation=conv-1;agent=agent-1');
     // Act
     await callMcpServer(user(OWNER), { serverId: 'mcp-abc' }, undefined, request(toolCall(1)), ports, lineage, signal);
     // Assess
-    expect(calls.records[0]).toMatchObject({ status: 'error', resourceType: 'mcp', resourceId: 'mcp-abc', error: { code: 'TOOL_ERROR', message: 'bad input' } });
-    expect(calls.records[0]!.lineage).toEqual({ requestId: 'req-9', rootRequestId: 'root-1', parentRequestId: 'chat-1', parentConversationId: 'conv-1', parentAgentId: 'agent-1' });
+    expect(calls.records[0]).toMatchObject({
+      status: 'error',
+      resourceType: 'mcp',
+      resourceId: 'mcp-abc',
+      error: { code: 'TOOL_ERROR', message: 'bad input' },
+    });
+    expect(calls.records[0]!.lineage).toEqual({
+      requestId: 'req-9',
+      rootRequestId: 'root-1',
+      parentRequestId: 'chat-1',
+      parentConversationId: 'conv-1',
+      parentAgentId: 'agent-1',
+    });
   });
 
   it('answers GET with 405 without running, charging or recording anything', async () => {
     // Prepare
     const { ports, calls } = fakePorts({ visibility: 'public' });
     // Act
-    const reply = await callMcpServer(anonymous, { serverId: 'mcp-abc' }, undefined, request(undefined, { accept: 'text/event-stream' }, 'GET'), ports, lineageOf('r', undefined), signal);
+    const reply = await callMcpServer(
+      anonymous,
+      { serverId: 'mcp-abc' },
+      undefined,
+      request(undefined, { accept: 'text/event-stream' }, 'GET'),
+      ports,
+      lineageOf('r', undefined),
+      signal,
+    );
     // Assess
     expect(reply.status).toBe(405);
     expect(reply.headers['allow']).toBe('POST');

@@ -73,7 +73,13 @@ describe('Lambda MCP runtime: invoke shape and answer decoding', () => {
     expect(fake.sent[0]).toBeInstanceOf(InvokeCommand);
     const { Payload, ...input } = fake.sent[0]!.input;
     expect(input).toEqual({ FunctionName: 'mcp-runtime', Qualifier: 'live', InvocationType: 'RequestResponse', TenantId: 'user-owner' });
-    expect(JSON.parse(Buffer.from(Payload as Uint8Array).toString('utf8'))).toEqual({ op: 'inspect', serverId: 'mcp-weather', version: 3, sourceCode: SOURCE.sourceCode, timeoutMs: 12_000 });
+    expect(JSON.parse(Buffer.from(Payload as Uint8Array).toString('utf8'))).toEqual({
+      op: 'inspect',
+      serverId: 'mcp-weather',
+      version: 3,
+      sourceCode: SOURCE.sourceCode,
+      timeoutMs: 12_000,
+    });
   });
 
   it.each([

@@ -26,7 +26,14 @@ describe('MCP server schemas', () => {
     expect(ok.authorPricing).toEqual({ subscriptionPriceUsdMonthly: 0.5, freeTrialQuota: 0 });
     expect(full.authorPricing).toEqual({ subscriptionPriceUsdMonthly: 9.99, freeTrialQuota: 100 });
     expect(removed.authorPricing).toBeNull();
-    for (const pricing of [{ subscriptionPriceUsdMonthly: 0.49 }, { subscriptionPriceUsdMonthly: 1.234 }, { subscriptionPriceUsdMonthly: '5' }, {}, { subscriptionPriceUsdMonthly: 1, freeTrialQuota: 1.5 }, { subscriptionPriceUsdMonthly: 1, freeTrialQuota: -1 }]) {
+    for (const pricing of [
+      { subscriptionPriceUsdMonthly: 0.49 },
+      { subscriptionPriceUsdMonthly: 1.234 },
+      { subscriptionPriceUsdMonthly: '5' },
+      {},
+      { subscriptionPriceUsdMonthly: 1, freeTrialQuota: 1.5 },
+      { subscriptionPriceUsdMonthly: 1, freeTrialQuota: -1 },
+    ]) {
       expect(updateServerBody.safeParse({ serverId: 'mcp-a1', authorPricing: pricing }).success, JSON.stringify(pricing)).toBe(false);
     }
   });

@@ -78,12 +78,23 @@ describe('OAuth provider settings', () => {
 
     // Act
     const byValue = providerSettings(config({ ...COMPLETE_A, OAUTH_PROVIDER_A_CLIENT_SECRET: SECRET_VALUE }), 'provider_a', null);
-    const byArn = providerSettings(config({ ...COMPLETE_A, OAUTH_PROVIDER_A_CLIENT_SECRET_ARN: SECRET_ARN, OAUTH_PROVIDER_A_SCOPES: 'a, b a' }), 'provider_a', reader);
+    const byArn = providerSettings(
+      config({ ...COMPLETE_A, OAUTH_PROVIDER_A_CLIENT_SECRET_ARN: SECRET_ARN, OAUTH_PROVIDER_A_SCOPES: 'a, b a' }),
+      'provider_a',
+      reader,
+    );
     const publicClient = providerSettings(config(COMPLETE_A), 'provider_a', reader);
 
     // Assess
     expect(byValue.clientSecret).toEqual({ from: 'value', value: SECRET_VALUE });
-    expect(byArn).toEqual({ provider: 'provider_a', authorizeUrl: COMPLETE_A.OAUTH_PROVIDER_A_AUTHORIZE_URL, tokenUrl: COMPLETE_A.OAUTH_PROVIDER_A_TOKEN_URL, clientId: 'client-a', clientSecret: { from: 'secret-store', secretId: SECRET_ARN }, scopes: ['a', 'b'] });
+    expect(byArn).toEqual({
+      provider: 'provider_a',
+      authorizeUrl: COMPLETE_A.OAUTH_PROVIDER_A_AUTHORIZE_URL,
+      tokenUrl: COMPLETE_A.OAUTH_PROVIDER_A_TOKEN_URL,
+      clientId: 'client-a',
+      clientSecret: { from: 'secret-store', secretId: SECRET_ARN },
+      scopes: ['a', 'b'],
+    });
     expect(publicClient.clientSecret).toBeNull();
     expect(calls).toEqual([]);
   });
@@ -102,10 +113,18 @@ describe('OAuth provider settings', () => {
 
   it('refuses both the secret and its ARN', () => {
     // Act
-    const error = thrown(() => providerSettings(config({ ...COMPLETE_A, OAUTH_PROVIDER_A_CLIENT_SECRET: SECRET_VALUE, OAUTH_PROVIDER_A_CLIENT_SECRET_ARN: SECRET_ARN }), 'provider_a', fakeReader({}).reader));
+    const error = thrown(() =>
+      providerSettings(
+        config({ ...COMPLETE_A, OAUTH_PROVIDER_A_CLIENT_SECRET: SECRET_VALUE, OAUTH_PROVIDER_A_CLIENT_SECRET_ARN: SECRET_ARN }),
+        'provider_a',
+        fakeReader({}).reader,
+      ),
+    );
 
     // Assess
-    expect((error as Error).message).toBe('OAuth provider provider_a cannot be used on this platform as configured. The operator must set only one of OAUTH_PROVIDER_A_CLIENT_SECRET and OAUTH_PROVIDER_A_CLIENT_SECRET_ARN.');
+    expect((error as Error).message).toBe(
+      'OAuth provider provider_a cannot be used on this platform as configured. The operator must set only one of OAUTH_PROVIDER_A_CLIENT_SECRET and OAUTH_PROVIDER_A_CLIENT_SECRET_ARN.',
+    );
     expect((error as Error).message).not.toContain(SECRET_VALUE);
   });
 });
@@ -149,7 +168,12 @@ describe('OAuth client secret', () => {
     expect(retried).toBe(SECRET_VALUE);
     expect(calls).toEqual([SECRET_ARN, SECRET_ARN]);
     expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'error', provider: 'provider_a', setting: 'OAUTH_PROVIDER_A_CLIENT_SECRET_ARN', error: 'Error: AccessDeniedException: not authorized' });
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      level: 'error',
+      provider: 'provider_a',
+      setting: 'OAUTH_PROVIDER_A_CLIENT_SECRET_ARN',
+      error: 'Error: AccessDeniedException: not authorized',
+    });
   });
 
   it('returns the configured value, and null for a public client, without a secret store', async () => {

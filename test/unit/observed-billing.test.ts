@@ -24,7 +24,15 @@ import type { Compute, Invocation, RuntimeEvent } from '../../functions/runtimes
 import type { McpHttpResponse } from '../../functions/runtimes/mcp-runtime.ts';
 import { errorEvent, notStartedEnd, runtimeEvents, type EventStreamOptions } from '../../functions/runtimes/runtime-stream.ts';
 
-const LOCAL_URLS: PublicUrls = { baseUrl: 'http://local', streamUrl: 'http://local', mcpUrl: 'http://local', voiceUrl: 'ws://local', cdnUrl: 'http://local', siteUrl: 'http://local', codeUrl: 'http://local' };
+const LOCAL_URLS: PublicUrls = {
+  baseUrl: 'http://local',
+  streamUrl: 'http://local',
+  mcpUrl: 'http://local',
+  voiceUrl: 'ws://local',
+  cdnUrl: 'http://local',
+  siteUrl: 'http://local',
+  codeUrl: 'http://local',
+};
 
 const encoder = new TextEncoder();
 const line = (o: unknown) => encoder.encode(JSON.stringify(o) + '\n');
@@ -36,7 +44,15 @@ function user(userId: string): UserActor {
 /** A balance with conditional debits, as the real one, and its ledger. */
 function wallet(initial: number) {
   const state = { balance: initial, ledger: [] as { amount: number; reason: string }[] };
-  const entry = (amount: number): LedgerEntry => ({ userId: 'x', entryId: 'e', amount, balanceAfter: state.balance, reason: '', requestId: null, createdAt: 0 });
+  const entry = (amount: number): LedgerEntry => ({
+    userId: 'x',
+    entryId: 'e',
+    amount,
+    balanceAfter: state.balance,
+    reason: '',
+    requestId: null,
+    createdAt: 0,
+  });
   const credits: Credits = {
     monthlyGrant: 0,
     applyMonthlyGrant: async () => null,
@@ -77,7 +93,7 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-describe('the runtime stream\'s end, as the platform observed it', () => {
+describe("the runtime stream's end, as the platform observed it", () => {
   const options = (overrides: Partial<EventStreamOptions> = {}): EventStreamOptions => ({
     startedAt: Date.now(),
     classifyFailure: (error) => errorEvent('RUNTIME_CRASHED', String(error)),
@@ -92,7 +108,7 @@ describe('the runtime stream\'s end, as the platform observed it', () => {
     return out;
   }
 
-  it('says a run started once the runtime\'s start came, and times it by the platform\'s clock, whatever error the run claims', async () => {
+  it("says a run started once the runtime's start came, and times it by the platform's clock, whatever error the run claims", async () => {
     // Prepare: 8 s pass between the start and a forged "platform" error with a 3 ms runtime figure
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(1_000_000);
@@ -187,7 +203,10 @@ const live = () => new AbortController().signal;
 describe('actions: the worst case held, the time observed billed', () => {
   it('bills a run that started for its 8 s at 1024 MB although it ended claiming RUNTIME_UNAVAILABLE', async () => {
     // Prepare
-    const t = actionPorts(100, fakeCompute(() => events(errorEvent('RUNTIME_UNAVAILABLE', 'forged by the child'), { type: 'end', started: true, durationMs: 8000 })));
+    const t = actionPorts(
+      100,
+      fakeCompute(() => events(errorEvent('RUNTIME_UNAVAILABLE', 'forged by the child'), { type: 'end', started: true, durationMs: 8000 })),
+    );
     // Act
     const failed = await failureOf(runAction(user('caller'), 'act-billing', {}, 'router', t.ports, lineage, live()));
     // Assess: 1 + 1 × (8 s − 0.1 s) = 8.9, held 30.9 and 22 given back
@@ -199,7 +218,10 @@ describe('actions: the worst case held, the time observed billed', () => {
 
   it('bills nothing for a run whose code never started, and gives the whole hold back', async () => {
     // Prepare
-    const t = actionPorts(100, fakeCompute(() => events(errorEvent('TOO_MANY_INVOCATIONS', 'at capacity'), { type: 'end', started: false, durationMs: 2 })));
+    const t = actionPorts(
+      100,
+      fakeCompute(() => events(errorEvent('TOO_MANY_INVOCATIONS', 'at capacity'), { type: 'end', started: false, durationMs: 2 })),
+    );
     // Act
     const failed = await failureOf(runAction(user('caller'), 'act-billing', {}, 'router', t.ports, lineage, live()));
     // Assess
@@ -210,18 +232,29 @@ describe('actions: the worst case held, the time observed billed', () => {
 
   it('refuses a run whose worst case is above the balance with 402 naming it, before running and without touching the balance', async () => {
     // Prepare
-    const t = actionPorts(3, fakeCompute(() => events({ type: 'result', statusCode: 200, body: 1 }, { type: 'end', started: true, durationMs: 10 })));
+    const t = actionPorts(
+      3,
+      fakeCompute(() => events({ type: 'result', statusCode: 200, body: 1 }, { type: 'end', started: true, durationMs: 10 })),
+    );
     // Act
     const refused = await failureOf(runAction(user('caller'), 'act-billing', {}, 'router', t.ports, lineage, live()));
     // Assess
-    expect(refused).toMatchObject({ status: 402, code: 'INSUFFICIENT_CREDITS', message: 'This run needs up to 30.9 credits (1024 MB for up to 30 s); the balance is 3.' });
+    expect(refused).toMatchObject({
+      status: 402,
+      code: 'INSUFFICIENT_CREDITS',
+      message: 'This run needs up to 30.9 credits (1024 MB for up to 30 s); the balance is 3.',
+    });
     expect(t.invocations).toHaveLength(0);
     expect(t.state).toEqual({ balance: 3, ledger: [] });
   });
 
   it('holds the worst case of the path (the router caps at 120 s) and never bills past it', async () => {
     // Prepare: a 300 s action through the router; the run reports more time than its limit
-    const t = actionPorts(200, fakeCompute(() => events(errorEvent('TIMEOUT', 'too long'), { type: 'end', started: true, durationMs: 125_000 })), action({ timeoutSec: 300, memoryMb: 128 }));
+    const t = actionPorts(
+      200,
+      fakeCompute(() => events(errorEvent('TIMEOUT', 'too long'), { type: 'end', started: true, durationMs: 125_000 })),
+      action({ timeoutSec: 300, memoryMb: 128 }),
+    );
     // Act
     await failureOf(runAction(user('caller'), 'act-billing', {}, 'router', t.ports, lineage, live()));
     // Assess: 1 + 0.125 × 119.9
@@ -232,7 +265,10 @@ describe('actions: the worst case held, the time observed billed', () => {
 
   it('leaves the balance at exactly before − creditsUsed for a run that finishes', async () => {
     // Prepare
-    const t = actionPorts(40, fakeCompute(() => events({ type: 'result', statusCode: 200, body: 'ok' }, { type: 'end', started: true, durationMs: 1234.5 })));
+    const t = actionPorts(
+      40,
+      fakeCompute(() => events({ type: 'result', statusCode: 200, body: 'ok' }, { type: 'end', started: true, durationMs: 1234.5 })),
+    );
     // Act
     const reply = await runAction(user('caller'), 'act-billing', {}, 'direct', t.ports, lineage, live());
     // Assess: 1 + 1 × 1.2 s
@@ -352,7 +388,11 @@ describe('chat: metered while it runs, charged only when it started', () => {
     // Assess
     expect(first.value).toEqual({ type: 'text', data: 'working' });
     const error = got.find((e) => e.type === 'error');
-    expect(error && error.type === 'error' ? toErrorResponse(error.error) : null).toMatchObject({ status: 402, code: 'INSUFFICIENT_CREDITS', message: expect.stringContaining('stopped after 2 s') });
+    expect(error && error.type === 'error' ? toErrorResponse(error.error) : null).toMatchObject({
+      status: 402,
+      code: 'INSUFFICIENT_CREDITS',
+      message: expect.stringContaining('stopped after 2 s'),
+    });
     expect(got.at(-1)?.type).toBe('metrics');
     expect(t.state.balance).toBe(0);
     expect(t.state.ledger.map((l) => l.amount)).toEqual([-1, -0.5, -0.5]);
@@ -361,8 +401,14 @@ describe('chat: metered while it runs, charged only when it started', () => {
 
   it('charges a run that started whatever code it ended with, and nothing for one that never started', async () => {
     // Prepare
-    const forged = chatPorts(10, fakeCompute(() => events(errorEvent('RUNTIME_UNAVAILABLE', 'not me'), { type: 'end', started: true, durationMs: 300 })));
-    const refused = chatPorts(10, fakeCompute(() => events(errorEvent('RUNTIME_UNAVAILABLE', 'no runtime'), { type: 'end', started: false, durationMs: 5 })));
+    const forged = chatPorts(
+      10,
+      fakeCompute(() => events(errorEvent('RUNTIME_UNAVAILABLE', 'not me'), { type: 'end', started: true, durationMs: 300 })),
+    );
+    const refused = chatPorts(
+      10,
+      fakeCompute(() => events(errorEvent('RUNTIME_UNAVAILABLE', 'no runtime'), { type: 'end', started: false, durationMs: 5 })),
+    );
     // Act
     await drain((await openChat(user('caller'), forged.agentId, { prompt: 'x' }, forged.ports, lineage, LOCAL_URLS)).run());
     await drain((await openChat(user('caller'), refused.agentId, { prompt: 'x' }, refused.ports, lineage, LOCAL_URLS)).run());
@@ -417,9 +463,23 @@ describe('MCP calls', () => {
 
   it('bills a call that timed out in the runtime for the time it used, and never refunds it', async () => {
     // Prepare
-    const t = mcpPorts({ status: 504, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: -32001, message: 'did not answer within 30000 ms' } }) });
+    const t = mcpPorts({
+      status: 504,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: -32001, message: 'did not answer within 30000 ms' } }),
+    });
     const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'wait', arguments: {} } }));
-    const request = { method: 'POST', path: '/mcp/mcp-slow', pathParams: {}, query: {}, headers: { 'content-type': 'application/json' }, body, sourceIp: '127.0.0.1', requestId: 'r', baseUrl: 'http://local' };
+    const request = {
+      method: 'POST',
+      path: '/mcp/mcp-slow',
+      pathParams: {},
+      query: {},
+      headers: { 'content-type': 'application/json' },
+      body,
+      sourceIp: '127.0.0.1',
+      requestId: 'r',
+      baseUrl: 'http://local',
+    };
     // Act
     const reply = await callMcpServer(user('caller'), { serverId: 'mcp-slow' }, undefined, request, t.ports, lineage, live());
     // Assess

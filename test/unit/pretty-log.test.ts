@@ -6,9 +6,15 @@ describe('the terminal log format', () => {
   it('renders request lines compactly and keeps other fields, still redacted', () => {
     // Prepare
     const out: string[] = [];
-    const log = createLogger('info', { stage: 'local' }, prettyLogWriter((t) => out.push(t)));
+    const log = createLogger(
+      'info',
+      { stage: 'local' },
+      prettyLogWriter((t) => out.push(t)),
+    );
     // Act
-    log.child({ requestId: 'r-1', rootRequestId: 'r-1', route: 'users.get-user-info' }).info('request', { method: 'GET', path: '/user/info', status: 200, durationMs: 3, userId: 'u-1' });
+    log
+      .child({ requestId: 'r-1', rootRequestId: 'r-1', route: 'users.get-user-info' })
+      .info('request', { method: 'GET', path: '/user/info', status: 200, durationMs: 3, userId: 'u-1' });
     log.warn('token credits not covered', { apiKey: 'sk-secret', extra: 0.5 });
     // Assess
     expect(out[0]).toMatch(/^\d\d:\d\d:\d\d info {2}GET \/user\/info 200 3ms userId=u-1\n$/);

@@ -36,7 +36,13 @@ describe('manifest callers', () => {
     // Prepare: agents' run tokens call MCP endpoints and chat; role tokens read their account.
     const roleRoutes = new Set(routes.filter((r) => r.callers === 'role').map((r) => `${r.method} ${r.host} ${r.path}`));
     // Assess
-    for (const expected of ['POST mcp /mcp/{serverId}', 'POST mcp /mcp/s/{owner}/{slug}', 'POST stream /agent/{agentId}/chat', 'POST base /action/{actionId}', 'GET base /user/info']) {
+    for (const expected of [
+      'POST mcp /mcp/{serverId}',
+      'POST mcp /mcp/s/{owner}/{slug}',
+      'POST stream /agent/{agentId}/chat',
+      'POST base /action/{actionId}',
+      'GET base /user/info',
+    ]) {
       expect(roleRoutes.has(expected), expected).toBe(true);
     }
   });

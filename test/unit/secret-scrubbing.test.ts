@@ -40,7 +40,7 @@ describe('StreamScrubber', () => {
   });
 });
 
-describe('scrubbing with the request\'s secrets', () => {
+describe("scrubbing with the request's secrets", () => {
   it('replaces keys in every string of a value, object keys included, and changes nothing else', async () => {
     // Act
     const scrubbed = await withSecretScope(async () => {
@@ -54,7 +54,10 @@ describe('scrubbing with the request\'s secrets', () => {
   it('keeps keys out of every field of a usage record, the error above all', async () => {
     // Prepare
     const items: Record<string, unknown>[] = [];
-    const db = { table: (name: string) => name, doc: { send: async (command: { input: { Item: Record<string, unknown> } }) => void items.push(command.input.Item) } } as unknown as Db;
+    const db = {
+      table: (name: string) => name,
+      doc: { send: async (command: { input: { Item: Record<string, unknown> } }) => void items.push(command.input.Item) },
+    } as unknown as Db;
     const writer = createUsageLogWriter(db, {} as BlobStore, { now: () => 1_000 }, 30);
     // Act
     await withSecretScope(async () => {

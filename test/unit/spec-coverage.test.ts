@@ -23,7 +23,20 @@ function endpointsAt(host: SpecEndpoint['host'], path: string) {
 }
 
 function fakeRoute(method: RouteSpec['method'], path: string, host: RouteSpec['host'] = 'base'): RouteSpec {
-  return { id: `test.${method}-${path}`, method, path, host, area: 'test', handler: 'h', auth: 'public', callers: 'role', mode: 'buffered', style: 'B', timeoutSec: 29, maxBodyBytes: 1024 };
+  return {
+    id: `test.${method}-${path}`,
+    method,
+    path,
+    host,
+    area: 'test',
+    handler: 'h',
+    auth: 'public',
+    callers: 'role',
+    mode: 'buffered',
+    style: 'B',
+    timeoutSec: 29,
+    maxBodyBytes: 1024,
+  };
 }
 
 describe('parseSpecEndpoints on docs/SPEC.md', () => {
@@ -155,7 +168,8 @@ describe('checkCoverage', () => {
 
   it('compares templates with parameter names erased, and honours ANY, WebSocket and host', () => {
     // Prepare
-    const probe = (route: RouteSpec, label: string) => checkCoverage(endpoints, [route]).find((entry) => formatEndpoint(entry.endpoint) === label)!.routes.length;
+    const probe = (route: RouteSpec, label: string) =>
+      checkCoverage(endpoints, [route]).find((entry) => formatEndpoint(entry.endpoint) === label)!.routes.length;
     // Assess
     expect(normaliseTemplate('/user/token/{id}/')).toBe(normaliseTemplate('/user/token/{tokenId}'));
     expect(probe(fakeRoute('GET', '/user/token/{id}'), 'GET /user/token/{tokenId}')).toBe(1);
@@ -177,9 +191,13 @@ describe('manifest routes against the SPEC', () => {
 
   it('counts health, discovery and the operator API as extras, and nothing from the SPEC', () => {
     // Assess
-    expect(routes.filter(isPlatformExtra).map(formatRoute)).toEqual(expect.arrayContaining(['GET /health', 'GET /.well-known/platform.json', 'POST /admin/users']));
-    expect(findUnspecifiedRoutes(endpoints, [fakeRoute('PATCH', '/user/info'), fakeRoute('GET', '/admin/users'), fakeRoute('GET', '/health', 'voice')]).map(formatRoute)).toEqual([
-      'PATCH /user/info',
-    ]);
+    expect(routes.filter(isPlatformExtra).map(formatRoute)).toEqual(
+      expect.arrayContaining(['GET /health', 'GET /.well-known/platform.json', 'POST /admin/users']),
+    );
+    expect(
+      findUnspecifiedRoutes(endpoints, [fakeRoute('PATCH', '/user/info'), fakeRoute('GET', '/admin/users'), fakeRoute('GET', '/health', 'voice')]).map(
+        formatRoute,
+      ),
+    ).toEqual(['PATCH /user/info']);
   });
 });

@@ -17,6 +17,9 @@ export default defineRoute({
       else if (event.type === 'metrics') metrics = event.metrics;
       else if (event.type === 'error') throw event.error;
     }
-    return Reply.ok({ response, conversationId: session.conversationId, agentId: session.agent.agentId, metrics }, { headers: { 'x-conversation-id': session.conversationId } });
+    return Reply.ok(
+      { response, conversationId: session.conversationId, agentId: session.agent.agentId, metrics },
+      { headers: { 'x-conversation-id': session.conversationId } },
+    );
   },
 });

@@ -30,7 +30,10 @@ interface Payload {
 
 /** HMAC-SHA256 run tokens under a 32-byte key the adapter supplies (derived locally, from Secrets Manager in the cloud). */
 export function createRunTokens(key: () => Promise<Buffer>, clock: Clock): RunTokens {
-  const sign = async (body: string) => createHmac('sha256', await key()).update(body).digest();
+  const sign = async (body: string) =>
+    createHmac('sha256', await key())
+      .update(body)
+      .digest();
   return {
     async mint(claims, ttlMs) {
       const payload: Payload = { u: claims.userId, e: clock.now() + ttlMs, k: claims.keys, n: randomBytes(9).toString('base64url') };

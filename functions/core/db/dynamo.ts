@@ -16,9 +16,7 @@ export function physicalTableName(prefix: string, name: TableName): string {
 export function createDb(config: Pick<Config, 'AWS_REGION' | 'TABLE_PREFIX' | 'DYNAMODB_ENDPOINT'>): Db {
   const client = new DynamoDBClient({
     region: config.AWS_REGION,
-    ...(config.DYNAMODB_ENDPOINT
-      ? { endpoint: config.DYNAMODB_ENDPOINT, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
-      : {}),
+    ...(config.DYNAMODB_ENDPOINT ? { endpoint: config.DYNAMODB_ENDPOINT, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
   });
   const doc = DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },

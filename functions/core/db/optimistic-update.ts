@@ -9,7 +9,12 @@ import { writeIf, type Db } from './dynamo.ts';
  * one's change. Every record written this way carries `updatedAt`, so a record without one does not
  * exist.
  */
-export async function putIfUnchanged<T extends { readonly updatedAt: number }>(db: Db, table: string, item: T, expectedUpdatedAt: number | null): Promise<T | null> {
+export async function putIfUnchanged<T extends { readonly updatedAt: number }>(
+  db: Db,
+  table: string,
+  item: T,
+  expectedUpdatedAt: number | null,
+): Promise<T | null> {
   // A write within the millisecond of the one it replaces would leave the version as it was, and a
   // second writer holding that version would pass its condition too.
   const written = expectedUpdatedAt !== null && item.updatedAt <= expectedUpdatedAt ? { ...item, updatedAt: expectedUpdatedAt + 1 } : item;

@@ -35,7 +35,8 @@ function rateTimetable(expression: string, count: number, unit: string): Timetab
   if (unitMs === undefined) throw new ScheduleExpressionError(`Schedule "${expression}": the unit must be minute(s), hour(s) or day(s).`);
   if (count < 1) throw new ScheduleExpressionError(`Schedule "${expression}": the rate must be at least 1.`);
   // EventBridge insists on the grammar: rate(1 hour), rate(2 hours).
-  if ((count === 1) === unit.endsWith('s')) throw new ScheduleExpressionError(`Schedule "${expression}": write ${count === 1 ? 'the singular (1 hour)' : 'the plural (2 hours)'}.`);
+  if ((count === 1) === unit.endsWith('s'))
+    throw new ScheduleExpressionError(`Schedule "${expression}": write ${count === 1 ? 'the singular (1 hour)' : 'the plural (2 hours)'}.`);
   const periodMs = count * unitMs;
   // Fires on multiples of the period since the epoch: stable across restarts, like a cron.
   return { expression, next: (after) => new Date((Math.floor(after.getTime() / periodMs) + 1) * periodMs) };
@@ -51,7 +52,10 @@ interface CronFields {
 }
 
 function cronTimetable(expression: string, parts: string[]): Timetable {
-  if (parts.length !== 6) throw new ScheduleExpressionError(`Schedule "${expression}": cron takes six fields (minutes hours day-of-month month day-of-week year), not ${parts.length}.`);
+  if (parts.length !== 6)
+    throw new ScheduleExpressionError(
+      `Schedule "${expression}": cron takes six fields (minutes hours day-of-month month day-of-week year), not ${parts.length}.`,
+    );
   const [min, hour, dom, month, dow, year] = parts as [string, string, string, string, string, string];
   if ((dom === '?') === (dow === '?')) throw new ScheduleExpressionError(`Schedule "${expression}": exactly one of day-of-month and day-of-week must be "?".`);
   const fields: CronFields = {

@@ -35,10 +35,20 @@ export function createFallbackHandler(routes: readonly RouteSpec[], log: () => L
   return async (event) => {
     const path = event.pathParameters?.['proxy'] !== undefined ? `/${event.pathParameters['proxy']}` : event.path;
     const match = table.match(event.httpMethod, path);
-    const error = match.kind === 'wrong-method' ? new MethodNotAllowedError(event.httpMethod, match.allowed) : new NotFoundError(`No endpoint at ${event.httpMethod} ${path}.`);
+    const error =
+      match.kind === 'wrong-method'
+        ? new MethodNotAllowedError(event.httpMethod, match.allowed)
+        : new NotFoundError(`No endpoint at ${event.httpMethod} ${path}.`);
     const response = notFoundResponse(event, error);
     // Probes and client mistakes show up in the logs like any other request.
-    log()?.info('request', { requestId: event.requestContext?.requestId, route: 'fallback', method: event.httpMethod, path, status: response.statusCode, userId: null });
+    log()?.info('request', {
+      requestId: event.requestContext?.requestId,
+      route: 'fallback',
+      method: event.httpMethod,
+      path,
+      status: response.statusCode,
+      userId: null,
+    });
     return response;
   };
 }

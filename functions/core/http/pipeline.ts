@@ -46,7 +46,12 @@ async function buildContext(
   signal: AbortSignal,
 ): Promise<RouteContext<unknown, unknown, unknown>> {
   if (request.body !== null && request.body.length > route.maxBodyBytes) throw new PayloadTooLargeError(route.maxBodyBytes);
-  const actor = await resolveActor(route.auth, request, { credentials: platform.credentials, identity: platform.identity, runTokens: platform.runTokens, now: platform.clock.now() });
+  const actor = await resolveActor(route.auth, request, {
+    credentials: platform.credentials,
+    identity: platform.identity,
+    runTokens: platform.runTokens,
+    now: platform.clock.now(),
+  });
   onActor(actor);
   assertCallerAdmitted(route.callers, actor);
   if (route.rateLimit) {

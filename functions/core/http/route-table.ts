@@ -51,7 +51,12 @@ export class RouteTable<R extends Pick<RouteSpec, 'method' | 'path'>> {
     return { kind: 'wrong-method', allowed: [...found.node.routes.keys()].sort() };
   }
 
-  private find(node: Node<R>, segments: string[], index: number, params: Record<string, string>): { node: Node<R>; params: Record<string, string> } | undefined {
+  private find(
+    node: Node<R>,
+    segments: string[],
+    index: number,
+    params: Record<string, string>,
+  ): { node: Node<R>; params: Record<string, string> } | undefined {
     if (index === segments.length) return node.routes.size > 0 ? { node, params } : undefined;
     const segment = segments[index]!;
     const literal = node.literal.get(segment);

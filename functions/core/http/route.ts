@@ -83,7 +83,11 @@ export type AnyRouteDefinition = RouteDefinition | StreamRouteDefinition;
  * Declares a streaming handler (e.g. chat). Failures before `stream.start` become ordinary error
  * envelopes; after it, the handler reports them in-band.
  */
-export function defineStreamRoute<BS extends Schema | undefined = undefined, QS extends Schema | undefined = undefined, PS extends Schema | undefined = undefined>(def: {
+export function defineStreamRoute<
+  BS extends Schema | undefined = undefined,
+  QS extends Schema | undefined = undefined,
+  PS extends Schema | undefined = undefined,
+>(def: {
   body?: BS;
   query?: QS;
   params?: PS;
@@ -96,12 +100,11 @@ export function defineStreamRoute<BS extends Schema | undefined = undefined, QS 
  * Declares a handler. Handlers stay thin: the schemas do the parsing, `run` calls one service
  * function and returns its result (or a `Reply`). Auth mode, envelope, limits come from the manifest.
  */
-export function defineRoute<BS extends Schema | undefined = undefined, QS extends Schema | undefined = undefined, PS extends Schema | undefined = undefined>(def: {
-  body?: BS;
-  query?: QS;
-  params?: PS;
-  run(ctx: RouteContext<Out<BS>, Out<QS>, Out<PS>>): Promise<unknown>;
-}): RouteDefinition {
+export function defineRoute<
+  BS extends Schema | undefined = undefined,
+  QS extends Schema | undefined = undefined,
+  PS extends Schema | undefined = undefined,
+>(def: { body?: BS; query?: QS; params?: PS; run(ctx: RouteContext<Out<BS>, Out<QS>, Out<PS>>): Promise<unknown> }): RouteDefinition {
   return {
     kind: 'buffered',
     body: def.body,

@@ -9,5 +9,6 @@ import { mcpQuery, serverIdParams } from '../mcp.schema.ts';
 export default defineRoute({
   params: serverIdParams,
   query: mcpQuery,
-  run: ({ actor, params, query, request, ports, lineage, log, signal }) => callMcpServer(actor, { serverId: params.serverId }, query.version, request, { ...ports, log }, lineage, signal),
+  run: ({ actor, params, query, request, ports, lineage, log, signal }) =>
+    callMcpServer(actor, { serverId: params.serverId }, query.version, request, { ...ports, log }, lineage, signal),
 });

@@ -118,7 +118,9 @@ export function createHost(options) {
     } catch (error) {
       const code = /** @type {{ code?: unknown }} */ (error).code;
       if (code === 'MODULE_NOT_FOUND' || code === 'ERR_PACKAGE_PATH_NOT_EXPORTED') {
-        throw new LoadError(`module '${specifier}' was not found (subpaths of @modelcontextprotocol/sdk end in .js, e.g. '@modelcontextprotocol/sdk/server/mcp.js')`);
+        throw new LoadError(
+          `module '${specifier}' was not found (subpaths of @modelcontextprotocol/sdk end in .js, e.g. '@modelcontextprotocol/sdk/server/mcp.js')`,
+        );
       }
       throw error;
     }
@@ -137,12 +139,19 @@ export function createHost(options) {
     if (!module) {
       module = (async () => {
         const value = requireAllowed(specifier);
-        const names = value !== null && (typeof value === 'object' || typeof value === 'function') ? Object.keys(value).filter((n) => n !== 'default' && n !== '__esModule') : [];
+        const names =
+          value !== null && (typeof value === 'object' || typeof value === 'function')
+            ? Object.keys(value).filter((n) => n !== 'default' && n !== '__esModule')
+            : [];
         const defaultExport = value?.__esModule && 'default' in value ? value.default : value;
-        const synthetic = new vm.SyntheticModule([...names, 'default'], function () {
-          for (const name of names) this.setExport(name, value[name]);
-          this.setExport('default', defaultExport);
-        }, { identifier: id });
+        const synthetic = new vm.SyntheticModule(
+          [...names, 'default'],
+          function () {
+            for (const name of names) this.setExport(name, value[name]);
+            this.setExport('default', defaultExport);
+          },
+          { identifier: id },
+        );
         await synthetic.link(() => {
           throw new Error('unreachable');
         });
@@ -157,7 +166,8 @@ export function createHost(options) {
 
   /** @param {string} specifier */
   async function importDynamically(specifier) {
-    if (typeof vm.SyntheticModule !== 'function') throw new LoadError(`import('${specifier}') needs Node to run with --experimental-vm-modules; use require() instead`);
+    if (typeof vm.SyntheticModule !== 'function')
+      throw new LoadError(`import('${specifier}') needs Node to run with --experimental-vm-modules; use require() instead`);
     return syntheticModule(specifier);
   }
 
@@ -331,10 +341,12 @@ export function createHost(options) {
       const aborted = () => abandon(onAbort);
       if (signal?.aborted) return abandon(onAbort);
       signal?.addEventListener('abort', aborted, { once: true });
-      envScope.run(env, () => work(lifetime)).then(
-        (value) => finish(() => resolve(value)),
-        (error) => finish(() => reject(error)),
-      );
+      envScope
+        .run(env, () => work(lifetime))
+        .then(
+          (value) => finish(() => resolve(value)),
+          (error) => finish(() => reject(error)),
+        );
     });
   }
 
@@ -394,7 +406,11 @@ export function createHost(options) {
     if ('error' in source) return jsonRpcError(400, id, INTERNAL_ERROR, source.error);
     // Stateless JSON mode: no standalone SSE stream (GET) and no session to end (DELETE). The
     // official client takes 405 on GET as "no server-initiated messages".
-    if (request.method !== 'POST') return { ...jsonRpcError(405, id, CONNECTION_CLOSED, 'Method not allowed: this MCP server is stateless; send JSON-RPC messages with POST'), headers: { 'content-type': 'application/json', allow: 'POST' } };
+    if (request.method !== 'POST')
+      return {
+        ...jsonRpcError(405, id, CONNECTION_CLOSED, 'Method not allowed: this MCP server is stateless; send JSON-RPC messages with POST'),
+        headers: { 'content-type': 'application/json', allow: 'POST' },
+      };
     const env = validEnv(input.env);
     const timeoutMs = validTimeout(input.timeoutMs, defaultTimeoutMs);
     try {
@@ -423,10 +439,12 @@ export function createHost(options) {
   function restrictGetBuiltinModule() {
     if (typeof process.getBuiltinModule !== 'function') return;
     const original = process.getBuiltinModule.bind(process);
-    process.getBuiltinModule = /** @type {typeof process.getBuiltinModule} */ ((/** @type {string} */ id) => {
-      if (!isBuiltinSpecifier(id)) return undefined;
-      return original(allowedId(id));
-    });
+    process.getBuiltinModule = /** @type {typeof process.getBuiltinModule} */ (
+      (/** @type {string} */ id) => {
+        if (!isBuiltinSpecifier(id)) return undefined;
+        return original(allowedId(id));
+      }
+    );
   }
 }
 
@@ -448,11 +466,14 @@ export function allowedId(specifier) {
   if (typeof specifier !== 'string' || specifier === '') throw new LoadError('a module specifier must be a non-empty string');
   if (isBuiltinSpecifier(specifier)) {
     const name = specifier.startsWith('node:') ? specifier.slice(5) : specifier;
-    if (DENIED_BUILTINS.includes(name)) throw new LoadError(`module '${specifier}' is not available to MCP servers (they may not start processes or threads or load modules themselves)`);
+    if (DENIED_BUILTINS.includes(name))
+      throw new LoadError(`module '${specifier}' is not available to MCP servers (they may not start processes or threads or load modules themselves)`);
     return `node:${name}`;
   }
   if (ALLOWED_PACKAGES.some((name) => specifier === name || specifier.startsWith(`${name}/`))) return specifier;
-  throw new LoadError(`module '${specifier}' is not available to MCP servers: a server is one file and may use only ${ALLOWED_PACKAGES.join(', ')} and Node's built-in modules`);
+  throw new LoadError(
+    `module '${specifier}' is not available to MCP servers: a server is one file and may use only ${ALLOWED_PACKAGES.join(', ')} and Node's built-in modules`,
+  );
 }
 
 /** @param {string} specifier */
@@ -591,7 +612,8 @@ function describeValue(value) {
  */
 function validSource(input) {
   const { serverId, version, sourceCode } = input ?? {};
-  if (typeof serverId !== 'string' || !/^[A-Za-z0-9_.-]{1,128}$/.test(serverId)) return { error: 'serverId must be a string of letters, digits, ".", "_" or "-"' };
+  if (typeof serverId !== 'string' || !/^[A-Za-z0-9_.-]{1,128}$/.test(serverId))
+    return { error: 'serverId must be a string of letters, digits, ".", "_" or "-"' };
   if (!Number.isSafeInteger(version) || version < 0) return { error: 'version must be a non-negative integer' };
   if (typeof sourceCode !== 'string') return { error: 'sourceCode must be a string' };
   return { serverId, version, sourceCode };
