@@ -898,13 +898,21 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
 
 
+# The listen backlog. socketserver's default of 5 is too small: a Unix socket refuses a connect
+# outright (EAGAIN) once the backlog is full, where TCP would retry, so a burst of first calls to a
+# cold tenant failed while the server was still accepting.
+_BACKLOG = 256
+
+
 class _TCPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = _BACKLOG
 
 
 class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
+    request_queue_size = _BACKLOG
 
 
 def make_server(args: argparse.Namespace, runtime: Runtime):

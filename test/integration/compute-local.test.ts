@@ -178,6 +178,19 @@ describe('local compute: one warm runtime process per tenant', () => {
     expect(compute.stats().processes.filter((p) => p.tenantId === 'tenant-a')).toHaveLength(1);
   });
 
+  it('takes a burst of first calls to a cold tenant without refusing connections', async () => {
+    // Prepare: a tenant with no runtime yet; its server listens on a Unix socket, which refuses a
+    // connect outright (EAGAIN) once the listen backlog is full
+    const calls = 30;
+
+    // Act
+    const runs = await Promise.all(Array.from({ length: calls }, (_, n) => collect(compute.invoke('tenant-burst', agentRun(`0 b${n}`)))));
+
+    // Assess
+    expect(runs.map(errorOf).filter((e) => e !== undefined)).toEqual([]);
+    expect(runs.every((events) => types(events).at(-1) === 'end')).toBe(true);
+  });
+
   it('kills the run in the runtime when the caller aborts', async () => {
     // Prepare: a run that says one thing, then stays silent for 20 s
     const controller = new AbortController();
