@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
-import { afterAll } from 'vitest';
+import { afterAll, vi } from 'vitest';
 import { REPO_ROOT } from '../../lib/cloud/function-entries.ts';
 import { PlatformStack } from '../../lib/cloud/platform-stack.ts';
 
@@ -38,6 +38,10 @@ export interface SynthesizedPlatform {
   /** The cloud assembly directory: every template file, as `cdk synth` writes them. */
   readonly outdir: string;
 }
+
+// A synth takes 5 to 20 s on two idle cores and can pass the suite's 30 s default on a loaded
+// machine; every infra test file imports this module, so their tests get more room.
+vi.setConfig({ testTimeout: 120_000 });
 
 let cached: SynthesizedPlatform | undefined;
 
