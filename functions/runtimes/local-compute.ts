@@ -21,7 +21,7 @@ import type { Logger } from '../core/logger.ts';
 import { SecretSet } from '../core/secret-scope.ts';
 import { PUBLIC_RUN_ENV, type Compute, type Invocation, type RuntimeEvent, type SourceViolation } from './compute.ts';
 import { createEgressProxy, type EgressProxy } from './egress-proxy.ts';
-import { prepareOsSandbox, unreadableBy, type OsSandbox } from './os-sandbox.ts';
+import { prepareOsSandbox, spawnPlan, unreadableBy, type OsSandbox } from './os-sandbox.ts';
 import { createProcessPool, get, inheritedEnv, launch, post, readBody } from './process-pool.ts';
 import type { ExitStatus, PoolExitReason, PooledProcess, PoolProcess, SupervisedProcesses } from './process-pool.ts';
 import { COMPUTE_ERROR, errorEvent, invocationBody, parseCheckResult, RuntimeHttpError, runtimeEvents, type ErrorEvent } from './runtime-stream.ts';
@@ -206,17 +206,8 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
       }
       const secret = randomBytes(32).toString('base64url');
       const secrets = new SecretSet();
-      const child = spawn(plan.command, plan.args, {
-        cwd: plan.cwd,
-        env: plan.env,
-        stdio: ['pipe', 'pipe', 'pipe'],
-        // Its own process group: stopping the group also stops the fork server and running children.
-        detached: true,
-        ...(plan.uid !== undefined ? { uid: plan.uid, gid: plan.gid ?? plan.uid } : {}),
-      });
-      // The secret is the first line; stdin then stays open, and its end tells the server to exit.
-      child.stdin!.on('error', () => {});
-      child.stdin!.write(`${secret}\n`);
+      // Its own process group: stopping the group also stops the fork server and running children.
+      const child = spawnPlan(plan, [secret]);
       const launched = await launch(child, {
         name: 'the Python runtime',
         location: settings.runtimeDir,
@@ -228,9 +219,6 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
         unavailable,
         onStderr: (line) => options.logger?.warn('python runtime stderr', { tenantId, pid: child.pid, line: secrets.scrub(line) }),
         socketOnHost: (announced) => dir.onHost(basename(announced)),
-      }).catch(async (error: unknown) => {
-        await release();
-        throw error;
       });
       const { pid, port, socketPath, agent, exited, announced } = launched;
       const egressPort = typeof announced.egressPort === 'number' ? announced.egressPort : null;

@@ -22,7 +22,6 @@
  * JavaScript cannot be stopped from outside the process that runs it, so a request that misses its
  * deadline ends its tenant's host: the work stops for real, and the next request starts a new host.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -30,7 +29,7 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from '../core/logger.ts';
 import { SecretSet } from '../core/secret-scope.ts';
 import { createEgressProxy, type EgressProxy } from './egress-proxy.ts';
-import { prepareOsSandbox, type OsSandbox } from './os-sandbox.ts';
+import { prepareOsSandbox, spawnPlan, type OsSandbox } from './os-sandbox.ts';
 import {
   handlePayload,
   HostProtocolError,
@@ -250,18 +249,8 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
         env: HOST_ENV,
         tmpfsBytes: SANDBOX_TMP_BYTES,
       });
-      const child = spawn(plan.command, plan.args, {
-        cwd: plan.cwd,
-        env: plan.env,
-        stdio: ['pipe', 'pipe', 'pipe'],
-        // Its own process group, so stopping it stops anything it might have started.
-        detached: true,
-        ...(plan.uid !== undefined ? { uid: plan.uid, gid: plan.gid ?? plan.uid } : {}),
-      });
-      // The token is the first line; stdin then stays open, and its end tells the host to exit (so a
-      // host whose platform was killed outright, with no chance to stop it, exits by itself).
-      child.stdin!.on('error', () => {});
-      child.stdin!.write(`${token}\n${grant ? `${grant.credential}\n` : ''}`);
+      // The token, then the egress credential; its own process group, so stopping it stops anything it started.
+      const child = spawnPlan(plan, grant ? [token, grant.credential] : [token]);
       const stderr = { outOfMemory: false };
       const secrets = new SecretSet();
       if (grant) secrets.add(grant.credential);

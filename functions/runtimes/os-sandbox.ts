@@ -17,7 +17,7 @@
  * as a second line. Without a working bubblewrap the platform refuses to run user code, unless
  * the operator sets `UNSAFE_USER_CODE=allow`, which is logged loudly at every start.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { chown, lstat, mkdtemp, readlink, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -250,6 +250,27 @@ function findOnPath(name: string): string | null {
   return null;
 }
 
+/**
+ * Starts a planned process in its own process group (stopping the group stops everything inside),
+ * as the plan's user, with stdout and stderr piped. Given lines, they are written to stdin first
+ * (the control secret) and stdin stays open: its end tells a server to exit, so one whose platform
+ * was killed outright exits by itself. Given null, stdin is closed.
+ */
+export function spawnPlan(plan: SpawnPlan, stdinLines: readonly string[] | null): ChildProcess {
+  const child = spawn(plan.command, plan.args, {
+    cwd: plan.cwd,
+    env: plan.env,
+    stdio: [stdinLines === null ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    detached: true,
+    ...(plan.uid !== undefined ? { uid: plan.uid, gid: plan.gid ?? plan.uid } : {}),
+  });
+  if (stdinLines !== null) {
+    child.stdin!.on('error', () => {});
+    child.stdin!.write(stdinLines.map((line) => `${line}\n`).join(''));
+  }
+  return child;
+}
+
 /** Binds for the base system: /usr read-only, the merged-/usr symlinks as symlinks, a few /etc files. */
 async function systemBinds(): Promise<string[]> {
   const args = ['--ro-bind', '/usr', '/usr'];
@@ -275,12 +296,7 @@ async function probe(sandbox: OsSandbox): Promise<void> {
       tmpfsBytes: 1024 * 1024,
     });
     const outcome = await new Promise<{ code: number | null; stderr: string; error?: NodeJS.ErrnoException }>((resolve) => {
-      const child = spawn(plan.command, plan.args, {
-        env: plan.env,
-        cwd: plan.cwd,
-        stdio: ['ignore', 'ignore', 'pipe'],
-        ...(plan.uid !== undefined ? { uid: plan.uid, gid: plan.gid } : {}),
-      });
+      const child = spawnPlan(plan, null);
       let stderr = '';
       child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-2000)));
       child.once('error', (error: NodeJS.ErrnoException) => resolve({ code: null, stderr, error }));

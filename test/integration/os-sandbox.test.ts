@@ -9,7 +9,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { prepareOsSandbox, SandboxUnavailableError, type OsSandbox } from '../../functions/runtimes/os-sandbox.ts';
+import { prepareOsSandbox, SandboxUnavailableError, spawnPlan, type OsSandbox, type SpawnPlan } from '../../functions/runtimes/os-sandbox.ts';
 
 /** Each attempt prints one JSON line: its name and whether it worked, with what it got. */
 const ATTACKS = String.raw`
@@ -64,26 +64,27 @@ function interpreter(): Promise<{ executable: string; prefix: string }> {
 }
 
 function runInSandbox(sandbox: OsSandbox, controlDir: string, python: { executable: string; prefix: string }, args: string[]): Promise<string> {
-  const plan = sandbox.plan(python.executable, ['-c', ATTACKS, ...args], {
-    readOnly: [python.prefix],
-    controlDir,
-    cwd: '/',
-    env: { PATH: '/usr/bin:/bin' },
-    tmpfsBytes: 1024 * 1024,
-  });
+  return runPlan(
+    sandbox.plan(python.executable, ['-c', ATTACKS, ...args], {
+      readOnly: [python.prefix],
+      controlDir,
+      cwd: '/',
+      env: { PATH: '/usr/bin:/bin' },
+      tmpfsBytes: 1024 * 1024,
+    }),
+  );
+}
+
+/** Runs a planned process to its end: its stdout, or a rejection with its exit code and stderr. */
+function runPlan(plan: SpawnPlan): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(plan.command, plan.args, {
-      env: plan.env,
-      cwd: plan.cwd,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      ...(plan.uid !== undefined ? { uid: plan.uid, gid: plan.gid ?? plan.uid } : {}),
-    });
+    const child = spawnPlan(plan, null);
     let out = '';
     let err = '';
     child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
     child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
     child.once('error', reject);
-    child.once('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`sandboxed python exited ${code}: ${err.slice(-500)}`))));
+    child.once('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`sandboxed process exited ${code}: ${err.slice(-500)}`))));
   });
 }
 
@@ -172,20 +173,7 @@ describe('the OS sandbox holds when the language layers have fallen', () => {
       env: { PATH: '/usr/bin:/bin' },
       tmpfsBytes: 1024 * 1024,
     });
-    const out = await new Promise<string>((resolve, reject) => {
-      const child = spawn(plan.command, plan.args, {
-        env: plan.env,
-        cwd: plan.cwd,
-        stdio: ['ignore', 'pipe', 'pipe'],
-        ...(plan.uid !== undefined ? { uid: plan.uid, gid: plan.gid ?? plan.uid } : {}),
-      });
-      let text = '';
-      let err = '';
-      child.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-      child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
-      child.once('error', reject);
-      child.once('close', (status) => (status === 0 ? resolve(text) : reject(new Error(`exited ${status}: ${err}`))));
-    }).finally(async () => {
+    const out = await runPlan(plan).finally(async () => {
       await own.remove();
       await rm(code, { recursive: true, force: true });
     });
