@@ -31,10 +31,10 @@ export const STREAMING_HOST_URL_VARIABLES: Readonly<Partial<Record<Host, HostUrl
 };
 
 /**
- * Timeout of a function serving `routes`: the slowest route plus the margin, within Lambda's 900 s
+ * Timeout of a function serving `routes` (or schedules): the slowest one plus the margin, within Lambda's 900 s
  * (a 900 s route then gets no margin: it ends with the function instead of the handler's 504).
  */
-export function functionTimeoutSec(routes: readonly RouteSpec[]): number {
+export function functionTimeoutSec(routes: readonly { readonly timeoutSec: number }[]): number {
   return Math.min(Math.max(...routes.map((r) => r.timeoutSec)) + TIMEOUT_MARGIN_SEC, MAX_LAMBDA_TIMEOUT_SEC);
 }
 
@@ -151,14 +151,16 @@ export class PlatformFunctions extends Construct {
             parseScheduleExpression(entry.expression);
             return entry;
           });
+          // Schedules authenticate no one: the area's ports without the kernel.
+          const resources = resourcesOf([area], []);
           const fn = new PlatformFunction(this, `Schedule-${area.name}`, {
             entry: writeScheduleEntry(area.name, schedules, props.entriesDir),
             description: `Platform area ${area.name}: ${schedules.length} schedule(s)`,
-            timeout: Duration.seconds(Math.min(Math.max(...schedules.map((s) => s.timeoutSec)) + TIMEOUT_MARGIN_SEC, MAX_LAMBDA_TIMEOUT_SEC)),
+            timeout: Duration.seconds(functionTimeoutSec(schedules)),
             environment,
-            ...this.portSettings(props, resourcesOf([area], [])),
+            ...this.portSettings(props, resources),
           });
-          props.data.grant(fn, resourcesOf([area], []));
+          props.data.grant(fn, resources);
           for (const entry of schedules) {
             new Schedule(this, `Schedule-${entry.id.replace(/[^A-Za-z0-9]/g, '-')}`, {
               schedule: ScheduleExpression.expression(entry.expression),

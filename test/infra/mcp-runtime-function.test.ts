@@ -19,7 +19,7 @@ import {
 } from '../../lib/cloud/mcp-runtime-function.ts';
 import { PlatformStack } from '../../lib/cloud/platform-stack.ts';
 import type { RouteSpec } from '../../lib/manifest/types.ts';
-import { json, logicalIdOf, roleStatements, synthPlatform, withScratchOutdir } from './synth-platform.ts';
+import { json, logicalIdOf, roleStatements, synthPlatform, withScratchOutdir, syntheticRoute } from './synth-platform.ts';
 
 /** The MCP runtime function's resources in the platform template. */
 function mcpRuntime() {
@@ -134,20 +134,17 @@ describe('MCP runtime function', () => {
 
   it('is also given to a streaming function serving a route of the mcp area, and to no function when none does', () => {
     // Prepare
-    const route = (r: Pick<RouteSpec, 'method' | 'path' | 'area' | 'handler'> & Partial<RouteSpec>): RouteSpec => ({
-      id: `${r.area}.${r.handler}`,
-      host: 'base',
-      auth: 'optional',
-      callers: 'full',
-      mode: 'buffered',
-      style: 'B',
-      timeoutSec: 29,
-      maxBodyBytes: 1024,
-      ...r,
+    const demo = syntheticRoute({ method: 'GET', path: '/demo/{id}', area: 'demo', handler: 'get' });
+    const watch = syntheticRoute({ method: 'GET', path: '/demo/{id}/watch', area: 'demo', handler: 'watch', host: 'site', mode: 'streaming' });
+    const mcpStream = syntheticRoute({
+      method: 'POST',
+      path: '/mcp-live/{serverId}',
+      area: 'mcp',
+      handler: 'live',
+      host: 'stream',
+      mode: 'streaming',
+      timeoutSec: 120,
     });
-    const demo = route({ method: 'GET', path: '/demo/{id}', area: 'demo', handler: 'get' });
-    const watch = route({ method: 'GET', path: '/demo/{id}/watch', area: 'demo', handler: 'watch', host: 'site', mode: 'streaming' });
-    const mcpStream = route({ method: 'POST', path: '/mcp-live/{serverId}', area: 'mcp', handler: 'live', host: 'stream', mode: 'streaming', timeoutSec: 120 });
     const knowing = (routes: RouteSpec[]) =>
       withScratchOutdir((outdir) => {
         const app = new App({ outdir, analyticsReporting: false, context: { 'aws:cdk:bundling-stacks': [] } });

@@ -11,7 +11,7 @@ import { REPO_ROOT } from '../../lib/cloud/function-entries.ts';
 import { oauthFunctionSettings, oauthProvidersFromContext, validateOAuthProviders, type OAuthProviders } from '../../lib/cloud/oauth-providers.ts';
 import { PlatformStack } from '../../lib/cloud/platform-stack.ts';
 import type { RouteSpec } from '../../lib/manifest/types.ts';
-import { cdkJsonContext, json, synthPlatform, withScratchOutdir, type TemplateJson } from './synth-platform.ts';
+import { cdkJsonContext, json, synthPlatform, withScratchOutdir, type TemplateJson, syntheticRoute } from './synth-platform.ts';
 
 const ARN_A = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:platform/oauth/provider-a-AbCdEf';
 const ARN_C = 'arn:aws:secretsmanager:eu-central-1:123456789012:secret:platform/oauth/provider-c-123456';
@@ -150,19 +150,8 @@ describe('OAuth providers in the cloud stack', () => {
 
   it('gives them to a streaming function serving an oauth route too, and to no function when no route is in the oauth area', () => {
     // Prepare
-    const route = (r: Pick<RouteSpec, 'method' | 'path' | 'area' | 'handler'> & Partial<RouteSpec>): RouteSpec => ({
-      id: `${r.area}.${r.handler}`,
-      host: 'base',
-      auth: 'optional',
-      callers: 'full',
-      mode: 'buffered',
-      style: 'B',
-      timeoutSec: 29,
-      maxBodyBytes: 1024,
-      ...r,
-    });
-    const demo = route({ method: 'GET', path: '/demo/{id}', area: 'demo', handler: 'get' });
-    const oauthStream = route({ method: 'GET', path: '/oauth-live/{provider}', area: 'oauth', handler: 'live', host: 'stream', mode: 'streaming' });
+    const demo = syntheticRoute({ method: 'GET', path: '/demo/{id}', area: 'demo', handler: 'get' });
+    const oauthStream = syntheticRoute({ method: 'GET', path: '/oauth-live/{provider}', area: 'oauth', handler: 'live', host: 'stream', mode: 'streaming' });
     const knowing = (routes: RouteSpec[]) =>
       withScratchOutdir((outdir) => {
         const app = new App({ outdir, analyticsReporting: false, context: { 'aws:cdk:bundling-stacks': [] } });

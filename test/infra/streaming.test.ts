@@ -10,19 +10,9 @@ import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS } from '../../lib/manifest/h
 import { areaNamed, handlerModulePath, KERNEL_RESOURCES, resourcesOf, routes } from '../../lib/manifest/index.ts';
 import type { RouteSpec } from '../../lib/manifest/types.ts';
 import { installStreamingShim } from '../../lib/local/streaming-shim.ts';
-import { cdkJsonContext, roleStatements, synthPlatform, withScratchOutdir, type TemplateJson } from './synth-platform.ts';
+import { cdkJsonContext, roleStatements, synthPlatform, syntheticRoute, withScratchOutdir, type TemplateJson } from './synth-platform.ts';
 
-const route = (r: Pick<RouteSpec, 'method' | 'path' | 'area' | 'handler'> & Partial<RouteSpec>): RouteSpec => ({
-  id: `${r.area}.${r.handler}`,
-  host: 'base',
-  auth: 'required',
-  callers: 'full',
-  mode: 'buffered',
-  style: 'A',
-  timeoutSec: 29,
-  maxBodyBytes: 1024,
-  ...r,
-});
+const route = (r: Parameters<typeof syntheticRoute>[0]): RouteSpec => syntheticRoute({ auth: 'required', style: 'A', ...r });
 
 /**
  * Agent chat as the manifest declares it (POST and GET on the stream host, 900 s), another area's

@@ -7,6 +7,7 @@ import type { IConstruct } from 'constructs';
 import { afterAll, vi } from 'vitest';
 import { REPO_ROOT } from '../../lib/cloud/function-entries.ts';
 import { PlatformStack } from '../../lib/cloud/platform-stack.ts';
+import type { RouteSpec } from '../../lib/manifest/types.ts';
 
 export const TEST_STACK = 'agent-platform-test';
 export const TEST_STAGE = 'test';
@@ -124,4 +125,19 @@ export function withScratchOutdir<T>(build: (outdir: string) => T): T {
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }
+}
+
+/** A route for a synthetic stack: the fields a test names, the others defaulted. */
+export function syntheticRoute(r: Pick<RouteSpec, 'method' | 'path' | 'area' | 'handler'> & Partial<RouteSpec>): RouteSpec {
+  return {
+    id: `${r.area}.${r.handler}`,
+    host: 'base',
+    auth: 'optional',
+    callers: 'full',
+    mode: 'buffered',
+    style: 'B',
+    timeoutSec: 29,
+    maxBodyBytes: 1024,
+    ...r,
+  };
 }
