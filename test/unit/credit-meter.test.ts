@@ -1,38 +1,9 @@
 /** The run-time meter (functions/core/credit-meter.ts): pays ahead, never past the balance, settles by the platform's clock. */
 import { describe, expect, it } from 'vitest';
-import { runTimeCredits, startRunMeter, type MeterTimers, type RunMeterOptions } from '../../functions/core/credit-meter.ts';
+import { runTimeCredits, startRunMeter, type RunMeterOptions } from '../../functions/core/credit-meter.ts';
 import { roundCredits, type CreditChange } from '../../functions/core/credits.ts';
 import { InsufficientCreditsError } from '../../functions/core/errors.ts';
-
-/** A clock and timer moved by hand: `advanceTo` fires what is due in order and lets each debit settle. */
-function manualTimers() {
-  let now = 0;
-  const pending: { at: number; fn: () => void; cancelled: boolean }[] = [];
-  const timers: MeterTimers = {
-    now: () => now,
-    after(ms, fn) {
-      const timer = { at: now + ms, fn, cancelled: false };
-      pending.push(timer);
-      return () => void (timer.cancelled = true);
-    },
-  };
-  const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
-  return {
-    timers,
-    async advanceTo(ms: number) {
-      for (;;) {
-        const due = pending.filter((t) => !t.cancelled && t.at <= ms).sort((a, b) => a.at - b.at)[0];
-        if (due === undefined) break;
-        pending.splice(pending.indexOf(due), 1);
-        now = due.at;
-        due.fn();
-        await settle();
-      }
-      now = ms;
-    },
-    scheduled: () => pending.filter((t) => !t.cancelled).map((t) => t.at),
-  };
-}
+import { manualTimers } from '../support/manual-timers.ts';
 
 /** A balance with conditional debits, as the real one, and its ledger. */
 function wallet(balance: number) {

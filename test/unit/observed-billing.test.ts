@@ -11,7 +11,6 @@ import type { AgentRecord } from '../../functions/agents/agent.schema.ts';
 import { openChat, type ChatEvent, type ChatPorts } from '../../functions/agents/chat.service.ts';
 import type { UserActor } from '../../functions/core/auth/actor.ts';
 import { parseConfig } from '../../functions/core/config.ts';
-import type { MeterTimers } from '../../functions/core/credit-meter.ts';
 import { roundCredits, type Credits, type LedgerEntry } from '../../functions/core/credits.ts';
 import { InsufficientCreditsError } from '../../functions/core/errors.ts';
 import { toErrorResponse } from '../../functions/core/http/error-response.ts';
@@ -23,6 +22,7 @@ import type { McpServerRecord } from '../../functions/mcp/mcp.schema.ts';
 import type { Compute, Invocation, RuntimeEvent } from '../../functions/runtimes/compute.ts';
 import type { McpHttpResponse } from '../../functions/runtimes/mcp-runtime.ts';
 import { errorEvent, notStartedEnd, runtimeEvents, type EventStreamOptions } from '../../functions/runtimes/runtime-stream.ts';
+import { manualTimers } from '../support/manual-timers.ts';
 
 const LOCAL_URLS: PublicUrls = {
   baseUrl: 'http://local',
@@ -297,34 +297,6 @@ function agent(overrides: Partial<AgentRecord> = {}): AgentRecord {
     createdAt: 1,
     updatedAt: 1,
     ...overrides,
-  };
-}
-
-/** A clock and timer moved by hand, for the chat's run-time meter. */
-function manualTimers() {
-  let now = 0;
-  const pending: { at: number; fn: () => void; cancelled: boolean }[] = [];
-  const timers: MeterTimers = {
-    now: () => now,
-    after(ms, fn) {
-      const timer = { at: now + ms, fn, cancelled: false };
-      pending.push(timer);
-      return () => void (timer.cancelled = true);
-    },
-  };
-  return {
-    timers,
-    async advanceTo(ms: number) {
-      for (;;) {
-        const due = pending.filter((t) => !t.cancelled && t.at <= ms).sort((a, b) => a.at - b.at)[0];
-        if (due === undefined) break;
-        pending.splice(pending.indexOf(due), 1);
-        now = due.at;
-        due.fn();
-        await new Promise<void>((resolve) => setImmediate(resolve));
-      }
-      now = ms;
-    },
   };
 }
 
