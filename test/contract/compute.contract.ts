@@ -53,7 +53,7 @@ def create_agent():
 `;
 
 /** Says it started, then sleeps for the number of seconds in the prompt (a run that stays silent). */
-const SILENT_AGENT = `import time
+export const SILENT_AGENT = `import time
 
 
 class SilentAgent:

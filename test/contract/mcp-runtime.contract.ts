@@ -36,7 +36,7 @@ export interface McpRuntimeContractSetup {
 }
 
 /** Two tools with zod input schemas; `key_length` reports the length of the owner's OPENAI_KEY. */
-const SAMPLE_CJS = `const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');
+export const SAMPLE_CJS = `const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');
 const { z } = require('zod');
 
 module.exports = {
@@ -95,7 +95,7 @@ exports.createMcpServer = () => {
 };
 `;
 
-const MCP_HEADERS = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
+export const MCP_HEADERS = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
 
 function source(serverId: string, version: number, sourceCode: string): McpSource {
   return { serverId, version, sourceCode };
@@ -119,7 +119,7 @@ async function callTool(
   return { response, json: JSON.parse(response.body) };
 }
 
-const textOf = (json: any): string => json.result?.content?.[0]?.text;
+export const textOf = (json: any): string => json.result?.content?.[0]?.text;
 
 /**
  * An HTTP front for the runtime, as the platform's MCP route would be:

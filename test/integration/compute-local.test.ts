@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentInvocation, RuntimeEvent } from '../../functions/runtimes/compute.ts';
 import { createLocalCompute, type LocalCompute, type RuntimeProcessExit } from '../../functions/runtimes/local-compute.ts';
+import { SILENT_AGENT } from '../contract/compute.contract.ts';
 
 const hasProc = existsSync('/proc/self/stat');
 
@@ -31,24 +32,6 @@ class WordsAgent:
 
 def create_agent():
     return WordsAgent(), []
-`;
-
-/** Says it started, then sleeps for the number of seconds in the prompt (a run that stays silent). */
-const SILENT_AGENT = `import time
-
-
-class SilentAgent:
-    def __init__(self):
-        self.messages = []
-
-    async def stream_async(self, prompt):
-        yield {"data": "started"}
-        time.sleep(float(prompt))
-        yield {"data": "woke up"}
-
-
-def create_agent():
-    return SilentAgent(), []
 `;
 
 function agentRun(prompt: string, source = WORDS_AGENT, timeoutMs = 20_000): AgentInvocation {

@@ -13,24 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalMcpRuntime, type LocalMcpRuntime, type McpProcessExit } from '../../functions/runtimes/mcp-local-runtime.ts';
 import type { McpHttpResponse, McpRuntime, McpSource } from '../../functions/runtimes/mcp-runtime.ts';
 import { requestOverSocket } from '../support/unix-http.ts';
-
-/** Two tools with zod input schemas; `key_length` reports the length of the owner's OPENAI_KEY. */
-const SAMPLE_CJS = `const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');
-const { z } = require('zod');
-
-module.exports = {
-  createMcpServer() {
-    const server = new McpServer({ name: 'sample-cjs', version: '1.0.0' });
-    server.registerTool('add', { description: 'Adds two numbers', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => ({
-      content: [{ type: 'text', text: String(a + b) }],
-    }));
-    server.registerTool('key_length', { description: 'Length of the OpenAI key', inputSchema: { label: z.string() } }, async ({ label }) => ({
-      content: [{ type: 'text', text: label + ':' + (process.env.OPENAI_KEY ?? '').length }],
-    }));
-    return server;
-  },
-};
-`;
+import { MCP_HEADERS, SAMPLE_CJS, textOf } from '../contract/mcp-runtime.contract.ts';
 
 /** Tools that misbehave on purpose (the contract's own source has the rest). */
 const UNRULY = `const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');
@@ -53,8 +36,6 @@ exports.createMcpServer = () => {
 };
 `;
 
-const MCP_HEADERS = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
-
 function source(serverId: string, version: number, sourceCode: string): McpSource {
   return { serverId, version, sourceCode };
 }
@@ -72,8 +53,6 @@ async function callTool(
   const response = await runtime.handle(tenantId, server, { method: 'POST', headers: MCP_HEADERS, body }, env);
   return { response, json: JSON.parse(response.body) };
 }
-
-const textOf = (json: any): string => json.result?.content?.[0]?.text;
 
 /** Resolves with the next host exit matching `match` (subscribe before causing it). */
 function nextExit(runtime: LocalMcpRuntime, match: (exit: McpProcessExit) => boolean): Promise<McpProcessExit> {
