@@ -198,11 +198,16 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
           tmpfsBytes: SANDBOX_TMP_BYTES,
         },
       );
-      const blocked = await unreadableBy(python.executable, plan.uid);
-      if (blocked !== null) {
-        throw unavailable(
-          `the sandbox's user (uid ${plan.uid}) cannot reach the Python interpreter ${python.executable}: ${blocked}. Install Python where other users can read it (e.g. /usr/bin/python3), or allow traversal of that directory (chmod o+x).`,
-        );
+      for (const [what, path] of [
+        ['the Python interpreter', python.executable],
+        ["the runtime's code", settings.runtimeDir],
+      ] as const) {
+        const blocked = await unreadableBy(path, plan.uid);
+        if (blocked !== null) {
+          throw unavailable(
+            `the sandbox's user (uid ${plan.uid}) cannot reach ${what} ${path}: ${blocked}. Put it where other users can read it (e.g. /usr/bin/python3, /opt), or allow traversal of that directory (chmod o+x).`,
+          );
+        }
       }
       const secret = randomBytes(32).toString('base64url');
       const secrets = new SecretSet();
