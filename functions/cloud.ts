@@ -1,4 +1,4 @@
-import { areaNamed } from '../lib/manifest/areas.ts';
+import { areaNamed, areas } from '../lib/manifest/areas.ts';
 import { assertWired, runSchedule, type ScheduleDefinition } from './core/entry/entry-point.ts';
 import { routes } from '../lib/manifest/routes.ts';
 import { createCognitoVerifier } from './core/auth/cognito.ts';
@@ -38,14 +38,18 @@ function cloudPlatform(): Ports {
   // Each function receives the variables of its own area's ports only (lib/cloud/area-functions.ts),
   // so adapters are built when first used: a missing variable fails that use with the configuration
   // error (logged, answered 500), and never a function that does not need the port.
-  platform = createPorts(config, {
-    identity: cognitoVerifier(config),
-    runTokens: builtOnFirstUse(() => cloudRunTokens(config, secrets)),
-    secretBox: builtOnFirstUse(() => kmsSecretBox(config)),
-    compute: builtOnFirstUse(() => lambdaCompute(config)),
-    mcpRuntime: builtOnFirstUse(() => lambdaMcpRuntime(config)),
-    secrets,
-  });
+  platform = createPorts(
+    config,
+    {
+      identity: cognitoVerifier(config),
+      runTokens: builtOnFirstUse(() => cloudRunTokens(config, secrets)),
+      secretBox: builtOnFirstUse(() => kmsSecretBox(config)),
+      compute: builtOnFirstUse(() => lambdaCompute(config)),
+      mcpRuntime: builtOnFirstUse(() => lambdaMcpRuntime(config)),
+      secrets,
+    },
+    areas,
+  );
   return platform;
 }
 

@@ -1,4 +1,5 @@
-import type { AreaModule } from '../lib/manifest/types.ts';
+import type { areas } from '../lib/manifest/areas.ts';
+import type { AreaModule, PortProvision } from '../lib/manifest/types.ts';
 import type { CredentialLookup, IdentityVerifier } from './core/auth/credentials.ts';
 import type { RunTokens } from './core/auth/run-token.ts';
 import { createBlobStore, createS3Client, type BlobStore } from './core/blobs.ts';
@@ -8,40 +9,26 @@ import { createCredits, type Credits } from './core/credits.ts';
 import { createDb, type Db } from './core/db/dynamo.ts';
 import { createLogger, type Logger } from './core/logger.ts';
 import { createRateLimiter, type RateLimiter } from './core/rate-limit.ts';
-import type { KeysReader } from './core/keys-reader.ts';
 import type { SecretBox } from './core/secret-box.ts';
 import type { SecretReader } from './core/secret-reader.ts';
 import { createUsageLogWriter, type UsageLogWriter } from './core/usage-log.ts';
-import { createKeyStore, type KeyStore } from './keys/key.store.ts';
-import { createKeysReader } from './keys/key.service.ts';
-import { createAgentStore, type AgentStore } from './agents/agent.store.ts';
-import { createConversationStore, type ConversationStore } from './agents/conversation.store.ts';
-import { createActionStore, type ActionStore } from './actions/action.store.ts';
 import type { Compute } from './runtimes/compute.ts';
 import type { McpRuntime } from './runtimes/mcp-runtime.ts';
-import { createMcpServerStore, type McpServerStore } from './mcp/mcp.store.ts';
-import { createLogStore, type LogStore } from './logs/log.store.ts';
-import { createOAuthStateStore, type OAuthStateStore } from './oauth/oauth.store.ts';
 import { createTokenStore, type TokenStore } from './tokens/token.store.ts';
 import { createCredentialLookup } from './users/credential-lookup.ts';
 import { createUserStore, type UserStore } from './users/user.store.ts';
 
 /**
- * Everything a handler may reach: configuration, the clock, the logger and the ports. Built once
- * per process by a composition root (`functions/cloud.ts` for Lambda, `lib/local` for `npm start`);
- * nothing else chooses adapters.
+ * The ports every area shares, built by `createPorts` before any area's: configuration, the clock,
+ * the logger, the stores and adapters the request pipeline runs on, and the runtimes.
  */
-export interface Ports {
+export interface KernelPorts {
   readonly config: Config;
   readonly clock: Clock;
   readonly log: Logger;
   readonly db: Db;
   readonly blobs: BlobStore;
   readonly usageLogs: UsageLogWriter;
-  /** Reads usage records for the logs endpoints. */
-  readonly logs: LogStore;
-  /** Pending OAuth authorizations, by single-use state. */
-  readonly oauthStates: OAuthStateStore;
   /** Outbound HTTP (OAuth token endpoints, webhooks); a port so tests can watch or replace it. */
   readonly fetch: typeof fetch;
   readonly credentials: CredentialLookup;
@@ -52,24 +39,32 @@ export interface Ports {
   readonly rateLimiter: RateLimiter;
   readonly users: UserStore;
   readonly tokens: TokenStore;
-  readonly keys: KeyStore;
   readonly secretBox: SecretBox;
   /**
    * Operator secrets kept in a secret store and named by ARN in the configuration (OAuth client
    * secrets): Secrets Manager in the cloud; null locally, where the configuration holds the values.
    */
   readonly secrets: SecretReader | null;
-  readonly keysReader: KeysReader;
-  readonly agents: AgentStore;
-  readonly conversations: ConversationStore;
-  readonly actions: ActionStore;
   /** Runs user code: local runtime processes, or the runtime Lambda in the cloud. */
   readonly compute: Compute;
-  /** MCP servers, their names and their append-only versions. */
-  readonly mcpServers: McpServerStore;
   /** Runs user MCP servers: one Node process per tenant locally, the MCP runtime Lambda in the cloud. */
   readonly mcpRuntime: McpRuntime;
 }
+
+type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
+
+/** The ports one area module provides, by name, with the types its `create` functions return. */
+export type ProvidedPorts<A> = A extends { readonly provides: infer P } ? { readonly [K in keyof P]: P[K] extends PortProvision<infer T> ? T : never } : never;
+
+/** The ports the listed areas provide (lib/manifest/areas.ts): a module's ports join by being listed. */
+export type AreaPorts = UnionToIntersection<ProvidedPorts<(typeof areas)[number]>>;
+
+/**
+ * Everything a handler may reach: the kernel's ports and those the areas provide. Built once per
+ * process by a composition root (`functions/cloud.ts` for Lambda, `lib/local` for `npm start`);
+ * nothing else chooses adapters. Handlers see their area's view of it (`portsForArea`).
+ */
+export type Ports = KernelPorts & AreaPorts;
 
 /** Adapters that differ between the cloud and the local wiring. */
 export interface PortAdapters {
@@ -84,7 +79,8 @@ export interface PortAdapters {
   readonly log?: Logger;
 }
 
-export function createPorts(config: Config, adapters: PortAdapters): Ports {
+/** Builds the kernel's ports, then the ports `modules` provide, from them. */
+export function createPorts(config: Config, adapters: PortAdapters, modules: readonly AreaModule[]): Ports {
   const clock = adapters.clock ?? systemClock;
   const log = adapters.log ?? createLogger(config.LOG_LEVEL, { stage: config.STAGE });
   const db = createDb(config);
@@ -92,36 +88,31 @@ export function createPorts(config: Config, adapters: PortAdapters): Ports {
   const tokens = createTokenStore(db);
   const credits = createCredits(db, clock, config.MONTHLY_FREE_CREDITS);
   const blobs = createBlobStore(createS3Client(config), config, 'blobs');
-  const keys = createKeyStore(db);
-  return {
+  const kernel: KernelPorts = {
     config,
     clock,
     log,
     db,
     blobs,
     usageLogs: createUsageLogWriter(db, blobs, clock, config.USAGE_LOG_RETENTION_DAYS),
-    logs: createLogStore(db),
-    oauthStates: createOAuthStateStore(db),
-    // Through a wrapper so `this` is never the platform object.
+    // Through a wrapper so `this` is never the ports object.
     fetch: (input, init) => globalThis.fetch(input, init),
     users,
     tokens,
     credits,
-    keys,
     secretBox: adapters.secretBox,
     secrets: adapters.secrets ?? null,
-    keysReader: createKeysReader({ keys, secretBox: adapters.secretBox }),
-    agents: createAgentStore(db),
-    conversations: createConversationStore(db, blobs),
-    actions: createActionStore(db),
     compute: adapters.compute,
-    mcpServers: createMcpServerStore(db, blobs, clock),
     mcpRuntime: adapters.mcpRuntime,
     identity: adapters.identity,
     runTokens: adapters.runTokens,
     credentials: createCredentialLookup({ users, tokens, credits, clock }),
     rateLimiter: createRateLimiter(db, clock),
   };
+  const provided: Record<string, unknown> = {};
+  for (const area of modules) for (const [name, provision] of Object.entries(area.provides)) provided[name] = provision.create(kernel);
+  // Checked by `checkAreas` and by the AreaPorts type: the listed modules provide exactly these.
+  return { ...kernel, ...provided } as Ports;
 }
 
 /** Members every area may use without declaring them: what the pipeline itself runs on, and utilities. */
@@ -142,7 +133,7 @@ export function portsForArea(platform: Ports, area: AreaModule): Ports {
   if (byArea === undefined) views.set(platform, (byArea = new WeakMap()));
   const existing = byArea.get(area);
   if (existing !== undefined) return existing;
-  const allowed = new Set<string>([...UNDECLARED_OK, ...area.uses]);
+  const allowed = new Set<string>([...UNDECLARED_OK, ...area.uses, ...Object.keys(area.provides)]);
   // Getters, not copies: a member replaced later (tests swap `fetch`) is seen through the view. The
   // undeclared ones are not enumerable, so `{ ...platform, log }` in a handler leaves them out
   // instead of touching them.

@@ -1,4 +1,5 @@
-import { defineArea, KIB } from '../../lib/manifest/define.ts';
+import { defineArea, providePort, KIB } from '../../lib/manifest/define.ts';
+import { createActionStore } from './action.store.ts';
 
 /** Python actions and inline code (SPEC 4.3). */
 export const actionsArea = defineArea({
@@ -41,5 +42,8 @@ export const actionsArea = defineArea({
       ],
     },
   ],
-  uses: ['actions', 'users', 'credits', 'keys', 'keysReader', 'compute', 'usageLogs'],
+  provides: {
+    actions: providePort({ tables: ['actions'] }, ({ db }) => createActionStore(db)),
+  },
+  uses: ['users', 'credits', 'keys', 'keysReader', 'compute', 'usageLogs'],
 });

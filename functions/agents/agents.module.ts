@@ -1,4 +1,6 @@
-import { defineArea, KIB } from '../../lib/manifest/define.ts';
+import { defineArea, providePort, KIB } from '../../lib/manifest/define.ts';
+import { createAgentStore } from './agent.store.ts';
+import { createConversationStore } from './conversation.store.ts';
 
 /**
  * The SPEC's 900-second streaming chat, less a margin: Lambda stops a function at 900 s, so the
@@ -93,5 +95,9 @@ export const agentsArea = defineArea({
       ],
     },
   ],
-  uses: ['agents', 'conversations', 'users', 'credits', 'keys', 'keysReader', 'compute', 'usageLogs'],
+  provides: {
+    agents: providePort({ tables: ['agents', 'agent-names'] }, ({ db }) => createAgentStore(db)),
+    conversations: providePort({ tables: ['conversations'], buckets: ['blobs'] }, ({ db, blobs }) => createConversationStore(db, blobs)),
+  },
+  uses: ['users', 'credits', 'keys', 'keysReader', 'compute', 'usageLogs'],
 });

@@ -1,4 +1,6 @@
-import { defineArea } from '../../lib/manifest/define.ts';
+import { defineArea, providePort } from '../../lib/manifest/define.ts';
+import { createKeysReader } from './key.service.ts';
+import { createKeyStore } from './key.store.ts';
 
 /** Users' third-party keys, sealed (SPEC 4.13). */
 export const keysArea = defineArea({
@@ -16,5 +18,10 @@ export const keysArea = defineArea({
     // Third-party keys, sealed (AES-256-GCM; KMS-wrapped data keys in the cloud).
     { name: 'keys', partitionKey: 'userId', sortKey: 'serviceName' },
   ],
-  uses: ['keys', 'secretBox'],
+  provides: {
+    keys: providePort({ tables: ['keys'] }, ({ db }) => createKeyStore(db)),
+    // What running code needs of the keys: open them, never seal new ones.
+    keysReader: providePort({ tables: ['keys'], secretsKey: 'open' }, ({ db, secretBox }) => createKeysReader({ keys: createKeyStore(db), secretBox })),
+  },
+  uses: ['secretBox'],
 });

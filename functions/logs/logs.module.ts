@@ -1,4 +1,5 @@
-import { defineArea } from '../../lib/manifest/define.ts';
+import { defineArea, providePort } from '../../lib/manifest/define.ts';
+import { createLogStore } from './log.store.ts';
 
 /** Usage logs and traces, read by their owner (SPEC 4.13). */
 export const logsArea = defineArea({
@@ -11,5 +12,9 @@ export const logsArea = defineArea({
     { method: 'GET', path: '/logs/request/{requestId}/trace', handler: 'get-request-trace', auth: 'required', callers: 'role' },
     { method: 'GET', path: '/logs/trace/{traceId}', handler: 'get-trace', auth: 'required', callers: 'role' },
   ],
-  uses: ['logs', 'blobs'],
+  provides: {
+    // Reads the usage records the kernel writes (the core area's table).
+    logs: providePort({ tables: ['usage-logs'], buckets: ['blobs'] }, ({ db }) => createLogStore(db)),
+  },
+  uses: ['blobs'],
 });

@@ -1,4 +1,5 @@
-import { defineArea, KIB } from '../../lib/manifest/define.ts';
+import { defineArea, providePort, KIB } from '../../lib/manifest/define.ts';
+import { createMcpServerStore } from './mcp.store.ts';
 
 /**
  * MCP endpoint requests (the SPEC leaves the rate open): 600 a minute per caller, by id and by slug
@@ -81,5 +82,10 @@ export const mcpArea = defineArea({
     // twice. Sources past a threshold live in the blob store (content-addressed keys).
     { name: 'mcp-versions', partitionKey: 'serverId', sortKey: 'version', numberKeys: ['version'] },
   ],
-  uses: ['mcpServers', 'users', 'credits', 'keys', 'keysReader', 'mcpRuntime', 'usageLogs'],
+  provides: {
+    mcpServers: providePort({ tables: ['mcp-servers', 'mcp-server-names', 'mcp-versions'], buckets: ['blobs'] }, ({ db, blobs, clock }) =>
+      createMcpServerStore(db, blobs, clock),
+    ),
+  },
+  uses: ['users', 'credits', 'keys', 'keysReader', 'mcpRuntime', 'usageLogs'],
 });

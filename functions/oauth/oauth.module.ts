@@ -1,4 +1,5 @@
-import { defineArea } from '../../lib/manifest/define.ts';
+import { defineArea, providePort } from '../../lib/manifest/define.ts';
+import { createOAuthStateStore } from './oauth.store.ts';
 
 /** OAuth sign-in to third parties, whose tokens become keys (SPEC 4.13). */
 export const oauthArea = defineArea({
@@ -13,5 +14,8 @@ export const oauthArea = defineArea({
     // OAuth authorizations started but not yet completed (SPEC 4.13), keyed by their single-use state.
     { name: 'oauth-states', partitionKey: 'state', ttlAttribute: 'expiresAt' },
   ],
-  uses: ['oauthStates', 'users', 'secrets', 'keys', 'secretBox'],
+  provides: {
+    oauthStates: providePort({ tables: ['oauth-states'] }, ({ db }) => createOAuthStateStore(db)),
+  },
+  uses: ['users', 'secrets', 'keys', 'secretBox'],
 });

@@ -152,7 +152,7 @@ export class PlatformFunctions extends Construct {
             return entry;
           });
           // Schedules authenticate no one: the area's ports without the kernel.
-          const resources = resourcesOf([area], []);
+          const resources = resourcesOf([area], [], [...props.modules.values()]);
           const fn = new PlatformFunction(this, `Schedule-${area.name}`, {
             entry: writeScheduleEntry(area.name, schedules, props.entriesDir),
             description: `Platform area ${area.name}: ${schedules.length} schedule(s)`,
@@ -197,7 +197,7 @@ export class PlatformFunctions extends Construct {
       if (area === undefined) throw new Error(`Routes of area ${name} have no area module.`);
       return area;
     });
-    const resources = resourcesOf(served, routes);
+    const resources = resourcesOf(served, routes, [...props.modules.values()]);
     const fn = new PlatformFunction(this, id, { ...own, timeout: Duration.seconds(functionTimeoutSec(routes)), ...this.portSettings(props, resources) });
     props.data.grant(fn, resources);
     return fn;

@@ -1,7 +1,7 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { defineArea } from '../manifest/define.ts';
-import { areas, routesByArea } from '../manifest/index.ts';
+import { areas, checkAreas, routesByArea } from '../manifest/index.ts';
 import { isRestApiRoute } from '../manifest/http.ts';
 import type { AreaModule, Host, RouteSpec } from '../manifest/types.ts';
 import { PlatformApi } from './api.ts';
@@ -77,6 +77,7 @@ export class PlatformStack extends Stack {
     const stage = validateStage(props.stage);
     const stackName = validateStackName(this.stackName);
     const modules = props.areas ?? areas;
+    checkAreas(modules);
     const routes = props.routes ?? modules.flatMap((area) => area.routes);
     const retentionDays = validateRetentionDays(props.usageLogRetentionDays ?? DEFAULT_USAGE_LOG_RETENTION_DAYS);
     const oauth = oauthFunctionSettings(validateOAuthProviders(props.oauthProviders ?? {}));

@@ -3,7 +3,7 @@ import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Server } from 'node:http';
-import { areas, type AreaModule } from '../manifest/index.ts';
+import { areas, checkAreas, type AreaModule } from '../manifest/index.ts';
 import { createS3Client } from '../../functions/core/blobs.ts';
 import { parseConfig, type Config } from '../../functions/core/config.ts';
 import type { IdentityVerifier } from '../../functions/core/auth/credentials.ts';
@@ -99,6 +99,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
   };
   try {
     const served = options.areas ?? areas;
+    checkAreas(served);
     const loaded = await loadAreas(served);
     const server = createLocalServer({ routes: loaded.buffered, streamRoutes: loaded.streaming, platform: () => platform });
     await listen(server, options.port, options.host);
@@ -136,16 +137,20 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       ...(options.mcpEgressAllowHosts ? { egressAllowHosts: options.mcpEgressAllowHosts } : {}),
     });
     cleanup.push(() => mcpRuntime.close());
-    const ready = createPorts(config, {
-      identity: options.identity ?? null,
-      runTokens,
-      secretBox,
-      compute,
-      mcpRuntime,
-      secrets: options.secrets ?? null,
-      log,
-      ...(options.clock ? { clock: options.clock } : {}),
-    });
+    const ready = createPorts(
+      config,
+      {
+        identity: options.identity ?? null,
+        runTokens,
+        secretBox,
+        compute,
+        mcpRuntime,
+        secrets: options.secrets ?? null,
+        log,
+        ...(options.clock ? { clock: options.clock } : {}),
+      },
+      served,
+    );
     await ensureTables(
       ready.db.doc,
       LOCAL_PREFIX,

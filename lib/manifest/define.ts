@@ -1,3 +1,4 @@
+import type { KernelPorts } from '../../functions/ports.ts';
 import type {
   AreaModule,
   AuthMode,
@@ -6,7 +7,8 @@ import type {
   EnvelopeStyle,
   Host,
   HttpMethod,
-  PortName,
+  PortProvision,
+  PortResources,
   QueueSpec,
   RouteSpec,
   ScheduleSpec,
@@ -43,7 +45,7 @@ export type EntryPointInput =
   | (Omit<StorageEventSpec, 'id' | 'area' | 'timeoutSec'> & { timeoutSec?: number })
   | (Omit<ServiceSpec, 'id' | 'area' | 'memoryMb'> & { memoryMb?: number });
 
-export interface AreaInput<T extends readonly TableSpec[], B extends readonly BucketSpec[]> {
+export interface AreaInput<T extends readonly TableSpec[], B extends readonly BucketSpec[], P extends Readonly<Record<string, PortProvision>>> {
   readonly name: string;
   /** @default `functions/<name>` */
   readonly folder?: string;
@@ -51,16 +53,30 @@ export interface AreaInput<T extends readonly TableSpec[], B extends readonly Bu
   readonly entryPoints?: readonly EntryPointInput[];
   readonly tables?: T;
   readonly buckets?: B;
-  readonly uses?: readonly PortName[];
+  /** Ports of the kernel or of other areas this area's code uses (its own `provides` need no listing). */
+  readonly uses?: readonly string[];
+  /** Ports this area provides (its stores): both wirings build them, and they join `Ports` by name. */
+  readonly provides?: P;
 }
 
-/** An area module with its table and bucket names kept as literal types (for `TableName`). */
-export type DefinedArea<T extends readonly TableSpec[], B extends readonly BucketSpec[]> = AreaModule & { readonly tables: T; readonly buckets: B };
+/** An area module with its table and bucket names and its provided ports kept as literal types (for `TableName` and `Ports`). */
+export type DefinedArea<T extends readonly TableSpec[], B extends readonly BucketSpec[], P extends Readonly<Record<string, PortProvision>>> = AreaModule & {
+  readonly tables: T;
+  readonly buckets: B;
+  readonly provides: P;
+};
+
+/** A port for a module's `provides`: the cloud resources it reaches, and how it is built from the kernel's ports. */
+export function providePort<T>(resources: PortResources, create: (kernel: KernelPorts) => T): PortProvision<T> {
+  return { resources, create };
+}
 
 /** Fills the defaults every route and entry point shares, so modules list only what differs. */
-export function defineArea<const T extends readonly TableSpec[] = readonly [], const B extends readonly BucketSpec[] = readonly []>(
-  input: AreaInput<T, B>,
-): DefinedArea<T, B> {
+export function defineArea<
+  const T extends readonly TableSpec[] = readonly [],
+  const B extends readonly BucketSpec[] = readonly [],
+  const P extends Readonly<Record<string, PortProvision>> = Record<never, never>,
+>(input: AreaInput<T, B, P>): DefinedArea<T, B, P> {
   const area = input.name;
   const folder = input.folder === undefined ? {} : { folder: input.folder };
   return {
@@ -71,6 +87,7 @@ export function defineArea<const T extends readonly TableSpec[] = readonly [], c
     tables: input.tables ?? ([] as unknown as T),
     buckets: input.buckets ?? ([] as unknown as B),
     uses: [...new Set(input.uses ?? [])],
+    provides: input.provides ?? ({} as P),
   };
 }
 

@@ -3,4 +3,4 @@ export { routes, routesByArea, handlerModulePath, entryPoints, entryPointModuleP
 export { tables, type TableName } from './tables.ts';
 export { buckets, type BucketName } from './buckets.ts';
 export { areas, areaNamed } from './areas.ts';
-export { PORT_RESOURCES, KERNEL_RESOURCES, resourcesOf, type FunctionResources, type PortResources } from './ports.ts';
+export { PORT_RESOURCES, KERNEL_RESOURCES, resourcesOf, checkAreas, type FunctionResources, type KernelPortName } from './ports.ts';

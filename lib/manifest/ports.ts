@@ -1,41 +1,75 @@
-import type { BucketName, TableName } from './index.ts';
-import type { AreaModule, PortName } from './types.ts';
-
-/** What a port reaches in the cloud, so a function is granted exactly what its area's ports need. */
-export interface PortResources {
-  readonly tables?: readonly TableName[];
-  readonly buckets?: readonly BucketName[];
-  /** The key that seals users' third-party keys: `open` decrypts only, `seal` also makes data keys. */
-  readonly secretsKey?: 'open' | 'seal';
-  /** The OAuth providers' client secrets (and their settings). */
-  readonly oauthClients?: true;
-  /** The runtime functions user code runs in. */
-  readonly runtime?: 'python' | 'mcp';
-}
+import { areas } from './areas.ts';
+import type { TableName } from './tables.ts';
+import type { AreaModule, PortResources } from './types.ts';
 
 /**
- * The cloud resources behind each port an area may declare. A port absent here is a kernel port
- * (below) or a utility without resources (config, clock, log, fetch).
+ * The kernel's ports an area may declare in `uses`, with the cloud resources behind each: shared by
+ * every area or needed by the request pipeline itself (users and tokens back credential lookup).
+ * Ports of one area's data are provided by that area's module (`provides`) instead. Utilities
+ * without resources (config, clock, log, fetch) need no declaration.
  */
-export const PORT_RESOURCES: Readonly<Record<PortName, PortResources>> = {
+export const PORT_RESOURCES = {
   users: { tables: ['users', 'aliases'] },
   tokens: { tables: ['tokens', 'token-digests'] },
   credits: { tables: ['users', 'credit-ledger'] },
-  keys: { tables: ['keys'] },
-  keysReader: { tables: ['keys'], secretsKey: 'open' },
   secretBox: { secretsKey: 'seal' },
   secrets: { oauthClients: true },
-  agents: { tables: ['agents', 'agent-names'] },
-  conversations: { tables: ['conversations'], buckets: ['blobs'] },
-  actions: { tables: ['actions'] },
   compute: { runtime: 'python' },
-  mcpServers: { tables: ['mcp-servers', 'mcp-server-names', 'mcp-versions'], buckets: ['blobs'] },
   mcpRuntime: { runtime: 'mcp' },
-  logs: { tables: ['usage-logs'], buckets: ['blobs'] },
   usageLogs: { tables: ['usage-logs'], buckets: ['blobs'] },
-  oauthStates: { tables: ['oauth-states'] },
   blobs: { buckets: ['blobs'] },
-};
+} as const satisfies Record<string, PortResources & { tables?: readonly TableName[] }>;
+
+/** A kernel port an area may declare. */
+export type KernelPortName = keyof typeof PORT_RESOURCES;
+
+function isKernelPort(name: string): name is KernelPortName {
+  return Object.hasOwn(PORT_RESOURCES, name);
+}
+
+/** The resources behind `port` for an area of `modules`: the kernel's, or those of the area providing it. */
+function resourcesOfPort(port: string, modules: readonly AreaModule[]): PortResources {
+  if (isKernelPort(port)) return PORT_RESOURCES[port];
+  for (const area of modules) {
+    const provision = area.provides[port];
+    if (provision !== undefined) return provision.resources;
+  }
+  throw new Error(`No kernel port or area module provides the ${port} port.`);
+}
+
+/**
+ * Checks a module list before anything is built from it: unique area names, every used port
+ * provided (by the kernel or exactly one area), every table and bucket a port names owned by some
+ * area. Every wiring runs it, so a typo fails at start and at synth, naming the module to fix.
+ */
+export function checkAreas(modules: readonly AreaModule[]): void {
+  const problems: string[] = [];
+  const tables = new Set(modules.flatMap((a) => a.tables.map((t) => t.name)));
+  const buckets = new Set(modules.flatMap((a) => a.buckets.map((b) => b.name)));
+  const providers = new Map<string, string>();
+  const names = new Set<string>();
+  for (const area of modules) {
+    if (names.has(area.name)) problems.push(`two area modules are named ${area.name}`);
+    names.add(area.name);
+    for (const [port, provision] of Object.entries(area.provides)) {
+      const other = providers.get(port);
+      if (isKernelPort(port) || KERNEL_MEMBERS.has(port)) problems.push(`${area.name} provides ${port}, a kernel port`);
+      else if (other !== undefined) problems.push(`${area.name} and ${other} both provide the ${port} port`);
+      providers.set(port, area.name);
+      for (const t of provision.resources.tables ?? [])
+        if (!tables.has(t)) problems.push(`${area.name}'s ${port} port names the table ${t}, which no area owns`);
+      for (const b of provision.resources.buckets ?? [])
+        if (!buckets.has(b)) problems.push(`${area.name}'s ${port} port names the bucket ${b}, which no area owns`);
+    }
+  }
+  for (const area of modules)
+    for (const port of area.uses)
+      if (!isKernelPort(port) && !providers.has(port)) problems.push(`${area.name} uses the ${port} port, which neither the kernel nor any area provides`);
+  if (problems.length > 0) throw new Error(`Area modules: ${problems.join('; ')}. Fix the modules listed in lib/manifest/areas.ts.`);
+}
+
+/** Members of `Ports` no area may provide: the kernel's utilities and what the pipeline runs on. */
+const KERNEL_MEMBERS: ReadonlySet<string> = new Set(['config', 'clock', 'log', 'db', 'fetch', 'credentials', 'identity', 'runTokens', 'rateLimiter']);
 
 /**
  * What the request pipeline itself needs to authenticate callers and apply rate limits: credential
@@ -49,8 +83,8 @@ export const KERNEL_RESOURCES = {
 
 /** Everything a function serving `served` (one area, or the areas behind a streaming host) may reach. */
 export interface FunctionResources {
-  readonly tables: ReadonlySet<TableName>;
-  readonly buckets: ReadonlySet<BucketName>;
+  readonly tables: ReadonlySet<string>;
+  readonly buckets: ReadonlySet<string>;
   readonly secretsKey: 'open' | 'seal' | null;
   readonly oauthClients: boolean;
   readonly runTokenSecret: boolean;
@@ -59,19 +93,23 @@ export interface FunctionResources {
 
 /**
  * The union of the kernel's needs (when any served route authenticates or is rate limited) and the
- * declared ports' resources of the areas a function serves.
+ * resources of the ports the served areas use or provide. Used ports are looked up in `served`, then `modules`.
  */
-export function resourcesOf(served: readonly AreaModule[], routes: AreaModule['routes'] = served.flatMap((a) => a.routes)): FunctionResources {
-  const tables = new Set<TableName>();
-  const buckets = new Set<BucketName>();
+export function resourcesOf(
+  served: readonly AreaModule[],
+  routes: AreaModule['routes'] = served.flatMap((a) => a.routes),
+  modules: readonly AreaModule[] = areas,
+): FunctionResources {
+  const tables = new Set<string>();
+  const buckets = new Set<string>();
   const runtimes = new Set<'python' | 'mcp'>();
   let secretsKey: 'open' | 'seal' | null = null;
   let oauthClients = false;
   const kernel = routes.some((r) => r.auth !== 'public' || r.rateLimit !== undefined);
   if (kernel) for (const t of KERNEL_RESOURCES.tables) tables.add(t);
   for (const area of served) {
-    for (const port of area.uses) {
-      const needs = PORT_RESOURCES[port];
+    for (const port of [...area.uses, ...Object.keys(area.provides)]) {
+      const needs = resourcesOfPort(port, [...served, ...modules]);
       for (const t of needs.tables ?? []) tables.add(t);
       for (const b of needs.buckets ?? []) buckets.add(b);
       if (needs.runtime) runtimes.add(needs.runtime);

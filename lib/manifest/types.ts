@@ -1,3 +1,5 @@
+import type { KernelPorts } from '../../functions/ports.ts';
+
 /** Host a route is served on. Locally each non-base host is a path prefix on the one port. */
 export type Host = 'base' | 'stream' | 'mcp' | 'voice' | 'cdn' | 'site' | 'code';
 
@@ -84,28 +86,30 @@ export interface BucketSpec {
   readonly purpose: string;
 }
 
+/** What a port reaches in the cloud, so a function is granted exactly what its area's ports need. */
+export interface PortResources {
+  /** Tables by logical name (those of some area module). */
+  readonly tables?: readonly string[];
+  /** Buckets by logical name (those of some area module). */
+  readonly buckets?: readonly string[];
+  /** The key that seals users' third-party keys: `open` decrypts only, `seal` also makes data keys. */
+  readonly secretsKey?: 'open' | 'seal';
+  /** The OAuth providers' client secrets (and their settings). */
+  readonly oauthClients?: true;
+  /** The runtime functions user code runs in. */
+  readonly runtime?: 'python' | 'mcp';
+}
+
 /**
- * A port of the platform (a member of `Ports`, functions/ports.ts) an area's code may use.
- * Each maps to the cloud resources behind it in `PORT_RESOURCES` (ports.ts).
+ * A port an area module provides (usually a store over its own tables): what it reaches in the
+ * cloud, and how both wirings build it from the kernel's ports. The area's own handlers use it
+ * without declaring it; other areas list its name in `uses`.
  */
-export type PortName =
-  | 'users'
-  | 'tokens'
-  | 'credits'
-  | 'keys'
-  | 'keysReader'
-  | 'secretBox'
-  | 'secrets'
-  | 'agents'
-  | 'conversations'
-  | 'actions'
-  | 'compute'
-  | 'mcpServers'
-  | 'mcpRuntime'
-  | 'logs'
-  | 'usageLogs'
-  | 'oauthStates'
-  | 'blobs';
+export interface PortProvision<T = unknown> {
+  readonly resources: PortResources;
+  /** Called once per process by `createPorts`, after the kernel's ports exist. */
+  readonly create: (kernel: KernelPorts) => T;
+}
 
 /** Runs on a timetable: EventBridge Scheduler in the cloud, the in-process scheduler locally. */
 export interface ScheduleSpec {
@@ -171,13 +175,16 @@ export interface AreaModule {
   readonly folder?: string;
   readonly routes: readonly RouteSpec[];
   readonly entryPoints: readonly EntryPointSpec[];
-  /** Tables this area owns (creates); other areas reach them only through this area's ports. */
+  /** Tables this area owns: both wirings create them. Code reaches them only through ports. */
   readonly tables: readonly TableSpec[];
   readonly buckets: readonly BucketSpec[];
   /**
    * Ports the area's handlers and services use beyond the kernel's (authentication, rate limits,
-   * config, clock, log). Locally an undeclared port throws when touched; in the cloud its resources
-   * are simply not granted.
+   * config, clock, log) and their own area's: kernel ports (`PORT_RESOURCES`) or ports other areas
+   * provide. Locally an undeclared port throws when touched; in the cloud its resources are simply
+   * not granted. Names are checked when the module list is loaded (`checkAreas`).
    */
-  readonly uses: readonly PortName[];
+  readonly uses: readonly string[];
+  /** Ports this area provides, by name: members of `Ports` once the module is in the list. */
+  readonly provides: Readonly<Record<string, PortProvision>>;
 }

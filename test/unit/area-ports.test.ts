@@ -5,13 +5,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { portsForArea, UndeclaredPortError, type Ports } from '../../functions/ports.ts';
-import { defineArea } from '../../lib/manifest/define.ts';
-import { areas, buckets, handlerModulePath, PORT_RESOURCES, resourcesOf, routes, tables } from '../../lib/manifest/index.ts';
+import { defineArea, providePort } from '../../lib/manifest/define.ts';
+import { areas, buckets, checkAreas, handlerModulePath, PORT_RESOURCES, resourcesOf, routes, tables } from '../../lib/manifest/index.ts';
 import { existsSync } from 'node:fs';
 
 /** A platform-shaped object whose members are labels: enough to see which ones a view lets through. */
 function labelledPlatform(): Ports {
-  const names = ['config', 'clock', 'log', 'fetch', 'credentials', 'identity', 'runTokens', 'rateLimiter', 'db', ...Object.keys(PORT_RESOURCES)];
+  const provided = areas.flatMap((area) => Object.keys(area.provides));
+  const names = ['config', 'clock', 'log', 'fetch', 'credentials', 'identity', 'runTokens', 'rateLimiter', 'db', ...Object.keys(PORT_RESOURCES), ...provided];
   return Object.fromEntries(names.map((name) => [name, { label: name }])) as unknown as Ports;
 }
 
@@ -46,6 +47,19 @@ describe('portsForArea', () => {
     // Assess
     expect(Object.keys(copy).sort()).toEqual(['clock', 'config', 'credentials', 'fetch', 'identity', 'log', 'logs', 'rateLimiter', 'runTokens']);
     expect(view.fetch).toBe(replacement);
+  });
+
+  it('lets an area use the ports it provides without listing them in uses', () => {
+    // Prepare
+    const platform = labelledPlatform();
+    const owner = defineArea({ name: 'owner', provides: { agents: providePort({ tables: ['agents'] }, () => ({})) } });
+
+    // Act
+    const view = portsForArea(platform, owner);
+
+    // Assess
+    expect(view.agents).toBe(platform.agents);
+    expect(() => view.actions).toThrow(UndeclaredPortError);
   });
 
   it('keeps one view per area module, so two modules of the same name do not share one', () => {
@@ -104,5 +118,49 @@ describe('the manifest, derived from the area modules', () => {
     expect(runs.secretsKey).toBe('open');
     expect(runs.runTokenSecret).toBe(true);
     expect(runs.oauthClients).toBe(false);
+  });
+
+  it('passes the module check: every used port provided once, every named table and bucket owned', () => {
+    // Act / Assess
+    expect(() => checkAreas(areas)).not.toThrow();
+  });
+
+  it('names each module to fix when a port is missing, provided twice, a kernel name, or over a table no one owns', () => {
+    // Prepare
+    const notes = providePort({ tables: ['notes'] }, () => ({}));
+    const broken = [
+      ...areas,
+      defineArea({ name: 'typo', uses: ['agent'] }),
+      defineArea({ name: 'twice', provides: { agents: providePort({ tables: ['agents'] }, () => ({})) } }),
+      defineArea({ name: 'shadow', provides: { clock: providePort({}, () => ({})) } }),
+      defineArea({ name: 'orphan', provides: { notes } }),
+    ];
+
+    // Act
+    const check = () => checkAreas(broken);
+
+    // Assess
+    expect(check).toThrow('typo uses the agent port, which neither the kernel nor any area provides');
+    expect(check).toThrow('twice and agents both provide the agents port');
+    expect(check).toThrow('shadow provides clock, a kernel port');
+    expect(check).toThrow("orphan's notes port names the table notes, which no area owns");
+  });
+
+  it('grants the resources of the ports an area provides, and of those it uses from other areas', () => {
+    // Prepare
+    const notesArea = defineArea({
+      name: 'notes',
+      tables: [{ name: 'notes', partitionKey: 'userId' }],
+      provides: { notes: providePort({ tables: ['notes'] }, () => ({})) },
+    });
+    const reader = defineArea({ name: 'reader', uses: ['notes', 'agents'] });
+
+    // Act
+    const owner = resourcesOf([notesArea], []);
+    const user = resourcesOf([reader], [], [...areas, notesArea]);
+
+    // Assess
+    expect([...owner.tables]).toEqual(['notes']);
+    expect([...user.tables].sort()).toEqual(['agent-names', 'agents', 'notes']);
   });
 });
