@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { defineArea, providePort, KIB } from '../../lib/manifest/define.ts';
 import { createAgentStore } from './agent.store.ts';
 import { createConversationStore } from './conversation.store.ts';
@@ -100,4 +101,12 @@ export const agentsArea = defineArea({
     conversations: providePort({ tables: ['conversations'], buckets: ['blobs'] }, ({ db, blobs }) => createConversationStore(db, blobs)),
   },
   uses: ['users', 'credits', 'keys', 'keysReader', 'compute', 'usageLogs'],
+  settings: {
+    /**
+     * Run time a chat pays ahead with each debit while it runs (see core/credit-meter.ts): longer
+     * means fewer ledger lines, shorter means less held at a time. Whatever the length, a run may use
+     * its whole balance: a stretch the balance cannot pay in full is paid in part.
+     */
+    CHAT_BILLING_TICK_SEC: z.coerce.number().min(0.1).max(300).default(10),
+  },
 });

@@ -1,10 +1,11 @@
 import { z } from 'zod';
+import { areas } from '../../lib/manifest/areas.ts';
+import type { AreaModule } from '../../lib/manifest/types.ts';
 
 const optionalUrl = z.url().optional();
-/** OAuth endpoints are fetched or opened in a browser, so only web URLs make sense. */
-const optionalWebUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional();
 
-const configSchema = z.object({
+/** The kernel's settings; each area module adds its own (`settings`), checked by the same parse. */
+const kernelSchema = z.object({
   STAGE: z.string().min(1).default('local'),
   AWS_REGION: z.string().min(1).default('us-east-1'),
   TABLE_PREFIX: z.string().min(1),
@@ -35,54 +36,33 @@ const configSchema = z.object({
   /** Credits added once per calendar month (UTC) on an account's first activity; 0 turns it off. */
   MONTHLY_FREE_CREDITS: z.coerce.number().min(0).max(1_000_000).default(0),
   USAGE_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
-  /**
-   * Run time a chat pays ahead with each debit while it runs (see core/credit-meter.ts): longer
-   * means fewer ledger lines, shorter means less held at a time. Whatever the length, a run may use
-   * its whole balance: a stretch the balance cannot pay in full is paid in part.
-   */
-  CHAT_BILLING_TICK_SEC: z.coerce.number().min(0.1).max(300).default(10),
-  /**
-   * OAuth providers (SPEC 4.13). One counts as configured when its authorize URL, token URL and
-   * client id are set; the secret is optional (public clients rely on PKCE alone) and comes either
-   * as the value (`_CLIENT_SECRET`, local use) or as the ARN of a Secrets Manager secret holding it
-   * (`_CLIENT_SECRET_ARN`, cloud only; read when first needed), never both; scopes are space or
-   * comma separated.
-   */
-  OAUTH_PROVIDER_A_AUTHORIZE_URL: optionalWebUrl,
-  OAUTH_PROVIDER_A_TOKEN_URL: optionalWebUrl,
-  OAUTH_PROVIDER_A_CLIENT_ID: z.string().min(1).optional(),
-  OAUTH_PROVIDER_A_CLIENT_SECRET: z.string().min(1).optional(),
-  OAUTH_PROVIDER_A_CLIENT_SECRET_ARN: z.string().min(1).optional(),
-  OAUTH_PROVIDER_A_SCOPES: z.string().optional(),
-  OAUTH_PROVIDER_B_AUTHORIZE_URL: optionalWebUrl,
-  OAUTH_PROVIDER_B_TOKEN_URL: optionalWebUrl,
-  OAUTH_PROVIDER_B_CLIENT_ID: z.string().min(1).optional(),
-  OAUTH_PROVIDER_B_CLIENT_SECRET: z.string().min(1).optional(),
-  OAUTH_PROVIDER_B_CLIENT_SECRET_ARN: z.string().min(1).optional(),
-  OAUTH_PROVIDER_B_SCOPES: z.string().optional(),
-  OAUTH_PROVIDER_C_AUTHORIZE_URL: optionalWebUrl,
-  OAUTH_PROVIDER_C_TOKEN_URL: optionalWebUrl,
-  OAUTH_PROVIDER_C_CLIENT_ID: z.string().min(1).optional(),
-  OAUTH_PROVIDER_C_CLIENT_SECRET: z.string().min(1).optional(),
-  OAUTH_PROVIDER_C_CLIENT_SECRET_ARN: z.string().min(1).optional(),
-  OAUTH_PROVIDER_C_SCOPES: z.string().optional(),
 });
 
-export type Config = Readonly<z.infer<typeof configSchema>>;
+type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
+
+/** The settings one area module declares, as parsed. */
+type SettingsOf<A> = A extends { readonly settings: infer S extends z.ZodRawShape } ? z.infer<z.ZodObject<S>> : never;
+
+/** The kernel's settings and those of every listed area (lib/manifest/areas.ts). */
+export type Config = Readonly<z.infer<typeof kernelSchema> & UnionToIntersection<SettingsOf<(typeof areas)[number]>>>;
 
 export class ConfigError extends Error {}
 
+/** Names of the kernel's settings, which no area may declare again. */
+export const KERNEL_SETTINGS: ReadonlySet<string> = new Set(Object.keys(kernelSchema.shape));
+
 /**
- * Validates configuration once, at start. Fails with one message naming every bad variable, so a
+ * Validates configuration once, at start: the kernel's settings and those `modules` declare. Fails with one message naming every bad variable, so a
  * misconfigured function or local start stops immediately instead of failing on some later request.
  */
-export function parseConfig(env: Record<string, string | undefined>): Config {
-  const result = configSchema.safeParse(env);
+export function parseConfig(env: Record<string, string | undefined>, modules: readonly AreaModule[] = areas): Config {
+  const schema = kernelSchema.extend(Object.assign({}, ...modules.map((area) => area.settings)) as z.ZodRawShape);
+  const result = schema.safeParse(env);
   if (!result.success) {
     const problems = result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw new ConfigError(`Invalid platform configuration: ${problems}`);
   }
-  return Object.freeze(result.data);
+  return Object.freeze(result.data) as Config;
 }
 
 let cached: Config | undefined;

@@ -1,4 +1,5 @@
 import { defineArea, providePort } from '../../lib/manifest/define.ts';
+import { oauthSettings } from './oauth.settings.ts';
 import { createOAuthStateStore } from './oauth.store.ts';
 
 /** OAuth sign-in to third parties, whose tokens become keys (SPEC 4.13). */
@@ -18,4 +19,5 @@ export const oauthArea = defineArea({
     oauthStates: providePort({ tables: ['oauth-states'] }, ({ db }) => createOAuthStateStore(db)),
   },
   uses: ['users', 'secrets', 'keys', 'secretBox'],
+  settings: oauthSettings,
 });

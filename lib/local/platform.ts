@@ -112,7 +112,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
 
     const stores = await startLocalStores(dataDir);
     cleanup.push(() => stores.close());
-    const config = localConfig(url, stores, options.logLevel ?? 'info', options.env ?? process.env);
+    const config = localConfig(url, stores, options.logLevel ?? 'info', options.env ?? process.env, served);
     const masterKey = await loadMasterKey(dataDir);
     const secretBox = createLocalSecretBox(masterKey);
     const runTokenKey = deriveRunTokenKey(masterKey);
@@ -190,25 +190,29 @@ function localConfig(
   stores: { dynamoEndpoint: string; s3Endpoint: string },
   logLevel: LogLevel,
   env: Readonly<Record<string, string | undefined>>,
+  modules: readonly AreaModule[],
 ): Config {
   const at = (host: keyof typeof LOCAL_HOST_PREFIX) => url + LOCAL_HOST_PREFIX[host];
-  return parseConfig({
-    ...env,
-    STAGE: 'local',
-    AWS_REGION: 'us-east-1',
-    TABLE_PREFIX: LOCAL_PREFIX,
-    BUCKET_PREFIX: LOCAL_PREFIX,
-    DYNAMODB_ENDPOINT: stores.dynamoEndpoint,
-    S3_ENDPOINT: stores.s3Endpoint,
-    BASE_URL: at('base'),
-    STREAM_URL: at('stream'),
-    MCP_URL: at('mcp'),
-    VOICE_URL: at('voice').replace(/^http/, 'ws'),
-    CDN_URL: at('cdn'),
-    SITE_URL: at('site'),
-    CODE_URL: at('code'),
-    LOG_LEVEL: logLevel,
-  });
+  return parseConfig(
+    {
+      ...env,
+      STAGE: 'local',
+      AWS_REGION: 'us-east-1',
+      TABLE_PREFIX: LOCAL_PREFIX,
+      BUCKET_PREFIX: LOCAL_PREFIX,
+      DYNAMODB_ENDPOINT: stores.dynamoEndpoint,
+      S3_ENDPOINT: stores.s3Endpoint,
+      BASE_URL: at('base'),
+      STREAM_URL: at('stream'),
+      MCP_URL: at('mcp'),
+      VOICE_URL: at('voice').replace(/^http/, 'ws'),
+      CDN_URL: at('cdn'),
+      SITE_URL: at('site'),
+      CODE_URL: at('code'),
+      LOG_LEVEL: logLevel,
+    },
+    modules,
+  );
 }
 
 /**

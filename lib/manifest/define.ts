@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { KernelPorts } from '../../functions/ports.ts';
 import type {
   AreaModule,
@@ -45,7 +46,12 @@ export type EntryPointInput =
   | (Omit<StorageEventSpec, 'id' | 'area' | 'timeoutSec'> & { timeoutSec?: number })
   | (Omit<ServiceSpec, 'id' | 'area' | 'memoryMb'> & { memoryMb?: number });
 
-export interface AreaInput<T extends readonly TableSpec[], B extends readonly BucketSpec[], P extends Readonly<Record<string, PortProvision>>> {
+export interface AreaInput<
+  T extends readonly TableSpec[],
+  B extends readonly BucketSpec[],
+  P extends Readonly<Record<string, PortProvision>>,
+  S extends z.ZodRawShape,
+> {
   readonly name: string;
   /** @default `functions/<name>` */
   readonly folder?: string;
@@ -57,13 +63,21 @@ export interface AreaInput<T extends readonly TableSpec[], B extends readonly Bu
   readonly uses?: readonly string[];
   /** Ports this area provides (its stores): both wirings build them, and they join `Ports` by name. */
   readonly provides?: P;
+  /** The area's configuration variables, each optional or defaulted (see `AreaModule.settings`). */
+  readonly settings?: S;
 }
 
 /** An area module with its table and bucket names and its provided ports kept as literal types (for `TableName` and `Ports`). */
-export type DefinedArea<T extends readonly TableSpec[], B extends readonly BucketSpec[], P extends Readonly<Record<string, PortProvision>>> = AreaModule & {
+export type DefinedArea<
+  T extends readonly TableSpec[],
+  B extends readonly BucketSpec[],
+  P extends Readonly<Record<string, PortProvision>>,
+  S extends z.ZodRawShape,
+> = Omit<AreaModule, 'tables' | 'buckets' | 'provides' | 'settings'> & {
   readonly tables: T;
   readonly buckets: B;
   readonly provides: P;
+  readonly settings: S;
 };
 
 /** A port for a module's `provides`: the cloud resources it reaches, and how it is built from the kernel's ports. */
@@ -76,7 +90,8 @@ export function defineArea<
   const T extends readonly TableSpec[] = readonly [],
   const B extends readonly BucketSpec[] = readonly [],
   const P extends Readonly<Record<string, PortProvision>> = Record<never, never>,
->(input: AreaInput<T, B, P>): DefinedArea<T, B, P> {
+  const S extends z.ZodRawShape = Record<never, never>,
+>(input: AreaInput<T, B, P, S>): DefinedArea<T, B, P, S> {
   const area = input.name;
   const folder = input.folder === undefined ? {} : { folder: input.folder };
   return {
@@ -88,6 +103,7 @@ export function defineArea<
     buckets: input.buckets ?? ([] as unknown as B),
     uses: [...new Set(input.uses ?? [])],
     provides: input.provides ?? ({} as P),
+    settings: input.settings ?? ({} as S),
   };
 }
 

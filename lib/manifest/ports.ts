@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { KERNEL_SETTINGS } from '../../functions/core/config.ts';
 import { areas } from './areas.ts';
 import type { TableName } from './tables.ts';
 import type { AreaModule, PortResources } from './types.ts';
@@ -40,7 +42,8 @@ function resourcesOfPort(port: string, modules: readonly AreaModule[]): PortReso
 /**
  * Checks a module list before anything is built from it: unique area names, every used port
  * provided (by the kernel or exactly one area), every table and bucket a port names owned by some
- * area. Every wiring runs it, so a typo fails at start and at synth, naming the module to fix.
+ * area, every setting declared once and optional or defaulted. Every wiring runs it, so a typo
+ * fails at start and at synth, naming the module to fix.
  */
 export function checkAreas(modules: readonly AreaModule[]): void {
   const problems: string[] = [];
@@ -61,6 +64,18 @@ export function checkAreas(modules: readonly AreaModule[]): void {
       for (const b of provision.resources.buckets ?? [])
         if (!buckets.has(b)) problems.push(`${area.name}'s ${port} port names the bucket ${b}, which no area owns`);
     }
+  }
+  const settings = new Map<string, string>();
+  for (const area of modules) {
+    for (const name of Object.keys(area.settings)) {
+      const other = settings.get(name);
+      if (KERNEL_SETTINGS.has(name)) problems.push(`${area.name} declares the setting ${name}, a kernel setting`);
+      else if (other !== undefined) problems.push(`${area.name} and ${other} both declare the setting ${name}`);
+      settings.set(name, area.name);
+    }
+    // Functions of other areas do not receive the variables, so absence must parse.
+    const absent = z.object(area.settings).safeParse({});
+    if (!absent.success) problems.push(`${area.name}'s settings ${absent.error.issues.map((i) => i.path.join('.')).join(', ')} need a default or .optional()`);
   }
   for (const area of modules)
     for (const port of area.uses)

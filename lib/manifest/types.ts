@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { KernelPorts } from '../../functions/ports.ts';
 
 /** Host a route is served on. Locally each non-base host is a path prefix on the one port. */
@@ -187,4 +188,10 @@ export interface AreaModule {
   readonly uses: readonly string[];
   /** Ports this area provides, by name: members of `Ports` once the module is in the list. */
   readonly provides: Readonly<Record<string, PortProvision>>;
+  /**
+   * The area's own configuration variables (zod, parsed with the kernel's by `parseConfig`), which
+   * join `Config` once the module is in the list. Each must be optional or have a default, since
+   * the functions of other areas do not receive them.
+   */
+  readonly settings: z.ZodRawShape;
 }

@@ -8,6 +8,8 @@ import { portsForArea, UndeclaredPortError, type Ports } from '../../functions/p
 import { defineArea, providePort } from '../../lib/manifest/define.ts';
 import { areas, buckets, checkAreas, handlerModulePath, PORT_RESOURCES, resourcesOf, routes, tables } from '../../lib/manifest/index.ts';
 import { existsSync } from 'node:fs';
+import { z } from 'zod';
+import { ConfigError, parseConfig } from '../../functions/core/config.ts';
 
 /** A platform-shaped object whose members are labels: enough to see which ones a view lets through. */
 function labelledPlatform(): Ports {
@@ -162,5 +164,41 @@ describe('the manifest, derived from the area modules', () => {
     // Assess
     expect([...owner.tables]).toEqual(['notes']);
     expect([...user.tables].sort()).toEqual(['agent-names', 'agents', 'notes']);
+  });
+
+  it("parses each module's settings with the kernel's, and names every bad one", () => {
+    // Prepare
+    const reports = defineArea({ name: 'reports', settings: { REPORTS_PER_DAY: z.coerce.number().int().min(1).default(5) } });
+    const base = { TABLE_PREFIX: 't-', BUCKET_PREFIX: 'b-' };
+
+    // Act
+    const defaults = parseConfig(base, [...areas, reports]);
+    const set = parseConfig({ ...base, REPORTS_PER_DAY: '9' }, [...areas, reports]);
+    const bad = () => parseConfig({ ...base, REPORTS_PER_DAY: '0', CHAT_BILLING_TICK_SEC: 'soon' }, [...areas, reports]);
+
+    // Assess
+    expect((defaults as unknown as { REPORTS_PER_DAY: number }).REPORTS_PER_DAY).toBe(5);
+    expect(defaults.CHAT_BILLING_TICK_SEC).toBe(10);
+    expect((set as unknown as { REPORTS_PER_DAY: number }).REPORTS_PER_DAY).toBe(9);
+    expect(bad).toThrow(ConfigError);
+    expect(bad).toThrow(/REPORTS_PER_DAY: .*CHAT_BILLING_TICK_SEC: |CHAT_BILLING_TICK_SEC: .*REPORTS_PER_DAY: /);
+  });
+
+  it('refuses a setting declared twice, one shadowing the kernel, or one other functions could not start without', () => {
+    // Prepare
+    const broken = [
+      ...areas,
+      defineArea({ name: 'again', settings: { CHAT_BILLING_TICK_SEC: z.coerce.number().default(1) } }),
+      defineArea({ name: 'shadow', settings: { STAGE: z.string().default('x') } }),
+      defineArea({ name: 'needy', settings: { NEEDY_TOKEN: z.string() } }),
+    ];
+
+    // Act
+    const check = () => checkAreas(broken);
+
+    // Assess
+    expect(check).toThrow('again and agents both declare the setting CHAT_BILLING_TICK_SEC');
+    expect(check).toThrow('shadow declares the setting STAGE, a kernel setting');
+    expect(check).toThrow("needy's settings NEEDY_TOKEN need a default or .optional()");
   });
 });
