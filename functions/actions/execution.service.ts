@@ -1,12 +1,11 @@
-import { requireAlias, requireUser, type Actor, type UserActor } from '../core/auth/actor.ts';
+import { requireAlias, requireUser, type UserActor } from '../core/auth/actor.ts';
 import type { Credits } from '../core/credits.ts';
 import { roundCredits } from '../core/credits.ts';
 import { InsufficientCreditsError, PlatformError, TimeoutError } from '../core/errors.ts';
 import { toErrorResponse } from '../core/http/error-response.ts';
-import type { Lineage } from '../core/http/lineage.ts';
+import type { RequestScope } from '../core/request-scope.ts';
 import { Reply } from '../core/http/route.ts';
 import type { KeysReader } from '../core/keys-reader.ts';
-import type { Logger } from '../core/logger.ts';
 import { scrubSecrets } from '../core/secret-scope.ts';
 import { scrubSecretValues, type UsageLogWriter } from '../core/usage-log.ts';
 import type { ActionInvocation, RuntimeEvent } from '../runtimes/compute.ts';
@@ -27,7 +26,6 @@ export interface ExecutionPorts extends ActionPorts {
   readonly credits: Credits;
   readonly keysReader: KeysReader;
   readonly usageLogs: UsageLogWriter;
-  readonly log: Logger;
 }
 
 /** What the handler returned, as the execution result's `data`. */
@@ -91,15 +89,13 @@ interface Outcome {
  * run's worst case held (402), then the run; a failed run answers with its error code.
  */
 export async function runAction(
-  actor: Actor,
+  scope: RequestScope,
   actionId: string,
   event: Record<string, unknown>,
   path: 'router' | 'direct',
   ports: ExecutionPorts,
-  lineage: Lineage,
-  signal: AbortSignal,
 ): Promise<Reply> {
-  const caller = requireUser(actor);
+  const caller = requireUser(scope.actor);
   const action = await loadAction(actionId, ports);
   assertCanUse(caller, action);
   assertParametersPresent(action.parameters, event);
@@ -119,8 +115,7 @@ export async function runAction(
       deprecated: action.status === 'deprecated',
     },
     ports,
-    lineage,
-    signal,
+    scope,
   );
 }
 
@@ -129,13 +124,11 @@ export async function runAction(
  * with an alias, billed like an action run. The same static check (400 listing every violation).
  */
 export async function runInlineCode(
-  actor: Actor,
+  scope: RequestScope,
   input: { code: string; event: Record<string, unknown>; timeout: number; memory: number },
   ports: ExecutionPorts,
-  lineage: Lineage,
-  signal: AbortSignal,
 ): Promise<Reply> {
-  const caller = requireAlias(actor);
+  const caller = requireAlias(scope.actor);
   await checkSource(ports.compute, input.code, 'code');
   const event = eventFromBody(input.event);
   return execute(
@@ -154,12 +147,12 @@ export async function runInlineCode(
       deprecated: false,
     },
     ports,
-    lineage,
-    signal,
+    scope,
   );
 }
 
-async function execute(run: Execution, ports: ExecutionPorts, lineage: Lineage, signal: AbortSignal): Promise<Reply> {
+async function execute(run: Execution, ports: ExecutionPorts, scope: RequestScope): Promise<Reply> {
+  const { lineage, signal } = scope;
   const reason = run.actionId === null ? 'inline code' : `action ${run.actionId}`;
   const timeoutSec = runtimeTimeoutSec(run.timeoutSec, run.path);
   const timeoutMs = timeoutSec * 1000;
@@ -168,12 +161,12 @@ async function execute(run: Execution, ports: ExecutionPorts, lineage: Lineage, 
   // meanwhile (a KMS decrypt in the cloud). Keys that cannot be read give the hold back.
   const hold = actionCost(run.memoryMb, timeoutMs);
   const [held, keysRead] = await Promise.allSettled([
-    holdCredits(run, hold, timeoutSec, ports, lineage, reason),
+    holdCredits(run, hold, timeoutSec, ports, scope, reason),
     run.keysNeeded.length > 0 ? ports.keysReader.readKeys(run.caller, run.tenantId, run.keysNeeded) : Promise.resolve({}),
   ]);
   if (held.status === 'rejected') throw held.reason;
   if (keysRead.status === 'rejected') {
-    await giveBack(run, hold, `${reason} refund: the platform could not run it`, ports, lineage);
+    await giveBack(run, hold, `${reason} refund: the platform could not run it`, ports, scope);
     throw keysRead.reason;
   }
   const keys = keysRead.value;
@@ -194,7 +187,7 @@ async function execute(run: Execution, ports: ExecutionPorts, lineage: Lineage, 
     outcome = await collect(ports.compute.invoke(run.tenantId, invocation, signal));
   } catch (error) {
     // The port reports run failures as events; a throw means nothing ran: the hold goes back.
-    await giveBack(run, hold, `${reason} refund: the platform could not run it`, ports, lineage);
+    await giveBack(run, hold, `${reason} refund: the platform could not run it`, ports, scope);
     throw error;
   }
 
@@ -205,7 +198,7 @@ async function execute(run: Execution, ports: ExecutionPorts, lineage: Lineage, 
     roundCredits(hold - creditsUsed),
     outcome.started ? `${reason}: unused part of the hold` : `${reason} refund: the run never started`,
     ports,
-    lineage,
+    scope,
   );
   await ports.usageLogs.write({
     lineage,
@@ -285,7 +278,7 @@ export async function collect(events: AsyncIterable<RuntimeEvent>): Promise<Outc
 }
 
 /** One conditional debit of the run's worst case; 402 naming it when the balance is short. */
-async function holdCredits(run: Execution, hold: number, timeoutSec: number, ports: ExecutionPorts, lineage: Lineage, reason: string): Promise<void> {
+async function holdCredits(run: Execution, hold: number, timeoutSec: number, ports: ExecutionPorts, { lineage }: RequestScope, reason: string): Promise<void> {
   try {
     await ports.credits.debit(run.caller.userId, hold, { reason: `${reason}: held for up to ${timeoutSec} s`, requestId: lineage.requestId });
   } catch (error) {
@@ -295,11 +288,11 @@ async function holdCredits(run: Execution, hold: number, timeoutSec: number, por
 }
 
 /** Grants back what the run did not use of its hold; nothing when it used all of it. */
-async function giveBack(run: Execution, amount: number, reason: string, ports: ExecutionPorts, lineage: Lineage): Promise<void> {
+async function giveBack(run: Execution, amount: number, reason: string, ports: ExecutionPorts, { lineage, log }: RequestScope): Promise<void> {
   if (amount <= 0) return;
   try {
     await ports.credits.grant(run.caller.userId, amount, { reason, requestId: lineage.requestId });
   } catch (error) {
-    ports.log.error('giving back an action hold failed', { actionId: run.actionId, amount, error });
+    log.error('giving back an action hold failed', { actionId: run.actionId, amount, error });
   }
 }

@@ -1,5 +1,5 @@
 import type { PublicUrls } from '../core/http/public-urls.ts';
-import type { UserActor } from '../core/auth/actor.ts';
+import { requireUser, type UserActor } from '../core/auth/actor.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import { creditsPerSecond, startRunMeter, type MeterTimers, type RunMeter } from '../core/credit-meter.ts';
@@ -17,8 +17,8 @@ import {
 import { toErrorResponse } from '../core/http/error-response.ts';
 import { uuid } from '../core/ids.ts';
 import type { KeysReader } from '../core/keys-reader.ts';
-import type { Logger } from '../core/logger.ts';
-import { childLineageHeader, LINEAGE_HEADER, type Lineage } from '../core/http/lineage.ts';
+import { childLineageHeader, LINEAGE_HEADER } from '../core/http/lineage.ts';
+import type { RequestScope } from '../core/request-scope.ts';
 import type { RunTokens } from '../core/auth/run-token.ts';
 import { registerSecret, scrubSecrets } from '../core/secret-scope.ts';
 import type { UsageLogWriter } from '../core/usage-log.ts';
@@ -36,7 +36,6 @@ export interface ChatPorts extends AgentPorts {
   readonly compute: Compute;
   readonly clock: Clock;
   readonly config: Config;
-  readonly log: Logger;
   readonly runTokens: RunTokens;
   /** The run-time meter's clock and timer (tests); the real ones otherwise. */
   readonly meterTimers?: MeterTimers;
@@ -123,13 +122,13 @@ function toFramework(messages: readonly StoredMessage[]): FrameworkMessage[] {
  * agent) and the first credit (402). The run itself is `session.run()`.
  */
 export async function openChat(
-  actor: UserActor,
+  scope: RequestScope,
   agentId: string,
   input: { prompt: string; conversationId?: string | undefined },
   ports: ChatPorts,
-  lineage: Lineage,
-  urls: PublicUrls,
 ): Promise<ChatSession> {
+  const actor = requireUser(scope.actor);
+  const { lineage } = scope;
   const agent = await loadAgent(agentId, ports);
   if (agent.status === 'deleted') throw new GoneError(`Agent ${agentId} was deleted.`, 'AGENT_DELETED');
   assertCanView(actor, agent);
@@ -151,11 +150,12 @@ export async function openChat(
   return {
     agent,
     conversationId,
-    run: (signal) => runChat({ actor, agent, prompt: input.prompt, conversation, conversationId, history, ports, lineage, signal, urls }),
+    run: (signal) => runChat({ ...scope, actor, agent, prompt: input.prompt, conversation, conversationId, history, ports, signal }),
   };
 }
 
-interface RunContext {
+/** One chat run: the request's scope (its actor known to be a user), the agent and the conversation. */
+interface RunContext extends Omit<RequestScope, 'actor' | 'signal'> {
   readonly actor: UserActor;
   readonly agent: AgentRecord;
   readonly prompt: string;
@@ -163,9 +163,7 @@ interface RunContext {
   readonly conversationId: string;
   readonly history: StoredMessage[];
   readonly ports: ChatPorts;
-  readonly lineage: Lineage;
   readonly signal: AbortSignal | undefined;
-  readonly urls: PublicUrls;
 }
 
 async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
@@ -301,12 +299,12 @@ async function settleCredits(
       return roundCredits(1 + runTime + tokens);
     } catch (error) {
       if (!(error instanceof InsufficientCreditsError)) throw error;
-      ports.log.warn('token credits not covered by the balance', { agentId: agent.agentId, tokens });
+      ctx.log.warn('token credits not covered by the balance', { agentId: agent.agentId, tokens });
       return roundCredits(1 + runTime);
     }
   } catch (error) {
     // The run happened: its record and conversation are still written, with what was taken.
-    ports.log.error('settling chat credits failed', { agentId: agent.agentId, error });
+    ctx.log.error('settling chat credits failed', { agentId: agent.agentId, error });
     return roundCredits(1 + meter.paidCredits);
   }
 }
@@ -344,7 +342,7 @@ async function saveConversation(ctx: RunContext, promptAt: number, rawReply: str
     current = await ports.conversations.get(ctx.conversationId);
     history = current === null ? [] : await ports.conversations.messagesOf(current);
   }
-  ports.log.error('conversation not saved after retries', { conversationId: ctx.conversationId });
+  ctx.log.error('conversation not saved after retries', { conversationId: ctx.conversationId });
 }
 
 /**

@@ -1,4 +1,5 @@
-import type { UserActor } from '../core/auth/actor.ts';
+import { requireUser, type UserActor } from '../core/auth/actor.ts';
+import type { RequestScope } from '../core/request-scope.ts';
 import type { BlobStore } from '../core/blobs.ts';
 import type { Clock } from '../core/clock.ts';
 import { NotFoundError } from '../core/errors.ts';
@@ -11,7 +12,6 @@ export interface LogPorts {
   readonly logs: LogStore;
   readonly blobs: BlobStore;
   readonly clock: Clock;
-  readonly log: Logger;
 }
 
 /** Characters of each body shown in listings and traces; the full record has the whole body. */
@@ -115,9 +115,9 @@ export async function listLogs(actor: UserActor, query: ListLogsQuery, ports: Lo
 }
 
 /** GET /logs/{requestId}: one record with its full bodies. */
-export async function getLog(actor: UserActor, requestId: string, ports: LogPorts): Promise<LogDetail> {
-  const record = await ownedRecord(actor, requestId, ports);
-  const [request, response] = await Promise.all([fullBody(record.request, ports), fullBody(record.response, ports)]);
+export async function getLog(scope: RequestScope, requestId: string, ports: LogPorts): Promise<LogDetail> {
+  const record = await ownedRecord(requireUser(scope.actor), requestId, ports);
+  const [request, response] = await Promise.all([fullBody(record.request, ports, scope.log), fullBody(record.response, ports, scope.log)]);
   const { request: _request, response: _response, ...summary } = summaryOf(record);
   return { ...summary, userId: record.userId, expiresAt: record.expiresAt * 1000, request, response };
 }
@@ -175,12 +175,12 @@ export function summaryOf(record: UsageLogRecord): LogSummary {
   };
 }
 
-async function fullBody(body: LoggedBody, ports: LogPorts): Promise<LogBody> {
+async function fullBody(body: LoggedBody, ports: LogPorts, log: Logger): Promise<LogBody> {
   if (!body.truncated) return { body: parseBody(body.preview, body.encoding), sizeBytes: body.sizeBytes, truncated: false };
   const blob = body.blobKey === null ? null : await ports.blobs.get(body.blobKey);
   if (blob === null) {
     // The writer stores the blob before the record, so this means it was deleted since; show what the record kept.
-    ports.log.warn('usage-log body missing from the blob store', { blobKey: body.blobKey });
+    log.warn('usage-log body missing from the blob store', { blobKey: body.blobKey });
     return { body: body.preview, sizeBytes: body.sizeBytes, truncated: true };
   }
   return { body: parseBody(blob.toString('utf8'), body.encoding), sizeBytes: body.sizeBytes, truncated: false };

@@ -1,11 +1,10 @@
 import type { Actor, UserActor } from '../core/auth/actor.ts';
 import { roundCredits, type Credits } from '../core/credits.ts';
 import { AuthenticationRequiredError, AccessDeniedError, InsufficientCreditsError, MethodNotAllowedError, PlatformError } from '../core/errors.ts';
-import type { Lineage } from '../core/http/lineage.ts';
+import type { RequestScope } from '../core/request-scope.ts';
 import type { HttpRequest } from '../core/http/request.ts';
 import { Reply } from '../core/http/route.ts';
 import { keyEnvironmentName, type KeysReader } from '../core/keys-reader.ts';
-import type { Logger } from '../core/logger.ts';
 import { scrubSecrets } from '../core/secret-scope.ts';
 import type { UsageLogWriter } from '../core/usage-log.ts';
 import type { KeyStore } from '../keys/key.store.ts';
@@ -18,7 +17,6 @@ export interface McpEndpointPorts extends McpPorts {
   readonly keysReader: KeysReader;
   readonly credits: Credits;
   readonly usageLogs: UsageLogWriter;
-  readonly log: Logger;
 }
 
 /** Which server a request names: by id, or by `{owner}/{slug}`. */
@@ -163,14 +161,13 @@ async function environmentFor(actor: Actor, server: McpServerRecord, ports: McpE
  *   caller who is not the owner never sees the owner's keys in it.
  */
 export async function callMcpServer(
-  actor: Actor,
+  scope: RequestScope,
   target: McpTarget,
   pinnedVersion: number | undefined,
   request: HttpRequest,
   ports: McpEndpointPorts,
-  lineage: Lineage,
-  signal: AbortSignal,
 ): Promise<Reply> {
+  const { actor, lineage, signal } = scope;
   const server = 'serverId' in target ? await loadServer(target.serverId, ports) : await loadServerBySlug(target.owner, target.slug, ports);
   if (server.visibility !== 'public' && !isOwner(actor, server)) {
     if (actor.kind === 'anonymous') throw new AuthenticationRequiredError();
@@ -196,7 +193,7 @@ export async function callMcpServer(
     throw debited.reason;
   }
   if (env.status === 'rejected') {
-    if (cost > 0) await refund(payer, cost, reason, ports, lineage);
+    if (cost > 0) await refund(payer, cost, reason, ports, scope);
     throw env.reason;
   }
 
@@ -215,14 +212,14 @@ export async function callMcpServer(
     );
   } catch (error) {
     // The port answers failures as responses; a throw means the platform itself failed before the run.
-    if (cost > 0) await refund(payer, cost, reason, ports, lineage);
+    if (cost > 0) await refund(payer, cost, reason, ports, scope);
     throw error;
   }
   const durationMs = ports.clock.now() - startedAt;
   response = { ...response, headers: Object.fromEntries(Object.entries(response.headers).map(([k, v]) => [k.toLowerCase(), v])) };
   // The adapter saw that no server code ran (no runtime, or the caller left first): nothing to pay.
   const creditsUsed = response.notStarted === true ? 0 : cost;
-  if (creditsUsed < cost) await refund(payer, cost, reason, ports, lineage);
+  if (creditsUsed < cost) await refund(payer, cost, reason, ports, scope);
 
   const responseBody = responseBodyOf(response);
   const failure = failureOf(response, responseBody);
@@ -262,10 +259,10 @@ function noEventStream(version: number): Reply {
   return Reply.raw(body, 'application/json', { status: 405, headers: { allow: 'POST', [VERSION_HEADER]: String(version) } });
 }
 
-async function refund(payer: string, cost: number, reason: string, ports: McpEndpointPorts, lineage: Lineage): Promise<void> {
+async function refund(payer: string, cost: number, reason: string, ports: McpEndpointPorts, { lineage, log }: RequestScope): Promise<void> {
   try {
     await ports.credits.grant(payer, cost, { reason: `refund: ${reason}`, requestId: lineage.requestId });
   } catch (error) {
-    ports.log.error('mcp credit refund failed', { error, payer, cost });
+    log.error('mcp credit refund failed', { error, payer, cost });
   }
 }

@@ -1,11 +1,10 @@
-import type { PublicUrls } from '../core/http/public-urls.ts';
+import type { RequestScope } from '../core/request-scope.ts';
 import { createHash } from 'node:crypto';
-import type { UserActor } from '../core/auth/actor.ts';
+import { requireFullAccess } from '../core/auth/actor.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import { AccessDeniedError, ValidationError } from '../core/errors.ts';
 import { randomBase62 } from '../core/ids.ts';
-import type { Logger } from '../core/logger.ts';
 import type { RateLimit, RateLimiter } from '../core/rate-limit.ts';
 import type { SecretReader } from '../core/secret-reader.ts';
 import { registerSecret } from '../core/secret-scope.ts';
@@ -19,7 +18,6 @@ import { describeProviderError, exchangeCode } from './token-exchange.ts';
 export interface OAuthPorts extends KeyPorts {
   readonly config: Config;
   readonly clock: Clock;
-  readonly log: Logger;
   readonly oauthStates: OAuthStateStore;
   readonly users: Pick<UserStore, 'get'>;
   readonly rateLimiter: RateLimiter;
@@ -47,7 +45,8 @@ export function s256Challenge(codeVerifier: string): string {
  * PKCE verifier are stored, and the URL to send the user to carries the state and the verifier's
  * challenge. The verifier itself never leaves the platform.
  */
-export async function startAuthorization(actor: UserActor, provider: OAuthProvider, urls: PublicUrls, ports: OAuthPorts) {
+export async function startAuthorization(scope: RequestScope, provider: OAuthProvider, ports: OAuthPorts) {
+  const actor = requireFullAccess(scope.actor);
   const settings = providerSettings(ports.config, provider, ports.secrets);
   await ports.rateLimiter.consume(`oauth-authorize:${actor.userId}`, AUTHORIZE_LIMIT);
   const now = ports.clock.now();
@@ -56,7 +55,7 @@ export async function startAuthorization(actor: UserActor, provider: OAuthProvid
     userId: actor.userId,
     provider,
     codeVerifier: randomBase62(VERIFIER_LENGTH),
-    redirectUri: redirectUriFor(provider, urls.baseUrl),
+    redirectUri: redirectUriFor(provider, scope.urls.baseUrl),
     createdAt: now,
     expiresAt: Math.floor(now / 1000) + STATE_TTL_SEC,
   };
@@ -93,7 +92,7 @@ export function redirectUriFor(provider: OAuthProvider, baseUrl: string): string
  * and the tokens are stored as the owner's keys `provider` and `provider_refresh`, where runs pick
  * them up like any other key. The answer names the keys, never their values.
  */
-export async function completeAuthorization(provider: OAuthProvider, query: CallbackQuery, ports: OAuthPorts) {
+export async function completeAuthorization(scope: RequestScope, provider: OAuthProvider, query: CallbackQuery, ports: OAuthPorts) {
   // A refusal spends the state too.
   const outcome = query.state === undefined ? null : await ports.oauthStates.consume(query.state, ports.clock.now());
   const refusal = describeProviderError(query.error, query.error_description);
@@ -120,11 +119,11 @@ export async function completeAuthorization(provider: OAuthProvider, query: Call
   if (owner === null || owner.status !== 'active') throw new AccessDeniedError('The account that started this authorization is no longer active.');
 
   const settings = providerSettings(ports.config, provider, ports.secrets);
-  const clientSecret = await readClientSecret(settings, ports);
+  const clientSecret = await readClientSecret(settings, { secrets: ports.secrets, log: scope.log });
   const tokens = await exchangeCode(
     { ...settings, clientSecret },
     { code: query.code, redirectUri: pending.redirectUri, codeVerifier: pending.codeVerifier },
-    ports,
+    { fetch: ports.fetch, log: scope.log },
   );
   // From here on, any log line of this request has the values masked, whatever field holds them.
   registerSecret(tokens.accessToken);
@@ -138,7 +137,7 @@ export async function completeAuthorization(provider: OAuthProvider, query: Call
     await putKey(pending.userId, refreshKeyName(provider), tokens.refreshToken, ports);
     stored.push(refreshKeyName(provider));
   }
-  ports.log.info('oauth account linked', { provider, userId: pending.userId, stored });
+  scope.log.info('oauth account linked', { provider, userId: pending.userId, stored });
   return {
     provider,
     stored,

@@ -7,12 +7,11 @@ import { parseConfig } from '../../functions/core/config.ts';
 import type { Credits, LedgerEntry } from '../../functions/core/credits.ts';
 import { InsufficientCreditsError, PlatformError, TimeoutError } from '../../functions/core/errors.ts';
 import { toErrorResponse } from '../../functions/core/http/error-response.ts';
-import { lineageOf } from '../../functions/core/http/lineage.ts';
 import type { Reply } from '../../functions/core/http/route.ts';
-import { createLogger } from '../../functions/core/logger.ts';
 import type { UsageLogInput, UsageLogRecord } from '../../functions/core/usage-log.ts';
 import type { UserStore } from '../../functions/users/user.store.ts';
 import type { ActionInvocation, Compute, Invocation, RuntimeEvent } from '../../functions/runtimes/compute.ts';
+import { scopeOf } from '../support/request-scope.ts';
 
 const SOURCE = 'def handler(event, context):\n    return {"statusCode": 200, "body": event}\n';
 
@@ -102,7 +101,6 @@ function setup(
         return {} as UsageLogRecord;
       },
     },
-    log: createLogger('silent'),
   };
   return { ports, ledger, invocations, logs, keyReads, balance: () => balance };
 }
@@ -119,9 +117,6 @@ function succeed(invocation: ActionInvocation): AsyncIterable<RuntimeEvent> {
   );
 }
 
-const lineage = lineageOf('req-1', undefined);
-const live = () => new AbortController().signal;
-
 async function failureOf(work: Promise<unknown>) {
   try {
     await work;
@@ -136,7 +131,7 @@ describe('running an action', () => {
     // Prepare
     const t = setup();
     // Act
-    const reply = (await runAction(user('owner'), 'act-weather', { city: 'Paris' }, 'router', t.ports, lineage, live())) as Reply;
+    const reply = (await runAction(scopeOf(user('owner')), 'act-weather', { city: 'Paris' }, 'router', t.ports)) as Reply;
     // Assess
     expect(reply.data).toEqual({ statusCode: 200, body: { city: 'Paris' } });
     expect(reply.meta).toEqual({ requestId: 'req-1', actionId: 'act-weather', executionTime: 250, memoryMb: 256, creditsUsed: 1.05 });
@@ -176,8 +171,8 @@ describe('running an action', () => {
     // Prepare
     const t = setup({ actions: [action({ timeoutSec: 300 })] });
     // Act
-    await runAction(user('owner'), 'act-weather', { city: 'x' }, 'router', t.ports, lineage, live());
-    await runAction(user('owner'), 'act-weather', { city: 'x' }, 'direct', t.ports, lineage, live());
+    await runAction(scopeOf(user('owner')), 'act-weather', { city: 'x' }, 'router', t.ports);
+    await runAction(scopeOf(user('owner')), 'act-weather', { city: 'x' }, 'direct', t.ports);
     // Assess
     expect(t.invocations.map((i) => i.invocation.timeoutMs)).toEqual([120_000, 300_000]);
     expect(t.logs.map((l) => l.requestType)).toEqual(['ACTION_RUN', 'ACTION_DIRECT']);
@@ -194,11 +189,11 @@ describe('running an action', () => {
       balance: 0.5,
     });
     // Act
-    const missing = await failureOf(runAction(user('owner'), 'act-weather', {}, 'router', t.ports, lineage, live()));
-    const unknown = await failureOf(runAction(user('owner'), 'act-nope', {}, 'router', t.ports, lineage, live()));
-    const foreignPrivate = await failureOf(runAction(user('other'), 'act-weather', { city: 'x' }, 'router', t.ports, lineage, live()));
-    const foreignDevelopment = await failureOf(runAction(user('other'), 'act-public-dev', { city: 'x' }, 'router', t.ports, lineage, live()));
-    const broke = await failureOf(runAction(user('other'), 'act-public', { city: 'x' }, 'router', t.ports, lineage, live()));
+    const missing = await failureOf(runAction(scopeOf(user('owner')), 'act-weather', {}, 'router', t.ports));
+    const unknown = await failureOf(runAction(scopeOf(user('owner')), 'act-nope', {}, 'router', t.ports));
+    const foreignPrivate = await failureOf(runAction(scopeOf(user('other')), 'act-weather', { city: 'x' }, 'router', t.ports));
+    const foreignDevelopment = await failureOf(runAction(scopeOf(user('other')), 'act-public-dev', { city: 'x' }, 'router', t.ports));
+    const broke = await failureOf(runAction(scopeOf(user('other')), 'act-public', { city: 'x' }, 'router', t.ports));
     // Assess
     expect(missing.response).toMatchObject({ status: 400, message: 'Missing required parameters: city: is required' });
     expect(unknown.response).toMatchObject({ status: 404, code: 'ACTION_NOT_FOUND' });
@@ -213,7 +208,7 @@ describe('running an action', () => {
     // Prepare
     const t = setup({ actions: [action({ visibility: 'public', status: 'deprecated' })] });
     // Act
-    const reply = (await runAction(user('other'), 'act-weather', { city: 'x' }, 'direct', t.ports, lineage, live())) as Reply;
+    const reply = (await runAction(scopeOf(user('other')), 'act-weather', { city: 'x' }, 'direct', t.ports)) as Reply;
     // Assess
     expect(reply.meta).toMatchObject({ deprecated: true, notice: expect.stringContaining('deprecated') });
     expect(t.logs[0]!.userId).toBe('other');
@@ -226,7 +221,7 @@ describe('running an action', () => {
       script: () => events({ type: 'error', code: 'HANDLER_ERROR', message: "KeyError: 'city'", line: 2 }, { type: 'end', started: true, durationMs: 30 }),
     });
     // Act
-    const failed = await failureOf(runAction(user('owner'), 'act-weather', { city: 'x' }, 'router', t.ports, lineage, live()));
+    const failed = await failureOf(runAction(scopeOf(user('owner')), 'act-weather', { city: 'x' }, 'router', t.ports));
     // Assess
     expect(failed.response).toMatchObject({ status: 500, code: 'ACTION_EXECUTION_FAILED' });
     expect(t.logs[0]).toMatchObject({
@@ -242,7 +237,7 @@ describe('running an action', () => {
       script: () => events({ type: 'error', code: 'RUNTIME_UNAVAILABLE', message: 'python3 missing' }, { type: 'end', started: false, durationMs: 1 }),
     });
     // Act
-    const failed = await failureOf(runAction(user('owner'), 'act-weather', { city: 'x' }, 'router', t.ports, lineage, live()));
+    const failed = await failureOf(runAction(scopeOf(user('owner')), 'act-weather', { city: 'x' }, 'router', t.ports));
     // Assess
     expect(failed.response).toMatchObject({ status: 502, code: 'RUNTIME_UNAVAILABLE' });
     expect(t.balance()).toBe(100);
@@ -251,7 +246,7 @@ describe('running an action', () => {
 
   it('gives the credit back and fails when the keys cannot be read', async () => {
     const t = setup({ keysFail: true });
-    await expect(runAction(user('owner'), 'act-weather', { city: 'x' }, 'router', t.ports, lineage, live())).rejects.toThrow('KMS unavailable');
+    await expect(runAction(scopeOf(user('owner')), 'act-weather', { city: 'x' }, 'router', t.ports)).rejects.toThrow('KMS unavailable');
     expect(t.balance()).toBe(100);
     expect(t.invocations).toHaveLength(0);
   });
@@ -272,7 +267,7 @@ describe('running an action', () => {
         })(),
     });
     // Act
-    const running = failureOf(runAction(user('owner'), 'act-weather', { city: 'x' }, 'router', t.ports, lineage, deadline.signal));
+    const running = failureOf(runAction(scopeOf(user('owner'), { signal: deadline.signal }), 'act-weather', { city: 'x' }, 'router', t.ports));
     await runStarted;
     deadline.abort(new TimeoutError('The request did not complete within 120 seconds.'));
     const failed = await running;
@@ -285,7 +280,7 @@ describe('running an action', () => {
 
   it('treats a run that ended without result or error as an invalid result', async () => {
     const t = setup({ script: () => events({ type: 'end', started: true, durationMs: 5 }) });
-    const failed = await failureOf(runAction(user('owner'), 'act-weather', { city: 'x' }, 'router', t.ports, lineage, live()));
+    const failed = await failureOf(runAction(scopeOf(user('owner')), 'act-weather', { city: 'x' }, 'router', t.ports));
     expect(failed.response).toMatchObject({ status: 500, code: 'INVALID_HANDLER_RESULT' });
   });
 
@@ -293,7 +288,7 @@ describe('running an action', () => {
     // Prepare: enough for the run's likely cost, not for its 8.475 worst case
     const t = setup({ balance: 1.5 });
     // Act
-    const refused = await failureOf(runAction(user('owner'), 'act-weather', { city: 'x' }, 'router', t.ports, lineage, live()));
+    const refused = await failureOf(runAction(scopeOf(user('owner')), 'act-weather', { city: 'x' }, 'router', t.ports));
     // Assess
     expect(refused.response).toMatchObject({
       status: 402,
@@ -310,15 +305,11 @@ describe('running inline code', () => {
     // Prepare
     const t = setup();
     // Act
-    const aliasless = await failureOf(
-      runInlineCode(user('u2', { alias: null }), { code: SOURCE, event: {}, timeout: 30, memory: 128 }, t.ports, lineage, live()),
-    );
+    const aliasless = await failureOf(runInlineCode(scopeOf(user('u2', { alias: null })), { code: SOURCE, event: {}, timeout: 30, memory: 128 }, t.ports));
     const reply = (await runInlineCode(
-      user('u1'),
+      scopeOf(user('u1')),
       { code: SOURCE, event: { a: 1, keys: { forged: 'x' } }, timeout: 5, memory: 512 },
       t.ports,
-      lineage,
-      live(),
     )) as Reply;
     // Assess
     expect(aliasless.response).toMatchObject({ status: 403, code: 'ALIAS_REQUIRED' });
@@ -347,7 +338,7 @@ describe('running inline code', () => {
       ],
     });
     // Act
-    const failed = await failureOf(runInlineCode(user('u1'), { code: 'import os\n', event: {}, timeout: 30, memory: 128 }, t.ports, lineage, live()));
+    const failed = await failureOf(runInlineCode(scopeOf(user('u1')), { code: 'import os\n', event: {}, timeout: 30, memory: 128 }, t.ports));
     // Assess
     expect(failed.response).toMatchObject({
       status: 400,

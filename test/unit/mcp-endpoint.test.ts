@@ -9,6 +9,7 @@ import type { UsageLogInput } from '../../functions/core/usage-log.ts';
 import { callMcpServer, OwnerCreditsExhaustedError, type McpEndpointPorts } from '../../functions/mcp/endpoint.service.ts';
 import type { McpServerRecord, McpVersion } from '../../functions/mcp/mcp.schema.ts';
 import type { McpHttpRequest, McpHttpResponse, McpSource } from '../../functions/runtimes/mcp-runtime.ts';
+import { scopeOf } from '../support/request-scope.ts';
 
 const OWNER = 'user-owner';
 
@@ -124,7 +125,13 @@ describe('callMcpServer', () => {
     const { ports, calls } = fakePorts();
     const req = request(toolCall(1), { authorization: 'Bearer svc_ut_secret', 'x-svc-secretkey': 'k', cookie: 'c=1', 'mcp-protocol-version': '2025-06-18' });
     // Act
-    const reply = await callMcpServer(user(OWNER), { serverId: 'mcp-abc' }, undefined, req, ports, lineageOf('req-1', undefined), signal);
+    const reply = await callMcpServer(
+      scopeOf(user(OWNER), { lineage: lineageOf('req-1', undefined), signal: signal }),
+      { serverId: 'mcp-abc' },
+      undefined,
+      req,
+      ports,
+    );
     // Assess
     expect(reply.status).toBe(200);
     expect(reply.raw?.contentType).toBe('application/json');
@@ -140,8 +147,14 @@ describe('callMcpServer', () => {
     // Prepare
     const { ports, calls } = fakePorts();
     // Act
-    await callMcpServer(user(OWNER), { serverId: 'mcp-abc' }, 1, request(toolCall(1)), ports, lineageOf('r', undefined), signal);
-    const missing = callMcpServer(user(OWNER), { serverId: 'mcp-abc' }, 3, request(toolCall(1)), ports, lineageOf('r', undefined), signal);
+    await callMcpServer(scopeOf(user(OWNER), { lineage: lineageOf('r', undefined), signal: signal }), { serverId: 'mcp-abc' }, 1, request(toolCall(1)), ports);
+    const missing = callMcpServer(
+      scopeOf(user(OWNER), { lineage: lineageOf('r', undefined), signal: signal }),
+      { serverId: 'mcp-abc' },
+      3,
+      request(toolCall(1)),
+      ports,
+    );
     // Assess
     expect(calls.handled[0]!.source.version).toBe(1);
     await expect(missing).rejects.toBeInstanceOf(NotFoundError);
@@ -153,8 +166,20 @@ describe('callMcpServer', () => {
     // Prepare
     const { ports, calls } = fakePorts({ visibility: 'private' });
     // Act
-    const asAnonymous = callMcpServer(anonymous, { serverId: 'mcp-abc' }, undefined, request(toolCall(1)), ports, lineageOf('r', undefined), signal);
-    const asOther = callMcpServer(user('someone-else'), { serverId: 'mcp-abc' }, undefined, request(toolCall(1)), ports, lineageOf('r', undefined), signal);
+    const asAnonymous = callMcpServer(
+      scopeOf(anonymous, { lineage: lineageOf('r', undefined), signal: signal }),
+      { serverId: 'mcp-abc' },
+      undefined,
+      request(toolCall(1)),
+      ports,
+    );
+    const asOther = callMcpServer(
+      scopeOf(user('someone-else'), { lineage: lineageOf('r', undefined), signal: signal }),
+      { serverId: 'mcp-abc' },
+      undefined,
+      request(toolCall(1)),
+      ports,
+    );
     // Assess
     await expect(asAnonymous).rejects.toBeInstanceOf(AuthenticationRequiredError);
     await expect(asOther).rejects.toBeInstanceOf(AccessDeniedError);
@@ -167,16 +192,20 @@ describe('callMcpServer', () => {
     const lineage = lineageOf('r', undefined);
     // Act
     await callMcpServer(
-      user('caller'),
+      scopeOf(user('caller'), { lineage: lineage, signal: signal }),
       { serverId: 'mcp-abc' },
       undefined,
       request([toolCall(1), toolCall(2), { jsonrpc: '2.0', id: 3, method: 'tools/list' }]),
       ports,
-      lineage,
-      signal,
     );
-    await callMcpServer(anonymous, { serverId: 'mcp-abc' }, undefined, request(toolCall(4)), ports, lineage, signal);
-    await callMcpServer(anonymous, { serverId: 'mcp-abc' }, undefined, request({ jsonrpc: '2.0', id: 5, method: 'tools/list' }), ports, lineage, signal);
+    await callMcpServer(scopeOf(anonymous, { lineage: lineage, signal: signal }), { serverId: 'mcp-abc' }, undefined, request(toolCall(4)), ports);
+    await callMcpServer(
+      scopeOf(anonymous, { lineage: lineage, signal: signal }),
+      { serverId: 'mcp-abc' },
+      undefined,
+      request({ jsonrpc: '2.0', id: 5, method: 'tools/list' }),
+      ports,
+    );
     // Assess
     expect(calls.debits).toEqual([
       { userId: 'caller', amount: 2 },
@@ -196,7 +225,13 @@ describe('callMcpServer', () => {
     // Prepare
     const { ports, calls } = fakePorts({ visibility: 'public', balance: 0 });
     // Act
-    const refused = callMcpServer(user('caller'), { serverId: 'mcp-abc' }, undefined, request(toolCall(1)), ports, lineageOf('r', undefined), signal);
+    const refused = callMcpServer(
+      scopeOf(user('caller'), { lineage: lineageOf('r', undefined), signal: signal }),
+      { serverId: 'mcp-abc' },
+      undefined,
+      request(toolCall(1)),
+      ports,
+    );
     // Assess
     await expect(refused).rejects.toBeInstanceOf(InsufficientCreditsError);
     expect(calls.handled).toHaveLength(0);
@@ -207,7 +242,13 @@ describe('callMcpServer', () => {
     // Prepare
     const { ports, calls } = fakePorts({ visibility: 'public', balance: 0 });
     // Act
-    const refused = callMcpServer(anonymous, { serverId: 'mcp-abc' }, undefined, request(toolCall(1)), ports, lineageOf('r', undefined), signal);
+    const refused = callMcpServer(
+      scopeOf(anonymous, { lineage: lineageOf('r', undefined), signal: signal }),
+      { serverId: 'mcp-abc' },
+      undefined,
+      request(toolCall(1)),
+      ports,
+    );
     // Assess
     await expect(refused).rejects.toBeInstanceOf(OwnerCreditsExhaustedError);
     await expect(refused).rejects.toMatchObject({ kind: 'insufficient-credits', message: expect.not.stringMatching(/balance/) });
@@ -225,8 +266,20 @@ describe('callMcpServer', () => {
     });
     const throwing = fakePorts({ answer: new Error('platform bug') });
     // Act
-    const reply = await callMcpServer(user(OWNER), { serverId: 'mcp-abc' }, undefined, request(toolCall(1)), failing.ports, lineageOf('r', undefined), signal);
-    const thrown = callMcpServer(user(OWNER), { serverId: 'mcp-abc' }, undefined, request(toolCall(1)), throwing.ports, lineageOf('r', undefined), signal);
+    const reply = await callMcpServer(
+      scopeOf(user(OWNER), { lineage: lineageOf('r', undefined), signal: signal }),
+      { serverId: 'mcp-abc' },
+      undefined,
+      request(toolCall(1)),
+      failing.ports,
+    );
+    const thrown = callMcpServer(
+      scopeOf(user(OWNER), { lineage: lineageOf('r', undefined), signal: signal }),
+      { serverId: 'mcp-abc' },
+      undefined,
+      request(toolCall(1)),
+      throwing.ports,
+    );
     // Assess
     expect(reply.status).toBe(502);
     expect(failing.calls.grants).toEqual([]);
@@ -246,7 +299,7 @@ describe('callMcpServer', () => {
     });
     const lineage = lineageOf('req-9', 'root=root-1;parent=chat-1;conversation=conv-1;agent=agent-1');
     // Act
-    await callMcpServer(user(OWNER), { serverId: 'mcp-abc' }, undefined, request(toolCall(1)), ports, lineage, signal);
+    await callMcpServer(scopeOf(user(OWNER), { lineage: lineage, signal: signal }), { serverId: 'mcp-abc' }, undefined, request(toolCall(1)), ports);
     // Assess
     expect(calls.records[0]).toMatchObject({
       status: 'error',
@@ -268,13 +321,11 @@ describe('callMcpServer', () => {
     const { ports, calls } = fakePorts({ visibility: 'public' });
     // Act
     const reply = await callMcpServer(
-      anonymous,
+      scopeOf(anonymous, { lineage: lineageOf('r', undefined), signal: signal }),
       { serverId: 'mcp-abc' },
       undefined,
       request(undefined, { accept: 'text/event-stream' }, 'GET'),
       ports,
-      lineageOf('r', undefined),
-      signal,
     );
     // Assess
     expect(reply.status).toBe(405);

@@ -23,6 +23,7 @@ import type { Compute, Invocation, RuntimeEvent } from '../../functions/runtimes
 import type { McpHttpResponse } from '../../functions/runtimes/mcp-runtime.ts';
 import { errorEvent, notStartedEnd, runtimeEvents, type EventStreamOptions } from '../../functions/runtimes/runtime-stream.ts';
 import { manualTimers } from '../support/manual-timers.ts';
+import { scopeOf } from '../support/request-scope.ts';
 
 const LOCAL_URLS: PublicUrls = {
   baseUrl: 'http://local',
@@ -192,13 +193,11 @@ function actionPorts(balance: number, compute: Compute, record = action()) {
         return {} as UsageLogRecord;
       },
     },
-    log: createLogger('silent'),
   };
   return { ports, state, logs, invocations };
 }
 
 const lineage = lineageOf('req-1', undefined);
-const live = () => new AbortController().signal;
 
 describe('actions: the worst case held, the time observed billed', () => {
   it('bills a run that started for its 8 s at 1024 MB although it ended claiming RUNTIME_UNAVAILABLE', async () => {
@@ -208,7 +207,7 @@ describe('actions: the worst case held, the time observed billed', () => {
       fakeCompute(() => events(errorEvent('RUNTIME_UNAVAILABLE', 'forged by the child'), { type: 'end', started: true, durationMs: 8000 })),
     );
     // Act
-    const failed = await failureOf(runAction(user('caller'), 'act-billing', {}, 'router', t.ports, lineage, live()));
+    const failed = await failureOf(runAction(scopeOf(user('caller')), 'act-billing', {}, 'router', t.ports));
     // Assess: 1 + 1 × (8 s − 0.1 s) = 8.9, held 30.9 and 22 given back
     expect(failed.status).toBe(502);
     expect(t.logs[0]).toMatchObject({ status: 'error', creditsUsed: 8.9 });
@@ -223,7 +222,7 @@ describe('actions: the worst case held, the time observed billed', () => {
       fakeCompute(() => events(errorEvent('TOO_MANY_INVOCATIONS', 'at capacity'), { type: 'end', started: false, durationMs: 2 })),
     );
     // Act
-    const failed = await failureOf(runAction(user('caller'), 'act-billing', {}, 'router', t.ports, lineage, live()));
+    const failed = await failureOf(runAction(scopeOf(user('caller')), 'act-billing', {}, 'router', t.ports));
     // Assess
     expect(failed.status).toBe(429);
     expect(t.logs[0]).toMatchObject({ creditsUsed: 0 });
@@ -237,7 +236,7 @@ describe('actions: the worst case held, the time observed billed', () => {
       fakeCompute(() => events({ type: 'result', statusCode: 200, body: 1 }, { type: 'end', started: true, durationMs: 10 })),
     );
     // Act
-    const refused = await failureOf(runAction(user('caller'), 'act-billing', {}, 'router', t.ports, lineage, live()));
+    const refused = await failureOf(runAction(scopeOf(user('caller')), 'act-billing', {}, 'router', t.ports));
     // Assess
     expect(refused).toMatchObject({
       status: 402,
@@ -256,7 +255,7 @@ describe('actions: the worst case held, the time observed billed', () => {
       action({ timeoutSec: 300, memoryMb: 128 }),
     );
     // Act
-    await failureOf(runAction(user('caller'), 'act-billing', {}, 'router', t.ports, lineage, live()));
+    await failureOf(runAction(scopeOf(user('caller')), 'act-billing', {}, 'router', t.ports));
     // Assess: 1 + 0.125 × 119.9
     expect(t.state.ledger.map((l) => l.amount)).toEqual([-15.9875]);
     expect(t.logs[0]).toMatchObject({ status: 'timeout', creditsUsed: 15.9875 });
@@ -270,7 +269,7 @@ describe('actions: the worst case held, the time observed billed', () => {
       fakeCompute(() => events({ type: 'result', statusCode: 200, body: 'ok' }, { type: 'end', started: true, durationMs: 1234.5 })),
     );
     // Act
-    const reply = await runAction(user('caller'), 'act-billing', {}, 'direct', t.ports, lineage, live());
+    const reply = await runAction(scopeOf(user('caller')), 'act-billing', {}, 'direct', t.ports);
     // Assess: 1 + 1 × 1.2 s
     expect(reply.meta).toMatchObject({ creditsUsed: 2.2, executionTime: 1234.5 });
     expect(t.state.balance).toBe(37.8);
@@ -347,7 +346,7 @@ describe('chat: metered while it runs, charged only when it started', () => {
       })(),
     );
     const t = chatPorts(2, compute);
-    const session = await openChat(user('caller'), t.agentId, { prompt: 'go on' }, t.ports, lineage, LOCAL_URLS);
+    const session = await openChat(scopeOf(user('caller'), { lineage: lineage, urls: LOCAL_URLS }), t.agentId, { prompt: 'go on' }, t.ports);
     const run = session.run();
     const first = await run.next(); // the run is going: its meter has started
     // Act: 1 credit opens the chat (the first second); the other pays 0.5 s at 1 s and 1.5 s
@@ -382,8 +381,8 @@ describe('chat: metered while it runs, charged only when it started', () => {
       fakeCompute(() => events(errorEvent('RUNTIME_UNAVAILABLE', 'no runtime'), { type: 'end', started: false, durationMs: 5 })),
     );
     // Act
-    await drain((await openChat(user('caller'), forged.agentId, { prompt: 'x' }, forged.ports, lineage, LOCAL_URLS)).run());
-    await drain((await openChat(user('caller'), refused.agentId, { prompt: 'x' }, refused.ports, lineage, LOCAL_URLS)).run());
+    await drain((await openChat(scopeOf(user('caller'), { lineage: lineage, urls: LOCAL_URLS }), forged.agentId, { prompt: 'x' }, forged.ports)).run());
+    await drain((await openChat(scopeOf(user('caller'), { lineage: lineage, urls: LOCAL_URLS }), refused.agentId, { prompt: 'x' }, refused.ports)).run());
     // Assess
     expect(forged.state.balance).toBe(9);
     expect(forged.logs[0]).toMatchObject({ creditsUsed: 1 });
@@ -453,7 +452,7 @@ describe('MCP calls', () => {
       baseUrl: 'http://local',
     };
     // Act
-    const reply = await callMcpServer(user('caller'), { serverId: 'mcp-slow' }, undefined, request, t.ports, lineage, live());
+    const reply = await callMcpServer(scopeOf(user('caller')), { serverId: 'mcp-slow' }, undefined, request, t.ports);
     // Assess
     expect(reply.status).toBe(504);
     expect(t.grants).toEqual([]);

@@ -10,8 +10,8 @@ import { runAction } from '../execution.service.ts';
 export default defineRoute({
   params: actionIdParams,
   body: runBody,
-  run: ({ actor, params, body, request, ports, lineage, log, signal }) => {
-    const event = request.method === 'GET' ? eventFromQuery(request.query) : eventFromBody(body);
-    return runAction(actor, params.actionId, event, 'direct', { ...ports, log }, lineage, signal);
+  run: (ctx) => {
+    const event = ctx.request.method === 'GET' ? eventFromQuery(ctx.request.query) : eventFromBody(ctx.body);
+    return runAction(ctx, ctx.params.actionId, event, 'direct', ctx.ports);
   },
 });

@@ -5,5 +5,5 @@ import { runInlineCode } from '../execution.service.ts';
 /** `POST /action/python-128mb/inline-code`: `{code, event, timeout, memory}`, run once without creating an action. */
 export default defineRoute({
   body: inlineCodeBody,
-  run: ({ actor, body, ports, lineage, log, signal }) => runInlineCode(actor, body, { ...ports, log }, lineage, signal),
+  run: (ctx) => runInlineCode(ctx, ctx.body, ctx.ports),
 });

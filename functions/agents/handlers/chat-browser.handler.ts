@@ -1,4 +1,3 @@
-import { requireUser } from '../../core/auth/actor.ts';
 import { defineStreamRoute } from '../../core/http/route.ts';
 import { agentIdParams, browserChatQuery } from '../agent.schema.ts';
 import { openChat } from '../chat.service.ts';
@@ -8,8 +7,8 @@ import { streamChat } from '../chat.stream.ts';
 export default defineStreamRoute({
   params: agentIdParams,
   query: browserChatQuery,
-  async run({ actor, params, query, ports, lineage, log, signal, urls }, stream) {
-    const session = await openChat(requireUser(actor), params.agentId, query, { ...ports, log }, lineage, urls);
-    await streamChat(session, stream, signal);
+  async run(ctx, stream) {
+    const session = await openChat(ctx, ctx.params.agentId, ctx.query, ctx.ports);
+    await streamChat(session, stream, ctx.signal);
   },
 });

@@ -1,4 +1,3 @@
-import { requireUser } from '../../core/auth/actor.ts';
 import { defineRoute, Reply } from '../../core/http/route.ts';
 import { agentIdParams, chatBody } from '../agent.schema.ts';
 import { openChat, type ChatMetrics } from '../chat.service.ts';
@@ -7,12 +6,12 @@ import { openChat, type ChatMetrics } from '../chat.service.ts';
 export default defineRoute({
   params: agentIdParams,
   body: chatBody,
-  async run({ actor, params, body, ports, lineage, log, urls, signal }) {
-    const session = await openChat(requireUser(actor), params.agentId, body, { ...ports, log }, lineage, urls);
+  async run(ctx) {
+    const session = await openChat(ctx, ctx.params.agentId, ctx.body, ctx.ports);
     let response = '';
     let metrics: ChatMetrics | null = null;
     // The route's deadline stops the run too: past it nobody reads the answer, and the time is billed.
-    for await (const event of session.run(signal)) {
+    for await (const event of session.run(ctx.signal)) {
       if (event.type === 'text') response += event.data;
       else if (event.type === 'metrics') metrics = event.metrics;
       else if (event.type === 'error') throw event.error;

@@ -1,27 +1,20 @@
 import type { z } from 'zod';
 import type { AreaModule, RouteSpec } from '../../../lib/manifest/types.ts';
-import type { PublicUrls } from './public-urls.ts';
 import type { Ports } from '../../ports.ts';
-import type { Actor } from '../auth/actor.ts';
-import type { Logger } from '../logger.ts';
-import type { Lineage } from './lineage.ts';
+import type { RequestScope } from '../request-scope.ts';
 import type { HttpRequest } from './request.ts';
 
-/** What a handler receives: the parsed, validated request and the caller. */
-export interface RouteContext<B, Q, P> {
+/**
+ * What a handler receives: the parsed, validated request, the ports, and the request's scope (the
+ * caller, lineage, log, public URLs and abort signal), which it hands to services whole.
+ */
+export interface RouteContext<B, Q, P> extends RequestScope {
   readonly body: B;
   readonly query: Q;
   readonly params: P;
-  readonly actor: Actor;
-  readonly lineage: Lineage;
   readonly request: HttpRequest;
   /** The ports of the route's area (`portsForArea`): the kernel's and those its module declares. */
   readonly ports: Ports;
-  /** The platform's public URLs for this request (configured, or derived from the request's base URL). */
-  readonly urls: PublicUrls;
-  readonly log: Logger;
-  /** Aborted when the route's timeout passes or a streaming client goes away: stop work then. */
-  readonly signal: AbortSignal;
 }
 
 /** A response other than "200 with `data` in the route's envelope". */

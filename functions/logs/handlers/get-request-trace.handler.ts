@@ -5,5 +5,5 @@ import { getRequestTrace } from '../log.service.ts';
 
 export default defineRoute({
   params: requestIdParams,
-  run: ({ actor, params, ports, log }) => getRequestTrace(requireUser(actor), params.requestId, { ...ports, log }),
+  run: ({ actor, params, ports }) => getRequestTrace(requireUser(actor), params.requestId, ports),
 });

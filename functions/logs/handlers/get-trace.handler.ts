@@ -5,5 +5,5 @@ import { getTrace } from '../log.service.ts';
 
 export default defineRoute({
   params: traceIdParams,
-  run: ({ actor, params, ports, log }) => getTrace(requireUser(actor), params.traceId, { ...ports, log }),
+  run: ({ actor, params, ports }) => getTrace(requireUser(actor), params.traceId, ports),
 });

@@ -5,5 +5,5 @@ import { listLogs } from '../log.service.ts';
 
 export default defineRoute({
   query: listLogsQuery,
-  run: ({ actor, query, ports, log }) => listLogs(requireUser(actor), query, { ...ports, log }),
+  run: ({ actor, query, ports }) => listLogs(requireUser(actor), query, ports),
 });

@@ -6,6 +6,5 @@ import { mcpQuery, mcpSlugParams } from '../mcp.schema.ts';
 export default defineRoute({
   params: mcpSlugParams,
   query: mcpQuery,
-  run: ({ actor, params, query, request, ports, lineage, log, signal }) =>
-    callMcpServer(actor, { owner: params.owner, slug: params.slug }, query.version, request, { ...ports, log }, lineage, signal),
+  run: (ctx) => callMcpServer(ctx, { owner: ctx.params.owner, slug: ctx.params.slug }, ctx.query.version, ctx.request, ctx.ports),
 });

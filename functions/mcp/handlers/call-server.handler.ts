@@ -9,6 +9,5 @@ import { mcpQuery, serverIdParams } from '../mcp.schema.ts';
 export default defineRoute({
   params: serverIdParams,
   query: mcpQuery,
-  run: ({ actor, params, query, request, ports, lineage, log, signal }) =>
-    callMcpServer(actor, { serverId: params.serverId }, query.version, request, { ...ports, log }, lineage, signal),
+  run: (ctx) => callMcpServer(ctx, { serverId: ctx.params.serverId }, ctx.query.version, ctx.request, ctx.ports),
 });

@@ -1,4 +1,3 @@
-import { requireFullAccess } from '../../core/auth/actor.ts';
 import { defineRoute } from '../../core/http/route.ts';
 import { providerParams } from '../oauth.schema.ts';
 import { startAuthorization } from '../oauth.service.ts';
@@ -6,5 +5,5 @@ import { startAuthorization } from '../oauth.service.ts';
 /** Linking an account stores keys, so role tokens (which may not manage keys) are refused. */
 export default defineRoute({
   params: providerParams,
-  run: ({ actor, params, urls, ports, log }) => startAuthorization(requireFullAccess(actor), params.provider, urls, { ...ports, log }),
+  run: (ctx) => startAuthorization(ctx, ctx.params.provider, ctx.ports),
 });

@@ -6,5 +6,5 @@ import { completeAuthorization } from '../oauth.service.ts';
 export default defineRoute({
   params: providerParams,
   query: callbackQuery,
-  run: ({ params, query, ports, log }) => completeAuthorization(params.provider, query, { ...ports, log }),
+  run: (ctx) => completeAuthorization(ctx, ctx.params.provider, ctx.query, ctx.ports),
 });
