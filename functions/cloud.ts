@@ -124,8 +124,10 @@ export function scheduleHandler(
   definitions: Readonly<Record<string, ScheduleDefinition>>,
 ): (event: { entryPoint?: unknown }) => Promise<{ outcome: string }> {
   const module = areaNamed(area);
+  // Services run in containers of their own (serviceMain), not in this function.
+  const scheduled = module.entryPoints.filter((spec) => spec.kind !== 'service');
   const bound = new Map(
-    module.entryPoints.map((spec) => {
+    scheduled.map((spec) => {
       assertWired(spec);
       const definition = definitions[spec.id];
       if (definition === undefined) throw new Error(`Handler for schedule ${spec.id} is missing from the ${area} schedule function`);
