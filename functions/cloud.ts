@@ -29,7 +29,8 @@ import { createPorts, type Ports } from './ports.ts';
  */
 let platform: Ports | undefined;
 
-function cloudPlatform(): Ports {
+/** The platform of this execution environment (or service container), built on first use. */
+export function cloudPlatform(): Ports {
   if (platform !== undefined) return platform;
   const config = configFromEnv();
   // One Secrets Manager reader for the run-token secret and the OAuth client secrets; each value is
