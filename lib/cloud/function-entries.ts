@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { entryPointModulePath, handlerModulePath } from '../manifest/index.ts';
-import type { AreaModule, Host, RouteSpec, ScheduleSpec, ServiceSpec } from '../manifest/types.ts';
+import type { Host, RouteSpec, ScheduleSpec, ServiceSpec } from '../manifest/types.ts';
 
 /** Repository root: handler module paths in the manifest are relative to it. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -81,10 +81,10 @@ export function writeFallbackEntry(dir: string = DEFAULT_ENTRIES_DIR): string {
 }
 
 /**
- * Writes the main of `spec`'s container: its handler module handed to `serviceMain` with the area's
- * declaration inlined, so the container needs no manifest lookup. Returns the file path.
+ * Writes the main of `spec`'s container: its handler module handed to `serviceMain`, which finds
+ * the area in the manifest as `scheduleHandler` does. Returns the file path.
  */
-export function writeServiceEntry(area: AreaModule, spec: ServiceSpec, dir: string = DEFAULT_ENTRIES_DIR): string {
+export function writeServiceEntry(spec: ServiceSpec, dir: string = DEFAULT_ENTRIES_DIR): string {
   const file = join(dir, `service-${spec.id}.entry.ts`);
   writeIfChanged(
     file,
@@ -92,7 +92,7 @@ export function writeServiceEntry(area: AreaModule, spec: ServiceSpec, dir: stri
       HEADER + `import { serviceMain } from ${importPath(file, join(REPO_ROOT, 'functions', 'service-main.ts'))};`,
       `import definition from ${importPath(file, join(REPO_ROOT, entryPointModulePath(spec)))};`,
       '',
-      `await serviceMain(${JSON.stringify(area)}, ${JSON.stringify(spec.id)}, definition);`,
+      `await serviceMain(${JSON.stringify(spec.area)}, ${JSON.stringify(spec.id)}, definition);`,
       '',
     ].join('\n'),
   );

@@ -247,7 +247,7 @@ export class ServiceContainers extends Construct {
         role.addToPrincipalPolicy(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [...props.oauth.clientSecretArns] }));
     }
 
-    const imageDirectory = stageServiceImage(area, spec, props.entriesDir);
+    const imageDirectory = stageServiceImage(spec, props.entriesDir);
     const containerName = 'service';
     taskDefinition.addContainer(containerName, {
       image: ContainerImage.fromAsset(imageDirectory, { platform: Platform.LINUX_ARM64 }),

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { buildSync } from 'esbuild';
-import type { AreaModule, ServiceSpec } from '../manifest/types.ts';
+import type { ServiceSpec } from '../manifest/types.ts';
 import { DEFAULT_ENTRIES_DIR, writeIfChanged, writeServiceEntry } from './function-entries.ts';
 import { ESM_REQUIRE_BANNER } from './platform-function.ts';
 
@@ -22,8 +22,8 @@ export const SERVICE_CONTAINER_PORT = 8080;
  * pushes the image. With COPY as the only step the image builds for arm64 on any machine, without
  * emulation. Files are rewritten only when they change, so parallel synths agree on the hash.
  */
-export function stageServiceImage(area: AreaModule, spec: ServiceSpec, entriesDir: string = DEFAULT_ENTRIES_DIR): string {
-  const entry = writeServiceEntry(area, spec, entriesDir);
+export function stageServiceImage(spec: ServiceSpec, entriesDir: string = DEFAULT_ENTRIES_DIR): string {
+  const entry = writeServiceEntry(spec, entriesDir);
   const dir = join(entriesDir, `service-${spec.id}.image`);
   const bundle = buildSync({
     entryPoints: [entry],

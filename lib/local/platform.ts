@@ -56,7 +56,7 @@ export interface LocalPlatformOptions {
   readonly sandbox?: { readonly unsafeUserCode?: 'allow'; readonly uid?: number; readonly gid?: number; readonly maxProcesses?: number };
   /** What MCP servers' `fetch` may reach (MCP_EGRESS_ALLOW_HOSTS; default any public host). */
   readonly mcpEgressAllowHosts?: readonly string[];
-  /** The areas to serve: their routes, tables, buckets and schedules. @default the manifest's (lib/manifest/areas.ts) */
+  /** The areas to serve: their routes, tables, buckets, schedules and services. @default the manifest's (lib/manifest/areas.ts) */
   readonly areas?: readonly AreaModule[];
 }
 

@@ -220,7 +220,7 @@ describe('services', () => {
     expect(dockerfile).toMatch(/^COPY main\.mjs main\.mjs\.map \.\/$/m);
     // COPY is the only build step: nothing runs inside the image at build time.
     expect(dockerfile).not.toMatch(/^RUN /m);
-    expect(entry).toContain('serviceMain({"name":"sample"');
+    expect(entry).toContain('serviceMain("sample", "sample.voice-echo", definition)');
     expect(entry).toContain('test/fixtures/sample-area/handlers/voice-echo.service.ts');
     expect(readFileSync(join(staged, 'main.mjs'), 'utf8')).toContain('/_health');
   });
