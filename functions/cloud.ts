@@ -29,7 +29,8 @@ import { createPorts, type Ports } from './ports.ts';
  */
 let platform: Ports | undefined;
 
-function cloudPlatform(): Ports {
+/** The platform of this execution environment (or service container), built on first use. */
+export function cloudPlatform(): Ports {
   if (platform !== undefined) return platform;
   const config = configFromEnv();
   // One Secrets Manager reader for the run-token secret and the OAuth client secrets; each value is
@@ -128,8 +129,10 @@ export function scheduleHandler(
   definitions: Readonly<Record<string, ScheduleDefinition>>,
 ): (event: { entryPoint?: unknown }) => Promise<{ outcome: string }> {
   const module = areaNamed(area);
+  // Services run in containers of their own (serviceMain), not in this function.
+  const scheduled = module.entryPoints.filter((spec) => spec.kind !== 'service');
   const bound = new Map(
-    module.entryPoints.map((spec) => {
+    scheduled.map((spec) => {
       assertWired(spec);
       const definition = definitions[spec.id];
       if (definition === undefined) throw new Error(`Handler for schedule ${spec.id} is missing from the ${area} schedule function`);

@@ -142,11 +142,13 @@ export class PlatformFunctions extends Construct {
     );
     // One function per area with schedules, invoked by one EventBridge Scheduler schedule per entry
     // point (the entry point's id in the input). No retries: the next firing is the retry, as locally.
+    // Services run in containers of their own (service-containers.ts).
+    const scheduled = (area: AreaModule) => area.entryPoints.filter((entry) => entry.kind !== 'service');
     this.schedules = new Map(
       [...props.modules.values()]
-        .filter((area) => area.entryPoints.length > 0)
+        .filter((area) => scheduled(area).length > 0)
         .map((area) => {
-          const schedules = area.entryPoints.map((entry) => {
+          const schedules = scheduled(area).map((entry) => {
             assertWired(entry);
             parseScheduleExpression(entry.expression);
             return entry;

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { entryPointModulePath, handlerModulePath } from '../manifest/index.ts';
-import type { Host, RouteSpec, ScheduleSpec } from '../manifest/types.ts';
+import type { Host, RouteSpec, ScheduleSpec, ServiceSpec } from '../manifest/types.ts';
 
 /** Repository root: handler module paths in the manifest are relative to it. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -80,6 +80,25 @@ export function writeFallbackEntry(dir: string = DEFAULT_ENTRIES_DIR): string {
   return file;
 }
 
+/**
+ * Writes the main of `spec`'s container: its handler module handed to `serviceMain`, which finds
+ * the area in the manifest as `scheduleHandler` does. Returns the file path.
+ */
+export function writeServiceEntry(spec: ServiceSpec, dir: string = DEFAULT_ENTRIES_DIR): string {
+  const file = join(dir, `service-${spec.id}.entry.ts`);
+  writeIfChanged(
+    file,
+    [
+      HEADER + `import { serviceMain } from ${importPath(file, join(REPO_ROOT, 'functions', 'service-main.ts'))};`,
+      `import definition from ${importPath(file, join(REPO_ROOT, entryPointModulePath(spec)))};`,
+      '',
+      `await serviceMain(${JSON.stringify(spec.area)}, ${JSON.stringify(spec.id)}, definition);`,
+      '',
+    ].join('\n'),
+  );
+  return file;
+}
+
 function importPath(fromFile: string, target: string): string {
   const path = relative(dirname(fromFile), target).split(sep).join('/');
   return JSON.stringify(path.startsWith('.') ? path : `./${path}`);
@@ -89,7 +108,7 @@ function importPath(fromFile: string, target: string): string {
  * Synths may run in parallel (test workers): an unchanged file is left alone, and a changed one is
  * replaced atomically so no reader ever sees half a file.
  */
-function writeIfChanged(file: string, content: string): void {
+export function writeIfChanged(file: string, content: string): void {
   let current: string | null = null;
   try {
     current = readFileSync(file, 'utf8');

@@ -80,7 +80,8 @@ export interface PlatformFunctionProps {
 }
 
 /** The createRequire shim lets CommonJS dependencies bundled into the ESM output call `require`. */
-const ESM_REQUIRE_BANNER = "import { createRequire as __platformCreateRequire } from 'node:module'; const require = __platformCreateRequire(import.meta.url);";
+export const ESM_REQUIRE_BANNER =
+  "import { createRequire as __platformCreateRequire } from 'node:module'; const require = __platformCreateRequire(import.meta.url);";
 
 /**
  * A platform Lambda with the project's defaults: Node 22 on arm64, an ESM bundle built locally by

@@ -12,6 +12,8 @@ import { McpRuntimeFunction } from './mcp-runtime-function.ts';
 import { bucketPrefixFor, tablePrefixFor, validateStackName, validateStage } from './naming.ts';
 import { oauthFunctionSettings, validateOAuthProviders, type OAuthProviders } from './oauth-providers.ts';
 import { RuntimeFunction } from './runtime-function.ts';
+import { ServiceContainers } from './service-containers.ts';
+import { servicesByHost, servicesOf } from '../manifest/services.ts';
 
 /** Days usage-log records are kept unless the stack is told otherwise (the config's default too). */
 export const DEFAULT_USAGE_LOG_RETENTION_DAYS = 30;
@@ -71,6 +73,8 @@ export class PlatformStack extends Stack {
   readonly runtime: RuntimeFunction;
   readonly mcpRuntime: McpRuntimeFunction;
   readonly api: PlatformApi;
+  /** The containers of the areas' services (the voice bridge); none, and no VPC, when no area declares one. */
+  readonly services: ServiceContainers | undefined;
 
   constructor(scope: Construct, id: string, props: PlatformStackProps) {
     super(scope, id, props);
@@ -94,6 +98,33 @@ export class PlatformStack extends Stack {
     this.runtime = new RuntimeFunction(this, 'Runtime', { webAdapterLayerVersion: props.webAdapterLayerVersion });
     this.mcpRuntime = new McpRuntimeFunction(this, 'McpRuntime', { memorySize: props.mcpRuntimeMemorySize });
 
+    const environment = {
+      STAGE: stage,
+      TABLE_PREFIX: tablePrefixFor(stackName),
+      BUCKET_PREFIX: bucketPrefixFor(this),
+      COGNITO_USER_POOL_ID: this.identity.userPool.userPoolId,
+      COGNITO_CLIENT_ID: this.identity.client.userPoolClientId,
+      KEYS_KMS_KEY_ID: this.data.secretsKey.keyArn,
+      LOG_LEVEL: props.logLevel ?? 'info',
+      PLATFORM_VERSION: props.version,
+      USAGE_LOG_RETENTION_DAYS: String(retentionDays),
+    };
+    servicesByHost(modules, routes);
+    const services = servicesOf(modules);
+    this.services =
+      services.length === 0
+        ? undefined
+        : new ServiceContainers(this, 'Services', {
+            services,
+            modules,
+            environment,
+            data: this.data,
+            runtime: this.runtime.function,
+            mcpRuntime: this.mcpRuntime.function,
+            oauth,
+            entriesDir: props.entriesDir,
+          });
+
     this.functions = new PlatformFunctions(this, 'Functions', {
       // Every buffered route of an area is in its function, as `areaHandler` expects; the API
       // exposes those on its hosts (`isRestApiRoute`).
@@ -106,17 +137,9 @@ export class PlatformStack extends Stack {
       oauth,
       entriesDir: props.entriesDir,
       modules: modulesFor(modules, routes),
-      environment: {
-        STAGE: stage,
-        TABLE_PREFIX: tablePrefixFor(stackName),
-        BUCKET_PREFIX: bucketPrefixFor(this),
-        COGNITO_USER_POOL_ID: this.identity.userPool.userPoolId,
-        COGNITO_CLIENT_ID: this.identity.client.userPoolClientId,
-        KEYS_KMS_KEY_ID: this.data.secretsKey.keyArn,
-        LOG_LEVEL: props.logLevel ?? 'info',
-        PLATFORM_VERSION: props.version,
-        USAGE_LOG_RETENTION_DAYS: String(retentionDays),
-      },
+      // A service's host URL (VOICE_URL) for every function: discovery reports it, and nothing
+      // there depends back on the functions.
+      environment: { ...environment, ...this.services?.hostUrls },
     });
     this.api = new PlatformApi(this, 'Api', {
       routes: routes.filter(isRestApiRoute),
@@ -127,16 +150,16 @@ export class PlatformStack extends Stack {
       ...(props.apiIntegrationTimeoutSec !== undefined ? { maxIntegrationTimeoutSec: props.apiIntegrationTimeoutSec } : {}),
     });
 
-    // A host with streaming routes is its function URL. Until the other hosts get their own
-    // infrastructure they mirror the local layout (lib/local/server.ts): path prefixes on the base
-    // URL, MCP on the base itself.
+    // A host with streaming routes is its function URL, a host with a service its distribution.
+    // Until the other hosts get their own infrastructure they mirror the local layout
+    // (lib/local/server.ts): path prefixes on the base URL, MCP on the base itself.
     const base = this.api.baseUrl;
-    const hostUrl = (host: Host, otherwise: string) => this.functions.streams.get(host)?.baseUrl ?? otherwise;
+    const hostUrl = (host: Host, otherwise: string) => this.functions.streams.get(host)?.baseUrl ?? this.services?.hosts.get(host)?.url ?? otherwise;
     const hosts: Record<string, { value: string; description: string }> = {
       BaseUrl: { value: base, description: 'Base URL of the platform API (API Gateway stage)' },
       StreamUrl: { value: hostUrl('stream', `${base}/stream`), description: 'Streaming chat host' },
       McpUrl: { value: base, description: 'MCP endpoint host' },
-      VoiceUrl: { value: `${base.replace(/^https:/, 'wss:')}/voice`, description: 'Voice WebSocket host' },
+      VoiceUrl: { value: hostUrl('voice', `${base.replace(/^https:/, 'wss:')}/voice`), description: 'Voice WebSocket host' },
       CdnUrl: { value: hostUrl('cdn', `${base}/cdn`), description: 'Widget and static asset host' },
       SiteUrl: { value: hostUrl('site', `${base}/sites`), description: 'Hosted websites' },
       CodeUrl: { value: hostUrl('code', `${base}/code`), description: 'Browser code servers' },

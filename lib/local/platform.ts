@@ -20,6 +20,7 @@ import { createPorts, type Ports } from '../../functions/ports.ts';
 import { createAccount } from '../../functions/users/user.service.ts';
 import { loadAreas } from './handlers.ts';
 import { startLocalScheduler, type LocalScheduler } from './scheduler.ts';
+import { startLocalServices, type LocalServices } from './services.ts';
 import { createLocalServer, LOCAL_HOST_PREFIX } from './server.ts';
 import { ensureBuckets, ensureTables, startLocalStores } from './stores.ts';
 
@@ -55,7 +56,7 @@ export interface LocalPlatformOptions {
   readonly sandbox?: { readonly unsafeUserCode?: 'allow'; readonly uid?: number; readonly gid?: number; readonly maxProcesses?: number };
   /** What MCP servers' `fetch` may reach (MCP_EGRESS_ALLOW_HOSTS; default any public host). */
   readonly mcpEgressAllowHosts?: readonly string[];
-  /** The areas to serve: their routes, tables, buckets and schedules. @default the manifest's (lib/manifest/areas.ts) */
+  /** The areas to serve: their routes, tables, buckets, schedules and services. @default the manifest's (lib/manifest/areas.ts) */
   readonly areas?: readonly AreaModule[];
 }
 
@@ -101,7 +102,13 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     const served = options.areas ?? areas;
     checkAreas(served);
     const loaded = await loadAreas(served);
-    const server = createLocalServer({ routes: loaded.buffered, streamRoutes: loaded.streaming, platform: () => platform });
+    let services: LocalServices | null = null;
+    const server = createLocalServer({
+      routes: loaded.buffered,
+      streamRoutes: loaded.streaming,
+      platform: () => platform,
+      services: { hosts: new Set(loaded.services.map((s) => s.spec.host)), forHost: (host) => services?.forHost(host) ?? null },
+    });
     await listen(server, options.port, options.host);
     // Memoized: close() drains the server first, then the undo steps find it already closed.
     let serverClosed: Promise<void> | undefined;
@@ -166,6 +173,10 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     // Stopped before the runtimes and stores (cleanup runs in reverse), after in-flight requests.
     const scheduler = startLocalScheduler({ schedules: loaded.schedules, platform: ready });
     cleanup.push(() => scheduler.close());
+    // Started once the ports are ready, stopped (drained) before them.
+    const started = await startLocalServices(loaded.services, ready);
+    services = started;
+    cleanup.push(() => started.close());
 
     return {
       url,
@@ -173,9 +184,13 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       createdAdminToken,
       ports: ready,
       scheduler,
-      // In-flight requests finish before the runtimes and the stores behind them are stopped.
+      // In-flight requests finish before the runtimes and the stores behind them are stopped. The
+      // services drain meanwhile: the server counts their upgraded sockets as open connections, so
+      // it cannot finish closing before they end them.
       close: async () => {
-        await drainServer();
+        const drained = drainServer();
+        await started.close();
+        await drained;
         await undo();
       },
     };

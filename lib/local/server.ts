@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import type { Host, RouteSpec } from '../manifest/types.ts';
 import { CORS_ALLOWED_HEADERS } from '../manifest/http.ts';
 import { createFallbackHandler, createRestHandler, type RestHandler } from '../../functions/core/http/api-gateway.ts';
 import type { BoundRoute, BoundStreamRoute } from '../../functions/core/http/route.ts';
+import { refuseUpgrade, type StartedService } from '../../functions/core/entry/service.ts';
 import { errorBody } from '../../functions/core/http/envelope.ts';
 import { toErrorResponse } from '../../functions/core/http/error-response.ts';
 import { lineageOf } from '../../functions/core/http/lineage.ts';
@@ -46,6 +48,11 @@ export interface LocalServerOptions {
   readonly streamRoutes: readonly BoundStreamRoute[];
   /** Null until the stores are up: requests meanwhile get 503. */
   readonly platform: () => Ports | null;
+  /**
+   * Hosts served whole by a service (lib/local/services.ts): their requests and upgrades go to the
+   * running service with the host's prefix removed; null before it starts and while it stops (503).
+   */
+  readonly services?: { readonly hosts: ReadonlySet<Host>; forHost(host: Host): StartedService | null };
 }
 
 /**
@@ -80,23 +87,45 @@ export function createLocalServer(options: LocalServerOptions): Server {
     );
   }
   const dispatch = createRestHandler(options.routes, ready);
+  const services = options.services;
 
-  return createServer((req, res) => {
+  const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
       options.platform()?.log.error('local server failure', { error });
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: 'Internal server error.' }));
     });
   });
+  // Only with a service: Node handles an upgrade request as a plain one when nobody listens, and
+  // routes have no use for upgrades (API Gateway REST and function URLs take none either).
+  if (services !== undefined && services.hosts.size > 0) {
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      const url = new URL(req.url ?? '/', 'http://local');
+      const located = locate(url.pathname);
+      if (!services.hosts.has(located.host)) return refuseUpgrade(socket, 404);
+      const service = services.forHost(located.host);
+      if (service === null) return refuseUpgrade(socket, 503);
+      req.url = located.path + url.search;
+      service.upgrade(req, socket, head);
+    });
+  }
+  return server;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = randomUUID();
     const url = new URL(req.url ?? '/', 'http://local');
     const method = (req.method ?? 'GET').toUpperCase();
+    const located = locate(url.pathname);
+    // A service answers its whole host itself, preflights included, as its load balancer passes them on.
+    if (services?.hosts.has(located.host)) {
+      const service = services.forHost(located.host);
+      if (service === null) return send(res, json(503, { error: 'The service is not running.', requestId }, commonHeaders(requestId)));
+      req.url = located.path + url.search;
+      return service.request(req, res);
+    }
     if (method === 'OPTIONS') return preflight(res, requestId);
     if (options.platform() === null) return send(res, json(503, { error: 'The platform is starting.', requestId }, commonHeaders(requestId)));
 
-    const located = locate(url.pathname);
     const match = tables.get(located.host)!.match(method, located.path);
     if (match.kind !== 'found') {
       req.resume();

@@ -39,12 +39,12 @@ export interface RouteInput {
   rateLimit?: RouteSpec['rateLimit'];
 }
 
-/** Entry points as an area module lists them; defaults: 60 s, three attempts, 512 MB. */
+/** Entry points as an area module lists them; defaults: 60 s, three attempts; services 512 MB, 256 CPU units, one task. */
 export type EntryPointInput =
   | (Omit<ScheduleSpec, 'id' | 'area' | 'timeoutSec'> & { timeoutSec?: number })
   | (Omit<QueueSpec, 'id' | 'area' | 'timeoutSec' | 'maxAttempts'> & { timeoutSec?: number; maxAttempts?: number })
   | (Omit<StorageEventSpec, 'id' | 'area' | 'timeoutSec'> & { timeoutSec?: number })
-  | (Omit<ServiceSpec, 'id' | 'area' | 'memoryMb'> & { memoryMb?: number });
+  | (Omit<ServiceSpec, 'id' | 'area' | 'memoryMb' | 'cpu' | 'desiredCount'> & { memoryMb?: number; cpu?: number; desiredCount?: number });
 
 export interface AreaInput<
   T extends readonly TableSpec[],
@@ -135,6 +135,6 @@ function entryPoint(area: string, input: EntryPointInput) {
     case 'storageEvent':
       return { ...input, id, area, timeoutSec: input.timeoutSec ?? 60 };
     case 'service':
-      return { ...input, id, area, memoryMb: input.memoryMb ?? 512 };
+      return { ...input, id, area, memoryMb: input.memoryMb ?? 512, cpu: input.cpu ?? 256, desiredCount: input.desiredCount ?? 1 };
   }
 }

@@ -151,14 +151,26 @@ export interface StorageEventSpec {
   readonly timeoutSec: number;
 }
 
-/** A long-running process (the voice bridge): Fargate in the cloud, in-process locally. */
+/**
+ * A long-running HTTP and WebSocket server serving one host whole (the voice bridge): Fargate
+ * behind a load balancer and CloudFront in the cloud, in-process locally. The host has no routes.
+ */
 export interface ServiceSpec {
   readonly kind: 'service';
   readonly id: string;
   readonly area: string;
+  /** As on a route: the area's folder when it is not `functions/<area>`. */
+  readonly folder?: string;
   /** Handler module: `functions/<area>/handlers/<handler>.service.ts`. */
   readonly handler: string;
+  /** The host it serves: every request and WebSocket upgrade under it, with host-relative paths. */
+  readonly host: Host;
+  /** Memory of each cloud task in MB; with `cpu`, one of Fargate's sizes. */
   readonly memoryMb: number;
+  /** CPU of each cloud task in Fargate units (1024 = one vCPU). */
+  readonly cpu: number;
+  /** Cloud tasks running at once. */
+  readonly desiredCount: number;
 }
 
 /** Every way into an area's code other than an HTTP route. */

@@ -1,13 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../../lib/cloud/function-entries.ts';
+
 import { PlatformStack } from '../../lib/cloud/platform-stack.ts';
 import type { RouteSpec } from '../../lib/manifest/types.ts';
-import { allTemplates, synthPlatform, withScratchOutdir } from './synth-platform.ts';
+import { allTemplates, synthPlatform, withScratchOutdir, scratchEntriesDir } from './synth-platform.ts';
 
 /** CloudFormation's hard limit of resources per stack (nested stacks count separately). */
 const MAX_RESOURCES = 500;
@@ -81,7 +81,7 @@ describe('stack limits', () => {
   });
 
   // Entries of the synthetic areas go to their own directory inside the project, not among the real ones.
-  const scaleEntries = mkdtempSync(join(REPO_ROOT, '.tmp', 'scale-entries-'));
+  const scaleEntries = scratchEntriesDir('scale-entries-');
   afterAll(() => rmSync(scaleEntries, { recursive: true, force: true }));
 
   it('keeps every template well under 500 resources with ~150 routes', () => {

@@ -19,7 +19,7 @@ import {
 } from '../../lib/cloud/mcp-runtime-function.ts';
 import { PlatformStack } from '../../lib/cloud/platform-stack.ts';
 import type { RouteSpec } from '../../lib/manifest/types.ts';
-import { json, logicalIdOf, roleStatements, synthPlatform, withScratchOutdir, syntheticRoute } from './synth-platform.ts';
+import { json, logicalIdOf, roleStatements, synthPlatform, withScratchOutdir, syntheticRoute, scratchEntriesDir } from './synth-platform.ts';
 
 /** The MCP runtime function's resources in the platform template. */
 function mcpRuntime() {
@@ -129,7 +129,7 @@ describe('MCP runtime function', () => {
   });
 
   // Entries of the synthetic stack go to their own directory inside the project, not among the real ones.
-  const scratchEntries = mkdtempSync(join(REPO_ROOT, '.tmp', 'mcp-entries-'));
+  const scratchEntries = scratchEntriesDir('mcp-entries-');
   afterAll(() => rmSync(scratchEntries, { recursive: true, force: true }));
 
   it('is also given to a streaming function serving a route of the mcp area, and to no function when none does', () => {

@@ -7,11 +7,11 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../functions/core/config.ts';
 import { providerSettings } from '../../functions/oauth/oauth.providers.ts';
-import { REPO_ROOT } from '../../lib/cloud/function-entries.ts';
+
 import { oauthFunctionSettings, oauthProvidersFromContext, validateOAuthProviders, type OAuthProviders } from '../../lib/cloud/oauth-providers.ts';
 import { PlatformStack } from '../../lib/cloud/platform-stack.ts';
 import type { RouteSpec } from '../../lib/manifest/types.ts';
-import { cdkJsonContext, json, synthPlatform, withScratchOutdir, type TemplateJson, syntheticRoute } from './synth-platform.ts';
+import { cdkJsonContext, json, synthPlatform, withScratchOutdir, type TemplateJson, syntheticRoute, scratchEntriesDir } from './synth-platform.ts';
 
 const ARN_A = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:platform/oauth/provider-a-AbCdEf';
 const ARN_C = 'arn:aws:secretsmanager:eu-central-1:123456789012:secret:platform/oauth/provider-c-123456';
@@ -145,7 +145,7 @@ describe('OAuth providers in the cloud stack', () => {
   });
 
   // Entries of the synthetic stacks go to their own directory inside the project, not among the real ones.
-  const scratchEntries = mkdtempSync(join(REPO_ROOT, '.tmp', 'oauth-entries-'));
+  const scratchEntries = scratchEntriesDir('oauth-entries-');
   afterAll(() => rmSync(scratchEntries, { recursive: true, force: true }));
 
   it('gives them to a streaming function serving an oauth route too, and to no function when no route is in the oauth area', () => {

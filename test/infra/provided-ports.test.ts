@@ -2,18 +2,17 @@
  * A port an area provides is granted like a kernel port: the area's own function gets the tables
  * behind it, and no other function does unless its module uses the port.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../../lib/cloud/function-entries.ts';
+
 import { PlatformStack } from '../../lib/cloud/platform-stack.ts';
 import { areas, KERNEL_RESOURCES } from '../../lib/manifest/index.ts';
 import { notesArea } from '../fixtures/notes-area/notes.module.ts';
-import { cdkJsonContext, roleStatements, withScratchOutdir, type TemplateJson } from './synth-platform.ts';
+import { cdkJsonContext, roleStatements, withScratchOutdir, type TemplateJson, scratchEntriesDir } from './synth-platform.ts';
 
-const scratchEntries = mkdtempSync(join(REPO_ROOT, '.tmp', 'notes-entries-'));
+const scratchEntries = scratchEntriesDir('notes-entries-');
 afterAll(() => rmSync(scratchEntries, { recursive: true, force: true }));
 
 describe('ports provided by an area', () => {

@@ -3,18 +3,18 @@
  * one EventBridge Scheduler schedule each, granted what the area declares and nothing of the
  * kernel (schedules authenticate no one). The sample area of the local test is added here too.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../../lib/cloud/function-entries.ts';
+
 import { PlatformStack } from '../../lib/cloud/platform-stack.ts';
 import { areas, resourcesOf } from '../../lib/manifest/index.ts';
 import { sampleArea } from '../fixtures/sample-area/sample.module.ts';
-import { cdkJsonContext, roleStatements, withScratchOutdir, type TemplateJson } from './synth-platform.ts';
+import { cdkJsonContext, roleStatements, withScratchOutdir, type TemplateJson, scratchEntriesDir } from './synth-platform.ts';
 
-const scratchEntries = mkdtempSync(join(REPO_ROOT, '.tmp', 'schedule-entries-'));
+const scratchEntries = scratchEntriesDir('schedule-entries-');
 afterAll(() => rmSync(scratchEntries, { recursive: true, force: true }));
 
 function synthWithSample() {

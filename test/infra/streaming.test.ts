@@ -1,16 +1,16 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
 import { functionTimeoutSec } from '../../lib/cloud/area-functions.ts';
-import { DEFAULT_ENTRIES_DIR, REPO_ROOT } from '../../lib/cloud/function-entries.ts';
+import { DEFAULT_ENTRIES_DIR } from '../../lib/cloud/function-entries.ts';
 import { PlatformStack, type PlatformStackProps } from '../../lib/cloud/platform-stack.ts';
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS } from '../../lib/manifest/http.ts';
 import { areaNamed, handlerModulePath, KERNEL_RESOURCES, resourcesOf, routes } from '../../lib/manifest/index.ts';
 import type { RouteSpec } from '../../lib/manifest/types.ts';
 import { installStreamingShim } from '../../lib/local/streaming-shim.ts';
-import { cdkJsonContext, roleStatements, synthPlatform, syntheticRoute, withScratchOutdir, type TemplateJson } from './synth-platform.ts';
+import { cdkJsonContext, roleStatements, synthPlatform, syntheticRoute, withScratchOutdir, type TemplateJson, scratchEntriesDir } from './synth-platform.ts';
 
 const route = (r: Parameters<typeof syntheticRoute>[0]): RouteSpec => syntheticRoute({ auth: 'required', style: 'A', ...r });
 
@@ -28,7 +28,7 @@ const SYNTHETIC: readonly RouteSpec[] = [
 ];
 
 // Entries of the synthetic stacks go to their own directory inside the project, not among the real ones.
-const scratchEntries = mkdtempSync(join(REPO_ROOT, '.tmp', 'stream-entries-'));
+const scratchEntries = scratchEntriesDir('stream-entries-');
 afterAll(() => rmSync(scratchEntries, { recursive: true, force: true }));
 
 interface Synthesized {

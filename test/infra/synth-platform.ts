@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, type CfnElement } from 'aws-cdk-lib';
@@ -140,4 +140,10 @@ export function syntheticRoute(r: Pick<RouteSpec, 'method' | 'path' | 'area' | '
     maxBodyBytes: 1024,
     ...r,
   };
+}
+
+/** A fresh directory for generated entries under the project's `.tmp/` (esbuild resolves packages from there), made even in a clean checkout. */
+export function scratchEntriesDir(prefix: string): string {
+  mkdirSync(join(REPO_ROOT, '.tmp'), { recursive: true });
+  return mkdtempSync(join(REPO_ROOT, '.tmp', prefix));
 }

@@ -1,15 +1,14 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { BlobStore } from '../../functions/core/blobs.ts';
 import type { Db } from '../../functions/core/db/dynamo.ts';
 import { createUsageLogWriter, INLINE_BODY_BYTES } from '../../functions/core/usage-log.ts';
-import { REPO_ROOT } from '../../lib/cloud/function-entries.ts';
+
 import { DEFAULT_USAGE_LOG_RETENTION_DAYS, PlatformStack, USAGE_LOG_BLOB_PREFIX, type PlatformStackProps } from '../../lib/cloud/platform-stack.ts';
 import type { RouteSpec } from '../../lib/manifest/types.ts';
-import { json, platformFunctions, synthPlatform, withScratchOutdir, type TemplateJson } from './synth-platform.ts';
+import { json, platformFunctions, synthPlatform, withScratchOutdir, type TemplateJson, scratchEntriesDir } from './synth-platform.ts';
 
 /** The lifecycle rules of the blobs bucket. */
 function blobRules(template: TemplateJson): Record<string, unknown>[] {
@@ -19,7 +18,7 @@ function blobRules(template: TemplateJson): Record<string, unknown>[] {
   return bucket!.Properties?.['LifecycleConfiguration'].Rules;
 }
 
-const scratchEntries = mkdtempSync(join(REPO_ROOT, '.tmp', 'retention-entries-'));
+const scratchEntries = scratchEntriesDir('retention-entries-');
 afterAll(() => rmSync(scratchEntries, { recursive: true, force: true }));
 
 const ROUTES: readonly RouteSpec[] = [
