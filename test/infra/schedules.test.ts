@@ -3,7 +3,7 @@
  * one EventBridge Scheduler schedule each, granted what the area declares and nothing of the
  * kernel (schedules authenticate no one). The sample area of the local test is added here too.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -14,6 +14,8 @@ import { areas, resourcesOf } from '../../lib/manifest/index.ts';
 import { sampleArea } from '../fixtures/sample-area/sample.module.ts';
 import { cdkJsonContext, roleStatements, withScratchOutdir, type TemplateJson } from './synth-platform.ts';
 
+// .tmp/ is made by the first synth; in a fresh checkout this file may come first.
+mkdirSync(join(REPO_ROOT, '.tmp'), { recursive: true });
 const scratchEntries = mkdtempSync(join(REPO_ROOT, '.tmp', 'schedule-entries-'));
 afterAll(() => rmSync(scratchEntries, { recursive: true, force: true }));
 
