@@ -3,6 +3,7 @@ import type { AreaModule } from '../../../lib/manifest/types.ts';
 import { portsForArea, type Ports } from '../../ports.ts';
 import type { Logger } from '../logger.ts';
 import { withSecretScope } from '../secret-scope.ts';
+import { runWithDeadline } from './deadline.ts';
 
 /** What a scheduled handler receives: its area's view of the platform, a log, and when it was due. */
 export interface ScheduleContext {
@@ -48,23 +49,10 @@ export async function runSchedule(bound: BoundSchedule, platform: Ports, firedAt
   return withSecretScope(async () => {
     const log = platform.log.child({ entryPoint: bound.spec.id, firedAt: firedAt.toISOString() });
     const started = platform.clock.now();
-    const deadline = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<'timed-out'>((resolve) => {
-      timer = setTimeout(() => {
-        deadline.abort(new Error(`schedule ${bound.spec.id} timed out after ${bound.spec.timeoutSec} s`));
-        resolve('timed-out');
-      }, bound.spec.timeoutSec * 1000);
-    });
-    const run = bound.definition.run({ ports: portsForArea(platform, bound.area), log, firedAt, signal: deadline.signal }).then(
-      () => 'succeeded' as const,
-      (error: unknown) => {
-        log.error('scheduled run failed', { error });
-        return 'failed' as const;
-      },
+    const { outcome, error } = await runWithDeadline(bound.spec.timeoutSec, `schedule ${bound.spec.id}`, (signal) =>
+      bound.definition.run({ ports: portsForArea(platform, bound.area), log, firedAt, signal }),
     );
-    const outcome = await Promise.race([run, timedOut]);
-    clearTimeout(timer);
+    if (outcome === 'failed') log.error('scheduled run failed', { error });
     log.info('scheduled run ended', { outcome, durationMs: platform.clock.now() - started });
     return outcome;
   });
