@@ -127,6 +127,8 @@ export interface QueueSpec {
   readonly kind: 'queue';
   readonly id: string;
   readonly area: string;
+  /** As on a route: the area's folder when it is not `functions/<area>`. */
+  readonly folder?: string;
   /** Handler module: `functions/<area>/handlers/<handler>.queue.ts`. */
   readonly handler: string;
   readonly timeoutSec: number;
@@ -139,9 +141,13 @@ export interface StorageEventSpec {
   readonly kind: 'storageEvent';
   readonly id: string;
   readonly area: string;
+  /** As on a route: the area's folder when it is not `functions/<area>`. */
+  readonly folder?: string;
   /** Handler module: `functions/<area>/handlers/<handler>.storage.ts`. */
   readonly handler: string;
+  /** Logical name of a bucket some area module declares. */
   readonly bucket: string;
+  /** Key prefix (with its trailing slash); prefixes of one bucket's storage events must not overlap (S3 refuses that). */
   readonly prefix: string;
   readonly timeoutSec: number;
 }

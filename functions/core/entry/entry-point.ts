@@ -4,6 +4,8 @@ import { portsForArea, type Ports } from '../../ports.ts';
 import type { Logger } from '../logger.ts';
 import { withSecretScope } from '../secret-scope.ts';
 import { runWithDeadline } from './deadline.ts';
+import type { QueueDefinition } from './queue.ts';
+import type { StorageEventDefinition } from './storage-event.ts';
 
 /** What a scheduled handler receives: its area's view of the platform, a log, and when it was due. */
 export interface ScheduleContext {
@@ -25,8 +27,8 @@ export function defineSchedule(definition: { run(ctx: ScheduleContext): Promise<
   return { kind: 'schedule', run: (ctx) => definition.run(ctx) };
 }
 
-/** Any non-HTTP entry point's definition, by kind. Only schedules are wired so far (see ARCHITECTURE.md). */
-export type EntryPointDefinition = ScheduleDefinition;
+/** Any non-HTTP entry point's definition, by kind. Services are not wired yet (see ARCHITECTURE.md). */
+export type EntryPointDefinition = ScheduleDefinition | QueueDefinition | StorageEventDefinition;
 
 /** An entry point with its handler's definition and its area, as both wirings bind them. */
 export interface BoundSchedule {
