@@ -12,6 +12,7 @@ import type { KeysReader } from './core/keys-reader.ts';
 import type { SecretBox } from './core/secret-box.ts';
 import type { SecretReader } from './core/secret-reader.ts';
 import { createUsageLogWriter, type UsageLogWriter } from './core/usage-log.ts';
+import { createPlatformTasks, tasksForArea, type TaskQueue, type Tasks } from './core/tasks/tasks.ts';
 import { createKeyStore, type KeyStore } from './keys/key.store.ts';
 import { createKeysReader } from './keys/key.service.ts';
 import { createAgentStore, type AgentStore } from './agents/agent.store.ts';
@@ -69,6 +70,8 @@ export interface Ports {
   readonly mcpServers: McpServerStore;
   /** Runs user MCP servers: one Node process per tenant locally, the MCP runtime Lambda in the cloud. */
   readonly mcpRuntime: McpRuntime;
+  /** Hands work to the area's own queue entry points; usable only through an area's view (`portsForArea`). */
+  readonly tasks: Tasks;
 }
 
 /** Adapters that differ between the cloud and the local wiring. */
@@ -78,6 +81,8 @@ export interface PortAdapters {
   readonly secretBox: SecretBox;
   readonly compute: Compute;
   readonly mcpRuntime: McpRuntime;
+  /** Keeps tasks until their queue entry point runs them: SQS in the cloud, the local persistent queue. */
+  readonly taskQueue: TaskQueue;
   /** @default null: no secret store (the local platform) */
   readonly secrets?: SecretReader | null;
   readonly clock?: Clock;
@@ -117,6 +122,7 @@ export function createPorts(config: Config, adapters: PortAdapters): Ports {
     compute: adapters.compute,
     mcpServers: createMcpServerStore(db, blobs, clock),
     mcpRuntime: adapters.mcpRuntime,
+    tasks: createPlatformTasks(adapters.taskQueue),
     identity: adapters.identity,
     runTokens: adapters.runTokens,
     credentials: createCredentialLookup({ users, tokens, credits, clock }),
@@ -152,7 +158,10 @@ export function portsForArea(platform: Ports, area: AreaModule): Ports {
     Object.defineProperty(view, name, {
       enumerable: declared,
       get: declared
-        ? () => platform[name as keyof Ports]
+        ? // `tasks` is bound to the area: it reaches the area's own queues only.
+          name === 'tasks'
+          ? () => tasksForArea(platform.tasks, area)
+          : () => platform[name as keyof Ports]
         : () => {
             throw new UndeclaredPortError(
               `The ${area.name} area used the ${name} port without declaring it in functions/${area.name}/${area.name}.module.ts (uses).`,

@@ -1,5 +1,7 @@
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { assertWired, type BoundSchedule, type EntryPointDefinition } from '../../functions/core/entry/entry-point.ts';
+import { validateQueueSpec, type BoundQueue } from '../../functions/core/entry/queue.ts';
+import { validateStorageEvents, type BoundStorageEvent } from '../../functions/core/entry/storage-event.ts';
 import type { AnyRouteDefinition, BoundRoute, BoundStreamRoute } from '../../functions/core/http/route.ts';
 import { entryPointModulePath, handlerModulePath } from '../manifest/routes.ts';
 import type { AreaModule } from '../manifest/types.ts';
@@ -10,15 +12,22 @@ export interface LoadedAreas {
   readonly buffered: BoundRoute[];
   readonly streaming: BoundStreamRoute[];
   readonly schedules: BoundSchedule[];
+  readonly queues: BoundQueue[];
+  readonly storageEvents: BoundStorageEvent[];
 }
+
+/** What each entry-point kind's handler module must export. */
+const DEFINE = { schedule: 'defineSchedule', queue: 'defineQueue', storageEvent: 'defineStorageEvent' } as const;
 
 /**
  * Imports the handler module of every route and entry point of `areas`. A missing module, a
  * definition whose kind does not match the manifest (defineRoute for buffered, defineStreamRoute
- * for streaming, defineSchedule for a schedule), or an entry-point kind without a wiring fails start-up.
+ * for streaming, defineSchedule, defineQueue or defineStorageEvent for an entry point), an
+ * entry-point kind without a wiring, a queue's invalid limits, or a storage event on an undeclared
+ * bucket or an overlapping prefix fails start-up.
  */
 export async function loadAreas(areas: readonly AreaModule[]): Promise<LoadedAreas> {
-  const loaded: LoadedAreas = { buffered: [], streaming: [], schedules: [] };
+  const loaded: LoadedAreas = { buffered: [], streaming: [], schedules: [], queues: [], storageEvents: [] };
   for (const area of areas) {
     for (const spec of area.routes) {
       const path = handlerModulePath(spec);
@@ -31,10 +40,18 @@ export async function loadAreas(areas: readonly AreaModule[]): Promise<LoadedAre
       assertWired(spec);
       const path = entryPointModulePath(spec);
       const definition = await importDefault<EntryPointDefinition>(path);
-      if (definition?.kind !== 'schedule') throw new Error(`${path} must export default defineSchedule(...) for entry point ${spec.id}`);
-      loaded.schedules.push({ spec, definition, area });
+      if (spec.kind === 'schedule' && definition?.kind === 'schedule') loaded.schedules.push({ spec, definition, area });
+      else if (spec.kind === 'queue' && definition?.kind === 'queue') {
+        validateQueueSpec(spec);
+        loaded.queues.push({ spec, definition, area });
+      } else if (spec.kind === 'storageEvent' && definition?.kind === 'storageEvent') loaded.storageEvents.push({ spec, definition, area });
+      else throw new Error(`${path} must export default ${DEFINE[spec.kind]}(...) for entry point ${spec.id}`);
     }
   }
+  validateStorageEvents(
+    loaded.storageEvents.map((b) => b.spec),
+    areas.flatMap((a) => a.buckets),
+  );
   return loaded;
 }
 

@@ -11,6 +11,8 @@ export interface PortResources {
   readonly oauthClients?: true;
   /** The runtime functions user code runs in. */
   readonly runtime?: 'python' | 'mcp';
+  /** Sending to the declaring area's own queue entry points (never another area's). */
+  readonly queues?: 'own';
 }
 
 /**
@@ -35,6 +37,7 @@ export const PORT_RESOURCES: Readonly<Record<PortName, PortResources>> = {
   usageLogs: { tables: ['usage-logs'], buckets: ['blobs'] },
   oauthStates: { tables: ['oauth-states'] },
   blobs: { buckets: ['blobs'] },
+  tasks: { queues: 'own' },
 };
 
 /**
@@ -55,6 +58,8 @@ export interface FunctionResources {
   readonly oauthClients: boolean;
   readonly runTokenSecret: boolean;
   readonly runtimes: ReadonlySet<'python' | 'mcp'>;
+  /** Areas whose own queues the function may send tasks to: those it serves that declare `tasks`. */
+  readonly queueAreas: ReadonlySet<string>;
 }
 
 /**
@@ -65,6 +70,7 @@ export function resourcesOf(served: readonly AreaModule[], routes: AreaModule['r
   const tables = new Set<TableName>();
   const buckets = new Set<BucketName>();
   const runtimes = new Set<'python' | 'mcp'>();
+  const queueAreas = new Set<string>();
   let secretsKey: 'open' | 'seal' | null = null;
   let oauthClients = false;
   const kernel = routes.some((r) => r.auth !== 'public' || r.rateLimit !== undefined);
@@ -76,8 +82,9 @@ export function resourcesOf(served: readonly AreaModule[], routes: AreaModule['r
       for (const b of needs.buckets ?? []) buckets.add(b);
       if (needs.runtime) runtimes.add(needs.runtime);
       if (needs.oauthClients) oauthClients = true;
+      if (needs.queues === 'own') queueAreas.add(area.name);
       if (needs.secretsKey === 'seal' || (needs.secretsKey === 'open' && secretsKey === null)) secretsKey = needs.secretsKey;
     }
   }
-  return { tables, buckets, secretsKey, oauthClients, runTokenSecret: kernel, runtimes };
+  return { tables, buckets, secretsKey, oauthClients, runTokenSecret: kernel, runtimes, queueAreas };
 }

@@ -105,7 +105,8 @@ export type PortName =
   | 'logs'
   | 'usageLogs'
   | 'oauthStates'
-  | 'blobs';
+  | 'blobs'
+  | 'tasks';
 
 /** Runs on a timetable: EventBridge Scheduler in the cloud, the in-process scheduler locally. */
 export interface ScheduleSpec {

@@ -1,4 +1,4 @@
-import type { EntryPointSpec, ScheduleSpec } from '../../../lib/manifest/types.ts';
+import type { EntryPointSpec, ServiceSpec, ScheduleSpec } from '../../../lib/manifest/types.ts';
 import type { AreaModule } from '../../../lib/manifest/types.ts';
 import { portsForArea, type Ports } from '../../ports.ts';
 import type { Logger } from '../logger.ts';
@@ -38,8 +38,8 @@ export interface BoundSchedule {
 }
 
 /** Kinds declared in the manifest whose wirings are not built yet: a module using one fails at start and at synth. */
-export function assertWired(entry: EntryPointSpec): asserts entry is ScheduleSpec {
-  if (entry.kind !== 'schedule') throw new Error(`Entry point ${entry.id} is a ${entry.kind}; only schedules have local and cloud wirings so far.`);
+export function assertWired(entry: EntryPointSpec): asserts entry is Exclude<EntryPointSpec, ServiceSpec> {
+  if (entry.kind === 'service') throw new Error(`Entry point ${entry.id} is a service; services have no local and cloud wirings yet.`);
 }
 
 /**
