@@ -1,6 +1,10 @@
 import { areaNamed, areas } from '../lib/manifest/areas.ts';
-import { assertWired, runSchedule, type ScheduleDefinition } from './core/entry/entry-point.ts';
-import { routes } from '../lib/manifest/routes.ts';
+import { runSchedule, type ScheduleDefinition } from './core/entry/entry-point.ts';
+import type { QueueDefinition } from './core/entry/queue.ts';
+import { createdObjectsOf, runStorageEvent, storageEventsFor, type StorageEventDefinition } from './core/entry/storage-event.ts';
+import { createSqsConsumer, createSqsTaskQueue, parseQueueUrls } from './core/tasks/sqs-tasks.ts';
+import type { TaskQueue } from './core/tasks/tasks.ts';
+import { entryPointsOf, routes } from '../lib/manifest/routes.ts';
 import { createCognitoVerifier } from './core/auth/cognito.ts';
 import type { IdentityVerifier } from './core/auth/credentials.ts';
 import { KMSClient } from '@aws-sdk/client-kms';
@@ -9,6 +13,8 @@ import { createRunTokens, secretsManagerRunTokenKey, type RunTokens } from './co
 import { systemClock } from './core/clock.ts';
 import { createLogger, type LogLevel } from './core/logger.ts';
 import { LambdaClient } from '@aws-sdk/client-lambda';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { S3Event, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { Compute } from './runtimes/compute.ts';
 import { createLambdaCompute } from './runtimes/lambda-compute.ts';
 import { createLambdaMcpRuntime } from './runtimes/mcp-lambda-runtime.ts';
@@ -47,11 +53,22 @@ export function cloudPlatform(): Ports {
       secretBox: builtOnFirstUse(() => kmsSecretBox(config)),
       compute: builtOnFirstUse(() => lambdaCompute(config)),
       mcpRuntime: builtOnFirstUse(() => lambdaMcpRuntime(config)),
+      taskQueue: builtOnFirstUse(() => sqsTaskQueue(config)),
       secrets,
     },
     areas,
   );
   return platform;
+}
+
+let sqs: SQSClient | undefined;
+function sqsClient(): SQSClient {
+  sqs ??= new SQSClient({ region: configFromEnv().AWS_REGION });
+  return sqs;
+}
+
+function sqsTaskQueue(config: Config): TaskQueue {
+  return createSqsTaskQueue({ sqs: sqsClient(), queueUrls: parseQueueUrls('TASK_QUEUES', config.TASK_QUEUES) });
 }
 
 /** An adapter built by `build` when one of its members is first read; a build that throws throws at each use. */
@@ -129,11 +146,8 @@ export function scheduleHandler(
   definitions: Readonly<Record<string, ScheduleDefinition>>,
 ): (event: { entryPoint?: unknown }) => Promise<{ outcome: string }> {
   const module = areaNamed(area);
-  // Services run in containers of their own (serviceMain), not in this function.
-  const scheduled = module.entryPoints.filter((spec) => spec.kind !== 'service');
   const bound = new Map(
-    scheduled.map((spec) => {
-      assertWired(spec);
+    entryPointsOf(module, 'schedule').map((spec) => {
       const definition = definitions[spec.id];
       if (definition === undefined) throw new Error(`Handler for schedule ${spec.id} is missing from the ${area} schedule function`);
       return [spec.id, { spec, definition, area: module }];
@@ -143,6 +157,44 @@ export function scheduleHandler(
     const schedule = typeof event.entryPoint === 'string' ? bound.get(event.entryPoint) : undefined;
     if (schedule === undefined) throw new Error(`No schedule ${String(event.entryPoint)} in the ${area} schedule function`);
     return { outcome: await runSchedule(schedule, cloudPlatform(), new Date()) };
+  };
+}
+
+/**
+ * The handler of the function consuming `area`'s queues: Lambda's SQS event source invokes it with
+ * batches of one queue's messages, and it answers with the ones to retry (sqs-tasks.ts).
+ */
+export function queueHandler(area: string, definitions: Readonly<Record<string, QueueDefinition>>): (event: SQSEvent) => Promise<SQSBatchResponse> {
+  const module = areaNamed(area);
+  const queues = entryPointsOf(module, 'queue').map((spec) => {
+    const definition = definitions[spec.id];
+    if (definition === undefined) throw new Error(`Handler for queue ${spec.id} is missing from the ${area} queue function`);
+    return { spec, definition, area: module };
+  });
+  return createSqsConsumer({ queues, platform: cloudPlatform, sqs: sqsClient });
+}
+
+/**
+ * The handler of the function running `area`'s storage events: S3 invokes it asynchronously with
+ * the notification of an object created under one of their prefixes. A failed run throws, so
+ * Lambda retries the event (STORAGE_EVENT_ATTEMPTS in all, as the stack configures it).
+ */
+export function storageEventHandler(area: string, definitions: Readonly<Record<string, StorageEventDefinition>>): (event: S3Event) => Promise<void> {
+  const module = areaNamed(area);
+  const bound = entryPointsOf(module, 'storageEvent').map((spec) => {
+    const definition = definitions[spec.id];
+    if (definition === undefined) throw new Error(`Handler for storage event ${spec.id} is missing from the ${area} storage function`);
+    return { spec, definition, area: module };
+  });
+  return async (event) => {
+    const platform = cloudPlatform();
+    const failed: string[] = [];
+    for (const object of createdObjectsOf(event, { bucketPrefix: platform.config.BUCKET_PREFIX, keys: 'url-encoded' })) {
+      for (const entry of storageEventsFor(bound, object)) {
+        if ((await runStorageEvent(entry, platform, object)) !== 'succeeded') failed.push(`${entry.spec.id} (${object.key})`);
+      }
+    }
+    if (failed.length > 0) throw new Error(`Storage events failed: ${failed.join(', ')}`);
   };
 }
 

@@ -12,6 +12,7 @@ import { createRateLimiter, type RateLimiter } from './core/rate-limit.ts';
 import type { SecretBox } from './core/secret-box.ts';
 import type { SecretReader } from './core/secret-reader.ts';
 import { createUsageLogWriter, type UsageLogWriter } from './core/usage-log.ts';
+import { createPlatformTasks, tasksForArea, type TaskQueue, type Tasks } from './core/tasks/tasks.ts';
 import type { Compute } from './runtimes/compute.ts';
 import type { McpRuntime } from './runtimes/mcp-runtime.ts';
 import { createTokenStore, type TokenStore } from './tokens/token.store.ts';
@@ -49,6 +50,8 @@ export interface KernelPorts {
   readonly compute: Compute;
   /** Runs user MCP servers: one Node process per tenant locally, the MCP runtime Lambda in the cloud. */
   readonly mcpRuntime: McpRuntime;
+  /** Hands work to the area's own queue entry points; usable only through an area's view (`portsForArea`). */
+  readonly tasks: Tasks;
 }
 
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
@@ -73,6 +76,8 @@ export interface PortAdapters {
   readonly secretBox: SecretBox;
   readonly compute: Compute;
   readonly mcpRuntime: McpRuntime;
+  /** Keeps tasks until their queue entry point runs them: SQS in the cloud, the local persistent queue. */
+  readonly taskQueue: TaskQueue;
   /** @default null: no secret store (the local platform) */
   readonly secrets?: SecretReader | null;
   readonly clock?: Clock;
@@ -104,6 +109,7 @@ export function createPorts(config: Config, adapters: PortAdapters, modules: rea
     secrets: adapters.secrets ?? null,
     compute: adapters.compute,
     mcpRuntime: adapters.mcpRuntime,
+    tasks: createPlatformTasks(adapters.taskQueue),
     identity: adapters.identity,
     runTokens: adapters.runTokens,
     credentials: createCredentialLookup({ users, tokens, credits, clock }),
@@ -143,7 +149,10 @@ export function portsForArea(platform: Ports, area: AreaModule): Ports {
     Object.defineProperty(view, name, {
       enumerable: declared,
       get: declared
-        ? () => platform[name as keyof Ports]
+        ? // `tasks` is bound to the area: it reaches the area's own queues only.
+          name === 'tasks'
+          ? () => tasksForArea(platform.tasks, area)
+          : () => platform[name as keyof Ports]
         : () => {
             throw new UndeclaredPortError(
               `The ${area.name} area used the ${name} port without declaring it in functions/${area.name}/${area.name}.module.ts (uses).`,

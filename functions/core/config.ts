@@ -31,6 +31,13 @@ const kernelSchema = z.object({
   MCP_RUNTIME_FUNCTION_NAME: z.string().min(1).optional(),
   /** Secrets Manager secret whose value keys the HMAC of run tokens (cloud). */
   RUN_TOKEN_SECRET_ARN: z.string().min(1).optional(),
+  /**
+   * The SQS queues of the queue entry points a function may send to (cloud): a JSON object of
+   * entry-point id to queue URL, set by the stack for its own area's queues only.
+   */
+  TASK_QUEUES: z.string().min(1).optional(),
+  /** The dead-letter queues of a queue consumer's entry points (cloud), JSON like TASK_QUEUES: where it sets aside unreadable tasks. */
+  TASK_DEAD_LETTER_QUEUES: z.string().min(1).optional(),
   /** KMS key that wraps the data keys of stored third-party keys (cloud). */
   KEYS_KMS_KEY_ID: z.string().min(1).optional(),
   /** Credits added once per calendar month (UTC) on an account's first activity; 0 turns it off. */

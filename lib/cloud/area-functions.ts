@@ -2,14 +2,18 @@ import { Duration, Fn } from 'aws-cdk-lib';
 import { FunctionUrlAuthType, HttpMethod as UrlHttpMethod, InvokeMode, type FunctionUrl, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS } from '../manifest/http.ts';
+import { EventType } from 'aws-cdk-lib/aws-s3';
+import { LambdaDestination } from 'aws-cdk-lib/aws-s3-notifications';
 import { Schedule, ScheduleExpression, ScheduleTargetInput } from 'aws-cdk-lib/aws-scheduler';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
-import { assertWired } from '../../functions/core/entry/entry-point.ts';
 import { parseScheduleExpression } from '../../functions/core/entry/schedule-expression.ts';
+import { STORAGE_EVENT_ATTEMPTS, validateStorageEvents } from '../../functions/core/entry/storage-event.ts';
 import { resourcesOf, type FunctionResources } from '../manifest/ports.ts';
+import { entryPointsOf } from '../manifest/routes.ts';
 import type { AreaModule, Host, RouteSpec } from '../manifest/types.ts';
 import type { PlatformData } from './data-stores.ts';
-import { writeAreaEntry, writeFallbackEntry, writeScheduleEntry, writeStreamingEntry } from './function-entries.ts';
+import { writeAreaEntry, writeFallbackEntry, writeQueueEntry, writeScheduleEntry, writeStorageEventEntry, writeStreamingEntry } from './function-entries.ts';
+import type { TaskQueues } from './task-queues.ts';
 import type { OAuthFunctionSettings } from './oauth-providers.ts';
 import { PlatformFunction, type HostUrlName, type PlatformEnvironment } from './platform-function.ts';
 
@@ -31,7 +35,7 @@ export const STREAMING_HOST_URL_VARIABLES: Readonly<Partial<Record<Host, HostUrl
 };
 
 /**
- * Timeout of a function serving `routes` (or schedules): the slowest one plus the margin, within Lambda's 900 s
+ * Timeout of a function serving `routes` (or entry points): the slowest one plus the margin, within Lambda's 900 s
  * (a 900 s route then gets no margin: it ends with the function instead of the handler's 504).
  */
 export function functionTimeoutSec(routes: readonly { readonly timeoutSec: number }[]): number {
@@ -61,6 +65,8 @@ export interface PlatformFunctionsProps {
   readonly entriesDir?: string;
   /** The area modules, by name: what each function's areas declare. */
   readonly modules: ReadonlyMap<string, AreaModule>;
+  /** The SQS queues of the modules' queue entry points: their consumers and the functions sending to them are made here. */
+  readonly taskQueues: TaskQueues;
 }
 
 /** The function of one streaming host and its public URL. */
@@ -75,7 +81,9 @@ export interface StreamingHostFunction {
 
 /**
  * One Lambda per manifest area, its bundle holding only that area's handlers; one response-streaming
- * function URL per host with streaming routes; and the fallback behind the API's catch-all routes.
+ * function URL per host with streaming routes; per area with such entry points, one function for
+ * its schedules, one consuming its queues (with an SQS queue and dead-letter queue per queue entry
+ * point) and one for its storage events; and the fallback behind the API's catch-all routes.
  *
  * Host URLs: every area function and the fallback get the URL variable of each streaming host
  * (STREAM_URL, ...), so discovery reports the function URL. The streaming functions get none: a
@@ -91,9 +99,17 @@ export class PlatformFunctions extends Construct {
   readonly fallback: PlatformFunction;
   /** The function running each area's schedules, keyed by area (only areas that have schedules). */
   readonly schedules: ReadonlyMap<string, PlatformFunction>;
+  /** The SQS queues of every queue entry point (the stack's). */
+  private readonly taskQueues: TaskQueues;
+  /** The function consuming each area's queues, keyed by area (only areas that have queue entry points). */
+  readonly queueConsumers: ReadonlyMap<string, PlatformFunction>;
+  /** The function running each area's storage events, keyed by area (only areas that have storage events). */
+  readonly storageEvents: ReadonlyMap<string, PlatformFunction>;
 
   constructor(scope: Construct, id: string, props: PlatformFunctionsProps) {
     super(scope, id);
+    const modules = [...props.modules.values()];
+    this.taskQueues = props.taskQueues;
     this.streams = new Map(
       [...(props.streamingHosts ?? new Map<Host, readonly RouteSpec[]>())].map(([host, routes]) => {
         const variable = STREAMING_HOST_URL_VARIABLES[host];
@@ -142,19 +158,16 @@ export class PlatformFunctions extends Construct {
     );
     // One function per area with schedules, invoked by one EventBridge Scheduler schedule per entry
     // point (the entry point's id in the input). No retries: the next firing is the retry, as locally.
-    // Services run in containers of their own (service-containers.ts).
-    const scheduled = (area: AreaModule) => area.entryPoints.filter((entry) => entry.kind !== 'service');
     this.schedules = new Map(
-      [...props.modules.values()]
-        .filter((area) => scheduled(area).length > 0)
+      modules
+        .filter((area) => entryPointsOf(area, 'schedule').length > 0)
         .map((area) => {
-          const schedules = scheduled(area).map((entry) => {
-            assertWired(entry);
+          const schedules = entryPointsOf(area, 'schedule').map((entry) => {
             parseScheduleExpression(entry.expression);
             return entry;
           });
           // Schedules authenticate no one: the area's ports without the kernel.
-          const resources = resourcesOf([area], [], [...props.modules.values()]);
+          const resources = resourcesOf([area], [], modules);
           const fn = new PlatformFunction(this, `Schedule-${area.name}`, {
             entry: writeScheduleEntry(area.name, schedules, props.entriesDir),
             description: `Platform area ${area.name}: ${schedules.length} schedule(s)`,
@@ -162,13 +175,64 @@ export class PlatformFunctions extends Construct {
             environment,
             ...this.portSettings(props, resources),
           });
-          props.data.grant(fn, resources);
+          this.grant(props, fn, resources);
           for (const entry of schedules) {
             new Schedule(this, `Schedule-${entry.id.replace(/[^A-Za-z0-9]/g, '-')}`, {
               schedule: ScheduleExpression.expression(entry.expression),
               description: `${entry.id} (${entry.expression})`,
               target: new LambdaInvoke(fn.function, { input: ScheduleTargetInput.fromObject({ entryPoint: entry.id }), retryAttempts: 0 }),
             });
+          }
+          return [area.name, fn];
+        }),
+    );
+    // One consumer per area with queue entry points, fed by an SQS event source per queue; SQS
+    // redrives a task to its dead-letter queue after the entry point's maxAttempts receives.
+    this.queueConsumers = new Map(
+      modules
+        .filter((area) => entryPointsOf(area, 'queue').length > 0)
+        .map((area) => {
+          const queues = entryPointsOf(area, 'queue');
+          const resources = resourcesOf([area], [], modules);
+          const fn = new PlatformFunction(this, `Queue-${area.name}`, {
+            entry: writeQueueEntry(area.name, queues, props.entriesDir),
+            description: `Platform area ${area.name}: ${queues.length} queue(s)`,
+            timeout: Duration.seconds(functionTimeoutSec(queues)),
+            environment,
+            ...this.portSettings(props, resources),
+          });
+          this.grant(props, fn, resources);
+          this.taskQueues.consume(fn, area.name);
+          return [area.name, fn];
+        }),
+    );
+    // One function per area with storage events, invoked by S3 (asynchronously) for objects created
+    // under each one's prefix of its bucket.
+    validateStorageEvents(
+      modules.flatMap((area) => entryPointsOf(area, 'storageEvent')),
+      modules.flatMap((area) => area.buckets),
+    );
+    this.storageEvents = new Map(
+      modules
+        .filter((area) => entryPointsOf(area, 'storageEvent').length > 0)
+        .map((area) => {
+          const entries = entryPointsOf(area, 'storageEvent');
+          const resources = resourcesOf([area], [], modules);
+          const fn = new PlatformFunction(this, `Storage-${area.name}`, {
+            entry: writeStorageEventEntry(area.name, entries, props.entriesDir),
+            description: `Platform area ${area.name}: ${entries.length} storage event(s)`,
+            timeout: Duration.seconds(functionTimeoutSec(entries)),
+            environment,
+            ...this.portSettings(props, resources),
+          });
+          this.grant(props, fn, resources);
+          // Lambda's default, stated so the count stays the one the local platform uses.
+          fn.function.configureAsyncInvoke({ retryAttempts: STORAGE_EVENT_ATTEMPTS - 1 });
+          for (const entry of entries) {
+            const bucket = props.data.buckets.get(entry.bucket);
+            if (bucket === undefined) throw new Error(`Storage event ${entry.id} watches bucket ${entry.bucket}, which the data stores do not have.`);
+            const filters = entry.prefix === '' ? [] : [{ prefix: entry.prefix }];
+            bucket.addEventNotification(EventType.OBJECT_CREATED, new LambdaDestination(fn.function), ...filters);
           }
           return [area.name, fn];
         }),
@@ -201,8 +265,14 @@ export class PlatformFunctions extends Construct {
     });
     const resources = resourcesOf(served, routes, [...props.modules.values()]);
     const fn = new PlatformFunction(this, id, { ...own, timeout: Duration.seconds(functionTimeoutSec(routes)), ...this.portSettings(props, resources) });
-    props.data.grant(fn, resources);
+    this.grant(props, fn, resources);
     return fn;
+  }
+
+  /** The tables, buckets and key of `resources`, and the queues of the areas whose `tasks` it includes. */
+  private grant(props: PlatformFunctionsProps, fn: PlatformFunction, resources: FunctionResources): void {
+    props.data.grant(fn, resources);
+    for (const [name, value] of Object.entries(this.taskQueues.grantSend(fn, resources.queueAreas))) fn.function.addEnvironment(name, value);
   }
 
   /** The runtimes, run-token secret and OAuth settings a function gets: those its resources include. */

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { entryPointModulePath, handlerModulePath } from '../manifest/index.ts';
-import type { Host, RouteSpec, ScheduleSpec, ServiceSpec } from '../manifest/types.ts';
+import type { Host, QueueSpec, RouteSpec, ScheduleSpec, ServiceSpec, StorageEventSpec } from '../manifest/types.ts';
 
 /** Repository root: handler module paths in the manifest are relative to it. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -55,16 +55,35 @@ function writeBindingEntry(file: string, factory: 'areaHandler' | 'streamingHand
  * keyed by entry-point id, handed to `scheduleHandler`. Returns the file path.
  */
 export function writeScheduleEntry(area: string, schedules: readonly ScheduleSpec[], dir: string = DEFAULT_ENTRIES_DIR): string {
-  const file = join(dir, `schedule-${area}.entry.ts`);
-  const imports = schedules.map((s, i) => `import s${i} from ${importPath(file, join(REPO_ROOT, entryPointModulePath(s)))};`);
-  const definitions = schedules.map((s, i) => `  ${JSON.stringify(s.id)}: s${i},`);
+  return writeEntryPointBinding(join(dir, `schedule-${area}.entry.ts`), 'scheduleHandler', area, schedules);
+}
+
+/** Writes the entry of the function consuming `area`'s queues, handed to `queueHandler`. Returns the file path. */
+export function writeQueueEntry(area: string, queues: readonly QueueSpec[], dir: string = DEFAULT_ENTRIES_DIR): string {
+  return writeEntryPointBinding(join(dir, `queue-${area}.entry.ts`), 'queueHandler', area, queues);
+}
+
+/** Writes the entry of the function running `area`'s storage events, handed to `storageEventHandler`. Returns the file path. */
+export function writeStorageEventEntry(area: string, storageEvents: readonly StorageEventSpec[], dir: string = DEFAULT_ENTRIES_DIR): string {
+  return writeEntryPointBinding(join(dir, `storage-${area}.entry.ts`), 'storageEventHandler', area, storageEvents);
+}
+
+/** `export const handler = <factory>(<area>, { '<entry-point id>': s0, ... })`, one import per handler module. */
+function writeEntryPointBinding(
+  file: string,
+  factory: 'scheduleHandler' | 'queueHandler' | 'storageEventHandler',
+  area: string,
+  entries: readonly (ScheduleSpec | QueueSpec | StorageEventSpec)[],
+): string {
+  const imports = entries.map((e, i) => `import s${i} from ${importPath(file, join(REPO_ROOT, entryPointModulePath(e)))};`);
+  const definitions = entries.map((e, i) => `  ${JSON.stringify(e.id)}: s${i},`);
   writeIfChanged(
     file,
     [
-      HEADER + `import { scheduleHandler } from ${importPath(file, CLOUD_ROOT)};`,
+      HEADER + `import { ${factory} } from ${importPath(file, CLOUD_ROOT)};`,
       ...imports,
       '',
-      `export const handler = scheduleHandler(${JSON.stringify(area)}, {`,
+      `export const handler = ${factory}(${JSON.stringify(area)}, {`,
       ...definitions,
       '});',
       '',

@@ -5,7 +5,8 @@ import { areas, checkAreas, routesByArea } from '../manifest/index.ts';
 import { isRestApiRoute } from '../manifest/http.ts';
 import type { AreaModule, Host, RouteSpec } from '../manifest/types.ts';
 import { PlatformApi } from './api.ts';
-import { PlatformFunctions } from './area-functions.ts';
+import { functionTimeoutSec, PlatformFunctions } from './area-functions.ts';
+import { TaskQueues } from './task-queues.ts';
 import { PlatformData } from './data-stores.ts';
 import { PlatformIdentity } from './identity.ts';
 import { McpRuntimeFunction } from './mcp-runtime-function.ts';
@@ -73,6 +74,8 @@ export class PlatformStack extends Stack {
   readonly runtime: RuntimeFunction;
   readonly mcpRuntime: McpRuntimeFunction;
   readonly api: PlatformApi;
+  /** The SQS queue and dead-letter queue of every queue entry point. */
+  readonly taskQueues: TaskQueues;
   /** The containers of the areas' services (the voice bridge); none, and no VPC, when no area declares one. */
   readonly services: ServiceContainers | undefined;
 
@@ -109,6 +112,8 @@ export class PlatformStack extends Stack {
       PLATFORM_VERSION: props.version,
       USAGE_LOG_RETENTION_DAYS: String(retentionDays),
     };
+    // Before the services and functions: both send tasks to them.
+    this.taskQueues = new TaskQueues(this, 'TaskQueues', { modules, consumerTimeoutSec: functionTimeoutSec });
     servicesByHost(modules, routes);
     const services = servicesOf(modules);
     this.services =
@@ -117,6 +122,7 @@ export class PlatformStack extends Stack {
         : new ServiceContainers(this, 'Services', {
             services,
             modules,
+            taskQueues: this.taskQueues,
             environment,
             data: this.data,
             runtime: this.runtime.function,
@@ -137,6 +143,7 @@ export class PlatformStack extends Stack {
       oauth,
       entriesDir: props.entriesDir,
       modules: modulesFor(modules, routes),
+      taskQueues: this.taskQueues,
       // A service's host URL (VOICE_URL) for every function: discovery reports it, and nothing
       // there depends back on the functions.
       environment: { ...environment, ...this.services?.hostUrls },

@@ -22,6 +22,7 @@ import { Construct } from 'constructs';
 import type { Config } from '../../functions/core/config.ts';
 import { SERVICE_HEALTH_PATH } from '../../functions/service-main.ts';
 import { resourcesOf } from '../manifest/ports.ts';
+import type { TaskQueues } from './task-queues.ts';
 import type { AreaModule, Host, ServiceSpec } from '../manifest/types.ts';
 import type { PlatformData } from './data-stores.ts';
 import type { OAuthFunctionSettings } from './oauth-providers.ts';
@@ -64,6 +65,8 @@ const MCP_RUNTIME_FUNCTION_NAME: keyof Config = 'MCP_RUNTIME_FUNCTION_NAME';
 export interface ServiceContainersProps {
   /** The service entry points to run, each with its area module (`servicesOf`); checked by `servicesByHost` first. */
   readonly services: readonly { readonly spec: ServiceSpec; readonly area: AreaModule }[];
+  /** The queues a service may hand tasks to (its own area's, when it declares `tasks`). */
+  readonly taskQueues: TaskQueues;
   /** Every area module: where the ports a service's area uses are provided. */
   readonly modules: readonly AreaModule[];
   /** The configuration every function reads; the tasks read it too. */
@@ -234,7 +237,7 @@ export class ServiceContainers extends Construct {
     const resources = resourcesOf([area], [], props.modules);
     const role = taskDefinition.taskRole;
     props.data.grant(role, resources);
-    const ports: Record<string, string> = {};
+    const ports: Record<string, string> = { ...props.taskQueues.grantSend(role, resources.queueAreas) };
     if (resources.runtimes.has('python') && props.runtime !== undefined) {
       props.runtime.grantInvoke(role);
       ports[RUNTIME_FUNCTION_NAME] = props.runtime.functionName;

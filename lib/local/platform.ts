@@ -22,7 +22,9 @@ import { loadAreas } from './handlers.ts';
 import { startLocalScheduler, type LocalScheduler } from './scheduler.ts';
 import { startLocalServices, type LocalServices } from './services.ts';
 import { createLocalServer, LOCAL_HOST_PREFIX } from './server.ts';
+import { startLocalStorageEvents, type LocalStorageEvents } from './storage-events.ts';
 import { ensureBuckets, ensureTables, startLocalStores } from './stores.ts';
+import { createLocalTaskQueue, type LocalTaskQueue } from './task-queue.ts';
 
 export interface LocalPlatformOptions {
   readonly port: number;
@@ -56,7 +58,7 @@ export interface LocalPlatformOptions {
   readonly sandbox?: { readonly unsafeUserCode?: 'allow'; readonly uid?: number; readonly gid?: number; readonly maxProcesses?: number };
   /** What MCP servers' `fetch` may reach (MCP_EGRESS_ALLOW_HOSTS; default any public host). */
   readonly mcpEgressAllowHosts?: readonly string[];
-  /** The areas to serve: their routes, tables, buckets, schedules and services. @default the manifest's (lib/manifest/areas.ts) */
+  /** The areas to serve: their routes, entry points, tables and buckets. @default the manifest's (lib/manifest/areas.ts) */
   readonly areas?: readonly AreaModule[];
 }
 
@@ -69,6 +71,10 @@ export interface RunningPlatform {
   readonly ports: Ports;
   /** The in-process scheduler running the areas' schedules. */
   readonly scheduler: LocalScheduler;
+  /** The persistent in-process queue running the areas' queue entry points (tasks sent with the `tasks` port). */
+  readonly tasks: LocalTaskQueue;
+  /** Runs the areas' storage events for objects written to the local blob store. */
+  readonly storageEvents: LocalStorageEvents;
   close(): Promise<void>;
 }
 
@@ -144,6 +150,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       ...(options.mcpEgressAllowHosts ? { egressAllowHosts: options.mcpEgressAllowHosts } : {}),
     });
     cleanup.push(() => mcpRuntime.close());
+    // Tasks sent before it starts below cannot happen: routes answer 503 until the platform is ready.
+    const tasks = createLocalTaskQueue();
     const ready = createPorts(
       config,
       {
@@ -152,6 +160,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
         secretBox,
         compute,
         mcpRuntime,
+        taskQueue: tasks,
         secrets: options.secrets ?? null,
         log,
         ...(options.clock ? { clock: options.clock } : {}),
@@ -169,6 +178,16 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       served.flatMap((area) => area.buckets),
     );
     const createdAdminToken = await bootstrapAdmin(ready, dataDir);
+    // Resumes the tasks a previous run left pending. Stopped after the scheduler and storage events,
+    // which may send tasks (cleanup runs in reverse), before the stores its deliveries write to.
+    await tasks.start({ queues: loaded.queues, platform: ready });
+    cleanup.push(() => tasks.close());
+    const storageEvents = startLocalStorageEvents({
+      storageEvents: loaded.storageEvents,
+      platform: ready,
+      subscribe: (listener) => stores.onS3Event(listener),
+    });
+    cleanup.push(() => storageEvents.close());
     platform = ready;
     // Stopped before the runtimes and stores (cleanup runs in reverse), after in-flight requests.
     const scheduler = startLocalScheduler({ schedules: loaded.schedules, platform: ready });
@@ -184,6 +203,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       createdAdminToken,
       ports: ready,
       scheduler,
+      tasks,
+      storageEvents,
       // In-flight requests finish before the runtimes and the stores behind them are stopped. The
       // services drain meanwhile: the server counts their upgraded sockets as open connections, so
       // it cannot finish closing before they end them.

@@ -10,6 +10,11 @@ import type { BucketSpec, TableSpec } from '../manifest/types.ts';
 export interface LocalStores {
   readonly dynamoEndpoint: string;
   readonly s3Endpoint: string;
+  /**
+   * Calls `listener` with s3rver's S3-style notification (`{ Records: [...] }`) of every object
+   * written or removed, before s3rver answers the request. Returns the unsubscribe.
+   */
+  onS3Event(listener: (event: unknown) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -33,6 +38,10 @@ export async function startLocalStores(dataDir: string): Promise<LocalStores> {
   return {
     dynamoEndpoint: `http://127.0.0.1:${dynamoPort}`,
     s3Endpoint: `http://127.0.0.1:${s3Address.port}`,
+    onS3Event(listener) {
+      s3.on('event', listener);
+      return () => void s3.off('event', listener);
+    },
     async close() {
       await s3.close();
       await new Promise<void>((resolve) => dynamo.close(() => resolve()));

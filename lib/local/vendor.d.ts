@@ -24,6 +24,9 @@ declare module 's3rver' {
     constructor(options?: S3rverOptions);
     run(): Promise<AddressInfo | string>;
     close(): Promise<void>;
+    /** s3rver is a Koa app: it emits `event` with an S3 notification (`{ Records }`) for object writes and deletes. */
+    on(event: 'event', listener: (event: unknown) => void): this;
+    off(event: 'event', listener: (event: unknown) => void): this;
   }
   export default S3rver;
 }

@@ -1,5 +1,5 @@
 export * from './types.ts';
-export { routes, routesByArea, handlerModulePath, entryPoints, entryPointModulePath } from './routes.ts';
+export { routes, routesByArea, handlerModulePath, entryPoints, entryPointModulePath, entryPointsOf } from './routes.ts';
 export { tables, type TableName } from './tables.ts';
 export { buckets, type BucketName } from './buckets.ts';
 export { areas, areaNamed } from './areas.ts';

@@ -20,6 +20,7 @@ export const PORT_RESOURCES = {
   mcpRuntime: { runtime: 'mcp' },
   usageLogs: { tables: ['usage-logs'], buckets: ['blobs'] },
   blobs: { buckets: ['blobs'] },
+  tasks: { queues: 'own' },
 } as const satisfies Record<string, PortResources & { tables?: readonly TableName[] }>;
 
 /** A kernel port an area may declare. */
@@ -104,6 +105,8 @@ export interface FunctionResources {
   readonly oauthClients: boolean;
   readonly runTokenSecret: boolean;
   readonly runtimes: ReadonlySet<'python' | 'mcp'>;
+  /** Areas whose own queues the function may send tasks to: those it serves that declare `tasks`. */
+  readonly queueAreas: ReadonlySet<string>;
 }
 
 /**
@@ -118,6 +121,7 @@ export function resourcesOf(
   const tables = new Set<string>();
   const buckets = new Set<string>();
   const runtimes = new Set<'python' | 'mcp'>();
+  const queueAreas = new Set<string>();
   let secretsKey: 'open' | 'seal' | null = null;
   let oauthClients = false;
   const kernel = routes.some((r) => r.auth !== 'public' || r.rateLimit !== undefined);
@@ -129,8 +133,9 @@ export function resourcesOf(
       for (const b of needs.buckets ?? []) buckets.add(b);
       if (needs.runtime) runtimes.add(needs.runtime);
       if (needs.oauthClients) oauthClients = true;
+      if (needs.queues === 'own') queueAreas.add(area.name);
       if (needs.secretsKey === 'seal' || (needs.secretsKey === 'open' && secretsKey === null)) secretsKey = needs.secretsKey;
     }
   }
-  return { tables, buckets, secretsKey, oauthClients, runTokenSecret: kernel, runtimes };
+  return { tables, buckets, secretsKey, oauthClients, runTokenSecret: kernel, runtimes, queueAreas };
 }

@@ -1,5 +1,5 @@
 import { areas } from './areas.ts';
-import type { EntryPointSpec, RouteSpec } from './types.ts';
+import type { AreaModule, EntryPointSpec, RouteSpec } from './types.ts';
 
 /**
  * Every HTTP route of the platform, from the area modules (their own files list them, with the
@@ -30,6 +30,11 @@ export function handlerModulePath(r: Pick<RouteSpec, 'area' | 'handler' | 'folde
 
 /** Every entry point other than HTTP routes (schedules, queues, storage events, services). */
 export const entryPoints: readonly EntryPointSpec[] = areas.flatMap((area) => area.entryPoints);
+
+/** The entry points of `kind` an area declares, typed as that kind. */
+export function entryPointsOf<K extends EntryPointSpec['kind']>(area: Pick<AreaModule, 'entryPoints'>, kind: K): Extract<EntryPointSpec, { kind: K }>[] {
+  return area.entryPoints.filter((e): e is Extract<EntryPointSpec, { kind: K }> => e.kind === kind);
+}
 
 /** Module path of an entry point's handler: `functions/<area>/handlers/<handler>.<kind>.ts`. */
 export function entryPointModulePath(e: Pick<EntryPointSpec, 'area' | 'handler' | 'kind'> & { readonly folder?: string }): string {

@@ -99,6 +99,8 @@ export interface PortResources {
   readonly oauthClients?: true;
   /** The runtime functions user code runs in. */
   readonly runtime?: 'python' | 'mcp';
+  /** Sending to the declaring area's own queue entry points (never another area's). */
+  readonly queues?: 'own';
 }
 
 /**
@@ -132,6 +134,8 @@ export interface QueueSpec {
   readonly kind: 'queue';
   readonly id: string;
   readonly area: string;
+  /** As on a route: the area's folder when it is not `functions/<area>`. */
+  readonly folder?: string;
   /** Handler module: `functions/<area>/handlers/<handler>.queue.ts`. */
   readonly handler: string;
   readonly timeoutSec: number;
@@ -144,9 +148,13 @@ export interface StorageEventSpec {
   readonly kind: 'storageEvent';
   readonly id: string;
   readonly area: string;
+  /** As on a route: the area's folder when it is not `functions/<area>`. */
+  readonly folder?: string;
   /** Handler module: `functions/<area>/handlers/<handler>.storage.ts`. */
   readonly handler: string;
+  /** Logical name of a bucket some area module declares. */
   readonly bucket: string;
+  /** Key prefix (with its trailing slash); prefixes of one bucket's storage events must not overlap (S3 refuses that). */
   readonly prefix: string;
   readonly timeoutSec: number;
 }

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { portsForArea, UndeclaredPortError, type Ports } from '../../functions/ports.ts';
+import { createPlatformTasks, MAX_TASK_BYTES, TaskSendError, type TaskQueue } from '../../functions/core/tasks/tasks.ts';
 import { defineArea, providePort } from '../../lib/manifest/define.ts';
 import { areas, buckets, checkAreas, handlerModulePath, PORT_RESOURCES, resourcesOf, routes, tables } from '../../lib/manifest/index.ts';
 import { existsSync } from 'node:fs';
@@ -81,6 +82,83 @@ describe('portsForArea', () => {
   });
 });
 
+describe('the tasks port', () => {
+  /** A platform whose task queue records what it is handed. */
+  function platformWithQueue() {
+    const sent: { queue: string; body: string; delaySec: number }[] = [];
+    const queue: TaskQueue = { enqueue: async (spec, body, delaySec) => (sent.push({ queue: spec.id, body, delaySec }), { taskId: `t${sent.length}` }) };
+    const platform = { ...labelledPlatform(), tasks: createPlatformTasks(queue) } as Ports;
+    return { platform, sent };
+  }
+  const sender = defineArea({ name: 'sender', entryPoints: [{ kind: 'queue', handler: 'work' }], uses: ['tasks'] });
+  const other = defineArea({
+    name: 'other',
+    entryPoints: [
+      { kind: 'queue', handler: 'work' },
+      { kind: 'queue', handler: 'theirs' },
+    ],
+    uses: ['tasks'],
+  });
+
+  it("sends to the area's own queue by handler name, as JSON, with its delay", async () => {
+    // Prepare
+    const { platform, sent } = platformWithQueue();
+
+    // Act
+    const result = await portsForArea(platform, sender).tasks.send('work', { n: 1, text: 'é' }, { delaySec: 30 });
+    await portsForArea(platform, other).tasks.send('work', null);
+
+    // Assess
+    expect(result).toEqual({ taskId: 't1' });
+    expect(sent).toEqual([
+      { queue: 'sender.work', body: '{"n":1,"text":"é"}', delaySec: 30 },
+      { queue: 'other.work', body: 'null', delaySec: 0 },
+    ]);
+  });
+
+  it("refuses another area's queue, an unknown one, payloads that are not JSON or too large, bad delays, and sends outside a view", async () => {
+    // Prepare
+    const { platform, sent } = platformWithQueue();
+    const tasks = portsForArea(platform, sender).tasks;
+
+    // Act
+    const attempts = [
+      tasks.send('theirs', {}),
+      tasks.send('other.theirs', {}),
+      tasks.send('work', undefined),
+      tasks.send('work', { n: 1n }),
+      tasks.send('work', 'x'.repeat(MAX_TASK_BYTES)),
+      tasks.send('work', {}, { delaySec: 901 }),
+      tasks.send('work', {}, { delaySec: 1.5 }),
+      platform.tasks.send('work', {}),
+    ];
+    const outcomes = await Promise.allSettled(attempts);
+
+    // Assess
+    expect(sent).toEqual([]);
+    const messages = outcomes.map((o) => (o.status === 'rejected' && o.reason instanceof TaskSendError ? (o.reason as Error).message : 'not refused'));
+    expect(messages[0]).toContain('The sender area has no queue entry point named "theirs"; an area sends tasks only to its own queues (work)');
+    expect(messages[1]).toContain('no queue entry point named "other.theirs"');
+    expect(messages[2]).toContain('must be a JSON value, not undefined');
+    expect(messages[3]).toContain('cannot be written as JSON');
+    expect(messages[4]).toContain(`is ${MAX_TASK_BYTES + 2} bytes of JSON; the limit is ${MAX_TASK_BYTES} (SQS)`);
+    expect(messages[5]).toContain('from 0 to 900, not 901');
+    expect(messages[6]).toContain('not 1.5');
+    expect(messages[7]).toContain("through an area's view");
+  });
+
+  it('is an undeclared port for an area that does not list it', () => {
+    // Prepare
+    const { platform } = platformWithQueue();
+
+    // Act
+    const view = portsForArea(platform, defineArea({ name: 'quiet', entryPoints: [{ kind: 'queue', handler: 'work' }] }));
+
+    // Assess
+    expect(() => view.tasks).toThrow(UndeclaredPortError);
+  });
+});
+
 describe('the manifest, derived from the area modules', () => {
   it("has every route, table and bucket of every module once, each route in its own area's folder", () => {
     // Assess
@@ -120,6 +198,8 @@ describe('the manifest, derived from the area modules', () => {
     expect(runs.secretsKey).toBe('open');
     expect(runs.runTokenSecret).toBe(true);
     expect(runs.oauthClients).toBe(false);
+    expect([...runs.queueAreas]).toEqual([]);
+    expect([...resourcesOf([defineArea({ name: 'sends', uses: ['tasks'] })]).queueAreas]).toEqual(['sends']);
   });
 
   it('passes the module check: every used port provided once, every named table and bucket owned', () => {

@@ -1,8 +1,12 @@
-import type { EntryPointSpec, ScheduleSpec } from '../../../lib/manifest/types.ts';
+import type { ScheduleSpec } from '../../../lib/manifest/types.ts';
 import type { AreaModule } from '../../../lib/manifest/types.ts';
 import { portsForArea, type Ports } from '../../ports.ts';
 import type { Logger } from '../logger.ts';
 import { withSecretScope } from '../secret-scope.ts';
+import { runWithDeadline } from './deadline.ts';
+import type { QueueDefinition } from './queue.ts';
+import type { StorageEventDefinition } from './storage-event.ts';
+import type { ServiceDefinition } from './service.ts';
 
 /** What a scheduled handler receives: its area's view of the platform, a log, and when it was due. */
 export interface ScheduleContext {
@@ -24,19 +28,14 @@ export function defineSchedule(definition: { run(ctx: ScheduleContext): Promise<
   return { kind: 'schedule', run: (ctx) => definition.run(ctx) };
 }
 
-/** Any non-HTTP entry point's definition, by kind. Only schedules are wired so far (see ARCHITECTURE.md). */
-export type EntryPointDefinition = ScheduleDefinition;
+/** Any non-HTTP entry point's definition, by kind. */
+export type EntryPointDefinition = ScheduleDefinition | QueueDefinition | StorageEventDefinition | ServiceDefinition;
 
 /** An entry point with its handler's definition and its area, as both wirings bind them. */
 export interface BoundSchedule {
   readonly spec: ScheduleSpec;
   readonly definition: ScheduleDefinition;
   readonly area: AreaModule;
-}
-
-/** Kinds declared in the manifest whose wirings are not built yet: a module using one fails at start and at synth. */
-export function assertWired(entry: EntryPointSpec): asserts entry is ScheduleSpec {
-  if (entry.kind !== 'schedule') throw new Error(`Entry point ${entry.id} is a ${entry.kind}; only schedules have local and cloud wirings so far.`);
 }
 
 /**
@@ -48,23 +47,10 @@ export async function runSchedule(bound: BoundSchedule, platform: Ports, firedAt
   return withSecretScope(async () => {
     const log = platform.log.child({ entryPoint: bound.spec.id, firedAt: firedAt.toISOString() });
     const started = platform.clock.now();
-    const deadline = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<'timed-out'>((resolve) => {
-      timer = setTimeout(() => {
-        deadline.abort(new Error(`schedule ${bound.spec.id} timed out after ${bound.spec.timeoutSec} s`));
-        resolve('timed-out');
-      }, bound.spec.timeoutSec * 1000);
-    });
-    const run = bound.definition.run({ ports: portsForArea(platform, bound.area), log, firedAt, signal: deadline.signal }).then(
-      () => 'succeeded' as const,
-      (error: unknown) => {
-        log.error('scheduled run failed', { error });
-        return 'failed' as const;
-      },
+    const { outcome, error } = await runWithDeadline(bound.spec.timeoutSec, `schedule ${bound.spec.id}`, (signal) =>
+      bound.definition.run({ ports: portsForArea(platform, bound.area), log, firedAt, signal }),
     );
-    const outcome = await Promise.race([run, timedOut]);
-    clearTimeout(timer);
+    if (outcome === 'failed') log.error('scheduled run failed', { error });
     log.info('scheduled run ended', { outcome, durationMs: platform.clock.now() - started });
     return outcome;
   });
