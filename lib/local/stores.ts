@@ -91,6 +91,14 @@ async function ensureTable(client: DynamoDBClient, prefix: string, table: TableS
         : undefined,
     }),
   );
+  // dynalite answers CreateTable while the table is still CREATING, and refuses writes until it
+  // turns ACTIVE a tick later (later still on a loaded machine): wait, so callers can write at once.
+  for (let attempt = 0; ; attempt += 1) {
+    const { Table } = await client.send(new DescribeTableCommand({ TableName }));
+    if (Table?.TableStatus === 'ACTIVE') return;
+    if (attempt >= 200) throw new Error(`Table ${TableName} is still ${Table?.TableStatus ?? 'missing'} after creation.`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 export async function ensureBuckets(client: S3Client, prefix: string, buckets: readonly BucketSpec[]): Promise<void> {
