@@ -107,6 +107,11 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
   try {
     const served = options.areas ?? areas;
     checkAreas(served);
+    // The stores' process starts while this one imports the handlers: each takes a few hundred ms.
+    const storesStarting = startLocalStores(dataDir);
+    // Awaited below or by the clean-up; a failure to start must not surface as an unhandled rejection first.
+    storesStarting.catch(() => undefined);
+    cleanup.push(async () => (await storesStarting).close());
     const loaded = await loadAreas(served);
     let services: LocalServices | null = null;
     const server = createLocalServer({
@@ -123,8 +128,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     const address = server.address() as AddressInfo;
     const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${address.port}`;
 
-    const stores = await startLocalStores(dataDir);
-    cleanup.push(() => stores.close());
+    const stores = await storesStarting;
     const config = localConfig(url, stores, options.logLevel ?? 'info', options.env ?? process.env, served);
     const masterKey = await loadMasterKey(dataDir);
     const secretBox = createLocalSecretBox(masterKey);
@@ -186,6 +190,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       storageEvents: loaded.storageEvents,
       platform: ready,
       subscribe: (listener) => stores.onS3Event(listener),
+      flush: () => stores.flushS3Events(),
     });
     cleanup.push(() => storageEvents.close());
     platform = ready;

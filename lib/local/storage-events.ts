@@ -21,6 +21,8 @@ export interface LocalStorageEventsOptions {
   readonly platform: Ports;
   /** Subscribes to s3rver's S3-style notifications; returns the unsubscribe. */
   readonly subscribe: (listener: (event: unknown) => void) => () => void;
+  /** Resolves once the notifications of every write already answered have been delivered (the stores run in their own process). @default none to wait for */
+  readonly flush?: () => Promise<void>;
   /** The wait before the attempt after `attempt` failed. @default 1 s, then 2 s */
   readonly retryDelayMs?: (attempt: number) => number;
 }
@@ -28,7 +30,8 @@ export interface LocalStorageEventsOptions {
 /**
  * Runs the storage events of every object created in the local blob store: s3rver emits an S3-style
  * notification for each PutObject, presigned PUT, POST, copy and completed multipart upload, before
- * it answers the writer, so a client that saw its write succeed can wait for `idle()`. Like Lambda
+ * it answers the writer, so a client that saw its write succeed can wait for `idle()`, which first
+ * lets the notifications already sent arrive (`flush`). Like Lambda
  * for S3's asynchronous invocations, a failed run is retried up to STORAGE_EVENT_ATTEMPTS in all,
  * then given up and logged at error; unlike the local task queue nothing is persisted, as S3 does
  * not keep undelivered events either.
@@ -87,6 +90,7 @@ export function startLocalStorageEvents(options: LocalStorageEventsOptions): Loc
 
   return {
     async idle() {
+      await options.flush?.();
       while (running.size > 0) await Promise.allSettled([...running]);
     },
     async close() {

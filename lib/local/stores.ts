@@ -1,50 +1,116 @@
-import { mkdir } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { fork } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { transform } from 'esbuild';
 import { CreateTableCommand, DescribeTableCommand, type DynamoDBClient, type AttributeDefinition } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, HeadBucketCommand, type S3Client } from '@aws-sdk/client-s3';
-import dynalite from 'dynalite';
-import S3rver from 's3rver';
 import type { BucketSpec, TableSpec } from '../manifest/types.ts';
+import type { StoresMessage, StoresRequest } from './stores-process.ts';
 
 export interface LocalStores {
   readonly dynamoEndpoint: string;
   readonly s3Endpoint: string;
   /**
    * Calls `listener` with s3rver's S3-style notification (`{ Records: [...] }`) of every object
-   * written or removed, before s3rver answers the request. Returns the unsubscribe.
+   * written or removed. Returns the unsubscribe.
    */
   onS3Event(listener: (event: unknown) => void): () => void;
+  /**
+   * Resolves once every notification of a write that has already been answered has reached the
+   * listeners: s3rver sends it before answering, and messages from the stores' process arrive in
+   * order, so one round trip is enough.
+   */
+  flushS3Events(): Promise<void>;
   close(): Promise<void>;
 }
 
-/** Starts dynalite and s3rver on free loopback ports, persisting under `dataDir`. */
+/** How long the stores' process may take to close before it is killed. */
+const CLOSE_GRACE_MS = 10_000;
+
+const STORES_PROCESS_SOURCE = fileURLToPath(new URL('./stores-process.ts', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * The stores' process as plain JavaScript, compiled from its source when that changed: under
+ * `--import tsx` the process took about twice as long to be ready, and it is on the path of every
+ * start. Written under the project's `.tmp/` so its imports resolve from the project's packages.
+ */
+async function storesProcessEntry(): Promise<string> {
+  const source = await readFile(STORES_PROCESS_SOURCE, 'utf8');
+  const file = join(REPO_ROOT, '.tmp', `stores-process-${createHash('sha256').update(source).digest('hex').slice(0, 16)}.mjs`);
+  if (existsSync(file)) return file;
+  const { code } = await transform(source, { loader: 'ts', format: 'esm', platform: 'node', target: 'node20', sourcefile: STORES_PROCESS_SOURCE });
+  await mkdir(dirname(file), { recursive: true });
+  // Two starts at once may both compile: each writes its own file and renames it into place.
+  const partial = `${file}.${process.pid}.${Date.now()}`;
+  await writeFile(partial, code);
+  await rename(partial, file);
+  return file;
+}
+
+/**
+ * Starts dynalite and s3rver in a process of their own (stores-process.ts) on free loopback ports,
+ * persisting under `dataDir`: off the platform's event loop, still started and stopped with it.
+ */
 export async function startLocalStores(dataDir: string): Promise<LocalStores> {
-  const dynamoDir = join(dataDir, 'dynamodb');
-  const s3Dir = join(dataDir, 's3');
-  await mkdir(dynamoDir, { recursive: true });
-  await mkdir(s3Dir, { recursive: true });
-
-  const dynamo = dynalite({ path: dynamoDir, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  await new Promise<void>((resolve, reject) => {
-    dynamo.once('error', reject);
-    dynamo.listen(0, '127.0.0.1', () => resolve());
+  const child = fork(await storesProcessEntry(), [], {
+    // s3rver's paged listings need the legacy OpenSSL provider under OpenSSL 3 (STACK-NOTES).
+    execArgv: ['--openssl-legacy-provider'],
+    env: { ...process.env, NODE_OPTIONS: '' },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    serialization: 'advanced',
   });
-  const dynamoPort = (dynamo.address() as AddressInfo).port;
-
-  const s3 = new S3rver({ address: '127.0.0.1', port: 0, directory: s3Dir, silent: true });
-  const s3Address = (await s3.run()) as AddressInfo;
+  const listeners = new Set<(event: unknown) => void>();
+  const flushes = new Map<number, () => void>();
+  let nextFlush = 0;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const ready = new Promise<{ dynamoPort: number; s3Port: number }>((resolve, reject) => {
+    child.once('error', reject);
+    void exited.then(() => reject(new Error('The local stores process exited before it was ready.')));
+    child.on('message', (message: StoresMessage) => {
+      if (message.type === 'ready') resolve(message);
+      else if (message.type === 'failed') reject(new Error(`The local stores could not start: ${message.message}`));
+      else if (message.type === 's3-event') for (const listener of listeners) listener(message.event);
+      else if (message.type === 'flushed') flushes.get(message.id)?.();
+    });
+  });
+  child.send({ type: 'start', dataDir } satisfies StoresRequest);
+  const { dynamoPort, s3Port } = await ready.catch((error: unknown) => {
+    child.kill();
+    throw error;
+  });
+  // While it runs, an unexpected exit fails every store call with connection refused, which the
+  // platform reports; it must not keep the platform's process alive on its own either.
+  child.unref();
+  child.channel?.unref();
 
   return {
     dynamoEndpoint: `http://127.0.0.1:${dynamoPort}`,
-    s3Endpoint: `http://127.0.0.1:${s3Address.port}`,
+    s3Endpoint: `http://127.0.0.1:${s3Port}`,
     onS3Event(listener) {
-      s3.on('event', listener);
-      return () => void s3.off('event', listener);
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+    flushS3Events() {
+      if (!child.connected) return Promise.resolve();
+      const id = nextFlush++;
+      return new Promise<void>((resolve) => {
+        flushes.set(id, () => {
+          flushes.delete(id);
+          resolve();
+        });
+        child.send({ type: 'flush', id } satisfies StoresRequest);
+      });
     },
     async close() {
-      await s3.close();
-      await new Promise<void>((resolve) => dynamo.close(() => resolve()));
+      if (child.connected) child.send({ type: 'close' } satisfies StoresRequest);
+      // Both servers close in milliseconds; one that hangs must not hang the platform's stop.
+      const stuck = setTimeout(() => child.kill('SIGKILL'), CLOSE_GRACE_MS);
+      await exited;
+      clearTimeout(stuck);
     },
   };
 }

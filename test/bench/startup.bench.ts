@@ -43,10 +43,10 @@ async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
 const startPlatform = (dataDir: string) => startLocalPlatform({ port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent' });
 
 /**
- * The floor under `startLocalPlatform`: dynalite and s3rver started on the same kind of directory
- * and each answering one call through a fresh client. The call matters: dynalite opens LevelDB
- * lazily, so `startLocalStores` alone returns in under a millisecond and the open lands on
- * whoever asks first.
+ * The floor under `startLocalPlatform`: the stores' process started on the same kind of directory
+ * and each store answering one call through a fresh client. The call matters: dynalite opens
+ * LevelDB lazily, so the open lands on whoever asks first. The platform imports its handlers while
+ * this process starts, so the two overlap.
  */
 async function storesAnswering(dataDir: string): Promise<() => Promise<void>> {
   const stores = await startLocalStores(dataDir);
