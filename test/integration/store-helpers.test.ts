@@ -1,4 +1,4 @@
-import { BatchWriteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeCursor, type Page } from '../../functions/core/db/cursor.ts';
 import { sendIf, writeIf, type Db } from '../../functions/core/db/dynamo.ts';
@@ -268,6 +268,85 @@ describe('store helpers on dynalite', () => {
       expect(first.items).toEqual([]);
       expect(first.nextCursor).not.toBeNull();
       expect(rest.seen).toEqual(['needle-00000']);
+    });
+
+    /** `db` with its Query calls and the items they evaluated (before filters) counted. */
+    function countingReads() {
+      const reads = { calls: 0, items: 0 };
+      const send = db.doc.send.bind(db.doc) as (command: unknown) => Promise<{ ScannedCount?: number }>;
+      const doc = Object.create(db.doc, {
+        send: {
+          value: async (command: unknown) => {
+            const out = await send(command);
+            if (command instanceof QueryCommand) {
+              reads.calls += 1;
+              reads.items += out.ScannedCount ?? 0;
+            }
+            return out;
+          },
+        },
+      }) as Db['doc'];
+      const reset = () => Object.assign(reads, { calls: 0, items: 0 });
+      return { db: { ...db, doc }, reads, reset };
+    }
+
+    it('reads a page and one item past it, whatever the partition holds, on the first page and from a cursor', async () => {
+      // Prepare
+      await putConversations('small', 25, () => 'agent-b');
+      await putConversations('large', 1_000, () => 'agent-b');
+      const counted = countingReads();
+      const cost = async (userId: string, cursor: string | null) => {
+        counted.reset();
+        const page = await listPage<{ conversationId: string }>(counted.db, conversationsOf(userId), 20, cursor);
+        return { page, reads: { ...counted.reads } };
+      };
+      // Act
+      const small = await cost('small', null);
+      const large = await cost('large', null);
+      const largeNext = await cost('large', large.page.nextCursor);
+      // Assess
+      expect(small.reads).toEqual({ calls: 1, items: 21 });
+      expect(large.reads).toEqual({ calls: 1, items: 21 });
+      expect(largeNext.reads).toEqual({ calls: 1, items: 21 });
+      expect(largeNext.page.items[0]?.conversationId).toBe('large-00979');
+    });
+
+    it('fills a page that a common filter thins out with reads that follow the page, not the partition', async () => {
+      // Prepare: one item in ten fails the filter, as deleted agents among active ones.
+      await putConversations('thinned-small', 40, (i) => (i % 10 === 3 ? 'agent-b' : 'agent-a'));
+      await putConversations('thinned-large', 1_000, (i) => (i % 10 === 3 ? 'agent-b' : 'agent-a'));
+      const counted = countingReads();
+      const cost = async (userId: string) => {
+        counted.reset();
+        const page = await listPage(counted.db, conversationsOf(userId, withAgentA), 20, null);
+        return { size: page.items.length, reads: { ...counted.reads } };
+      };
+      // Act
+      const small = await cost('thinned-small');
+      const large = await cost('thinned-large');
+      // Assess
+      expect(small.size).toBe(20);
+      expect(large).toEqual(small);
+      expect(large.reads.calls).toBeLessThanOrEqual(2);
+      expect(large.reads.items).toBeLessThanOrEqual(2 * 21);
+    });
+
+    it('serves an offset by reading the keys it skips, then the page: in proportion to offset plus page, and bounded', async () => {
+      // Prepare
+      await putConversations('offset', 300, () => 'agent-b');
+      await putConversations('haystack', 2_000, () => 'agent-b');
+      const counted = countingReads();
+      // Act
+      const page = await listPage<{ conversationId: string }>(counted.db, conversationsOf('offset'), 20, null, 40);
+      const reads = { ...counted.reads };
+      const pastTheEnd = await listPage(db, conversationsOf('offset'), 20, null, 300);
+      const tooFar = await listPage(db, conversationsOf('haystack', withAgentA), 20, null, 1).catch((error: unknown) => error);
+      // Assess
+      expect(page.items.map((item) => item.conversationId)).toEqual(Array.from({ length: 20 }, (_, i) => `offset-${String(259 - i).padStart(5, '0')}`));
+      expect(reads).toEqual({ calls: 2, items: 40 + 21 });
+      expect(pastTheEnd).toEqual({ items: [], nextCursor: null });
+      expect(tooFar).toBeInstanceOf(ValidationError);
+      expect((tooFar as ValidationError).issues).toEqual([expect.stringMatching(/^offset: .*cursor/)]);
     });
 
     it("refuses a cursor of another partition's listing, or one it did not make, with a 400", async () => {
