@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeCursor, type Page } from '../../functions/core/db/cursor.ts';
 import { sendIf, writeIf, type Db } from '../../functions/core/db/dynamo.ts';
 import { listPage, type IndexListing } from '../../functions/core/db/listing.ts';
+import { createOwnerCounts, STALE_PENDING_MS, type OwnerCounts } from '../../functions/core/db/owner-count.ts';
 import { putIfUnchanged } from '../../functions/core/db/optimistic-update.ts';
 import { createUniqueClaims, STALE_CLAIM_MS, type UniqueClaims } from '../../functions/core/db/unique-claim.ts';
 import { ValidationError } from '../../functions/core/errors.ts';
@@ -359,6 +360,106 @@ describe('store helpers on dynalite', () => {
       );
       // Assess
       for (const attempt of attempts) expect(attempt).toBeInstanceOf(ValidationError);
+    });
+  });
+
+  describe('per-owner counts', () => {
+    const MAX = 5;
+    /** The records being counted: resource id -> owner, as a store's table would hold them. */
+    const records = new Map<string, string>();
+    const clock = { at: T0, now: () => clock.at };
+    let counts: OwnerCounts;
+    let nextId = 0;
+    const newId = () => `res-${nextId++}`;
+    const putRecord = (ownerId: string, id: string) => async () => {
+      records.set(id, ownerId);
+      return true as const;
+    };
+    const heldBy = (ownerId: string) => [...records.values()].filter((owner) => owner === ownerId).length;
+    const counter = async (ownerId: string) =>
+      (await db.doc.send(new GetCommand({ TableName: db.table('action-counts'), Key: { ownerId }, ConsistentRead: true }))).Item;
+
+    beforeAll(() => {
+      counts = createOwnerCounts(db, {
+        table: db.table('action-counts'),
+        max: MAX,
+        clock,
+        holds: async (ownerId, id) => records.get(id) === ownerId,
+        countHeld: async (ownerId) => heldBy(ownerId),
+      });
+    });
+
+    it('lets exactly as many concurrent adds land as there are places left, and refuses the rest', async () => {
+      // Prepare
+      await counts.add('racer', newId(), putRecord('racer', 'res-first'));
+      // Act
+      const outcomes = await Promise.all(Array.from({ length: 12 }, () => newId()).map((id) => counts.add('racer', id, putRecord('racer', id))));
+      // Assess
+      expect(outcomes.filter((o) => o === true)).toHaveLength(MAX - 1);
+      expect(outcomes.filter((o) => o === 'limit')).toHaveLength(12 - (MAX - 1));
+      expect(heldBy('racer')).toBe(MAX);
+      expect(await counter('racer')).toEqual({ ownerId: 'racer', held: MAX, pending: {} });
+    });
+
+    it('gives the place back when the write is refused or fails without landing, and keeps it when it landed', async () => {
+      // Prepare
+      const failure = new Error('connection reset');
+      const landedId = newId();
+      // Act
+      const refused = await counts.add('writer', newId(), async () => false);
+      const lost = await counts.add('writer', newId(), () => Promise.reject(failure)).catch((error: unknown) => error);
+      const landed = await counts
+        .add('writer', landedId, async () => {
+          records.set(landedId, 'writer');
+          throw failure;
+        })
+        .catch((error: unknown) => error);
+      // Assess
+      expect([refused, lost, landed]).toEqual([false, failure, failure]);
+      expect(await counter('writer')).toEqual({ ownerId: 'writer', held: 1, pending: {} });
+    });
+
+    it('gives a place back on remove only when the record was removed', async () => {
+      // Prepare
+      const id = newId();
+      await counts.add('remover', id, putRecord('remover', id));
+      // Act
+      const removed = await counts.remove('remover', id, async () => records.delete(id));
+      const again = await counts.remove('remover', id, async () => records.delete(id));
+      // Assess
+      expect([removed, again]).toEqual([true, false]);
+      expect(await counts.count('remover')).toBe(0);
+    });
+
+    it('starts the counter of an owner whose records predate it from a count of the records', async () => {
+      // Prepare
+      for (let i = 0; i < MAX - 1; i++) records.set(`legacy-${i}`, 'legacy');
+      // Act
+      const outcomes = await Promise.all([newId(), newId(), newId()].map((id) => counts.add('legacy', id, putRecord('legacy', id))));
+      // Assess
+      expect(outcomes.filter((o) => o === true)).toHaveLength(1);
+      expect(await counts.count('legacy')).toBe(MAX);
+    });
+
+    it('settles an operation that stopped half-way by its record once it is stale, and refuses one still under way', async () => {
+      // Prepare: an owner at the limit with three operations that stopped after taking a place; one had written its record.
+      const owner = 'crashed';
+      const ids = [newId(), newId(), newId()];
+      records.set(ids[0]!, owner);
+      for (const id of [newId(), newId()]) await counts.add(owner, id, putRecord(owner, id));
+      const pending = Object.fromEntries(ids.map((id) => [id, clock.at]));
+      await db.doc.send(new PutCommand({ TableName: db.table('action-counts'), Item: { ownerId: owner, held: MAX, pending } }));
+      const youngId = newId();
+      const young = await counts.add(owner, youngId, putRecord(owner, youngId));
+      const sameIdYoung = await counts.remove(owner, ids[1]!, async () => true);
+      clock.at += STALE_PENDING_MS + 1;
+      // Act
+      const afterRepair = await Promise.all([newId(), newId(), newId()].map((id) => counts.add(owner, id, putRecord(owner, id))));
+      // Assess
+      expect([young, sameIdYoung]).toEqual(['limit', 'busy']);
+      expect(afterRepair.filter((o) => o === true)).toHaveLength(2);
+      expect(heldBy(owner)).toBe(MAX);
+      expect(await counter(owner)).toEqual({ ownerId: owner, held: MAX, pending: {} });
     });
   });
 
