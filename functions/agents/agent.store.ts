@@ -2,18 +2,11 @@ import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { systemClock } from '../core/clock.ts';
 import type { Page } from '../core/db/cursor.ts';
 import { countItems, type Db, writeIf } from '../core/db/dynamo.ts';
-import { listPage, type IndexListing } from '../core/db/listing.ts';
+import { listPage, type IndexListing, type PageRequest } from '../core/db/listing.ts';
 import { putIfUnchanged } from '../core/db/optimistic-update.ts';
 import { createOwnerCounts } from '../core/db/owner-count.ts';
 import { createUniqueClaims } from '../core/db/unique-claim.ts';
 import type { AgentRecord, AgentStatus } from './agent.schema.ts';
-
-/** Where a listing starts: after `cursor` (a `nextCursor`), then past `offset` matching agents. */
-export interface AgentPageRequest {
-  readonly limit: number;
-  readonly cursor?: string | undefined;
-  readonly offset?: number | undefined;
-}
 
 /**
  * Agents by id, with the name unique per owner: `agent-names` is keyed by `{ownerId}#{agentName}`
@@ -36,13 +29,9 @@ export interface AgentStore {
    */
   update(current: AgentRecord, changes: Partial<AgentRecord>, now: number): Promise<AgentRecord | 'name-taken' | 'changed'>;
   /** A page of an owner's agents in one status, newest first, optionally of one visibility. */
-  listByOwner(
-    ownerId: string,
-    filter: { status: AgentStatus; visibility?: 'private' | 'public' | undefined },
-    page: AgentPageRequest,
-  ): Promise<Page<AgentRecord>>;
+  listByOwner(ownerId: string, filter: { status: AgentStatus; visibility?: 'private' | 'public' | undefined }, page: PageRequest): Promise<Page<AgentRecord>>;
   /** A page of the active public agents, newest first. */
-  listPublic(page: AgentPageRequest): Promise<Page<AgentRecord>>;
+  listPublic(page: PageRequest): Promise<Page<AgentRecord>>;
   /** How many agents the owner holds, deleted ones included (one read of their counter). */
   countByOwner(ownerId: string): Promise<number>;
   /** Counts one invocation in the agent's current-month counter. */
@@ -97,7 +86,7 @@ export function createAgentStore(db: Db): AgentStore {
     newestFirst: true,
     filter,
   });
-  const pageOf = async (list: IndexListing, page: AgentPageRequest): Promise<Page<AgentRecord>> => {
+  const pageOf = async (list: IndexListing, page: PageRequest): Promise<Page<AgentRecord>> => {
     const read = await listPage<Record<string, unknown>>(db, list, page.limit, page.cursor, page.offset);
     return { items: read.items.map(fromItem), nextCursor: read.nextCursor };
   };

@@ -3,7 +3,7 @@ import type { BlobStore } from '../core/blobs.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Page } from '../core/db/cursor.ts';
 import { countItems, type Db, writeIf, queryItems, sendIf } from '../core/db/dynamo.ts';
-import { listPage, type IndexListing } from '../core/db/listing.ts';
+import { listPage, type IndexListing, type PageRequest } from '../core/db/listing.ts';
 import { createOwnerCounts } from '../core/db/owner-count.ts';
 import { createUniqueClaims } from '../core/db/unique-claim.ts';
 import { ConflictError } from '../core/errors.ts';
@@ -25,12 +25,6 @@ export interface VersionDraft {
   readonly rollbackOf: number | null;
   readonly tools: readonly string[];
   readonly sourceCode: string;
-}
-
-/** Where a listing starts: after `cursor`, a `nextCursor` of an earlier page. */
-export interface ServerPageRequest {
-  readonly limit: number;
-  readonly cursor?: string | undefined;
 }
 
 /** Fields of a server that change without a new version. */
@@ -80,9 +74,9 @@ export interface McpServerStore {
   /** How many servers the owner holds (one read of their counter). */
   countByOwner(ownerId: string): Promise<number>;
   /** A page of an owner's servers, newest first, optionally of one visibility. */
-  listByOwner(ownerId: string, filter: { visibility?: 'private' | 'public' | undefined }, page: ServerPageRequest): Promise<Page<McpServerRecord>>;
+  listByOwner(ownerId: string, filter: { visibility?: 'private' | 'public' | undefined }, page: Omit<PageRequest, 'offset'>): Promise<Page<McpServerRecord>>;
   /** A page of the public servers, newest first. */
-  listPublic(page: ServerPageRequest): Promise<Page<McpServerRecord>>;
+  listPublic(page: Omit<PageRequest, 'offset'>): Promise<Page<McpServerRecord>>;
   getVersion(serverId: string, version: number): Promise<McpVersion | null>;
   /** Newest first, without sources. */
   listVersions(serverId: string, limit: number): Promise<McpVersionSummary[]>;

@@ -11,6 +11,13 @@ const MAX_CALLS_PER_PAGE = 10;
 const FILTERED_PAGE_ITEMS = 100;
 const MAX_SKIP_CALLS = 20;
 
+/** Where a page starts: after `cursor` (a `nextCursor` of an earlier page), then past `offset` matching items. */
+export interface PageRequest {
+  readonly limit: number;
+  readonly cursor?: string | null | undefined;
+  readonly offset?: number | undefined;
+}
+
 /**
  * One partition of an index, listed page by page: an owner's resources (`byOwner`), the public
  * ones (a sparse index whose partition key only listed items carry), a user's tokens.
