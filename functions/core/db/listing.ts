@@ -51,8 +51,8 @@ export interface IndexListing {
  *
  * `offset` (for APIs whose pagination is an offset) passes over that many matching items first,
  * reading only their keys; it costs reads in proportion to the offset, so it is bounded too: an
- * offset that MAX_SKIP_CALLS calls do not reach is a 400 that points to the cursor, which costs
- * nothing to resume from.
+ * offset that MAX_SKIP_CALLS calls do not reach is a 400 that points to the cursor, which resumes
+ * at the cost of a page.
  */
 export async function listPage<T extends object>(
   db: Db,
