@@ -96,9 +96,6 @@ export interface CreateActionInput {
 export async function createAction(actor: Actor, input: CreateActionInput, ports: ActionPorts) {
   const owner = requireAlias(actor);
   await checkSource(ports.compute, input.sourceCode);
-  if ((await ports.actions.countByOwner(owner.userId)) >= MAX_ACTIONS_PER_OWNER) {
-    throw new ConflictError(`An account may own at most ${MAX_ACTIONS_PER_OWNER} actions.`);
-  }
   const now = ports.clock.now();
   const action: ActionRecord = {
     actionId: input.actionId ?? newActionId(),
@@ -119,7 +116,10 @@ export async function createAction(actor: Actor, input: CreateActionInput, ports
     createdAt: now,
     updatedAt: now,
   };
-  if (!(await ports.actions.create(action))) throw new ConflictError(`Action id ${action.actionId} is already taken.`);
+  // The store enforces the per-owner limit with the create itself, so concurrent creates cannot pass it.
+  const created = await ports.actions.create(action);
+  if (created === 'limit') throw new ConflictError(`An account may own at most ${MAX_ACTIONS_PER_OWNER} actions.`);
+  if (created === 'taken') throw new ConflictError(`Action id ${action.actionId} is already taken.`);
   return { actionId: action.actionId, message: `Action ${action.actionName} created.` };
 }
 
@@ -197,6 +197,8 @@ export async function updateAction(actor: UserActor, input: UpdateActionInput, p
 export async function deleteAction(actor: UserActor, actionId: string, ports: ActionPorts) {
   const action = await loadAction(actionId, ports);
   assertOwner(actor, action);
-  if (!(await ports.actions.delete(actionId, actor.userId))) throw new NotFoundError(`Action ${actionId} not found.`, 'ACTION_NOT_FOUND');
+  const deleted = await ports.actions.delete(actionId, actor.userId);
+  if (deleted === 'busy') throw new ConflictError(`Action ${actionId} is being changed right now; retry.`);
+  if (!deleted) throw new NotFoundError(`Action ${actionId} not found.`, 'ACTION_NOT_FOUND');
   return { actionId, message: 'Action deleted.' };
 }

@@ -3,6 +3,7 @@ import type { Page } from '../core/db/cursor.ts';
 import { countItems, type Db, writeIf } from '../core/db/dynamo.ts';
 import { listPage } from '../core/db/listing.ts';
 import { putIfUnchanged } from '../core/db/optimistic-update.ts';
+import { createOwnerCounts } from '../core/db/owner-count.ts';
 import type { ActionRecord, ActionStatus } from './action.schema.ts';
 
 /** What a listing may be narrowed by; every filter is applied by DynamoDB on the index query. */
@@ -18,16 +19,22 @@ export interface ActionFilter {
 
 /**
  * Actions by id: the id is the key, so a supplied id that exists is refused by the conditional
- * put. Owners' listings use the `byOwner` index, public listings the sparse `publicActions` index.
+ * put. Owners' listings use the `byOwner` index, public listings the sparse `publicActions` index;
+ * the per-owner limit is a counter (`action-counts`, `core/db/owner-count.ts`) that create and
+ * delete keep with the record.
  */
 export interface ActionStore {
   get(actionId: string): Promise<ActionRecord | null>;
-  /** False when the id is taken. */
-  create(action: ActionRecord): Promise<boolean>;
+  /**
+   * 'taken' when the id is (or a create or delete of it is under way), 'limit' when the owner
+   * holds MAX_ACTIONS_PER_OWNER.
+   */
+  create(action: ActionRecord): Promise<'created' | 'taken' | 'limit'>;
   /** Writes `changes` if the action still has the `updatedAt` it was read with; 'changed' otherwise. */
   update(current: ActionRecord, changes: Partial<ActionRecord>, now: number): Promise<ActionRecord | 'changed'>;
-  /** False when it was already gone (or owned by someone else). */
-  delete(actionId: string, ownerId: string): Promise<boolean>;
+  /** False when it was already gone (or owned by someone else); 'busy' while a create or delete of it is under way. */
+  delete(actionId: string, ownerId: string): Promise<boolean | 'busy'>;
+  /** How many actions the owner holds (one read of their counter). */
   countByOwner(ownerId: string): Promise<number>;
   /** An owner's actions, newest first. */
   listByOwner(ownerId: string, filter: ActionFilter, limit: number, cursor: string | undefined): Promise<Page<ActionRecord>>;
@@ -84,6 +91,18 @@ export function filterExpression(filter: ActionFilter): FilterExpression {
 
 export function createActionStore(db: Db): ActionStore {
   const table = db.table('actions');
+  const get = async (actionId: string) => {
+    const out = await db.doc.send(new GetCommand({ TableName: table, Key: { actionId }, ConsistentRead: true }));
+    return (out.Item as ActionRecord | undefined) ?? null;
+  };
+  // Ids may be supplied and reused after a delete, so holding one means the record is this owner's.
+  const counts = createOwnerCounts(db, {
+    table: db.table('action-counts'),
+    max: MAX_ACTIONS_PER_OWNER,
+    holds: async (ownerId, actionId) => (await get(actionId))?.ownerId === ownerId,
+    countHeld: (ownerId) =>
+      countItems(db, { TableName: table, IndexName: 'byOwner', KeyConditionExpression: 'ownerId = :o', ExpressionAttributeValues: { ':o': ownerId } }),
+  });
 
   /** An owner's or the public listing, narrowed by `filter` on DynamoDB's side. */
   function listIndex(
@@ -115,26 +134,33 @@ export function createActionStore(db: Db): ActionStore {
   }
 
   return {
-    async get(actionId) {
-      const out = await db.doc.send(new GetCommand({ TableName: table, Key: { actionId }, ConsistentRead: true }));
-      return (out.Item as ActionRecord | undefined) ?? null;
-    },
+    get,
     async create(action) {
-      return writeIf(db.doc.send(new PutCommand({ TableName: table, Item: withListing(action), ConditionExpression: 'attribute_not_exists(actionId)' })));
+      const created = await counts.add(action.ownerId, action.actionId, () =>
+        writeIf(db.doc.send(new PutCommand({ TableName: table, Item: withListing(action), ConditionExpression: 'attribute_not_exists(actionId)' }))),
+      );
+      if (created === true) return 'created';
+      return created === 'limit' ? 'limit' : 'taken';
     },
     async update(current, changes, now) {
       const item = withListing({ ...current, ...changes, actionId: current.actionId, ownerId: current.ownerId, updatedAt: now });
       return (await putIfUnchanged(db, table, item, current.updatedAt)) ?? 'changed';
     },
     async delete(actionId, ownerId) {
-      return writeIf(
-        db.doc.send(
-          new DeleteCommand({ TableName: table, Key: { actionId }, ConditionExpression: 'ownerId = :owner', ExpressionAttributeValues: { ':owner': ownerId } }),
+      return counts.remove(ownerId, actionId, () =>
+        writeIf(
+          db.doc.send(
+            new DeleteCommand({
+              TableName: table,
+              Key: { actionId },
+              ConditionExpression: 'ownerId = :owner',
+              ExpressionAttributeValues: { ':owner': ownerId },
+            }),
+          ),
         ),
       );
     },
-    countByOwner: (ownerId) =>
-      countItems(db, { TableName: table, IndexName: 'byOwner', KeyConditionExpression: 'ownerId = :o', ExpressionAttributeValues: { ':o': ownerId } }),
+    countByOwner: (ownerId) => counts.count(ownerId),
     listByOwner: (ownerId, filter, limit, cursor) => listIndex('byOwner', { key: 'ownerId', value: ownerId }, filter, limit, cursor),
     listPublic: (filter, limit, cursor) => listIndex('publicActions', { key: 'publicListing', value: 'public' }, filter, limit, cursor),
   };

@@ -41,9 +41,11 @@ export const actionsArea = defineArea({
         { name: 'publicActions', partitionKey: 'publicListing', sortKey: 'createdAt' },
       ],
     },
+    // One counter per owner: how many actions they hold, for the per-owner limit (core/db/owner-count.ts).
+    { name: 'action-counts', partitionKey: 'ownerId' },
   ],
   provides: {
-    actions: providePort({ tables: ['actions'] }, ({ db }) => createActionStore(db)),
+    actions: providePort({ tables: ['actions', 'action-counts'] }, ({ db }) => createActionStore(db)),
   },
   uses: ['users', 'credits', 'keys', 'keysReader', 'compute', 'usageLogs'],
 });

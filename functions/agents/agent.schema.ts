@@ -59,6 +59,8 @@ export const listAgentsQuery = z.object({
   status: z.enum(['active', 'deleted']).default('active'),
   limit: z.coerce.number().int().min(1).max(100).default(50),
   offset: z.coerce.number().int().min(0).max(10_000).default(0),
+  /** A `nextCursor` of an earlier page: the next page without skipping (a platform extra to SPEC 4.1's offset). */
+  cursor: z.string().max(2048).optional(),
 });
 
 export type AgentStatus = 'active' | 'deleted';

@@ -2,6 +2,7 @@ import type { PublicUrls } from '../core/http/public-urls.ts';
 import { requireAlias, type Actor, type UserActor } from '../core/auth/actor.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
+import type { Page } from '../core/db/cursor.ts';
 import { AccessDeniedError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { uuid } from '../core/ids.ts';
 import type { Compute } from '../runtimes/compute.ts';
@@ -97,9 +98,6 @@ export async function createAgent(
 ) {
   const owner = requireAlias(actor);
   await checkAgentSource(input.sourceCode, ports);
-  if ((await ports.agents.listByOwner(owner.userId)).length >= MAX_AGENTS_PER_OWNER) {
-    throw new ConflictError(`An account may own at most ${MAX_AGENTS_PER_OWNER} agents.`);
-  }
   const now = ports.clock.now();
   const agent: AgentRecord = {
     agentId: uuid(),
@@ -120,7 +118,10 @@ export async function createAgent(
     createdAt: now,
     updatedAt: now,
   };
-  if (!(await ports.agents.create(agent))) throw new ConflictError(`You already have an agent named "${input.agentName}".`);
+  // The store enforces the per-owner limit with the create itself, so concurrent creates cannot pass it.
+  const created = await ports.agents.create(agent);
+  if (created === 'limit') throw new ConflictError(`An account may own at most ${MAX_AGENTS_PER_OWNER} agents.`);
+  if (created === 'name-taken') throw new ConflictError(`You already have an agent named "${input.agentName}".`);
   return presentAgent(agent, owner.alias, urls.streamUrl, false);
 }
 
@@ -128,29 +129,31 @@ export async function createAgent(
  * Listing rules: anonymous callers see active public agents only. Signed-in callers see their own
  * agents for `all` and `private`, and every owner's public agents for `public`; `status=deleted`
  * lists one's own deleted agents.
+ *
+ * Pages come from DynamoDB a page at a time (`core/db/listing.ts`): `offset` (SPEC 4.1) skips
+ * matching agents by reading their keys, and `nextCursor` resumes after the page at no extra cost.
  */
 export async function listAgents(
   actor: Actor,
-  query: { visibility: 'all' | 'public' | 'private'; status: 'active' | 'deleted'; limit: number; offset: number },
+  query: { visibility: 'all' | 'public' | 'private'; status: 'active' | 'deleted'; limit: number; offset: number; cursor?: string | undefined },
   ports: AgentPorts,
   urls: PublicUrls,
 ) {
   const streamUrl = urls.streamUrl;
-  let page: AgentRecord[];
+  const request = { limit: query.limit, offset: query.offset, cursor: query.cursor };
+  let page: Page<AgentRecord>;
   if (actor.kind === 'anonymous' || query.visibility === 'public') {
-    page = query.status === 'deleted' ? [] : await ports.agents.listPublic(query.limit, query.offset);
+    page = query.status === 'deleted' ? { items: [], nextCursor: null } : await ports.agents.listPublic(request);
   } else {
-    const own = (await ports.agents.listByOwner(actor.userId)).filter(
-      (a) => a.status === query.status && (query.visibility === 'all' || a.visibility === query.visibility),
-    );
-    page = own.slice(query.offset, query.offset + query.limit);
+    const visibility = query.visibility === 'all' ? undefined : query.visibility;
+    page = await ports.agents.listByOwner(actor.userId, { status: query.status, visibility }, request);
   }
   const aliases = await aliasesOf(
-    page.map((a) => a.ownerId),
+    page.items.map((a) => a.ownerId),
     ports,
   );
-  const agents = page.map((a) => presentAgent(a, aliases.get(a.ownerId) ?? null, streamUrl, false));
-  return { agents, count: agents.length, limit: query.limit, offset: query.offset };
+  const agents = page.items.map((a) => presentAgent(a, aliases.get(a.ownerId) ?? null, streamUrl, false));
+  return { agents, count: agents.length, limit: query.limit, offset: query.offset, nextCursor: page.nextCursor };
 }
 
 async function aliasesOf(ownerIds: string[], ports: Pick<AgentPorts, 'users'>): Promise<Map<string, string | null>> {

@@ -1,28 +1,39 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { systemClock } from '../core/clock.ts';
-import { type Db, queryItems, writeIf } from '../core/db/dynamo.ts';
+import type { Page } from '../core/db/cursor.ts';
+import { countItems, type Db, writeIf } from '../core/db/dynamo.ts';
+import { listPage, type IndexListing, type PageRequest } from '../core/db/listing.ts';
 import { putIfUnchanged } from '../core/db/optimistic-update.ts';
+import { createOwnerCounts } from '../core/db/owner-count.ts';
 import { createUniqueClaims } from '../core/db/unique-claim.ts';
-import type { AgentRecord } from './agent.schema.ts';
+import type { AgentRecord, AgentStatus } from './agent.schema.ts';
 
 /**
  * Agents by id, with the name unique per owner: `agent-names` is keyed by `{ownerId}#{agentName}`
- * and claimed before the agent is written, by the protocol of `core/db/unique-claim.ts`.
+ * and claimed before the agent is written, by the protocol of `core/db/unique-claim.ts`. An owner's
+ * place count (`agent-counts`, `core/db/owner-count.ts`) is taken before both, so the per-owner
+ * limit costs one item, not a read of the owner's agents. Listings are pages of the `byOwner` and
+ * `publicAgents` indexes (`core/db/listing.ts`).
  */
 export interface AgentStore {
   get(agentId: string): Promise<AgentRecord | null>;
   getByName(ownerId: string, agentName: string): Promise<AgentRecord | null>;
-  /** False when the owner already has an agent with that name. */
-  create(agent: AgentRecord): Promise<boolean>;
+  /**
+   * Writes a new agent: 'name-taken' when the owner already has one with that name, 'limit' when
+   * they hold MAX_AGENTS_PER_OWNER (deleted agents count: they can be restored).
+   */
+  create(agent: AgentRecord): Promise<'created' | 'name-taken' | 'limit'>;
   /**
    * Writes `changes` if the agent still has `expectedUpdatedAt`; a new name is claimed first and the
    * old one released after. 'name-taken' and 'changed' report the two conflicts.
    */
   update(current: AgentRecord, changes: Partial<AgentRecord>, now: number): Promise<AgentRecord | 'name-taken' | 'changed'>;
-  /** Every agent of an owner, newest first (owners hold at most MAX_AGENTS_PER_OWNER). */
-  listByOwner(ownerId: string): Promise<AgentRecord[]>;
-  /** Active public agents, newest first. */
-  listPublic(limit: number, offset: number): Promise<AgentRecord[]>;
+  /** A page of an owner's agents in one status, newest first, optionally of one visibility. */
+  listByOwner(ownerId: string, filter: { status: AgentStatus; visibility?: 'private' | 'public' | undefined }, page: PageRequest): Promise<Page<AgentRecord>>;
+  /** A page of the active public agents, newest first. */
+  listPublic(page: PageRequest): Promise<Page<AgentRecord>>;
+  /** How many agents the owner holds, deleted ones included (one read of their counter). */
+  countByOwner(ownerId: string): Promise<number>;
   /** Counts one invocation in the agent's current-month counter. */
   countInvocation(agentId: string, month: string): Promise<void>;
 }
@@ -57,6 +68,28 @@ export function createAgentStore(db: Db): AgentStore {
     readHolder: get,
     keyOf: (a) => nameKey(a.ownerId, a.agentName),
   });
+  // Deleted agents stay the owner's (they can be restored), so they keep their place too.
+  const counts = createOwnerCounts(db, {
+    table: db.table('agent-counts'),
+    max: MAX_AGENTS_PER_OWNER,
+    holds: async (ownerId, agentId) => (await get(agentId))?.ownerId === ownerId,
+    countHeld: (ownerId) =>
+      countItems(db, { TableName: agents, IndexName: 'byOwner', KeyConditionExpression: 'ownerId = :o', ExpressionAttributeValues: { ':o': ownerId } }),
+  });
+  const listing = (index: 'byOwner' | 'publicAgents', partitionKey: string, partitionValue: string, filter?: IndexListing['filter']): IndexListing => ({
+    table: agents,
+    index,
+    partitionKey,
+    partitionValue,
+    sortKey: 'createdAt',
+    itemKey: 'agentId',
+    newestFirst: true,
+    filter,
+  });
+  const pageOf = async (list: IndexListing, page: PageRequest): Promise<Page<AgentRecord>> => {
+    const read = await listPage<Record<string, unknown>>(db, list, page.limit, page.cursor, page.offset);
+    return { items: read.items.map(fromItem), nextCursor: read.nextCursor };
+  };
   // This factory takes no clock; claim ages only compare claim times with each other, all from the system clock.
   const claimOf = (agent: Pick<AgentRecord, 'ownerId' | 'agentName' | 'agentId'>) => ({
     key: nameKey(agent.ownerId, agent.agentName),
@@ -68,11 +101,17 @@ export function createAgentStore(db: Db): AgentStore {
     get,
     getByName: (ownerId, agentName) => names.holderOf(nameKey(ownerId, agentName)),
     async create(agent) {
-      const created = await names.claimFor(claimOf(agent), async () => {
-        await db.doc.send(new PutCommand({ TableName: agents, Item: withListing(agent), ConditionExpression: 'attribute_not_exists(agentId)' }));
-        return true;
+      // The place first (a refusal at the limit costs no name claim), then the name, then the record.
+      const created = await counts.add(agent.ownerId, agent.agentId, async () => {
+        const claimed = await names.claimFor(claimOf(agent), async () => {
+          await db.doc.send(new PutCommand({ TableName: agents, Item: withListing(agent), ConditionExpression: 'attribute_not_exists(agentId)' }));
+          return true as const;
+        });
+        return claimed === true;
       });
-      return created === true;
+      if (created === true) return 'created';
+      // 'busy' would need another operation on this new random id: taken for a name conflict, as a false is.
+      return created === 'limit' ? 'limit' : 'name-taken';
     },
     async update(current, changes, now) {
       const item = withListing({ ...current, ...changes, updatedAt: now });
@@ -82,34 +121,20 @@ export function createAgentStore(db: Db): AgentStore {
       if (written === 'taken') return 'name-taken';
       return written === false ? 'changed' : written;
     },
-    async listByOwner(ownerId) {
-      const items = await queryItems<Record<string, unknown>>(
-        db,
-        {
-          TableName: agents,
-          IndexName: 'byOwner',
-          KeyConditionExpression: 'ownerId = :o',
-          ExpressionAttributeValues: { ':o': ownerId },
-          ScanIndexForward: false,
-        },
-        MAX_AGENTS_PER_OWNER,
+    listByOwner(ownerId, filter, page) {
+      const visibility = filter.visibility === undefined ? '' : ' AND #visibility = :visibility';
+      return pageOf(
+        listing('byOwner', 'ownerId', ownerId, {
+          expression: `#status = :status${visibility}`,
+          names: { '#status': 'status', ...(filter.visibility === undefined ? {} : { '#visibility': 'visibility' }) },
+          values: { ':status': filter.status, ...(filter.visibility === undefined ? {} : { ':visibility': filter.visibility }) },
+        }),
+        page,
       );
-      return items.map(fromItem);
     },
-    async listPublic(limit, offset) {
-      const items = await queryItems<Record<string, unknown>>(
-        db,
-        {
-          TableName: agents,
-          IndexName: 'publicAgents',
-          KeyConditionExpression: 'publicListing = :p',
-          ExpressionAttributeValues: { ':p': 'public' },
-          ScanIndexForward: false,
-        },
-        offset + limit,
-      );
-      return items.slice(offset, offset + limit).map(fromItem);
-    },
+    // The sparse index holds exactly the active public agents, so its pages need no filter.
+    listPublic: (page) => pageOf(listing('publicAgents', 'publicListing', 'public'), page),
+    countByOwner: (ownerId) => counts.count(ownerId),
     async countInvocation(agentId, month) {
       // Same month: add one. A new month: start the counter again. Each is one conditional update.
       for (let attempt = 0; attempt < 3; attempt++) {

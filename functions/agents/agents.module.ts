@@ -85,6 +85,8 @@ export const agentsArea = defineArea({
     },
     // `{ownerId}#{agentName}` -> agentId: agent names are unique per owner.
     { name: 'agent-names', partitionKey: 'nameKey' },
+    // One counter per owner: how many agents they hold, for the per-owner limit (core/db/owner-count.ts).
+    { name: 'agent-counts', partitionKey: 'ownerId' },
     // Chat conversations; listed per user and per user and agent, most recently updated first.
     {
       name: 'conversations',
@@ -97,7 +99,7 @@ export const agentsArea = defineArea({
     },
   ],
   provides: {
-    agents: providePort({ tables: ['agents', 'agent-names'] }, ({ db }) => createAgentStore(db)),
+    agents: providePort({ tables: ['agents', 'agent-names', 'agent-counts'] }, ({ db }) => createAgentStore(db)),
     conversations: providePort({ tables: ['conversations'], buckets: ['blobs'] }, ({ db, blobs }) => createConversationStore(db, blobs)),
   },
   uses: ['users', 'credits', 'keys', 'keysReader', 'compute', 'usageLogs'],

@@ -78,12 +78,14 @@ export const mcpArea = defineArea({
     },
     // `{ownerId}#{serverName}` -> serverId: MCP server names are unique per owner.
     { name: 'mcp-server-names', partitionKey: 'nameKey' },
+    // One counter per owner: how many servers they hold, for the per-owner limit (core/db/owner-count.ts).
+    { name: 'mcp-server-counts', partitionKey: 'ownerId' },
     // Append-only MCP versions; each written with attribute_not_exists, so a number is never written
     // twice. Sources past a threshold live in the blob store (content-addressed keys).
     { name: 'mcp-versions', partitionKey: 'serverId', sortKey: 'version', numberKeys: ['version'] },
   ],
   provides: {
-    mcpServers: providePort({ tables: ['mcp-servers', 'mcp-server-names', 'mcp-versions'], buckets: ['blobs'] }, ({ db, blobs, clock }) =>
+    mcpServers: providePort({ tables: ['mcp-servers', 'mcp-server-names', 'mcp-server-counts', 'mcp-versions'], buckets: ['blobs'] }, ({ db, blobs, clock }) =>
       createMcpServerStore(db, blobs, clock),
     ),
   },

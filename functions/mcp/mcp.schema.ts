@@ -83,6 +83,8 @@ export const rollbackBody = z.object({
 export const listServersQuery = z.object({
   visibility: z.enum(['all', 'public', 'private']).default('all'),
   limit: z.coerce.number().int().min(1).max(100).default(50),
+  /** A `nextCursor` of an earlier page (a platform extra to SPEC 4.4's limit). */
+  cursor: z.string().max(2048).optional(),
 });
 
 export const versionsQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) });

@@ -132,11 +132,10 @@ export async function createServer(
 ) {
   const owner = requireAlias(actor);
   const taken = () => new ConflictError(`You already have an MCP server named "${input.serverName}".`);
-  // Cheap refusals before the source is loaded; the name claim in `create` settles races.
+  const atLimit = () => new ConflictError(`An account may own at most ${MAX_SERVERS_PER_OWNER} MCP servers.`);
+  // Cheap refusals before the source is loaded; the name claim and the owner's counter in `create` settle races.
   if ((await ports.mcpServers.getByName(owner.userId, input.serverName)) !== null) throw taken();
-  if ((await ports.mcpServers.listByOwner(owner.userId)).length >= MAX_SERVERS_PER_OWNER) {
-    throw new ConflictError(`An account may own at most ${MAX_SERVERS_PER_OWNER} MCP servers.`);
-  }
+  if ((await ports.mcpServers.countByOwner(owner.userId)) >= MAX_SERVERS_PER_OWNER) throw atLimit();
   const tools = await inspectSource(owner.userId, input.sourceCode, ports);
   const now = ports.clock.now();
   const draft: McpServerRecord = {
@@ -162,28 +161,33 @@ export async function createServer(
     tools,
     sourceCode: input.sourceCode,
   });
-  if (!created) throw taken();
+  if (created === 'limit') throw atLimit();
+  if (created === 'name-taken') throw taken();
   const server = await loadServer(draft.serverId, ports);
   return { ...presentServer(server, owner.alias, urls.mcpUrl), version: 1 };
 }
 
 /**
  * Listing rules (as for agents): anonymous callers see public servers only. Signed-in callers see
- * their own servers for `all` and `private`, and every owner's public servers for `public`.
+ * their own servers for `all` and `private`, and every owner's public servers for `public`. Pages
+ * come from DynamoDB a page at a time; `nextCursor` (a platform extra to SPEC 4.4) resumes after one.
  */
-export async function listServers(actor: Actor, query: { visibility: 'all' | 'public' | 'private'; limit: number }, ports: McpPorts, urls: PublicUrls) {
-  let page: McpServerRecord[];
-  if (actor.kind === 'anonymous' || query.visibility === 'public') {
-    page = await ports.mcpServers.listPublic(query.limit);
-  } else {
-    const own = await ports.mcpServers.listByOwner(actor.userId);
-    page = own.filter((s) => query.visibility === 'all' || s.visibility === query.visibility).slice(0, query.limit);
-  }
-  const unique = [...new Set(page.map((s) => s.ownerId))];
+export async function listServers(
+  actor: Actor,
+  query: { visibility: 'all' | 'public' | 'private'; limit: number; cursor?: string | undefined },
+  ports: McpPorts,
+  urls: PublicUrls,
+) {
+  const request = { limit: query.limit, cursor: query.cursor };
+  const page =
+    actor.kind === 'anonymous' || query.visibility === 'public'
+      ? await ports.mcpServers.listPublic(request)
+      : await ports.mcpServers.listByOwner(actor.userId, { visibility: query.visibility === 'all' ? undefined : query.visibility }, request);
+  const unique = [...new Set(page.items.map((s) => s.ownerId))];
   const aliases = new Map(await Promise.all(unique.map(async (id) => [id, await aliasOf(id, ports)] as const)));
   const mcpUrl = urls.mcpUrl;
-  const servers = page.map((s) => presentServer(s, aliases.get(s.ownerId) ?? null, mcpUrl));
-  return { servers, count: servers.length, limit: query.limit };
+  const servers = page.items.map((s) => presentServer(s, aliases.get(s.ownerId) ?? null, mcpUrl));
+  return { servers, count: servers.length, limit: query.limit, nextCursor: page.nextCursor };
 }
 
 /** The record as readers see it: repaired if a version was written but not made live (see the store). */
@@ -266,7 +270,7 @@ export async function updateServer(
 export async function deleteServer(actor: UserActor, serverId: string, ports: McpPorts) {
   const server = await loadServer(serverId, ports);
   assertOwner(actor, server, 'delete');
-  await ports.mcpServers.delete(server);
+  if ((await ports.mcpServers.delete(server)) === 'busy') throw new ConflictError(`MCP server ${serverId} is being changed right now; retry.`);
   return { serverId, serverName: server.serverName, deleted: true, message: 'MCP server and its version history deleted.' };
 }
 

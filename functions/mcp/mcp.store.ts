@@ -1,7 +1,10 @@
 import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { BlobStore } from '../core/blobs.ts';
 import type { Clock } from '../core/clock.ts';
-import { type Db, writeIf, queryItems, sendIf } from '../core/db/dynamo.ts';
+import type { Page } from '../core/db/cursor.ts';
+import { countItems, type Db, writeIf, queryItems, sendIf } from '../core/db/dynamo.ts';
+import { listPage, type IndexListing, type PageRequest } from '../core/db/listing.ts';
+import { createOwnerCounts } from '../core/db/owner-count.ts';
 import { createUniqueClaims } from '../core/db/unique-claim.ts';
 import { ConflictError } from '../core/errors.ts';
 import { sha256Hex } from '../core/ids.ts';
@@ -51,10 +54,11 @@ export interface McpServerStore {
   get(serverId: string): Promise<McpServerRecord | null>;
   getByName(ownerId: string, serverName: string): Promise<McpServerRecord | null>;
   /**
-   * Claims the name, writes version 1, then the server (whose `latestVersion` is 1). False when
-   * the owner already has a server with that name.
+   * Takes a place on the owner's count, claims the name, writes version 1, then the server (whose
+   * `latestVersion` is 1). 'name-taken' when the owner already has a server with that name, 'limit'
+   * when they hold MAX_SERVERS_PER_OWNER.
    */
-  create(server: McpServerRecord, first: VersionDraft): Promise<boolean>;
+  create(server: McpServerRecord, first: VersionDraft): Promise<'created' | 'name-taken' | 'limit'>;
   /**
    * Writes the next version and makes it live unless a higher one already is. `server` is the
    * record after the write (null when the server was deleted meanwhile).
@@ -62,12 +66,17 @@ export interface McpServerStore {
   appendVersion(serverId: string, draft: VersionDraft): Promise<{ readonly version: number; readonly server: McpServerRecord | null }>;
   /** Changes fields that need no new version; null when the server no longer exists. */
   updateFields(serverId: string, changes: ServerFieldChanges, now: number): Promise<McpServerRecord | null>;
-  /** Removes the server, then its name and its versions (with their source blobs). */
-  delete(server: McpServerRecord): Promise<void>;
-  /** Every server of an owner, newest first (owners hold at most MAX_SERVERS_PER_OWNER). */
-  listByOwner(ownerId: string): Promise<McpServerRecord[]>;
-  /** Public servers, newest first. */
-  listPublic(limit: number): Promise<McpServerRecord[]>;
+  /**
+   * Removes the server (giving its place on the owner's count back), then its name and its versions
+   * (with their source blobs). 'busy' while another create or delete of it is under way.
+   */
+  delete(server: McpServerRecord): Promise<'deleted' | 'busy'>;
+  /** How many servers the owner holds (one read of their counter). */
+  countByOwner(ownerId: string): Promise<number>;
+  /** A page of an owner's servers, newest first, optionally of one visibility. */
+  listByOwner(ownerId: string, filter: { visibility?: 'private' | 'public' | undefined }, page: Omit<PageRequest, 'offset'>): Promise<Page<McpServerRecord>>;
+  /** A page of the public servers, newest first. */
+  listPublic(page: Omit<PageRequest, 'offset'>): Promise<Page<McpServerRecord>>;
   getVersion(serverId: string, version: number): Promise<McpVersion | null>;
   /** Newest first, without sources. */
   listVersions(serverId: string, limit: number): Promise<McpVersionSummary[]>;
@@ -122,6 +131,25 @@ export function createMcpServerStore(db: Db, blobs: BlobStore, clock: Clock): Mc
     holderAttribute: 'serverId',
     readHolder: get,
     keyOf: (s) => nameKey(s.ownerId, s.serverName),
+  });
+
+  const counts = createOwnerCounts(db, {
+    table: db.table('mcp-server-counts'),
+    max: MAX_SERVERS_PER_OWNER,
+    clock,
+    holds: async (ownerId, serverId) => (await get(serverId))?.ownerId === ownerId,
+    countHeld: (ownerId) =>
+      countItems(db, { TableName: servers, IndexName: 'byOwner', KeyConditionExpression: 'ownerId = :o', ExpressionAttributeValues: { ':o': ownerId } }),
+  });
+  const listing = (index: 'byOwner' | 'publicServers', partitionKey: string, partitionValue: string, filter?: IndexListing['filter']): IndexListing => ({
+    table: servers,
+    index,
+    partitionKey,
+    partitionValue,
+    sortKey: 'createdAt',
+    itemKey: 'serverId',
+    newestFirst: true,
+    filter,
   });
 
   /** The version item for `n`; a large source goes to the blob store first, so an item never points at a missing blob. */
@@ -253,15 +281,21 @@ export function createMcpServerStore(db: Db, blobs: BlobStore, clock: Clock): Mc
     getByName: (ownerId, serverName) => names.holderOf(nameKey(ownerId, serverName)),
     async create(server, first) {
       const claim = { key: nameKey(server.ownerId, server.serverName), holderId: server.serverId, claimedAt: clock.now() };
-      const created = await names.claimFor(claim, async () => {
-        const item = await versionItem(server.serverId, 1, first);
-        // The id is new and random, so version 1 is free; the condition still guards the invariant.
-        if (!(await putVersion(item))) throw new ConflictError(`Version 1 of ${server.serverId} already exists.`);
-        const record = withListing({ ...server, latestVersion: 1, tools: item.tools, sourceSha256: item.sourceSha256, sourceSizeBytes: item.sizeBytes });
-        await db.doc.send(new PutCommand({ TableName: servers, Item: record, ConditionExpression: 'attribute_not_exists(serverId)' }));
-        return true;
+      // The place first (a refusal at the limit writes nothing else), then the name, then the versions and the record.
+      const created = await counts.add(server.ownerId, server.serverId, async () => {
+        const claimed = await names.claimFor(claim, async () => {
+          const item = await versionItem(server.serverId, 1, first);
+          // The id is new and random, so version 1 is free; the condition still guards the invariant.
+          if (!(await putVersion(item))) throw new ConflictError(`Version 1 of ${server.serverId} already exists.`);
+          const record = withListing({ ...server, latestVersion: 1, tools: item.tools, sourceSha256: item.sourceSha256, sourceSizeBytes: item.sizeBytes });
+          await db.doc.send(new PutCommand({ TableName: servers, Item: record, ConditionExpression: 'attribute_not_exists(serverId)' }));
+          return true as const;
+        });
+        return claimed === true;
       });
-      return created === true;
+      if (created === true) return 'created';
+      // 'busy' would need another operation on this new random id: reported as a name conflict, as a false is.
+      return created === 'limit' ? 'limit' : 'name-taken';
     },
     async appendVersion(serverId, draft) {
       // The source (and its blob, when large) does not depend on the number: prepared once.
@@ -315,37 +349,27 @@ export function createMcpServerStore(db: Db, blobs: BlobStore, clock: Clock): Mc
     },
     async delete(server) {
       // The record first: from then on the server is gone for every reader, and version writes
-      // still in flight cannot make it live again (advancing needs the record).
-      await db.doc.send(new DeleteCommand({ TableName: servers, Key: { serverId: server.serverId } }));
+      // still in flight cannot make it live again (advancing needs the record). Its place on the
+      // owner's count is given back with it.
+      const removed = await counts.remove(server.ownerId, server.serverId, () =>
+        writeIf(db.doc.send(new DeleteCommand({ TableName: servers, Key: { serverId: server.serverId }, ConditionExpression: 'attribute_exists(serverId)' }))),
+      );
+      if (removed === 'busy') return 'busy';
+      // Also when a concurrent delete removed the record first: releasing the name and the versions is idempotent.
       await names.releaseHeld(nameKey(server.ownerId, server.serverName), server.serverId);
       await deleteVersions(server.serverId);
+      return 'deleted';
     },
-    listByOwner(ownerId) {
-      return queryItems<McpServerRecord>(
-        db,
-        {
-          TableName: servers,
-          IndexName: 'byOwner',
-          KeyConditionExpression: 'ownerId = :o',
-          ExpressionAttributeValues: { ':o': ownerId },
-          ScanIndexForward: false,
-        },
-        MAX_SERVERS_PER_OWNER,
-      );
+    countByOwner: (ownerId) => counts.count(ownerId),
+    listByOwner(ownerId, filter, page) {
+      const byVisibility =
+        filter.visibility === undefined
+          ? undefined
+          : { expression: '#visibility = :visibility', names: { '#visibility': 'visibility' }, values: { ':visibility': filter.visibility } };
+      return listPage<McpServerRecord>(db, listing('byOwner', 'ownerId', ownerId, byVisibility), page.limit, page.cursor);
     },
-    listPublic(limit) {
-      return queryItems<McpServerRecord>(
-        db,
-        {
-          TableName: servers,
-          IndexName: 'publicServers',
-          KeyConditionExpression: 'publicListing = :p',
-          ExpressionAttributeValues: { ':p': 'public' },
-          ScanIndexForward: false,
-        },
-        limit,
-      );
-    },
+    // The sparse index holds exactly the public servers, so its pages need no filter.
+    listPublic: (page) => listPage<McpServerRecord>(db, listing('publicServers', 'publicListing', 'public'), page.limit, page.cursor),
     getVersion,
     async listVersions(serverId, limit) {
       const items = await queryItems<Record<string, unknown>>(

@@ -15,8 +15,9 @@ import { chatBench } from './chat.bench.ts';
 import { runtimeBench } from './runtime.bench.ts';
 import { mcpBench } from './mcp.bench.ts';
 import { sandboxBench } from './sandbox.bench.ts';
+import { listingsBench } from './listings.bench.ts';
 
-const modules: readonly BenchModule[] = [startupBench, userInfoBench, actionsBench, runtimeBench, sandboxBench, chatBench, mcpBench];
+const modules: readonly BenchModule[] = [startupBench, userInfoBench, actionsBench, runtimeBench, sandboxBench, chatBench, mcpBench, listingsBench];
 
 // The SDK's Node 20 notice is a plain `Warning` whose text merely starts with its name, so
 // `--disable-warning=NodeVersionSupportWarning` misses it; it would interleave with the report.

@@ -56,7 +56,7 @@ describe('schedules', () => {
       },
     });
     expect(tables).toEqual([...resourcesOf([sampleArea], []).tables].sort());
-    expect(tables).toEqual(['agent-names', 'agents']);
+    expect(tables).toEqual(['agent-counts', 'agent-names', 'agents']);
     expect(statements.flatMap((s) => [s.Action].flat()).filter((a) => /^(kms|secretsmanager|lambda):/.test(a))).toEqual([]);
     expect(entry).toContain('scheduleHandler("sample"');
     expect(entry).toContain('test/fixtures/sample-area/handlers/log-public-agents.schedule.ts');

@@ -1,3 +1,4 @@
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser, startTestPlatform, type ApiResponse, type TestPlatform } from '../support/local-platform.ts';
 
@@ -65,6 +66,42 @@ describe('actions over HTTP with the real Python runtime', () => {
   }
 
   const credits = async (token: string): Promise<number> => (await platform.api('GET', '/user/credits', { token })).body.data.credits;
+
+  /** A stored action, for tests that need many of them without a source check each. */
+  const actionRecord = (ownerId: string, actionId: string, createdAt: number, category: string) => ({
+    actionId,
+    ownerId,
+    actionName: actionId,
+    nameLower: actionId,
+    description: 'seeded',
+    runtime: 'python3.12' as const,
+    sourceCode: ECHO,
+    category,
+    visibility: 'private' as const,
+    status: 'active' as const,
+    memoryMb: 128,
+    timeoutSec: 30,
+    tags: [],
+    parameters: [],
+    keysNeeded: [],
+    createdAt,
+    updatedAt: createdAt,
+  });
+
+  /** Every page of a listing, following `nextCursor` (bounded); pages of 20 unless the path says otherwise. */
+  async function walk(path: string, token: string) {
+    const pages: { actions: { actionId: string }[]; nextCursor: string | null }[] = [];
+    let cursor: string | null = null;
+    for (let i = 0; i < 30; i++) {
+      const paging: string = `${path.includes('limit=') ? '' : '&limit=20'}${cursor === null ? '' : `&cursor=${cursor}`}`;
+      const res: Api = await platform.api('GET', `${path}${path.includes('?') ? '' : '?'}${paging}`, { token });
+      if (res.status !== 200) throw new Error(`${path}: ${res.status} ${res.text}`);
+      pages.push(res.body.data);
+      cursor = res.body.data.nextCursor;
+      if (cursor === null) break;
+    }
+    return { ids: pages.flatMap((page) => page.actions.map((a) => a.actionId)), sizes: pages.map((page) => page.actions.length) };
+  }
 
   beforeAll(async () => {
     platform = await startTestPlatform();
@@ -280,6 +317,62 @@ describe('actions over HTTP with the real Python runtime', () => {
       expect(foreign.status).toBe(400);
       expect(idsOf(filtered)).toEqual([ids['weatherDev']]);
       expect(idsOf(filteredNext)).toEqual([ids['weatherOld']]);
+    });
+
+    it('pages 120 actions by cursor, newest first, each once, with and without a filter', async () => {
+      // Prepare: written through the store (no source check), one millisecond apart, two categories.
+      const many = await createUser(platform, { alias: 'action-many' });
+      const t0 = Date.now();
+      const seeded = Array.from({ length: 120 }, (_, i) => actionRecord(many.userId, `act-paged-${i}`, t0 + i, i % 4 === 0 ? 'rare' : 'common'));
+      for (const record of seeded) if ((await platform.running.ports.actions.create(record)) !== 'created') throw new Error(record.actionId);
+      const newestFirst = (keep: (r: (typeof seeded)[number]) => boolean) =>
+        seeded
+          .filter(keep)
+          .reverse()
+          .map((r) => r.actionId);
+      // Act
+      const all = await walk('/action/list', many.token);
+      const rare = await walk('/action/list?category=rare', many.token);
+      // Assess
+      expect(all.ids).toEqual(newestFirst(() => true));
+      expect(all.sizes).toEqual([20, 20, 20, 20, 20, 20]);
+      expect(rare.ids).toEqual(newestFirst((r) => r.category === 'rare'));
+      expect(rare.sizes.slice(0, 2)).toEqual([20, 10]);
+    });
+  });
+
+  describe('per-owner limit', () => {
+    it('holds an owner to 500 actions under concurrent creates, counting older actions, and gives a place back on delete', async () => {
+      // Prepare: 495 actions written straight to the table, as before counters existed.
+      const limited = await createUser(platform, { alias: 'action-limited' });
+      const ports = platform.running.ports;
+      const t0 = Date.now();
+      const seeded = Array.from({ length: 495 }, (_, i) => actionRecord(limited.userId, `act-held-${i}`, t0 + i, 'held'));
+      for (let i = 0; i < seeded.length; i += 25) {
+        const batch = seeded.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
+        await ports.db.doc.send(new BatchWriteCommand({ RequestItems: { [ports.db.table('actions')]: batch } }));
+      }
+      const createAs = (extra: Record<string, unknown> = {}) =>
+        platform.api('POST', '/action/create', {
+          token: limited.token,
+          body: { actionName: 'Racer', description: 'race', runtime: 'python3.12', sourceCode: ECHO, category: 'race', ...extra },
+        });
+      // Act
+      const racing = await Promise.all(Array.from({ length: 12 }, () => createAs()));
+      const deleted = await platform.api('DELETE', '/action/delete', { token: limited.token, body: { actionId: 'act-held-0' } });
+      const takenId = await createAs({ actionId: 'act-held-1' });
+      const afterDelete = await createAs();
+      const full = await createAs();
+      // Assess
+      expect(racing.filter((r) => r.status === 200)).toHaveLength(5);
+      for (const r of racing.filter((r) => r.status !== 200)) expect(r.body.error.message).toBe('An account may own at most 500 actions.');
+      expect(deleted.status).toBe(200);
+      expect(takenId.status).toBe(409);
+      expect(takenId.body.error.message).toBe('Action id act-held-1 is already taken.');
+      expect(afterDelete.status).toBe(200);
+      expect(full.status).toBe(409);
+      expect(await ports.actions.countByOwner(limited.userId)).toBe(500);
+      expect((await walk('/action/list?limit=100', limited.token)).ids).toHaveLength(500);
     });
   });
 

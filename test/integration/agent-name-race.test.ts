@@ -96,7 +96,7 @@ describe('agent names: concurrent creates and leftover claims', () => {
     const refusal = toErrorResponse(refused[0]!.ok ? null : refused[0]!.error);
     expect(refusal).toMatchObject({ status: 409, code: 'CONFLICT', message: 'You already have an agent named "twin".' });
     expect(plainDuplicate.ok ? null : toErrorResponse(plainDuplicate.error)).toEqual(refusal);
-    const twins = (await ports.agents.listByOwner(actor.userId)).filter((agent) => agent.agentName === 'twin');
+    const twins = (await ports.agents.listByOwner(actor.userId, { status: 'active' }, { limit: 100 })).items.filter((agent) => agent.agentName === 'twin');
     expect(twins).toHaveLength(1);
   });
 

@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
+import { createUser, startTestPlatform, type ApiResponse, type TestPlatform } from '../support/local-platform.ts';
 
 /** The runtime's own plain-Python test agents: the same interface as Strands, no framework needed. */
 const fixture = (name: string) => readFileSync(new URL(`../../python-runtime/tests/fixtures/${name}.py`, import.meta.url), 'utf8');
@@ -391,5 +393,117 @@ describe('agents over HTTP with the real Python runtime', () => {
     expect(calls.every((c) => c.status === 400)).toBe(true);
     expect(limited.status).toBe(429);
     expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
+  });
+
+  describe('listing pages and the per-owner limit', () => {
+    interface Listed {
+      agentId: string;
+      slug: string;
+      createdAt: number;
+    }
+    type ListPage = { agents: Listed[]; count: number; limit: number; offset: number; nextCursor: string | null };
+
+    /** Every page of a listing, following `nextCursor`, or stepping `offset` until a page is empty when `byOffset` (bounded). */
+    async function walk(path: string, token: string | undefined, byOffset = false) {
+      const pages: ListPage[] = [];
+      let cursor: string | null = null;
+      for (let i = 0; i < 30; i++) {
+        const paging: string = byOffset ? `&offset=${i * 20}` : cursor === null ? '' : `&cursor=${cursor}`;
+        const res: ApiResponse = await platform.api('GET', `${path}${path.includes('?') ? '&' : '?'}limit=20${paging}`, token === undefined ? {} : { token });
+        if (res.status !== 200) throw new Error(`${path}: ${res.status} ${res.text}`);
+        const page = res.body.data as ListPage;
+        pages.push(page);
+        if (byOffset ? page.agents.length === 0 : page.nextCursor === null) break;
+        cursor = page.nextCursor;
+      }
+      return { pages, ids: pages.flatMap((page) => page.agents.map((a) => a.agentId)), sizes: pages.map((page) => page.agents.length) };
+    }
+
+    it('pages 120 agents by cursor and by offset, newest first, each once, filtered by status and visibility', async () => {
+      // Prepare: every third agent public, every tenth deleted.
+      const lister = await createUser(platform, { alias: 'agent-lister' });
+      const created: { agentId: string; createdAt: number; isPublic: boolean; deleted: boolean }[] = [];
+      for (let i = 0; i < 120; i++) {
+        const isPublic = i % 3 === 0;
+        const agent = (await createAgent(lister.token, `paged-${i}`, ECHO, isPublic ? { visibility: 'public' } : {})) as unknown as Listed;
+        created.push({ agentId: agent.agentId, createdAt: agent.createdAt, isPublic, deleted: i % 10 === 9 });
+      }
+      for (const agent of created.filter((a) => a.deleted)) {
+        await platform.api('DELETE', '/agent/delete', { token: lister.token, body: { agentId: agent.agentId } });
+      }
+      // The index's order: newest first, and (on dynalite) the higher id first within one millisecond.
+      const newestFirst = [...created].sort((a, b) => b.createdAt - a.createdAt || (a.agentId < b.agentId ? 1 : -1));
+      const ids = (keep: (a: (typeof created)[number]) => boolean) => newestFirst.filter(keep).map((a) => a.agentId);
+      // Act
+      const byCursor = await walk('/agent/list', lister.token);
+      const byOffset = await walk('/agent/list', lister.token, true);
+      const privateOnes = await walk('/agent/list?visibility=private', lister.token);
+      const deleted = await walk('/agent/list?status=deleted', lister.token);
+      const publicOnes = await walk('/agent/list', undefined);
+      const resumed = await platform.api('GET', `/agent/list?limit=5&offset=3&cursor=${byCursor.pages[0]!.nextCursor}`, { token: lister.token });
+      const foreign = await platform.api('GET', `/agent/list?limit=20&cursor=${byCursor.pages[0]!.nextCursor}`, { token: other.token });
+      // Assess
+      expect(byCursor.ids).toEqual(ids((a) => !a.deleted));
+      expect(byCursor.sizes).toEqual([20, 20, 20, 20, 20, 8]);
+      expect(byCursor.pages.map((page) => page.nextCursor === null)).toEqual([false, false, false, false, false, true]);
+      expect(byCursor.pages[0]).toMatchObject({ count: 20, limit: 20, offset: 0 });
+      expect(byOffset.ids).toEqual(byCursor.ids);
+      expect(byOffset.pages[1]).toMatchObject({ count: 20, limit: 20, offset: 20 });
+      expect(privateOnes.ids).toEqual(ids((a) => !a.deleted && !a.isPublic));
+      expect(deleted.ids).toEqual(ids((a) => a.deleted));
+      expect(publicOnes.ids.filter((id) => created.some((a) => a.agentId === id))).toEqual(ids((a) => !a.deleted && a.isPublic));
+      expect(publicOnes.pages.flatMap((page) => page.agents).every((a) => a.slug !== null)).toBe(true);
+      expect(new Set(publicOnes.ids).size).toBe(publicOnes.ids.length);
+      expect(resumed.body.data.agents.map((a: Listed) => a.agentId)).toEqual(byCursor.ids.slice(23, 28));
+      expect(foreign.status).toBe(400);
+    });
+
+    it('holds an owner to 500 agents under concurrent creates, deleted ones included, counting agents older than the counter', async () => {
+      // Prepare: 495 agents written straight to the table, as before counters existed, so the racing
+      // creates below also start the owner's counter from a count of them.
+      const limited = await createUser(platform, { alias: 'agent-limited' });
+      const ports = platform.running.ports;
+      const now = Date.now();
+      const seeded = Array.from({ length: 495 }, (_, i) => ({
+        agentId: randomUUID(),
+        ownerId: limited.userId,
+        agentName: `held-${i}`,
+        description: 'seeded',
+        sourceCode: ECHO,
+        agentType: 'text',
+        visibility: 'private',
+        sourceVisibility: 'visible',
+        status: i === 0 ? 'deleted' : 'active',
+        runtime: 'python3.12',
+        memoryMb: 1024,
+        timeoutSec: 300,
+        initialPrompt: null,
+        invocationMonth: null,
+        invocationsThisMonth: 0,
+        createdAt: now + i,
+        updatedAt: now + i,
+      }));
+      for (let i = 0; i < seeded.length; i += 25) {
+        const batch = seeded.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
+        await ports.db.doc.send(new BatchWriteCommand({ RequestItems: { [ports.db.table('agents')]: batch } }));
+      }
+      // Act
+      const racing = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          platform.api('POST', '/agent/create', { token: limited.token, body: { agentName: `racer-${i}`, description: 'race', sourceCode: ECHO } }),
+        ),
+      );
+      const listed = await walk('/agent/list', limited.token);
+      const listedDeleted = await walk('/agent/list?status=deleted', limited.token);
+      // Assess
+      expect(racing.filter((r) => r.status === 200)).toHaveLength(5);
+      const refused = racing.filter((r) => r.status !== 200);
+      expect(refused).toHaveLength(7);
+      for (const r of refused) expect(r.body).toMatchObject({ success: false, error: { message: 'An account may own at most 500 agents.' } });
+      expect(await ports.agents.countByOwner(limited.userId)).toBe(500);
+      expect(listed.ids).toHaveLength(499);
+      expect(new Set(listed.ids).size).toBe(499);
+      expect(listedDeleted.ids).toHaveLength(1);
+    });
   });
 });

@@ -1,7 +1,8 @@
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../functions/core/ids.ts';
-import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
+import { createUser, startTestPlatform, type ApiResponse, type TestPlatform } from '../support/local-platform.ts';
 
 /** A CommonJS server whose `which` tool names `label`, so each version's behaviour is recognisable. */
 function versioned(label: string, extraTool = ''): string {
@@ -424,5 +425,108 @@ describe('MCP servers: CRUD, versions, rollback', () => {
     expect(bySlug.status).toBe(404);
     expect(again.latestVersion).toBe(1);
     expect(again.serverId).not.toBe(server.serverId);
+  });
+
+  describe('listing pages and the per-owner limit', () => {
+    const serverRecord = (ownerId: string, serverName: string, createdAt: number, visibility: 'private' | 'public') => ({
+      serverId: `mcp-${randomUUID()}`,
+      ownerId,
+      serverName,
+      description: 'seeded',
+      visibility,
+      sourceVisibility: 'visible' as const,
+      authorPricing: null,
+      latestVersion: 1,
+      tools: ['which'],
+      sourceSha256: '',
+      sourceSizeBytes: 0,
+      createdAt,
+      updatedAt: createdAt,
+    });
+
+    /** Every page of a listing, following `nextCursor` (bounded). */
+    async function walk(path: string, token: string | undefined) {
+      const pages: { servers: ServerData[]; nextCursor: string | null }[] = [];
+      let cursor: string | null = null;
+      for (let i = 0; i < 30; i++) {
+        const paging: string = cursor === null ? '' : `&cursor=${cursor}`;
+        const res: ApiResponse = await platform.api('GET', `${path}${path.includes('?') ? '&' : '?'}limit=20${paging}`, token === undefined ? {} : { token });
+        if (res.status !== 200) throw new Error(`${path}: ${res.status} ${res.text}`);
+        pages.push(res.body.data);
+        cursor = res.body.data.nextCursor;
+        if (cursor === null) break;
+      }
+      return { ids: pages.flatMap((page) => page.servers.map((server) => server.serverId)), sizes: pages.map((page) => page.servers.length) };
+    }
+
+    it('pages 45 servers by cursor, newest first, each once, filtered by visibility', async () => {
+      // Prepare: written through the store (no source check), every third one public, one millisecond apart.
+      const lister = await createUser(platform, { alias: 'mcp-lister' });
+      const ports = platform.running.ports;
+      const t0 = Date.now();
+      const seeded = Array.from({ length: 45 }, (_, i) => serverRecord(lister.userId, `listed-${i}`, t0 + i, i % 3 === 0 ? 'public' : 'private'));
+      for (const record of seeded) {
+        const draft = {
+          createdAt: record.createdAt,
+          createdBy: lister.userId,
+          changeNote: 'seed',
+          rollbackOf: null,
+          tools: ['which'],
+          sourceCode: versioned('s'),
+        };
+        if ((await ports.mcpServers.create(record, draft)) !== 'created') throw new Error(`seeding ${record.serverName}`);
+      }
+      const newestFirst = (keep: (r: (typeof seeded)[number]) => boolean) =>
+        seeded
+          .filter(keep)
+          .reverse()
+          .map((r) => r.serverId);
+      // Act
+      const all = await walk('/mcp-admin/list', lister.token);
+      const privateOnes = await walk('/mcp-admin/list?visibility=private', lister.token);
+      const publicOnes = await walk('/mcp-admin/list', undefined);
+      const foreign = await platform.api(
+        'GET',
+        `/mcp-admin/list?limit=20&cursor=${(await platform.api('GET', '/mcp-admin/list?limit=20', { token: lister.token })).body.data.nextCursor}`,
+        {
+          token: other.token,
+        },
+      );
+      // Assess
+      expect(all.ids).toEqual(newestFirst(() => true));
+      expect(all.sizes).toEqual([20, 20, 5]);
+      expect(privateOnes.ids).toEqual(newestFirst((r) => r.visibility === 'private'));
+      expect(publicOnes.ids.filter((id) => seeded.some((r) => r.serverId === id))).toEqual(newestFirst((r) => r.visibility === 'public'));
+      expect(new Set(publicOnes.ids).size).toBe(publicOnes.ids.length);
+      expect(foreign.status).toBe(400);
+    });
+
+    it('holds an owner to 500 servers under concurrent creates, counting older servers, and gives a place back on delete', async () => {
+      // Prepare: 495 servers written straight to the table, as before counters existed.
+      const limited = await createUser(platform, { alias: 'mcp-limited' });
+      const ports = platform.running.ports;
+      const t0 = Date.now();
+      const seeded = Array.from({ length: 495 }, (_, i) => serverRecord(limited.userId, `held-${i}`, t0 + i, 'private'));
+      for (let i = 0; i < seeded.length; i += 25) {
+        const batch = seeded.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
+        await ports.db.doc.send(new BatchWriteCommand({ RequestItems: { [ports.db.table('mcp-servers')]: batch } }));
+      }
+      const createAs = (serverName: string) =>
+        platform.api('POST', '/mcp-admin/create', { token: limited.token, body: { serverName, description: 'race', sourceCode: versioned('r') } });
+      // Act
+      const racing = await Promise.all(Array.from({ length: 8 }, (_, i) => createAs(`racer-${i}`)));
+      const created = racing.filter((r) => r.status === 200).map((r) => r.body.data as ServerData);
+      const deleted = await platform.api('DELETE', '/mcp-admin/delete', { token: limited.token, body: { serverId: created[0]?.serverId } });
+      const afterDelete = await createAs('after-delete');
+      const full = await createAs('one-too-many');
+      // Assess
+      expect(created).toHaveLength(5);
+      for (const r of racing.filter((r) => r.status !== 200)) expect(r.body).toMatchObject({ error: 'An account may own at most 500 MCP servers.' });
+      expect(deleted.status).toBe(200);
+      expect(afterDelete.status).toBe(200);
+      expect(full.status).toBe(409);
+      expect(await ports.mcpServers.countByOwner(limited.userId)).toBe(500);
+      expect((await walk('/mcp-admin/list', limited.token)).ids).toHaveLength(500);
+    });
   });
 });

@@ -1,8 +1,9 @@
-import { BatchWriteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeCursor, type Page } from '../../functions/core/db/cursor.ts';
 import { sendIf, writeIf, type Db } from '../../functions/core/db/dynamo.ts';
 import { listPage, type IndexListing } from '../../functions/core/db/listing.ts';
+import { createOwnerCounts, STALE_PENDING_MS, type OwnerCounts } from '../../functions/core/db/owner-count.ts';
 import { putIfUnchanged } from '../../functions/core/db/optimistic-update.ts';
 import { createUniqueClaims, STALE_CLAIM_MS, type UniqueClaims } from '../../functions/core/db/unique-claim.ts';
 import { ValidationError } from '../../functions/core/errors.ts';
@@ -270,6 +271,85 @@ describe('store helpers on dynalite', () => {
       expect(rest.seen).toEqual(['needle-00000']);
     });
 
+    /** `db` with its Query calls and the items they evaluated (before filters) counted. */
+    function countingReads() {
+      const reads = { calls: 0, items: 0 };
+      const send = db.doc.send.bind(db.doc) as (command: unknown) => Promise<{ ScannedCount?: number }>;
+      const doc = Object.create(db.doc, {
+        send: {
+          value: async (command: unknown) => {
+            const out = await send(command);
+            if (command instanceof QueryCommand) {
+              reads.calls += 1;
+              reads.items += out.ScannedCount ?? 0;
+            }
+            return out;
+          },
+        },
+      }) as Db['doc'];
+      const reset = () => Object.assign(reads, { calls: 0, items: 0 });
+      return { db: { ...db, doc }, reads, reset };
+    }
+
+    it('reads a page and one item past it, whatever the partition holds, on the first page and from a cursor', async () => {
+      // Prepare
+      await putConversations('small', 25, () => 'agent-b');
+      await putConversations('large', 1_000, () => 'agent-b');
+      const counted = countingReads();
+      const cost = async (userId: string, cursor: string | null) => {
+        counted.reset();
+        const page = await listPage<{ conversationId: string }>(counted.db, conversationsOf(userId), 20, cursor);
+        return { page, reads: { ...counted.reads } };
+      };
+      // Act
+      const small = await cost('small', null);
+      const large = await cost('large', null);
+      const largeNext = await cost('large', large.page.nextCursor);
+      // Assess
+      expect(small.reads).toEqual({ calls: 1, items: 21 });
+      expect(large.reads).toEqual({ calls: 1, items: 21 });
+      expect(largeNext.reads).toEqual({ calls: 1, items: 21 });
+      expect(largeNext.page.items[0]?.conversationId).toBe('large-00979');
+    });
+
+    it('fills a page that a common filter thins out with reads that follow the page, not the partition', async () => {
+      // Prepare: one item in ten fails the filter, as deleted agents among active ones.
+      await putConversations('thinned-small', 40, (i) => (i % 10 === 3 ? 'agent-b' : 'agent-a'));
+      await putConversations('thinned-large', 1_000, (i) => (i % 10 === 3 ? 'agent-b' : 'agent-a'));
+      const counted = countingReads();
+      const cost = async (userId: string) => {
+        counted.reset();
+        const page = await listPage(counted.db, conversationsOf(userId, withAgentA), 20, null);
+        return { size: page.items.length, reads: { ...counted.reads } };
+      };
+      // Act
+      const small = await cost('thinned-small');
+      const large = await cost('thinned-large');
+      // Assess
+      expect(small.size).toBe(20);
+      expect(large).toEqual(small);
+      expect(large.reads.calls).toBeLessThanOrEqual(2);
+      expect(large.reads.items).toBeLessThanOrEqual(2 * 21);
+    });
+
+    it('serves an offset by reading the keys it skips, then the page: in proportion to offset plus page, and bounded', async () => {
+      // Prepare
+      await putConversations('offset', 300, () => 'agent-b');
+      await putConversations('haystack', 2_000, () => 'agent-b');
+      const counted = countingReads();
+      // Act
+      const page = await listPage<{ conversationId: string }>(counted.db, conversationsOf('offset'), 20, null, 40);
+      const reads = { ...counted.reads };
+      const pastTheEnd = await listPage(db, conversationsOf('offset'), 20, null, 300);
+      const tooFar = await listPage(db, conversationsOf('haystack', withAgentA), 20, null, 1).catch((error: unknown) => error);
+      // Assess
+      expect(page.items.map((item) => item.conversationId)).toEqual(Array.from({ length: 20 }, (_, i) => `offset-${String(259 - i).padStart(5, '0')}`));
+      expect(reads).toEqual({ calls: 2, items: 40 + 21 });
+      expect(pastTheEnd).toEqual({ items: [], nextCursor: null });
+      expect(tooFar).toBeInstanceOf(ValidationError);
+      expect((tooFar as ValidationError).issues).toEqual([expect.stringMatching(/^offset: .*cursor/)]);
+    });
+
     it("refuses a cursor of another partition's listing, or one it did not make, with a 400", async () => {
       // Prepare
       const foreign = encodeCursor({ conversationId: 'lister-00003', userId: 'lister', updatedAt: T0 + 3 });
@@ -280,6 +360,106 @@ describe('store helpers on dynalite', () => {
       );
       // Assess
       for (const attempt of attempts) expect(attempt).toBeInstanceOf(ValidationError);
+    });
+  });
+
+  describe('per-owner counts', () => {
+    const MAX = 5;
+    /** The records being counted: resource id -> owner, as a store's table would hold them. */
+    const records = new Map<string, string>();
+    const clock = { at: T0, now: () => clock.at };
+    let counts: OwnerCounts;
+    let nextId = 0;
+    const newId = () => `res-${nextId++}`;
+    const putRecord = (ownerId: string, id: string) => async () => {
+      records.set(id, ownerId);
+      return true as const;
+    };
+    const heldBy = (ownerId: string) => [...records.values()].filter((owner) => owner === ownerId).length;
+    const counter = async (ownerId: string) =>
+      (await db.doc.send(new GetCommand({ TableName: db.table('action-counts'), Key: { ownerId }, ConsistentRead: true }))).Item;
+
+    beforeAll(() => {
+      counts = createOwnerCounts(db, {
+        table: db.table('action-counts'),
+        max: MAX,
+        clock,
+        holds: async (ownerId, id) => records.get(id) === ownerId,
+        countHeld: async (ownerId) => heldBy(ownerId),
+      });
+    });
+
+    it('lets exactly as many concurrent adds land as there are places left, and refuses the rest', async () => {
+      // Prepare
+      await counts.add('racer', newId(), putRecord('racer', 'res-first'));
+      // Act
+      const outcomes = await Promise.all(Array.from({ length: 12 }, () => newId()).map((id) => counts.add('racer', id, putRecord('racer', id))));
+      // Assess
+      expect(outcomes.filter((o) => o === true)).toHaveLength(MAX - 1);
+      expect(outcomes.filter((o) => o === 'limit')).toHaveLength(12 - (MAX - 1));
+      expect(heldBy('racer')).toBe(MAX);
+      expect(await counter('racer')).toEqual({ ownerId: 'racer', held: MAX, pending: {} });
+    });
+
+    it('gives the place back when the write is refused or fails without landing, and keeps it when it landed', async () => {
+      // Prepare
+      const failure = new Error('connection reset');
+      const landedId = newId();
+      // Act
+      const refused = await counts.add('writer', newId(), async () => false);
+      const lost = await counts.add('writer', newId(), () => Promise.reject(failure)).catch((error: unknown) => error);
+      const landed = await counts
+        .add('writer', landedId, async () => {
+          records.set(landedId, 'writer');
+          throw failure;
+        })
+        .catch((error: unknown) => error);
+      // Assess
+      expect([refused, lost, landed]).toEqual([false, failure, failure]);
+      expect(await counter('writer')).toEqual({ ownerId: 'writer', held: 1, pending: {} });
+    });
+
+    it('gives a place back on remove only when the record was removed', async () => {
+      // Prepare
+      const id = newId();
+      await counts.add('remover', id, putRecord('remover', id));
+      // Act
+      const removed = await counts.remove('remover', id, async () => records.delete(id));
+      const again = await counts.remove('remover', id, async () => records.delete(id));
+      // Assess
+      expect([removed, again]).toEqual([true, false]);
+      expect(await counts.count('remover')).toBe(0);
+    });
+
+    it('starts the counter of an owner whose records predate it from a count of the records', async () => {
+      // Prepare
+      for (let i = 0; i < MAX - 1; i++) records.set(`legacy-${i}`, 'legacy');
+      // Act
+      const outcomes = await Promise.all([newId(), newId(), newId()].map((id) => counts.add('legacy', id, putRecord('legacy', id))));
+      // Assess
+      expect(outcomes.filter((o) => o === true)).toHaveLength(1);
+      expect(await counts.count('legacy')).toBe(MAX);
+    });
+
+    it('settles an operation that stopped half-way by its record once it is stale, and refuses one still under way', async () => {
+      // Prepare: an owner at the limit with three operations that stopped after taking a place; one had written its record.
+      const owner = 'crashed';
+      const ids = [newId(), newId(), newId()];
+      records.set(ids[0]!, owner);
+      for (const id of [newId(), newId()]) await counts.add(owner, id, putRecord(owner, id));
+      const pending = Object.fromEntries(ids.map((id) => [id, clock.at]));
+      await db.doc.send(new PutCommand({ TableName: db.table('action-counts'), Item: { ownerId: owner, held: MAX, pending } }));
+      const youngId = newId();
+      const young = await counts.add(owner, youngId, putRecord(owner, youngId));
+      const sameIdYoung = await counts.remove(owner, ids[1]!, async () => true);
+      clock.at += STALE_PENDING_MS + 1;
+      // Act
+      const afterRepair = await Promise.all([newId(), newId(), newId()].map((id) => counts.add(owner, id, putRecord(owner, id))));
+      // Assess
+      expect([young, sameIdYoung]).toEqual(['limit', 'busy']);
+      expect(afterRepair.filter((o) => o === true)).toHaveLength(2);
+      expect(heldBy(owner)).toBe(MAX);
+      expect(await counter(owner)).toEqual({ ownerId: owner, held: MAX, pending: {} });
     });
   });
 

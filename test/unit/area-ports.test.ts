@@ -243,7 +243,7 @@ describe('the manifest, derived from the area modules', () => {
 
     // Assess
     expect([...owner.tables]).toEqual(['notes']);
-    expect([...user.tables].sort()).toEqual(['agent-names', 'agents', 'notes']);
+    expect([...user.tables].sort()).toEqual(['agent-counts', 'agent-names', 'agents', 'notes']);
   });
 
   it("parses each module's settings with the kernel's, and names every bad one", () => {

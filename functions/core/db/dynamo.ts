@@ -61,8 +61,11 @@ export interface QueryBounds {
   /** Stop once this many items came back (the last page may bring more). */
   readonly max?: number;
   readonly start?: Record<string, unknown> | undefined;
-  /** The `Limit` of each call, from how many items are still missing; by default exactly those. */
-  readonly pageLimit?: (missing: number) => number;
+  /**
+   * The `Limit` of each call, from how many items are still missing and how many calls were made
+   * before it (0 for the first); by default exactly the missing ones.
+   */
+  readonly pageLimit?: (missing: number, call: number) => number;
   /** Stop after this many calls, so a rare filter over a large partition costs a bounded time. */
   readonly maxCalls?: number;
 }
@@ -76,7 +79,7 @@ export async function readQuery<T>(db: Db, input: Omit<QueryCommandInput, 'Exclu
   const items: T[] = [];
   let start = bounds.start;
   for (let calls = 0; calls < maxCalls; calls++) {
-    const limit = pageLimit(max - items.length);
+    const limit = pageLimit(max - items.length, calls);
     const out = await db.doc.send(new QueryCommand({ ...input, ...(Number.isFinite(limit) ? { Limit: limit } : {}), ExclusiveStartKey: start }));
     items.push(...((out.Items ?? []) as T[]));
     start = out.LastEvaluatedKey;

@@ -1,10 +1,22 @@
+import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { decodeCursor, encodeCursor, type Page } from './cursor.ts';
 import { readQuery, type Db } from './dynamo.ts';
 import { ValidationError } from '../errors.ts';
 
-/** Items a filtered listing reads per Query call, and calls per request before it answers with a cursor. */
-const FILTERED_PAGE_ITEMS = 100;
+/**
+ * Bounds of one request's reads: calls per page before a filtered listing answers with what it
+ * found and a cursor, the most a filtered call asks for, and the calls an offset may take to skip.
+ */
 const MAX_CALLS_PER_PAGE = 10;
+const FILTERED_PAGE_ITEMS = 100;
+const MAX_SKIP_CALLS = 20;
+
+/** Where a page starts: after `cursor` (a `nextCursor` of an earlier page), then past `offset` matching items. */
+export interface PageRequest {
+  readonly limit: number;
+  readonly cursor?: string | null | undefined;
+  readonly offset?: number | undefined;
+}
 
 /**
  * One partition of an index, listed page by page: an owner's resources (`byOwner`), the public
@@ -28,28 +40,72 @@ export interface IndexListing {
 
 /**
  * A page of `limit` items from `cursor` on, and the cursor of the next one (null when the listing
- * ended). It reads one item past the page, so the last page says it is the last. Filtered, it
- * reads in batches and, when a rare filter leaves the page short after MAX_CALLS_PER_PAGE calls,
- * answers with what it found and a cursor where it stopped rather than running into the timeout.
+ * ended), read from DynamoDB a page at a time: what a page costs follows the page, never the size
+ * of the partition. It reads one item past the page, so the last page says it is the last.
+ *
+ * Filtered, each call asks for what is still missing, and twice as much after each call that came
+ * back short (DynamoDB applies `Limit` before the filter), up to FILTERED_PAGE_ITEMS: a filter
+ * most items pass costs about the page, a rare one at most MAX_CALLS_PER_PAGE calls, after which
+ * the page answers with what it found and a cursor where it stopped rather than running into the
+ * timeout.
+ *
+ * `offset` (for APIs whose pagination is an offset) passes over that many matching items first,
+ * reading only their keys; it costs reads in proportion to the offset, so it is bounded too: an
+ * offset that MAX_SKIP_CALLS calls do not reach is a 400 that points to the cursor, which resumes
+ * at the cost of a page.
  */
-export async function listPage<T extends object>(db: Db, listing: IndexListing, limit: number, cursor: string | null | undefined): Promise<Page<T>> {
-  const filtered = listing.filter !== undefined;
-  const read = await readQuery<T>(
-    db,
-    {
-      TableName: listing.table,
-      IndexName: listing.index,
-      KeyConditionExpression: '#partition = :partition',
-      ...(filtered ? { FilterExpression: listing.filter!.expression } : {}),
-      ExpressionAttributeNames: { '#partition': listing.partitionKey, ...listing.filter?.names },
-      ExpressionAttributeValues: { ':partition': listing.partitionValue, ...listing.filter?.values },
-      ScanIndexForward: !listing.newestFirst,
-    },
-    { max: limit + 1, start: startKeyOf(listing, cursor), maxCalls: MAX_CALLS_PER_PAGE, ...(filtered ? { pageLimit: () => FILTERED_PAGE_ITEMS } : {}) },
-  );
+export async function listPage<T extends object>(
+  db: Db,
+  listing: IndexListing,
+  limit: number,
+  cursor: string | null | undefined,
+  offset = 0,
+): Promise<Page<T>> {
+  let start = startKeyOf(listing, cursor);
+  if (offset > 0) {
+    const skipped = await skip(db, listing, offset, start);
+    if (skipped === 'ended') return { items: [], nextCursor: null };
+    start = skipped;
+  }
+  const read = await readQuery<T>(db, queryOf(listing), { max: limit + 1, start, maxCalls: MAX_CALLS_PER_PAGE, pageLimit: callLimit(listing) });
   if (read.items.length <= limit) return { items: read.items, nextCursor: encodeCursor(read.lastKey) };
   const items = read.items.slice(0, limit);
   return { items, nextCursor: encodeCursor(positionOf(listing, items[items.length - 1]!)) };
+}
+
+function queryOf(listing: IndexListing): Omit<QueryCommandInput, 'ExclusiveStartKey' | 'Limit'> {
+  return {
+    TableName: listing.table,
+    IndexName: listing.index,
+    KeyConditionExpression: '#partition = :partition',
+    ...(listing.filter !== undefined ? { FilterExpression: listing.filter.expression } : {}),
+    ExpressionAttributeNames: { '#partition': listing.partitionKey, ...listing.filter?.names },
+    ExpressionAttributeValues: { ':partition': listing.partitionValue, ...listing.filter?.values },
+    ScanIndexForward: !listing.newestFirst,
+  };
+}
+
+/** The `Limit` of each call: unfiltered, every item read is one of the page; filtered, see `listPage`. */
+function callLimit(listing: IndexListing): (missing: number, call: number) => number {
+  if (listing.filter === undefined) return (missing) => missing;
+  return (missing, call) => Math.min(Math.max(FILTERED_PAGE_ITEMS, missing), missing * 2 ** call);
+}
+
+/** The position after the `offset`th matching item from `start`, reading keys only; 'ended' when the listing has fewer. */
+async function skip(db: Db, listing: IndexListing, offset: number, start: Record<string, unknown> | undefined) {
+  const query = queryOf(listing);
+  const read = await readQuery<Record<string, unknown>>(
+    db,
+    {
+      ...query,
+      ProjectionExpression: '#partition, #listingSort, #listingItem',
+      ExpressionAttributeNames: { ...query.ExpressionAttributeNames, '#listingSort': listing.sortKey, '#listingItem': listing.itemKey },
+    },
+    { max: offset, start, maxCalls: MAX_SKIP_CALLS, pageLimit: callLimit(listing) },
+  );
+  if (read.items.length >= offset) return positionOf(listing, read.items[offset - 1]!);
+  if (read.lastKey === undefined) return 'ended' as const;
+  throw new ValidationError('Invalid query parameters', [`offset: ${offset} is too far to skip in one request; page on with cursor (nextCursor) instead`]);
 }
 
 /** The position just after `item` in the index: the table key plus the index key. */
