@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { areas } from '../../lib/manifest/areas.ts';
 import type { AreaModule } from '../../lib/manifest/types.ts';
 

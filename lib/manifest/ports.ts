@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { KERNEL_SETTINGS } from '../../functions/core/config.ts';
 import { areas } from './areas.ts';
 import type { TableName } from './tables.ts';
