@@ -46,12 +46,17 @@ export function cdkJsonContext(): Record<string, unknown> {
 
 /**
  * Synthesizes the platform stack into `outdir` with cdk.json's context, bundling on (every function
- * built by esbuild, the layer staged) unless `bundling` is false, and returns the stack.
+ * built by esbuild, the layer staged) unless `bundling` is false, and returns the stack. The
+ * function entries go to `entriesDir` (inside the project, where esbuild finds the packages).
  */
-export function synthesizePlatform(outdir: string, options: { readonly bundling: boolean; readonly stackName: string; readonly stage: string }): PlatformStack {
+export function synthesizePlatform(
+  outdir: string,
+  options: { readonly bundling: boolean; readonly stackName: string; readonly stage: string; readonly entriesDir?: string },
+): PlatformStack {
   const context = { ...cdkJsonContext(), ...(options.bundling ? {} : { 'aws:cdk:bundling-stacks': [] }) };
   const app = new App({ outdir, analyticsReporting: false, context });
-  const stack = new PlatformStack(app, options.stackName, { stackName: options.stackName, stage: options.stage, version: '0.0.0-test' });
+  const { stackName, stage, entriesDir } = options;
+  const stack = new PlatformStack(app, stackName, { stackName, stage, version: '0.0.0-test', entriesDir });
   app.synth();
   return stack;
 }
