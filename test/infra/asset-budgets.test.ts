@@ -52,7 +52,7 @@ describe('asset budgets', () => {
   });
 
   it('leaves the AWS SDK v3 to the Lambda runtime, which ships it, in every bundle', () => {
-    // Assess: an SDK client inlined would be about 300 KB on its own (lib/cloud/platform-function.ts, externalModules).
+    // Assess: an SDK client inlined would be about 500 KB on its own (lib/cloud/platform-function.ts, externalModules).
     expect(bundlesWithSdkCode).toEqual([]);
   });
 
