@@ -16,6 +16,24 @@ export default tseslint.config(
     },
   },
   { files: ['bin/**', 'test/bench/**', 'test/run-all.ts', 'lib/local/**'], rules: { 'no-console': 'off' } },
+  // Code that ends up in Lambda bundles (and the area fixtures that stand in for areas). zod's `z`
+  // and default exports are its whole namespace as one object, which esbuild cannot tree-shake:
+  // one such import put every schema kind and all of zod's locales (about 440 KB) into every
+  // function. `import * as z` keeps the same `z.object(...)` code and lets esbuild keep only what
+  // is used (docs/ARCHITECTURE.md, What is in a bundle).
+  {
+    files: ['functions/**/*.ts', 'lib/**/*.ts', 'bin/**/*.ts', 'test/fixtures/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            "ImportDeclaration[source.value='zod'] > ImportSpecifier[imported.name='z'], ImportDeclaration[source.value='zod'] > ImportDefaultSpecifier",
+          message: "Use `import * as z from 'zod'`: the `z` export is zod's whole namespace, which bundles every locale and schema kind.",
+        },
+      ],
+    },
+  },
   // The MCP host is plain ESM run by Node directly (no tsx, no build step); it is typed with JSDoc.
   {
     files: ['functions/runtimes/mcp-host/**/*.mjs'],

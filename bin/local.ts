@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ADMIN_TOKEN_FILE, startLocalPlatform, StartupError } from '../lib/local/platform.ts';
 import { prettyLogWriter } from '../lib/local/pretty-log.ts';
 import { readFile } from 'node:fs/promises';

@@ -160,6 +160,19 @@ export function portsForArea(platform: Ports, area: AreaModule): Ports {
           },
     });
   }
+  // A cloud function builds its platform from its own modules only (functions/cloud.ts): a declared
+  // port no listed module provides would otherwise read as undefined far from the cause.
+  for (const name of [...area.uses, ...Object.keys(area.provides)]) {
+    if (Object.hasOwn(view, name)) continue;
+    Object.defineProperty(view, name, {
+      enumerable: false,
+      get: () => {
+        throw new Error(
+          `The ${area.name} area uses the ${name} port, which no area module of this platform provides (lib/manifest/ports.ts, modulesOfFunction).`,
+        );
+      },
+    });
+  }
   byArea.set(area, view);
   return view;
 }

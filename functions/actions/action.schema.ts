@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { serviceNameSchema } from '../keys/key.schema.ts';
 
 /** SPEC part 2 (Action) and part 8 (action defaults). */

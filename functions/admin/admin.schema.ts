@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { aliasSchema } from '../users/user.schema.ts';
 
 export const createUserBody = z.object({

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const AGENT_DEFAULTS = { memoryMb: 1024, timeoutSec: 300, runtime: 'python3.12' } as const;
 /**

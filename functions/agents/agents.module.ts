@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineArea, providePort, KIB } from '../../lib/manifest/define.ts';
 import { createAgentStore } from './agent.store.ts';
 import { createConversationStore } from './conversation.store.ts';

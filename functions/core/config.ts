@@ -1,5 +1,5 @@
-import { z } from 'zod';
-import { areas } from '../../lib/manifest/areas.ts';
+import * as z from 'zod';
+import type { areas } from '../../lib/manifest/areas.ts';
 import type { AreaModule } from '../../lib/manifest/types.ts';
 
 const optionalUrl = z.url().optional();
@@ -59,10 +59,13 @@ export class ConfigError extends Error {}
 export const KERNEL_SETTINGS: ReadonlySet<string> = new Set(Object.keys(kernelSchema.shape));
 
 /**
- * Validates configuration once, at start: the kernel's settings and those `modules` declare. Fails with one message naming every bad variable, so a
- * misconfigured function or local start stops immediately instead of failing on some later request.
+ * Validates configuration once, at start: the kernel's settings and those `modules` declare (the
+ * whole list locally; a cloud function's own list, since it receives only its areas' variables, and
+ * importing the whole list would bundle every area). Fails with one message naming every bad
+ * variable, so a misconfigured function or local start stops immediately instead of failing on
+ * some later request.
  */
-export function parseConfig(env: Record<string, string | undefined>, modules: readonly AreaModule[] = areas): Config {
+export function parseConfig(env: Record<string, string | undefined>, modules: readonly AreaModule[]): Config {
   const schema = kernelSchema.extend(Object.assign({}, ...modules.map((area) => area.settings)) as z.ZodRawShape);
   const result = schema.safeParse(env);
   if (!result.success) {
@@ -70,12 +73,4 @@ export function parseConfig(env: Record<string, string | undefined>, modules: re
     throw new ConfigError(`Invalid platform configuration: ${problems}`);
   }
   return Object.freeze(result.data) as Config;
-}
-
-let cached: Config | undefined;
-
-/** Configuration from `process.env`, read once per process (cloud functions). */
-export function configFromEnv(): Config {
-  cached ??= parseConfig(process.env);
-  return cached;
 }

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { SealedSecret } from '../core/secret-box.ts';
 
 export const MAX_KEYS_PER_USER = 100;

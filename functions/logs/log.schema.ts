@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** SPEC part 8: timeRange defaults to 24 hours; it may reach back as far as records are kept by default (30 days). */
 export const DEFAULT_TIME_RANGE_HOURS = 24;

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Largest MCP server source accepted (the spec leaves it open); the runtime receives it whole. */
 export const MAX_SOURCE_BYTES = 512 * 1024;

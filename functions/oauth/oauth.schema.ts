@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** The SPEC names three neutral providers; which real service each one is comes from configuration. */
 export const OAUTH_PROVIDERS = ['provider_a', 'provider_b', 'provider_c'] as const;

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** OAuth endpoints are fetched or opened in a browser, so only web URLs make sense. */
 const optionalWebUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional();

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { serviceNameSchema } from '../keys/key.schema.ts';
 import { listTokensQuery, ONE_EXPIRY_MESSAGE, oneExpiryAtMost, publicToken, tokenExpiry, tokenIdSchema, tokenName, type TokenRecord } from './token.schema.ts';
 

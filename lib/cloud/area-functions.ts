@@ -1,14 +1,14 @@
 import { Duration, Fn } from 'aws-cdk-lib';
 import { FunctionUrlAuthType, HttpMethod as UrlHttpMethod, InvokeMode, type FunctionUrl, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
-import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS } from '../manifest/http.ts';
+import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, isRestApiRoute } from '../manifest/http.ts';
 import { EventType } from 'aws-cdk-lib/aws-s3';
 import { LambdaDestination } from 'aws-cdk-lib/aws-s3-notifications';
 import { Schedule, ScheduleExpression, ScheduleTargetInput } from 'aws-cdk-lib/aws-scheduler';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
 import { parseScheduleExpression } from '../../functions/core/entry/schedule-expression.ts';
 import { STORAGE_EVENT_ATTEMPTS, validateStorageEvents } from '../../functions/core/entry/storage-event.ts';
-import { resourcesOf, type FunctionResources } from '../manifest/ports.ts';
+import { modulesOfFunction, resourcesOf, type FunctionResources } from '../manifest/ports.ts';
 import { entryPointsOf } from '../manifest/routes.ts';
 import type { AreaModule, Host, RouteSpec } from '../manifest/types.ts';
 import type { PlatformData } from './data-stores.ts';
@@ -116,7 +116,7 @@ export class PlatformFunctions extends Construct {
         if (variable === undefined)
           throw new Error(`The ${host} host cannot be a response-streaming function URL (streaming routes ${routes.map((r) => r.id).join(', ')}).`);
         const fn = this.areaFunction(`Stream-${host}`, props, routes, {
-          entry: writeStreamingEntry(host, routes, props.entriesDir),
+          entry: (modules) => writeStreamingEntry(host, routes, modules, props.entriesDir),
           description: `Platform ${host} host (response streaming): ${routes.length} route(s)`,
           environment: props.environment,
         });
@@ -149,7 +149,7 @@ export class PlatformFunctions extends Construct {
     this.areas = new Map(
       [...props.areas].map(([area, routes]) => {
         const fn = this.areaFunction(`Area-${area}`, props, routes, {
-          entry: writeAreaEntry(area, routes, props.entriesDir),
+          entry: (modules) => writeAreaEntry(area, routes, modules, props.entriesDir),
           description: `Platform area ${area}: ${routes.length} route(s)`,
           environment,
         });
@@ -169,7 +169,7 @@ export class PlatformFunctions extends Construct {
           // Schedules authenticate no one: the area's ports without the kernel.
           const resources = resourcesOf([area], [], modules);
           const fn = new PlatformFunction(this, `Schedule-${area.name}`, {
-            entry: writeScheduleEntry(area.name, schedules, props.entriesDir),
+            entry: writeScheduleEntry(area.name, schedules, modulesOfFunction([area], modules), props.entriesDir),
             description: `Platform area ${area.name}: ${schedules.length} schedule(s)`,
             timeout: Duration.seconds(functionTimeoutSec(schedules)),
             environment,
@@ -195,7 +195,7 @@ export class PlatformFunctions extends Construct {
           const queues = entryPointsOf(area, 'queue');
           const resources = resourcesOf([area], [], modules);
           const fn = new PlatformFunction(this, `Queue-${area.name}`, {
-            entry: writeQueueEntry(area.name, queues, props.entriesDir),
+            entry: writeQueueEntry(area.name, queues, modulesOfFunction([area], modules), props.entriesDir),
             description: `Platform area ${area.name}: ${queues.length} queue(s)`,
             timeout: Duration.seconds(functionTimeoutSec(queues)),
             environment,
@@ -219,7 +219,7 @@ export class PlatformFunctions extends Construct {
           const entries = entryPointsOf(area, 'storageEvent');
           const resources = resourcesOf([area], [], modules);
           const fn = new PlatformFunction(this, `Storage-${area.name}`, {
-            entry: writeStorageEventEntry(area.name, entries, props.entriesDir),
+            entry: writeStorageEventEntry(area.name, entries, modulesOfFunction([area], modules), props.entriesDir),
             description: `Platform area ${area.name}: ${entries.length} storage event(s)`,
             timeout: Duration.seconds(functionTimeoutSec(entries)),
             environment,
@@ -239,7 +239,7 @@ export class PlatformFunctions extends Construct {
     );
 
     this.fallback = new PlatformFunction(this, 'Fallback', {
-      entry: writeFallbackEntry(props.entriesDir),
+      entry: writeFallbackEntry([...props.areas.values()].flat().filter(isRestApiRoute), props.entriesDir),
       description: 'Platform 404/405 for paths and methods no route has',
       // It answers from the route table alone: no platform, no stores, no run tokens, no grants.
       timeout: Duration.seconds(10),
@@ -256,15 +256,21 @@ export class PlatformFunctions extends Construct {
     id: string,
     props: PlatformFunctionsProps,
     routes: readonly RouteSpec[],
-    own: { entry: string; description: string; environment: PlatformEnvironment },
+    own: { entry: (modules: readonly AreaModule[]) => string; description: string; environment: PlatformEnvironment },
   ): PlatformFunction {
     const served = [...new Set(routes.map((r) => r.area))].map((name) => {
       const area = props.modules.get(name);
       if (area === undefined) throw new Error(`Routes of area ${name} have no area module.`);
       return area;
     });
-    const resources = resourcesOf(served, routes, [...props.modules.values()]);
-    const fn = new PlatformFunction(this, id, { ...own, timeout: Duration.seconds(functionTimeoutSec(routes)), ...this.portSettings(props, resources) });
+    const modules = [...props.modules.values()];
+    const resources = resourcesOf(served, routes, modules);
+    const fn = new PlatformFunction(this, id, {
+      ...own,
+      entry: own.entry(modulesOfFunction(served, modules)),
+      timeout: Duration.seconds(functionTimeoutSec(routes)),
+      ...this.portSettings(props, resources),
+    });
     this.grant(props, fn, resources);
     return fn;
   }

@@ -21,7 +21,7 @@ import { AwsCustomResource, AwsCustomResourcePolicy, PhysicalResourceId } from '
 import { Construct } from 'constructs';
 import type { Config } from '../../functions/core/config.ts';
 import { SERVICE_HEALTH_PATH } from '../../functions/service-main.ts';
-import { resourcesOf } from '../manifest/ports.ts';
+import { modulesOfFunction, resourcesOf } from '../manifest/ports.ts';
 import type { TaskQueues } from './task-queues.ts';
 import type { AreaModule, Host, ServiceSpec } from '../manifest/types.ts';
 import type { PlatformData } from './data-stores.ts';
@@ -252,7 +252,7 @@ export class ServiceContainers extends Construct {
         role.addToPrincipalPolicy(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [...props.oauth.clientSecretArns] }));
     }
 
-    const imageDirectory = stageServiceImage(spec, props.entriesDir);
+    const imageDirectory = stageServiceImage(spec, modulesOfFunction([area], props.modules), props.entriesDir);
     const containerName = 'service';
     taskDefinition.addContainer(containerName, {
       image: ContainerImage.fromAsset(imageDirectory, { platform: Platform.LINUX_ARM64 }),

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { buildSync } from 'esbuild';
-import type { ServiceSpec } from '../manifest/types.ts';
+import type { AreaModule, ServiceSpec } from '../manifest/types.ts';
 import { DEFAULT_ENTRIES_DIR, writeIfChanged, writeServiceEntry } from './function-entries.ts';
 import { ESM_REQUIRE_BANNER } from './platform-function.ts';
 
@@ -15,15 +15,15 @@ export const SERVICE_CONTAINER_PORT = 8080;
 
 /**
  * Writes the build context of `spec`'s container image and returns its directory: the generated
- * entry bundled by esbuild into one `main.mjs` (AWS SDK included: unlike Lambda, the image has
+ * entry (with `modules`, the area modules the container builds its platform from) bundled by esbuild into one `main.mjs` (AWS SDK included: unlike Lambda, the image has
  * none) with its source map, and a Dockerfile that only copies them onto the base image.
  *
  * Nothing here runs Docker: CDK stages and hashes the directory at synth, `cdk deploy` builds and
  * pushes the image. With COPY as the only step the image builds for arm64 on any machine, without
  * emulation. Files are rewritten only when they change, so parallel synths agree on the hash.
  */
-export function stageServiceImage(spec: ServiceSpec, entriesDir: string = DEFAULT_ENTRIES_DIR): string {
-  const entry = writeServiceEntry(spec, entriesDir);
+export function stageServiceImage(spec: ServiceSpec, modules: readonly AreaModule[], entriesDir: string = DEFAULT_ENTRIES_DIR): string {
+  const entry = writeServiceEntry(spec, modules, entriesDir);
   const dir = join(entriesDir, `service-${spec.id}.image`);
   const bundle = buildSync({
     entryPoints: [entry],

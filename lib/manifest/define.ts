@@ -1,10 +1,11 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { KernelPorts } from '../../functions/ports.ts';
 import type {
   AreaModule,
   AuthMode,
   BucketSpec,
   CallerScope,
+  EntryPointSpec,
   EnvelopeStyle,
   Host,
   HttpMethod,
@@ -137,4 +138,9 @@ function entryPoint(area: string, input: EntryPointInput) {
     case 'service':
       return { ...input, id, area, memoryMb: input.memoryMb ?? 512, cpu: input.cpu ?? 256, desiredCount: input.desiredCount ?? 1 };
   }
+}
+
+/** The entry points of `kind` an area declares, typed as that kind. */
+export function entryPointsOf<K extends EntryPointSpec['kind']>(area: Pick<AreaModule, 'entryPoints'>, kind: K): Extract<EntryPointSpec, { kind: K }>[] {
+  return area.entryPoints.filter((e): e is Extract<EntryPointSpec, { kind: K }> => e.kind === kind);
 }

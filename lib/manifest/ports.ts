@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { KERNEL_SETTINGS } from '../../functions/core/config.ts';
 import { areas } from './areas.ts';
 import type { TableName } from './tables.ts';
@@ -82,6 +82,26 @@ export function checkAreas(modules: readonly AreaModule[]): void {
     for (const port of area.uses)
       if (!isKernelPort(port) && !providers.has(port)) problems.push(`${area.name} uses the ${port} port, which neither the kernel nor any area provides`);
   if (problems.length > 0) throw new Error(`Area modules: ${problems.join('; ')}. Fix the modules listed in lib/manifest/areas.ts.`);
+}
+
+/**
+ * The modules a function serving `served` builds its platform from: the served areas, then the
+ * area providing each port they use that the kernel does not. A provided port is built from the
+ * kernel alone (`providePort`), so no further areas are needed. Generated entries import exactly
+ * these (lib/cloud/function-entries.ts), so a bundle holds no other area's code; `portsForArea`
+ * still hides every undeclared port, as with the whole list.
+ */
+export function modulesOfFunction(served: readonly AreaModule[], modules: readonly AreaModule[] = areas): AreaModule[] {
+  const needed = new Map<string, AreaModule>(served.map((area) => [area.name, area]));
+  for (const area of served) {
+    for (const port of area.uses) {
+      if (isKernelPort(port) || [...needed.values()].some((m) => Object.hasOwn(m.provides, port))) continue;
+      const provider = modules.find((m) => Object.hasOwn(m.provides, port));
+      if (provider === undefined) throw new Error(`No kernel port or area module provides the ${port} port ${area.name} uses.`);
+      needed.set(provider.name, provider);
+    }
+  }
+  return [...needed.values()];
 }
 
 /** Members of `Ports` no area may provide: the kernel's utilities and what the pipeline runs on. */

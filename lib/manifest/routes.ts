@@ -23,6 +23,19 @@ export function routesByArea(all: readonly RouteSpec[] = routes): Map<string, Ro
   return byArea;
 }
 
+/**
+ * Where an area's module is and what it is exported as: `<folder>/<name>.module.ts`, exporting
+ * `<name in camelCase>Area` (`functions/users/users.module.ts`, `usersArea`). Generated entries
+ * import each module their function needs from there (lib/cloud/function-entries.ts), and a unit
+ * test checks that every listed module follows it.
+ */
+export function areaModuleImport(area: Pick<AreaModule, 'name' | 'folder'>): { readonly path: string; readonly exportName: string } {
+  return {
+    path: `${area.folder ?? `functions/${area.name}`}/${area.name}.module.ts`,
+    exportName: `${area.name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase())}Area`,
+  };
+}
+
 /** Module path of a route's handler, relative to the repository root. */
 export function handlerModulePath(r: Pick<RouteSpec, 'area' | 'handler' | 'folder'>): string {
   return `${r.folder ?? `functions/${r.area}`}/handlers/${r.handler}.handler.ts`;
@@ -31,10 +44,8 @@ export function handlerModulePath(r: Pick<RouteSpec, 'area' | 'handler' | 'folde
 /** Every entry point other than HTTP routes (schedules, queues, storage events, services). */
 export const entryPoints: readonly EntryPointSpec[] = areas.flatMap((area) => area.entryPoints);
 
-/** The entry points of `kind` an area declares, typed as that kind. */
-export function entryPointsOf<K extends EntryPointSpec['kind']>(area: Pick<AreaModule, 'entryPoints'>, kind: K): Extract<EntryPointSpec, { kind: K }>[] {
-  return area.entryPoints.filter((e): e is Extract<EntryPointSpec, { kind: K }> => e.kind === kind);
-}
+// In define.ts, which imports no module list, so functions/cloud.ts can use it without bundling every area.
+export { entryPointsOf } from './define.ts';
 
 /** Module path of an entry point's handler: `functions/<area>/handlers/<handler>.<kind>.ts`. */
 export function entryPointModulePath(e: Pick<EntryPointSpec, 'area' | 'handler' | 'kind'> & { readonly folder?: string }): string {

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { KernelPorts } from '../../functions/ports.ts';
 
 /** Host a route is served on. Locally each non-base host is a path prefix on the one port. */

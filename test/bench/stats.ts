@@ -25,7 +25,8 @@ export interface BenchRow extends Summary {
   /** Filled in by the runner from the module's name. */
   readonly module: string;
   readonly case: string;
-  readonly unit: 'ms';
+  /** Milliseconds for timings; KB (1024 bytes, as esbuild prints them) for sizes (`sized`). */
+  readonly unit: 'ms' | 'KB';
   /** Completed operations per second of wall time, for rounds run under load. */
   readonly perSecond?: number;
   /** This row divided by its baselines; the first one is the headline figure. */
@@ -60,6 +61,15 @@ export function measured(name: string, samples: readonly number[], extra: { perS
   return { case: name, unit: 'ms', ...summarize(samples), ...extra };
 }
 
+/**
+ * A size, in KB, as a row of one sample: sizes are read, not sampled, so they are the same in every
+ * run and need no percentiles; the row still divides by a baseline like the timings.
+ */
+export function sized(name: string, bytes: number, extra: { note?: string } = {}): MeasuredRow {
+  const kb = bytes / 1024;
+  return { case: name, unit: 'KB', n: 1, min: kb, p50: kb, p99: kb, mean: kb, max: kb, ...extra };
+}
+
 /** `row` with one more ratio against `baseline` (appended, so the first one stays the headline). */
 export function versus(row: MeasuredRow, baseline: MeasuredRow): MeasuredRow {
   const ratio: Ratio = { baseline: baseline.case, p50: row.p50 / baseline.p50, p99: row.p99 / baseline.p99, mean: row.mean / baseline.mean };
@@ -83,8 +93,8 @@ function times(value: number): string {
  * per extra ratio, so every ratio names what it divides by.
  */
 export function formatTable(rows: readonly BenchRow[]): string {
-  const header = ['case', 'n', 'p50 ms', 'p99 ms', 'mean ms', 'max ms', 'ops/s', 'x p50', 'x p99', 'x mean', 'baseline'];
-  const right = new Set([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  const header = ['case', 'n', 'unit', 'p50', 'p99', 'mean', 'max', 'ops/s', 'x p50', 'x p99', 'x mean', 'baseline'];
+  const right = new Set([1, 3, 4, 5, 6, 7, 8, 9, 10]);
   const body: (string[] | string)[] = [];
   let module: string | null = null;
   for (const row of rows) {
@@ -98,6 +108,7 @@ export function formatTable(rows: readonly BenchRow[]): string {
     body.push([
       row.case,
       String(row.n),
+      row.unit,
       ms(row.p50),
       row.n >= MIN_SAMPLES_FOR_P99 ? ms(row.p99) : '-',
       ms(row.mean),
@@ -105,7 +116,7 @@ export function formatTable(rows: readonly BenchRow[]): string {
       row.perSecond === undefined ? '' : row.perSecond.toFixed(0),
       ...ratioCells(first),
     ]);
-    for (const extra of row.ratios?.slice(1) ?? []) body.push(['', '', '', '', '', '', '', ...ratioCells(extra)]);
+    for (const extra of row.ratios?.slice(1) ?? []) body.push(['', '', '', '', '', '', '', '', ...ratioCells(extra)]);
     if (row.note) body.push(`    note: ${row.note}`);
   }
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((line) => (typeof line === 'string' ? 0 : (line[i] ?? '').length))));

@@ -107,6 +107,24 @@ export const TARGETS: readonly Target[] = [
       met: first!.max < 300,
     }),
   },
+  {
+    figure: 'largest platform function bundle',
+    target: 'under 200 KB (each)',
+    rows: ['bundles/largest function bundle', 'bundles/largest function bundle, zod as one namespace (old build)'],
+    evaluate: ([row, old]) => ({
+      measured: `${fixed(row!.p50)} KB, ${row!.note ?? ''} (${fixed(old!.p50, 0)} KB with zod as one namespace)`,
+      met: row!.p50 < 200,
+    }),
+  },
+  {
+    figure: 'MCP modules layer',
+    target: 'under 5 MB',
+    rows: ['bundles/MCP modules layer', 'bundles/MCP layer, whole dependency trees (old copy)'],
+    evaluate: ([row, old]) => ({
+      measured: `${fixed(row!.p50 / 1024, 2)} MB (${fixed(old!.p50 / 1024)} MB as the whole trees)`,
+      met: row!.p50 < 5 * 1024,
+    }),
+  },
 ];
 
 /** Every target against this run's rows. */

@@ -216,6 +216,16 @@ export function describeMcpRuntimeContract(adapterName: string, setup: McpRuntim
         "import { McpServer } from '@modelcontextprotocol/sdk/server/mcp';\nexport const createMcpServer = () => new McpServer({ name: 'x', version: '1' });\n",
         /^module '@modelcontextprotocol\/sdk\/server\/mcp' was not found \(subpaths of @modelcontextprotocol\/sdk end in \.js, e\.g\. '@modelcontextprotocol\/sdk\/server\/mcp\.js'\)$/,
       ],
+      [
+        "the SDK's stdio client, which starts processes",
+        "const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js');\nexports.createMcpServer = () => null;\n",
+        /module '@modelcontextprotocol\/sdk\/client\/stdio\.js' is not available to MCP servers: the host serves every server itself/,
+      ],
+      [
+        "the SDK's Express app in an ES module",
+        "import { createMcpExpressApp } from '@modelcontextprotocol/sdk/server/express.js';\nexport const createMcpServer = () => createMcpExpressApp;\n",
+        /module '@modelcontextprotocol\/sdk\/server\/express\.js' is not available to MCP servers/,
+      ],
       ['a relative import', "import './helpers.js';\nexport const createMcpServer = () => null;\n", /module '.\/helpers.js' is not available/],
       ['module as a way around the allowlist', "const { createRequire } = require('module');\n", /module 'module' is not available/],
     ])('refuses a source with %s: inspect is ok:false with the reason, never a platform stack', async (_case, sourceCode, message) => {

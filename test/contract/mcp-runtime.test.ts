@@ -4,11 +4,22 @@
  *   Node host per tenant, a bubblewrap sandbox from `prepareOsSandbox`, the platform's egress proxy;
  * - Lambda: `createLambdaMcpRuntime` with the real LambdaClient, against the loopback Lambda
  *   stand-in running the MCP runtime function as lib/cloud/mcp-runtime-function.ts defines it: its
- *   code directory, its handler (mcp-host/lambda.mjs) called in-process by a Node runtime started
- *   with the function's NODE_OPTIONS.
+ *   code and its modules layer as the synth stages them (the layer's node_modules on NODE_PATH,
+ *   as Lambda puts /opt/nodejs/node_modules there), its handler (mcp-host/lambda.mjs) called
+ *   in-process by a Node runtime started with the function's NODE_OPTIONS.
  */
-import { DEFAULT_MCP_HOST_DIR, MCP_HOST_HANDLER, MCP_RUNTIME_NODE_OPTIONS } from '../../lib/cloud/mcp-runtime-function.ts';
-import { dirname } from 'node:path';
+import {
+  DEFAULT_MCP_HOST_DIR,
+  DEFAULT_MCP_LAYER_DIR,
+  DEFAULT_MCP_MODULES_DIR,
+  MCP_HOST_HANDLER,
+  MCP_RUNTIME_NODE_OPTIONS,
+  stageMcpHostAsset,
+  stageMcpLayerAsset,
+} from '../../lib/cloud/mcp-runtime-function.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { createEgressProxy } from '../../functions/runtimes/egress-proxy.ts';
 import { createLambdaMcpRuntime } from '../../functions/runtimes/mcp-lambda-runtime.ts';
 import { createLocalMcpRuntime } from '../../functions/runtimes/mcp-local-runtime.ts';
@@ -52,16 +63,20 @@ describeMcpRuntimeContract('local (sandboxed Node host per tenant)', {
 describeMcpRuntimeContract('Lambda (MCP runtime function, loopback stand-in)', {
   requestTimeoutMs: REQUEST_TIMEOUT_MS,
   async start() {
+    // The function's code and layer, outside the repository, so nothing resolves from its node_modules.
+    const staged = mkdtempSync(join(tmpdir(), 'mcp-contract-assets-'));
+    stageMcpHostAsset(DEFAULT_MCP_HOST_DIR, join(staged, 'task'));
+    stageMcpLayerAsset(join(staged, 'opt'), { layerDir: DEFAULT_MCP_LAYER_DIR, modulesDir: DEFAULT_MCP_MODULES_DIR });
     const standIn = await startLambdaStandIn({
       [MCP_FUNCTION]: {
         runtime: 'node',
-        codeDir: DEFAULT_MCP_HOST_DIR,
+        codeDir: join(staged, 'task'),
         handler: MCP_HOST_HANDLER,
         // The host keeps a second back from Lambda's deadline to answer 504 itself.
         timeoutMs: REQUEST_TIMEOUT_MS + 1000,
         tenantIsolation: true,
         runtimePath: [dirname(process.execPath)],
-        environment: { NODE_OPTIONS: MCP_RUNTIME_NODE_OPTIONS },
+        environment: { NODE_OPTIONS: MCP_RUNTIME_NODE_OPTIONS, NODE_PATH: join(staged, 'opt', 'nodejs', 'node_modules') },
       },
     });
     const runtime = createLambdaMcpRuntime({ lambda: standIn.client(), functionName: MCP_FUNCTION, requestTimeoutMs: REQUEST_TIMEOUT_MS });
@@ -74,7 +89,10 @@ describeMcpRuntimeContract('Lambda (MCP runtime function, loopback stand-in)', {
           .map((env) => env.id),
       // The role's credentials are in every Lambda environment.
       hiddenVariables: ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN'],
-      close: () => standIn.close(),
+      close: async () => {
+        await standIn.close();
+        rmSync(staged, { recursive: true, force: true });
+      },
     };
   },
   async startUnavailable() {

@@ -10,9 +10,11 @@ import {
   DEFAULT_MCP_HOST_DIR,
   DEFAULT_MCP_LAYER_DIR,
   DEFAULT_MCP_MODULES_DIR,
+  layerEntries,
   layerPackages,
   MCP_RUNTIME_NODE_OPTIONS,
   McpRuntimeFunction,
+  readAllowedModules,
   stageMcpHostAsset,
   stageMcpLayerAsset,
   type LayerPackage,
@@ -189,6 +191,7 @@ describe('MCP runtime assets', () => {
     // Prepare
     const rootLock = JSON.parse(readFileSync(join(REPO_ROOT, 'package-lock.json'), 'utf8'));
     const version = (name: string) => JSON.parse(readFileSync(join(layerModules(), name, 'package.json'), 'utf8')).version;
+    const licenses = (root: string, path: string) => readdirSync(join(root, path)).filter((f) => /^(licen[cs]e|notice|copying)/i.test(f));
 
     // Act
     const files = allFiles(layerModules());
@@ -199,27 +202,70 @@ describe('MCP runtime assets', () => {
       expect(existsSync(join(layerModules(), name, 'LICENSE')), name).toBe(true);
     }
     expect(files).toContain('@modelcontextprotocol/sdk/dist/cjs/server/mcp.js');
-    // Never loaded at run time: type declarations, source maps, documentation (license texts stay).
+    // The nested package.json that makes the SDK's dist/cjs CommonJS.
+    expect(files).toContain('@modelcontextprotocol/sdk/dist/cjs/package.json');
+    // Never loaded at run time: type declarations, source maps, documentation, TypeScript sources, and
+    // the ES module builds (the host loads every package through require).
     expect(files.filter((f) => /\.d\.[cm]?ts$|\.map$|\.md$/i.test(f) && !/\/licen[cs]e[^/]*$/i.test(f))).toEqual([]);
-    expect(files).toContain('ms/license.md');
+    expect(files.filter((f) => f.startsWith('zod/src/') || f.startsWith('@modelcontextprotocol/sdk/dist/esm/'))).toEqual([]);
     expect(files.filter((f) => f.startsWith('.bin/'))).toEqual([]);
+    // Each staged package keeps its license texts, whatever their names.
+    for (const p of packages) expect(licenses(layerModules(), p.path), p.path).toEqual(licenses(DEFAULT_MCP_MODULES_DIR, p.path));
   });
 
-  it('holds exactly the packages layers/mcp-node/package-lock.json locks, at the same versions', () => {
+  it('holds only packages layers/mcp-node/package-lock.json locks, at the same versions, and none only refused modules use', () => {
     // Prepare: npm ci --omit=dev on the layer's lock file would install these.
     const lock = JSON.parse(readFileSync(join(DEFAULT_MCP_LAYER_DIR, 'package-lock.json'), 'utf8')) as {
       packages: Record<string, { version?: string; dev?: boolean }>;
     };
-    const locked = Object.entries(lock.packages)
-      .filter(([path, entry]) => path !== '' && entry.dev !== true)
-      .map(([path, entry]) => `${path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length)}@${entry.version}`);
+    const locked = new Set(
+      Object.entries(lock.packages)
+        .filter(([path, entry]) => path !== '' && entry.dev !== true)
+        .map(([path, entry]) => `${path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length)}@${entry.version}`),
+    );
 
     // Act
     const staged = packages.map((p) => `${p.name}@${p.version}`);
 
-    // Assess: the nesting may differ (the platform's install hoists differently), the set may not.
-    expect([...new Set(staged)].sort()).toEqual([...new Set(locked)].sort());
+    // Assess: the nesting may differ (the platform's install hoists differently), the versions may not.
+    expect(staged.filter((p) => !locked.has(p))).toEqual([]);
     for (const p of packages) expect(existsSync(join(layerModules(), p.path, 'package.json')), p.path).toBe(true);
+    // Express and its tree, Hono and cross-spawn serve only the SDK subpaths the host refuses.
+    for (const name of ['express', 'hono', '@hono/node-server', 'cross-spawn', 'cors', 'raw-body'])
+      expect(
+        packages.map((p) => p.name),
+        name,
+      ).not.toContain(name);
+  });
+
+  it('loads every module a server may name from the layer alone, as from the installed packages', () => {
+    // Prepare: each specifier the host allows, required (as the host does) by a process that finds
+    // packages only on NODE_PATH, once with the layer and once with the platform's node_modules.
+    const specifiers = layerEntries(DEFAULT_MCP_MODULES_DIR, DEFAULT_MCP_LAYER_DIR, readAllowedModules()).map((e) => e.specifier);
+    const failures = (modules: string) => {
+      const run = spawnSync(
+        process.execPath,
+        [
+          '-e',
+          `const failed = {}; for (const s of ${JSON.stringify(specifiers)}) { try { require(s); } catch (e) { failed[s] = e.code ?? e.name; } } process.stdout.write(JSON.stringify(failed));`,
+        ],
+        { cwd: dir, env: { PATH: process.env['PATH'], NODE_PATH: modules }, encoding: 'utf8', timeout: 60_000 },
+      );
+      expect(run.status, run.stderr).toBe(0);
+      return JSON.parse(run.stdout) as Record<string, string>;
+    };
+
+    // Act
+    const fromLayer = failures(layerModules());
+    const installed = failures(DEFAULT_MCP_MODULES_DIR);
+
+    // Assess: the same modules fail in both (the SDK's cfworker validator needs an optional peer nobody installs).
+    expect(specifiers).toEqual(
+      expect.arrayContaining(['@modelcontextprotocol/sdk/server/mcp.js', '@modelcontextprotocol/sdk/client/index.js', 'zod', 'zod/v4/core', 'zod/v3']),
+    );
+    expect(specifiers.filter((s) => s.includes('/examples/') || s.endsWith('/client/stdio.js') || s.endsWith('/server/express.js'))).toEqual([]);
+    expect(fromLayer).toEqual(installed);
+    expect(Object.keys(fromLayer).length).toBeLessThan(specifiers.length / 10);
   });
 
   it('answers an inspect from the staged code and layer alone, with the function options', () => {

@@ -12,6 +12,7 @@ import { oauthFunctionSettings, oauthProvidersFromContext, validateOAuthProvider
 import { PlatformStack } from '../../lib/cloud/platform-stack.ts';
 import type { RouteSpec } from '../../lib/manifest/types.ts';
 import { cdkJsonContext, json, synthPlatform, withScratchOutdir, type TemplateJson, syntheticRoute, scratchEntriesDir } from './synth-platform.ts';
+import { areas } from '../../lib/manifest/areas.ts';
 
 const ARN_A = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:platform/oauth/provider-a-AbCdEf';
 const ARN_C = 'arn:aws:secretsmanager:eu-central-1:123456789012:secret:platform/oauth/provider-c-123456';
@@ -132,7 +133,7 @@ describe('OAuth providers in the cloud stack', () => {
   it('hands the functions settings their configuration accepts as a complete provider with a secret-store secret', () => {
     // Prepare
     const { environment } = oauthFunctionSettings(PROVIDERS);
-    const config = parseConfig({ TABLE_PREFIX: 't-', BUCKET_PREFIX: 'b-', ...environment });
+    const config = parseConfig({ TABLE_PREFIX: 't-', BUCKET_PREFIX: 'b-', ...environment }, areas);
     const reader = { read: async () => 'unused' };
 
     // Act

@@ -1,13 +1,16 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, type CfnElement } from 'aws-cdk-lib';
+import type { CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { afterAll, vi } from 'vitest';
 import { REPO_ROOT } from '../../lib/cloud/function-entries.ts';
-import { PlatformStack } from '../../lib/cloud/platform-stack.ts';
+import type { PlatformStack } from '../../lib/cloud/platform-stack.ts';
 import type { RouteSpec } from '../../lib/manifest/types.ts';
+import { cdkJsonContext, synthesizePlatform } from '../support/platform-assets.ts';
+
+export { cdkJsonContext };
 
 export const TEST_STACK = 'agent-platform-test';
 export const TEST_STAGE = 'test';
@@ -59,9 +62,7 @@ afterAll(() => {
 export function synthPlatform(): SynthesizedPlatform {
   if (cached !== undefined) return cached;
   const outdir = mkdtempSync(join(tmpdir(), 'platform-infra-'));
-  const app = new App({ outdir, analyticsReporting: false, context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
-  const stack = new PlatformStack(app, TEST_STACK, { stackName: TEST_STACK, stage: TEST_STAGE, version: '0.0.0-test' });
-  app.synth();
+  const stack = synthesizePlatform(outdir, { bundling: false, stackName: TEST_STACK, stage: TEST_STAGE });
   const segments = new Map<string, Template>();
   const segmentStackIds = new Map<string, string>();
   for (const [segment, nested] of stack.api.segmentStacks) {
@@ -72,11 +73,6 @@ export function synthPlatform(): SynthesizedPlatform {
   }
   cached = { stack, main: Template.fromStack(stack), segments, segmentStackIds, outdir };
   return cached;
-}
-
-/** The feature flags and other context of cdk.json, as `cdk synth` applies them. */
-export function cdkJsonContext(): Record<string, unknown> {
-  return (JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
 }
 
 export function json(template: Template): TemplateJson {

@@ -12,6 +12,7 @@ import type { UsageLogInput, UsageLogRecord } from '../../functions/core/usage-l
 import type { UserStore } from '../../functions/users/user.store.ts';
 import type { ActionInvocation, Compute, Invocation, RuntimeEvent } from '../../functions/runtimes/compute.ts';
 import { scopeOf } from '../support/request-scope.ts';
+import { areas } from '../../lib/manifest/areas.ts';
 
 const SOURCE = 'def handler(event, context):\n    return {"statusCode": 200, "body": event}\n';
 
@@ -86,7 +87,7 @@ function setup(
     users: {} as UserStore,
     compute,
     clock: { now: () => 1_800_000_000_000 },
-    config: parseConfig({ TABLE_PREFIX: 't-', BUCKET_PREFIX: 'b-' }),
+    config: parseConfig({ TABLE_PREFIX: 't-', BUCKET_PREFIX: 'b-' }, areas),
     credits,
     keysReader: {
       async readKeys(caller, ownerId, names) {

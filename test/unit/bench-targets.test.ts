@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { checkTargets } from '../bench/targets.ts';
-import type { BenchRow } from '../bench/stats.ts';
+import { sized, type BenchRow } from '../bench/stats.ts';
 
 function row(module: string, name: string, p50: number, extra: Partial<BenchRow> = {}): BenchRow {
   return { module, case: name, unit: 'ms', n: 100, min: p50, p50, p99: p50 * 2, mean: p50, max: p50 * 3, ...extra };
@@ -50,5 +50,28 @@ describe('checkTargets', () => {
     // Assess
     expect(check?.met).toBe(true);
     expect(check?.measured).toContain('(1:5.0)');
+  });
+
+  it('judges sizes in KB against their budget: the largest function bundle under 200 KB, the MCP layer under 5 MB', () => {
+    // Prepare
+    const rows = (largestBytes: number, layerBytes: number) => [
+      { module: 'bundles', ...sized('largest function bundle', largestBytes, { note: 'Functions/Area-mcp' }) },
+      { module: 'bundles', ...sized('largest function bundle, zod as one namespace (old build)', 546 * 1024) },
+      { module: 'bundles', ...sized('MCP modules layer', layerBytes) },
+      { module: 'bundles', ...sized('MCP layer, whole dependency trees (old copy)', 12 * 1024 * 1024) },
+    ];
+    const verdicts = (checks: ReturnType<typeof checkTargets>) =>
+      checks.filter((c) => c.figure === 'largest platform function bundle' || c.figure === 'MCP modules layer').map((c) => c.met);
+
+    // Act
+    const under = checkTargets(rows(199 * 1024, 2.8 * 1024 * 1024));
+    const over = checkTargets(rows(200 * 1024, 5 * 1024 * 1024));
+
+    // Assess
+    expect(verdicts(under)).toEqual([true, true]);
+    expect(under.find((c) => c.figure === 'largest platform function bundle')?.measured).toBe(
+      '199.0 KB, Functions/Area-mcp (546 KB with zod as one namespace)',
+    );
+    expect(verdicts(over)).toEqual([false, false]);
   });
 });

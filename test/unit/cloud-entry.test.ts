@@ -54,9 +54,14 @@ describe("a cloud function given only its own area's configuration", () => {
   it('serves health and discovery without the secrets and runtimes other areas need', async () => {
     // Prepare: the entry the stack generates for the platform area
     const { areaHandler } = await import('../../functions/cloud.ts');
+    const { discoveryArea } = await import('../../functions/discovery/discovery.module.ts');
+    const { modulesOfFunction } = await import('../../lib/manifest/ports.ts');
     const { default: health } = await import('../../functions/discovery/handlers/get-health.handler.ts');
     const { default: discovery } = await import('../../functions/discovery/handlers/get-discovery.handler.ts');
-    const handler = areaHandler('discovery', { 'discovery.get-health': health, 'discovery.get-discovery': discovery });
+    const handler = areaHandler('discovery', modulesOfFunction([discoveryArea]), {
+      'discovery.get-health': health,
+      'discovery.get-discovery': discovery,
+    });
 
     // Act
     const answer = await handler(restEvent('GET', '/health'));

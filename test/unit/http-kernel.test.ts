@@ -6,6 +6,7 @@ import { toErrorResponse } from '../../functions/core/http/error-response.ts';
 import { childLineageHeader, lineageOf } from '../../functions/core/http/lineage.ts';
 import { RouteTable } from '../../functions/core/http/route-table.ts';
 import { createLogger } from '../../functions/core/logger.ts';
+import { areas } from '../../lib/manifest/areas.ts';
 
 describe('envelopes', () => {
   const lineage = lineageOf('req-1', undefined);
@@ -114,13 +115,15 @@ describe('logger', () => {
 
 describe('config', () => {
   it('fails fast naming every bad variable', () => {
-    expect(() => parseConfig({ TABLE_PREFIX: '', DYNAMODB_ENDPOINT: 'not a url' })).toThrow(ConfigError);
-    expect(() => parseConfig({ TABLE_PREFIX: '', DYNAMODB_ENDPOINT: 'not a url' })).toThrow(/TABLE_PREFIX.*DYNAMODB_ENDPOINT|DYNAMODB_ENDPOINT.*TABLE_PREFIX/);
-    expect(() => parseConfig({ TABLE_PREFIX: 'p-' })).toThrow(/BUCKET_PREFIX/);
+    expect(() => parseConfig({ TABLE_PREFIX: '', DYNAMODB_ENDPOINT: 'not a url' }, areas)).toThrow(ConfigError);
+    expect(() => parseConfig({ TABLE_PREFIX: '', DYNAMODB_ENDPOINT: 'not a url' }, areas)).toThrow(
+      /TABLE_PREFIX.*DYNAMODB_ENDPOINT|DYNAMODB_ENDPOINT.*TABLE_PREFIX/,
+    );
+    expect(() => parseConfig({ TABLE_PREFIX: 'p-' }, areas)).toThrow(/BUCKET_PREFIX/);
   });
 
   it('applies defaults', () => {
-    const config = parseConfig({ TABLE_PREFIX: 'p-', BUCKET_PREFIX: 'b-' });
+    const config = parseConfig({ TABLE_PREFIX: 'p-', BUCKET_PREFIX: 'b-' }, areas);
     expect(config).toMatchObject({ STAGE: 'local', AWS_REGION: 'us-east-1', LOG_LEVEL: 'info', USAGE_LOG_RETENTION_DAYS: 30 });
   });
 });

@@ -10,6 +10,7 @@ import { callMcpServer, OwnerCreditsExhaustedError, type McpEndpointPorts } from
 import type { McpServerRecord, McpVersion } from '../../functions/mcp/mcp.schema.ts';
 import type { McpHttpRequest, McpHttpResponse, McpSource } from '../../functions/runtimes/mcp-runtime.ts';
 import { scopeOf } from '../support/request-scope.ts';
+import { areas } from '../../lib/manifest/areas.ts';
 
 const OWNER = 'user-owner';
 
@@ -75,7 +76,7 @@ function fakePorts(options: { visibility?: 'private' | 'public'; answer?: McpHtt
   };
   const record = server(options.visibility ?? 'private');
   const ports = {
-    config: parseConfig({ TABLE_PREFIX: 't-', BUCKET_PREFIX: 'b-' }),
+    config: parseConfig({ TABLE_PREFIX: 't-', BUCKET_PREFIX: 'b-' }, areas),
     clock: { now: () => 1000 },
     log: { error: () => undefined, warn: () => undefined, info: () => undefined, debug: () => undefined, child: () => ports.log },
     mcpServers: {

@@ -5,12 +5,13 @@ import { createLogger } from '../../functions/core/logger.ts';
 import { cachedSecretReader, type SecretReader } from '../../functions/core/secret-reader.ts';
 import { withSecretScope } from '../../functions/core/secret-scope.ts';
 import { providerSettings, readClientSecret } from '../../functions/oauth/oauth.providers.ts';
+import { areas } from '../../lib/manifest/areas.ts';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:oauth/provider-a-AbCdEf';
 const SECRET_VALUE = 'very-secret-client-value';
 
 function config(env: Record<string, string>): Config {
-  return parseConfig({ TABLE_PREFIX: 't-', BUCKET_PREFIX: 'b-', ...env });
+  return parseConfig({ TABLE_PREFIX: 't-', BUCKET_PREFIX: 'b-', ...env }, areas);
 }
 
 const COMPLETE_A = {

@@ -24,6 +24,7 @@ import type { McpHttpResponse } from '../../functions/runtimes/mcp-runtime.ts';
 import { errorEvent, notStartedEnd, runtimeEvents, type EventStreamOptions } from '../../functions/runtimes/runtime-stream.ts';
 import { manualTimers } from '../support/manual-timers.ts';
 import { scopeOf } from '../support/request-scope.ts';
+import { areas } from '../../lib/manifest/areas.ts';
 
 const LOCAL_URLS: PublicUrls = {
   baseUrl: 'http://local',
@@ -184,7 +185,7 @@ function actionPorts(balance: number, compute: Compute, record = action()) {
     users: {} as ExecutionPorts['users'],
     compute: { check: compute.check, invoke: (t, i, s) => (invocations.push(i), compute.invoke(t, i, s)) },
     clock: { now: () => 1_800_000_000_000 },
-    config: parseConfig({ TABLE_PREFIX: 't-', BUCKET_PREFIX: 'b-' }),
+    config: parseConfig({ TABLE_PREFIX: 't-', BUCKET_PREFIX: 'b-' }, areas),
     credits,
     keysReader: { readKeys: async () => ({}) },
     usageLogs: {
@@ -310,7 +311,7 @@ function chatPorts(balance: number, compute: Compute, tickSec = 0.5) {
     users: {},
     compute,
     clock: { now: () => 1_800_000_000_000 },
-    config: parseConfig({ TABLE_PREFIX: 't-', BUCKET_PREFIX: 'b-', CHAT_BILLING_TICK_SEC: String(tickSec) }),
+    config: parseConfig({ TABLE_PREFIX: 't-', BUCKET_PREFIX: 'b-', CHAT_BILLING_TICK_SEC: String(tickSec) }, areas),
     keys: { list: async () => [] },
     keysReader: { readKeys: async () => ({}) },
     credits,
@@ -412,7 +413,7 @@ describe('MCP calls', () => {
     };
     let now = 1000;
     const ports = {
-      config: parseConfig({ TABLE_PREFIX: 't-', BUCKET_PREFIX: 'b-' }),
+      config: parseConfig({ TABLE_PREFIX: 't-', BUCKET_PREFIX: 'b-' }, areas),
       clock: { now: () => now },
       log: createLogger('silent'),
       mcpServers: { get: async () => server, getVersion: async () => ({ serverId: 'mcp-slow', version: 1, sourceCode: 'src' }) },

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { AreaModule, QueueSpec } from '../../../lib/manifest/types.ts';
 import { portsForArea, type Ports } from '../../ports.ts';
 import type { Logger } from '../logger.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AreaModule, BucketSpec, StorageEventSpec } from '../../../lib/manifest/types.ts';
 import { portsForArea, type Ports } from '../../ports.ts';
 import type { Logger } from '../logger.ts';

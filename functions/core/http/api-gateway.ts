@@ -30,7 +30,7 @@ export function createRestHandler(bound: readonly BoundRoute[], platform: () => 
  * Answers paths no route has (404) and known paths called with the wrong method (405), in envelope
  * B. `routes` are the routes of the one host the fallback serves.
  */
-export function createFallbackHandler(routes: readonly RouteSpec[], log: () => Logger | null = () => null): RestHandler {
+export function createFallbackHandler(routes: readonly Pick<RouteSpec, 'method' | 'path'>[], log: () => Logger | null = () => null): RestHandler {
   const table = new RouteTable(routes);
   return async (event) => {
     const path = event.pathParameters?.['proxy'] !== undefined ? `/${event.pathParameters['proxy']}` : event.path;

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { AreaModule, RouteSpec } from '../../../lib/manifest/types.ts';
 import { portsForArea, type Ports } from '../../ports.ts';
 import { CORS_EXPOSED_HEADERS } from '../../../lib/manifest/http.ts';

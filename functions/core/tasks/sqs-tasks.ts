@@ -1,6 +1,6 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Ports } from '../../ports.ts';
 import { ConfigError, type Config } from '../config.ts';
 import { runQueueTask, type BoundQueue } from '../entry/queue.ts';

@@ -15,8 +15,8 @@
  *   garbage-collected (a `data:` URL module would stay in Node's module map for good).
  * - Allowed: `@modelcontextprotocol/sdk/...`, `zod/...` (both resolved from `modulesFrom`, in their
  *   CommonJS builds for ESM sources too, so every server shares one copy and there is no dual
- *   package hazard) and Node's built-in modules except those that start processes or threads,
- *   reach the module loader or the inspector (DENIED_BUILTINS).
+ *   package hazard) but the SDK subpaths of DENIED_SUBPATHS, and Node's built-in modules except
+ *   those that start processes or threads, reach the module loader or the inspector (DENIED_BUILTINS).
  * - The module (its `createMcpServer`) is cached per (serverId, version), LRU-bounded, and checked
  *   against the source's hash. The server is built per request: an McpServer can be connected to
  *   one transport at a time, and stateless transports cannot be reused.
@@ -28,6 +28,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { builtinModules, createRequire } from 'node:module';
 import vm from 'node:vm';
 
@@ -46,8 +47,22 @@ export const DENIED_BUILTINS = Object.freeze([
   'trace_events',
 ]);
 
-/** Packages a server may load, with their subpaths. */
-export const ALLOWED_PACKAGES = Object.freeze(['@modelcontextprotocol/sdk', 'zod']);
+/**
+ * The packages a server may load, and the subpaths of them it may not (allowed-modules.json, which
+ * the MCP runtime function's layer is also built from: lib/cloud/mcp-runtime-function.ts ships only
+ * what the allowed subpaths reach, so a file left out of the layer is one no server can load here
+ * either). Refused: the SDK's server transports other than the web-standard one and its Express
+ * and OAuth-server parts (the host is every server's transport, and the platform authenticates
+ * callers), its stdio client (it starts processes) and its examples.
+ * @type {{ packages: string[], deniedSubpaths: Record<string, string[]> }}
+ */
+const ALLOWED_MODULES = JSON.parse(readFileSync(new URL('./allowed-modules.json', import.meta.url), 'utf8'));
+
+/** Packages a server may load, with their subpaths but those of DENIED_SUBPATHS. */
+export const ALLOWED_PACKAGES = Object.freeze([...ALLOWED_MODULES.packages]);
+
+/** Subpaths of an allowed package a server may not load: a file, or every file under a `dir/`. */
+export const DENIED_SUBPATHS = Object.freeze(ALLOWED_MODULES.deniedSubpaths);
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_MODULES = 50;
@@ -470,10 +485,31 @@ export function allowedId(specifier) {
       throw new LoadError(`module '${specifier}' is not available to MCP servers (they may not start processes or threads or load modules themselves)`);
     return `node:${name}`;
   }
-  if (ALLOWED_PACKAGES.some((name) => specifier === name || specifier.startsWith(`${name}/`))) return specifier;
+  const name = ALLOWED_PACKAGES.find((candidate) => specifier === candidate || specifier.startsWith(`${candidate}/`));
+  if (name !== undefined) {
+    if (isDeniedSubpath(name, specifier.slice(name.length + 1)))
+      throw new LoadError(
+        `module '${specifier}' is not available to MCP servers: the host serves every server itself, so the SDK's other server transports, its Express and OAuth server parts, its stdio client (it starts processes) and its examples are left out`,
+      );
+    return specifier;
+  }
   throw new LoadError(
     `module '${specifier}' is not available to MCP servers: a server is one file and may use only ${ALLOWED_PACKAGES.join(', ')} and Node's built-in modules`,
   );
+}
+
+/**
+ * Whether `subpath` of package `name` is refused. Empty segments are dropped first: Node refuses
+ * them in package exports anyway, but `a//b` must not slip past a `a/b` entry.
+ * @param {string} name
+ * @param {string} subpath
+ */
+function isDeniedSubpath(name, subpath) {
+  const normalized = subpath
+    .split('/')
+    .filter((segment) => segment !== '')
+    .join('/');
+  return (DENIED_SUBPATHS[name] ?? []).some((denied) => (denied.endsWith('/') ? `${normalized}/`.startsWith(denied) : normalized === denied));
 }
 
 /** @param {string} specifier */

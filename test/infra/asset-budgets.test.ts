@@ -1,0 +1,63 @@
+/**
+ * Size budgets of what the platform deploys (issue 11), on a real synth with bundling on: the
+ * other infra tests synthesize without it, so this file pays for the esbuild builds and the layer
+ * staging once (about 20 s). A bundle grows past its budget through an import that pulls a whole
+ * library (zod's `z` namespace object, an SDK client bundled by mistake): the failure names the
+ * function, and `npm run bench -- bundles` shows what it holds next to its baseline.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  BUNDLE_FILE,
+  FUNCTION_BUNDLE_BUDGET_BYTES,
+  KB,
+  MB,
+  MCP_LAYER_BUDGET_BYTES,
+  measurePlatformAssets,
+  synthesizePlatform,
+  type PlatformAssets,
+} from '../support/platform-assets.ts';
+import { TEST_STACK, TEST_STAGE, withScratchOutdir } from './synth-platform.ts';
+
+let assets: PlatformAssets;
+let expectedFunctions: number;
+/** The bundles holding AWS SDK code rather than importing it, read while the assets exist. */
+let bundlesWithSdkCode: string[];
+
+beforeAll(() => {
+  withScratchOutdir((outdir) => {
+    const stack = synthesizePlatform(outdir, { bundling: true, stackName: TEST_STACK, stage: TEST_STAGE });
+    assets = measurePlatformAssets(stack, outdir);
+    const { areas, streams, schedules, queueConsumers, storageEvents } = stack.functions;
+    expectedFunctions = areas.size + streams.size + 1 + schedules.size + queueConsumers.size + storageEvents.size;
+    // Every SDK client sends this header name; a bundle that inlined one holds the string.
+    bundlesWithSdkCode = assets.functions.filter((f) => readFileSync(join(f.dir, BUNDLE_FILE), 'utf8').includes('x-amz-user-agent')).map((f) => f.name);
+    // The layer holds the modules a server loads, not an empty directory that passes any budget.
+    expect(existsSync(join(assets.mcpLayer.dir, 'nodejs/node_modules/@modelcontextprotocol/sdk/dist/cjs/server/mcp.js'))).toBe(true);
+  });
+}, 300_000);
+
+const kb = (bytes: number) => `${(bytes / KB).toFixed(1)} KB`;
+
+describe('asset budgets', () => {
+  it(`keeps every platform function's bundle under ${FUNCTION_BUNDLE_BUDGET_BYTES / KB} KB`, () => {
+    // Act
+    const over = assets.functions.filter((f) => f.bytes >= FUNCTION_BUNDLE_BUDGET_BYTES).map((f) => `${f.name}: ${kb(f.bytes)}`);
+
+    // Assess: every function was measured (areas, streaming hosts, the fallback, entry-point consumers).
+    expect(assets.functions).toHaveLength(expectedFunctions);
+    // One line per function over, so the failure names them all with their sizes.
+    expect(over.join('\n')).toBe('');
+  });
+
+  it('leaves the AWS SDK v3 to the Lambda runtime, which ships it, in every bundle', () => {
+    // Assess: an SDK client inlined would be about 500 KB on its own (lib/cloud/platform-function.ts, externalModules).
+    expect(bundlesWithSdkCode).toEqual([]);
+  });
+
+  it(`keeps the MCP modules layer under ${MCP_LAYER_BUDGET_BYTES / MB} MB`, () => {
+    // Assess
+    expect(assets.mcpLayer.bytes, `${(assets.mcpLayer.bytes / MB).toFixed(2)} MB in ${assets.mcpLayer.files} files`).toBeLessThan(MCP_LAYER_BUDGET_BYTES);
+  });
+});

@@ -1,0 +1,104 @@
+/**
+ * The platform's deployable assets as `cdk synth` stages them, and their sizes: what Lambda loads
+ * for each platform function (its esbuild bundle) and the MCP modules layer. Shared by the budget
+ * test (test/infra/asset-budgets.test.ts) and `npm run bench -- bundles`, so both measure the
+ * same thing; no vitest here, as the bench runs outside it.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { App, type CfnElement } from 'aws-cdk-lib';
+import { REPO_ROOT } from '../../lib/cloud/function-entries.ts';
+import { PlatformFunction } from '../../lib/cloud/platform-function.ts';
+import { PlatformStack } from '../../lib/cloud/platform-stack.ts';
+
+/** esbuild prints sizes in units of 1024 bytes, and the budgets of issue 11 were read from its output. */
+export const KB = 1024;
+export const MB = 1024 * KB;
+
+/** Each platform function's bundle must stay under this (issue 11: 555 KB before). */
+export const FUNCTION_BUNDLE_BUDGET_BYTES = 200 * KB;
+/** The MCP modules layer, every file of it, must stay under this (issue 11: 21 MB before). */
+export const MCP_LAYER_BUDGET_BYTES = 5 * MB;
+
+/** The file Lambda loads from a platform function's asset (NodejsFunction, ESM output). */
+export const BUNDLE_FILE = 'index.mjs';
+
+export interface FunctionBundle {
+  /** The function's construct path under the stack (`Functions/Area-agents`). */
+  readonly name: string;
+  /** The staged asset directory. */
+  readonly dir: string;
+  /** Bytes of the bundle Lambda loads. */
+  readonly bytes: number;
+  /** Bytes of its source map, shipped beside it and read only for stack traces. */
+  readonly mapBytes: number;
+}
+
+export interface PlatformAssets {
+  readonly functions: readonly FunctionBundle[];
+  readonly mcpLayer: { readonly dir: string; readonly bytes: number; readonly files: number };
+}
+
+/** The feature flags and other context of cdk.json, as `cdk synth` applies them. */
+export function cdkJsonContext(): Record<string, unknown> {
+  return (JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
+}
+
+/**
+ * Synthesizes the platform stack into `outdir` with cdk.json's context, bundling on (every function
+ * built by esbuild, the layer staged) unless `bundling` is false, and returns the stack. The
+ * function entries go to `entriesDir` (inside the project, where esbuild finds the packages).
+ */
+export function synthesizePlatform(
+  outdir: string,
+  options: { readonly bundling: boolean; readonly stackName: string; readonly stage: string; readonly entriesDir?: string },
+): PlatformStack {
+  const context = { ...cdkJsonContext(), ...(options.bundling ? {} : { 'aws:cdk:bundling-stacks': [] }) };
+  const app = new App({ outdir, analyticsReporting: false, context });
+  const { stackName, stage, entriesDir } = options;
+  const stack = new PlatformStack(app, stackName, { stackName, stage, version: '0.0.0-test', entriesDir });
+  app.synth();
+  return stack;
+}
+
+/**
+ * The sizes of what a bundling synth of `stack` staged in `outdir`: every platform function's
+ * bundle (areas, streaming hosts, the fallback, and schedule, queue and storage-event consumers),
+ * and the MCP layer. Each is found through its resource's S3 key in the written template
+ * (`<hash>.zip` is staged as `asset.<hash>`), so what is measured is what would be uploaded.
+ */
+export function measurePlatformAssets(stack: PlatformStack, outdir: string): PlatformAssets {
+  const template = JSON.parse(readFileSync(join(outdir, stack.templateFile), 'utf8')) as { Resources: Record<string, { Properties?: Record<string, any> }> };
+  const assetDir = (construct: { node: { defaultChild?: unknown } }, property: 'Code' | 'Content') => {
+    const id = stack.getLogicalId(construct.node.defaultChild as CfnElement);
+    const key = template.Resources[id]?.Properties?.[property]?.S3Key as unknown;
+    if (typeof key !== 'string' || !key.endsWith('.zip')) throw new Error(`${id} has no staged asset (was the synth bundling?)`);
+    return join(outdir, `asset.${key.slice(0, -'.zip'.length)}`);
+  };
+  const functions = stack.node
+    .findAll()
+    .filter((c): c is PlatformFunction => c instanceof PlatformFunction)
+    .map((c) => {
+      const dir = assetDir(c.function, 'Code');
+      const mapFile = join(dir, `${BUNDLE_FILE}.map`);
+      return {
+        name: c.node.path.slice(stack.node.path.length + 1),
+        dir,
+        bytes: statSync(join(dir, BUNDLE_FILE)).size,
+        mapBytes: readdirSync(dir).includes(`${BUNDLE_FILE}.map`) ? statSync(mapFile).size : 0,
+      };
+    });
+  const layerDir = assetDir(stack.mcpRuntime.layer, 'Content');
+  const layerFiles = filesUnder(layerDir);
+  return {
+    functions,
+    mcpLayer: { dir: layerDir, bytes: layerFiles.reduce((total, file) => total + statSync(file).size, 0), files: layerFiles.length },
+  };
+}
+
+/** Every regular file under `dir`, as absolute paths. */
+export function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? filesUnder(join(dir, entry.name)) : entry.isFile() ? [join(dir, entry.name)] : [],
+  );
+}
