@@ -150,7 +150,7 @@ describe('services', () => {
 
     // Assess
     expect(tables).toEqual([...resourcesOf([sampleArea], []).tables].sort());
-    expect(tables).toEqual(['agent-names', 'agents']);
+    expect(tables).toEqual(['agent-counts', 'agent-names', 'agents']);
     // The sample also declares `blobs` and `tasks`: the bucket, and sending to its own queues; nothing else.
     expect([...new Set(actions.filter((a) => !a.startsWith('dynamodb:') && !a.startsWith('s3:')))]).toEqual(['sqs:SendMessage']);
     expect(JSON.stringify(statements.filter((s) => s.Action === 'sqs:SendMessage').map((s) => s.Resource))).toContain(
