@@ -7,7 +7,9 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { parserOptions: { projectService: { allowDefaultProject: ['eslint.config.js'] }, tsconfigRootDir: import.meta.dirname } },
+    languageOptions: {
+      parserOptions: { projectService: { allowDefaultProject: ['eslint.config.js', 'bin/start.mjs'] }, tsconfigRootDir: import.meta.dirname },
+    },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/consistent-type-imports': 'error',
@@ -16,6 +18,8 @@ export default tseslint.config(
     },
   },
   { files: ['bin/**', 'test/bench/**', 'test/run-all.ts', 'lib/local/**'], rules: { 'no-console': 'off' } },
+  // `npm start`'s launcher is plain ESM run by Node directly: it decides whether to build, so it cannot need one.
+  { files: ['bin/start.mjs'], languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } } },
   // The MCP host is plain ESM run by Node directly (no tsx, no build step); it is typed with JSDoc.
   {
     files: ['functions/runtimes/mcp-host/**/*.mjs'],

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import type { ChildProcess } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Server } from 'node:http';
@@ -65,6 +66,11 @@ export interface LocalPlatformOptions {
    * from the repository (under tsx); the built start passes its bundle's importer (build.ts).
    */
   readonly importHandlerModule?: ImportHandlerModule;
+  /**
+   * The stores' process, forked ahead by the built start (forkStoresProcess) so that it loads while
+   * this process does. @default forked here, from stores-process.ts compiled on first use (stores.ts)
+   */
+  readonly storesProcess?: ChildProcess;
 }
 
 export interface RunningPlatform {
@@ -114,7 +120,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     checkAreas(served);
     // The stores' process takes a few hundred ms to answer: it starts first, and this process
     // listens and prepares the ports meanwhile.
-    const storesStarting = startLocalStores(dataDir);
+    const storesStarting = startLocalStores(dataDir, options.storesProcess);
     // Awaited below or by the clean-up; a failure to start must not surface as an unhandled rejection first.
     storesStarting.catch(() => undefined);
     cleanup.push(async () => (await storesStarting).close());
