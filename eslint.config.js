@@ -8,7 +8,10 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ['eslint.config.js', 'bin/start.mjs'] }, tsconfigRootDir: import.meta.dirname },
+      parserOptions: {
+        projectService: { allowDefaultProject: ['eslint.config.js', 'bin/start.mjs', 'lib/local/current-build.mjs'] },
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
@@ -18,8 +21,8 @@ export default tseslint.config(
     },
   },
   { files: ['bin/**', 'test/bench/**', 'test/run-all.ts', 'lib/local/**'], rules: { 'no-console': 'off' } },
-  // `npm start`'s launcher is plain ESM run by Node directly: it decides whether to build, so it cannot need one.
-  { files: ['bin/start.mjs'], languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } } },
+  // `npm start`'s launcher and its build check are plain ESM run by Node directly: they decide whether to build, so cannot need one.
+  { files: ['bin/start.mjs', 'lib/local/current-build.mjs'], languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } } },
   // The MCP host is plain ESM run by Node directly (no tsx, no build step); it is typed with JSDoc.
   {
     files: ['functions/runtimes/mcp-host/**/*.mjs'],

@@ -1,41 +1,20 @@
 // @ts-check
 /**
  * `npm start`: the local platform from its esbuild build (lib/local/build.ts), built first when it
- * is missing or any of its inputs changed. Plain JavaScript, so that a start with a fresh build
- * compiles nothing: the check is one `stat` per input (a few ms), against the sizes and times the
- * build recorded in `current.json`. `npm run dev` runs the TypeScript sources under tsx instead.
- * LOCAL_BUILD_DIR chooses the build root (default `.tmp/local-build`).
+ * is missing or any of its inputs changed (lib/local/current-build.mjs: a few ms). Plain
+ * JavaScript, so that a start with a fresh build compiles nothing. `npm run dev` runs the
+ * TypeScript sources under tsx instead. LOCAL_BUILD_DIR chooses the build root (default
+ * `.tmp/local-build`, inside the project so the bundle's packages resolve).
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { currentBuild } from '../lib/local/current-build.mjs';
 
 const repoRoot = fileURLToPath(new URL('../', import.meta.url));
 const buildRoot = resolve(repoRoot, process.env.LOCAL_BUILD_DIR || '.tmp/local-build');
 
-/**
- * The current build's main, and the first input that differs from what it was built from (null
- * when none does); null as a whole when there is no readable build.
- * @returns {{ main: string; changed: string | null } | null}
- */
-function currentBuild() {
-  /** @type {{ main: string; inputs: Record<string, [number, number]> }} */
-  let current;
-  try {
-    current = JSON.parse(readFileSync(join(buildRoot, 'current.json'), 'utf8'));
-  } catch {
-    return null;
-  }
-  const main = join(buildRoot, current.main);
-  for (const [path, [mtimeMs, size]] of Object.entries(current.inputs)) {
-    const stats = statSync(join(repoRoot, path), { throwIfNoEntry: false });
-    if (stats?.mtimeMs !== mtimeMs || stats.size !== size) return { main, changed: path };
-  }
-  return statSync(main, { throwIfNoEntry: false }) ? { main, changed: null } : { main, changed: current.main };
-}
-
-let build = currentBuild();
+let build = currentBuild(repoRoot, buildRoot);
 if (build === null || build.changed !== null) {
   const where = relative(process.cwd(), buildRoot) || '.';
   console.log(build === null ? `Building the local platform into ${where} (first start)...` : `${build.changed} changed: rebuilding the local platform...`);
@@ -46,7 +25,7 @@ if (build === null || build.changed !== null) {
     env: { ...process.env, LOCAL_BUILD_DIR: buildRoot },
   });
   if (result.status !== 0) process.exit(result.status ?? 1);
-  build = currentBuild();
+  build = currentBuild(repoRoot, buildRoot);
   if (build === null) {
     console.error(`The build finished but ${join(buildRoot, 'current.json')} cannot be read.`);
     process.exit(1);

@@ -40,13 +40,14 @@ const BUILD_INPUTS = [
   'lib/local/build.ts',
   'bin/build-local.ts',
   'bin/start.mjs',
+  'lib/local/current-build.mjs',
   'package.json',
   'tsconfig.json',
   'package-lock.json',
   'node_modules/.package-lock.json',
 ];
 
-/** `current.json`: read by bin/start.mjs, which must stay in step with this shape. */
+/** `current.json`: read by current-build.mjs before every `npm start`, which must stay in step with this shape. */
 export interface CurrentBuild {
   /** Paths relative to the build root. */
   readonly main: string;
