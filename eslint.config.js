@@ -7,7 +7,12 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { parserOptions: { projectService: { allowDefaultProject: ['eslint.config.js'] }, tsconfigRootDir: import.meta.dirname } },
+    languageOptions: {
+      parserOptions: {
+        projectService: { allowDefaultProject: ['eslint.config.js', 'bin/start.mjs', 'lib/local/current-build.mjs'] },
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/consistent-type-imports': 'error',
@@ -34,6 +39,8 @@ export default tseslint.config(
       ],
     },
   },
+  // `npm start`'s launcher and its build check are plain ESM run by Node directly: they decide whether to build, so cannot need one.
+  { files: ['bin/start.mjs', 'lib/local/current-build.mjs'], languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } } },
   // The MCP host is plain ESM run by Node directly (no tsx, no build step); it is typed with JSDoc.
   {
     files: ['functions/runtimes/mcp-host/**/*.mjs'],

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import type { ChildProcess } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Server } from 'node:http';
@@ -18,7 +19,7 @@ import { prepareOsSandbox } from '../../functions/runtimes/os-sandbox.ts';
 import { createLogger, type LogLevel } from '../../functions/core/logger.ts';
 import { createPorts, type Ports } from '../../functions/ports.ts';
 import { createAccount } from '../../functions/users/user.service.ts';
-import { loadAreas } from './handlers.ts';
+import { loadAreas, type ImportHandlerModule } from './handlers.ts';
 import { startLocalScheduler, type LocalScheduler } from './scheduler.ts';
 import { startLocalServices, type LocalServices } from './services.ts';
 import { createLocalServer, LOCAL_HOST_PREFIX } from './server.ts';
@@ -60,6 +61,16 @@ export interface LocalPlatformOptions {
   readonly mcpEgressAllowHosts?: readonly string[];
   /** The areas to serve: their routes, entry points, tables and buckets. @default the manifest's (lib/manifest/areas.ts) */
   readonly areas?: readonly AreaModule[];
+  /**
+   * How handler modules are imported (by manifest path), each on first use. @default by file path
+   * from the repository (under tsx); the built start passes its bundle's importer (build.ts).
+   */
+  readonly importHandlerModule?: ImportHandlerModule;
+  /**
+   * The stores' process, forked ahead by the built start (forkStoresProcess) so that it loads while
+   * this process does. @default forked here, from stores-process.ts compiled on first use (stores.ts)
+   */
+  readonly storesProcess?: ChildProcess;
 }
 
 export interface RunningPlatform {
@@ -107,12 +118,13 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
   try {
     const served = options.areas ?? areas;
     checkAreas(served);
-    // The stores' process starts while this one imports the handlers: each takes a few hundred ms.
-    const storesStarting = startLocalStores(dataDir);
+    // The stores' process takes a few hundred ms to answer: it starts first, and this process
+    // listens and prepares the ports meanwhile.
+    const storesStarting = startLocalStores(dataDir, options.storesProcess);
     // Awaited below or by the clean-up; a failure to start must not surface as an unhandled rejection first.
     storesStarting.catch(() => undefined);
     cleanup.push(async () => (await storesStarting).close());
-    const loaded = await loadAreas(served);
+    const loaded = await loadAreas(served, options.importHandlerModule);
     let services: LocalServices | null = null;
     const server = createLocalServer({
       routes: loaded.buffered,

@@ -4,17 +4,19 @@ import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import type { Host, RouteSpec } from '../manifest/types.ts';
 import { CORS_ALLOWED_HEADERS } from '../manifest/http.ts';
-import { createFallbackHandler, createRestHandler, type RestHandler } from '../../functions/core/http/api-gateway.ts';
+import { createFallbackHandler, type RestHandler } from '../../functions/core/http/api-gateway.ts';
 import type { BoundRoute, BoundStreamRoute } from '../../functions/core/http/route.ts';
 import { refuseUpgrade, type StartedService } from '../../functions/core/entry/service.ts';
 import { errorBody } from '../../functions/core/http/envelope.ts';
 import { toErrorResponse } from '../../functions/core/http/error-response.ts';
 import { lineageOf } from '../../functions/core/http/lineage.ts';
-import { commonHeaders, json } from '../../functions/core/http/pipeline.ts';
+import { commonHeaders, handleRequest, json } from '../../functions/core/http/pipeline.ts';
+import { fromRestEvent } from '../../functions/core/http/request.ts';
 import { RouteTable } from '../../functions/core/http/route-table.ts';
 import { PayloadTooLargeError } from '../../functions/core/errors.ts';
 import type { Ports } from '../../functions/ports.ts';
 import { createStreamHandler, type StreamingLambdaHandler } from '../../functions/core/http/lambda-stream.ts';
+import type { LazyRoute } from './handlers.ts';
 import { toRestEvent } from './rest-event.ts';
 import { installStreamingShim, LocalResponseStream } from './streaming-shim.ts';
 import { toUrlEvent } from './url-event.ts';
@@ -44,8 +46,9 @@ function locate(pathname: string): Located {
 }
 
 export interface LocalServerOptions {
-  readonly routes: readonly BoundRoute[];
-  readonly streamRoutes: readonly BoundStreamRoute[];
+  /** Their handler modules are imported on each route's first call (handlers.ts). */
+  readonly routes: readonly LazyRoute<BoundRoute>[];
+  readonly streamRoutes: readonly LazyRoute<BoundStreamRoute>[];
   /** Null until the stores are up: requests meanwhile get 503. */
   readonly platform: () => Ports | null;
   /**
@@ -58,7 +61,9 @@ export interface LocalServerOptions {
 /**
  * The local HTTP front door: it plays API Gateway's and the function URLs' part. It matches the
  * manifest route, refuses oversized bodies before reading them, builds the REST (buffered) or
- * function URL (streaming) event and calls the same handler a cloud function would.
+ * function URL (streaming) event and calls the same handler a cloud function would. A route's
+ * handler module is imported on its first call; when that fails, the call gets a 500 in the route's
+ * envelope, the failure is logged, and the next call tries again.
  */
 export function createLocalServer(options: LocalServerOptions): Server {
   installStreamingShim();
@@ -69,7 +74,6 @@ export function createLocalServer(options: LocalServerOptions): Server {
   };
   const onHost = (spec: RouteSpec, host: Host) => spec.host === host || (host === 'base' && spec.host === 'mcp');
   const tables = new Map<Host, RouteTable<RouteSpec>>();
-  const streamHandlers = new Map<Host, StreamingLambdaHandler>();
   const fallbacks = new Map<Host, RestHandler>();
   for (const host of Object.keys(LOCAL_HOST_PREFIX) as Host[]) {
     const specs = [...options.routes, ...options.streamRoutes].map((r) => r.spec).filter((spec) => onHost(spec, host));
@@ -78,15 +82,21 @@ export function createLocalServer(options: LocalServerOptions): Server {
       host,
       createFallbackHandler(specs, () => options.platform()?.log ?? null),
     );
-    streamHandlers.set(
-      host,
-      createStreamHandler(
-        options.streamRoutes.filter((r) => onHost(r.spec, host)),
-        ready,
-      ),
-    );
   }
-  const dispatch = createRestHandler(options.routes, ready);
+  // Keyed by the spec the route table matched, so a match finds its route without a second lookup.
+  const buffered = new Map(options.routes.map((r) => [r.spec, r]));
+  const streaming = new Map(options.streamRoutes.map((r) => [r.spec, r]));
+  // A function URL's handler per streaming route, made once its module is loaded; it matches the
+  // path again against that one route, which costs microseconds and keeps the cloud code path.
+  const streamHandlers = new Map<RouteSpec, StreamingLambdaHandler>();
+  const streamHandlerFor = async (route: LazyRoute<BoundStreamRoute>) => {
+    let handler = streamHandlers.get(route.spec);
+    if (handler === undefined) {
+      handler = createStreamHandler([await route.load()], ready);
+      streamHandlers.set(route.spec, handler);
+    }
+    return handler;
+  };
   const services = options.services;
 
   const server = createServer((req, res) => {
@@ -144,13 +154,30 @@ export function createLocalServer(options: LocalServerOptions): Server {
     if (body === 'too-large') return refuseTooLarge(req, res, requestId, limit);
 
     if (match.route.mode === 'streaming') {
+      const handler = await streamHandlerFor(streaming.get(match.route)!).catch((error: unknown) =>
+        answerNotLoaded(res, match.route, requestId, error, options.platform()),
+      );
+      if (handler === null) return;
       const event = toUrlEvent(req, { requestId, path: located.path, query: url.searchParams, body });
       const stream = new LocalResponseStream(res);
-      return streamHandlers.get(located.host)!(event, stream);
+      return handler(event, stream);
     }
+    const bound = await buffered
+      .get(match.route)!
+      .load()
+      .catch((error: unknown) => answerNotLoaded(res, match.route, requestId, error, options.platform()));
+    if (bound === null) return;
     const event = toRestEvent(req, { requestId, path: located.path, resource: match.route.path, pathParameters: match.params, query: url.searchParams, body });
-    send(res, await dispatch(event));
+    send(res, await handleRequest(bound, fromRestEvent(event), ready()));
   }
+}
+
+/** A handler module that could not be imported: logged with its cause, answered 500 in the route's envelope. */
+function answerNotLoaded(res: ServerResponse, route: RouteSpec, requestId: string, error: unknown, platform: Ports | null): null {
+  platform?.log.error('handler module failed to load', { requestId, route: route.id, error });
+  const failure = toErrorResponse(error);
+  send(res, json(failure.status, errorBody(route.style, failure.code, failure.message, lineageOf(requestId, undefined)), commonHeaders(requestId)));
+  return null;
 }
 
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null | 'too-large'> {

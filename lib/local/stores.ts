@@ -1,14 +1,14 @@
-import { fork } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { transform } from 'esbuild';
 import { CreateTableCommand, DescribeTableCommand, type DynamoDBClient, type AttributeDefinition } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, HeadBucketCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { BucketSpec, TableSpec } from '../manifest/types.ts';
 import type { StoresMessage, StoresRequest } from './stores-process.ts';
+import { forkStoresProcess } from './stores-fork.ts';
 
 export interface LocalStores {
   readonly dynamoEndpoint: string;
@@ -37,11 +37,14 @@ const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
  * The stores' process as plain JavaScript, compiled from its source when that changed: under
  * `--import tsx` the process took about twice as long to be ready, and it is on the path of every
  * start. Written under the project's `.tmp/` so its imports resolve from the project's packages.
+ * The built start (build.ts) brings its own and skips this.
  */
 async function storesProcessEntry(): Promise<string> {
   const source = await readFile(STORES_PROCESS_SOURCE, 'utf8');
   const file = join(REPO_ROOT, '.tmp', `stores-process-${createHash('sha256').update(source).digest('hex').slice(0, 16)}.mjs`);
   if (existsSync(file)) return file;
+  // Imported here, not at the top: a start that finds the file compiled never loads esbuild.
+  const { transform } = await import('esbuild');
   const { code } = await transform(source, { loader: 'ts', format: 'esm', platform: 'node', target: 'node20', sourcefile: STORES_PROCESS_SOURCE });
   await mkdir(dirname(file), { recursive: true });
   // Two starts at once may both compile: each writes its own file and renames it into place.
@@ -54,15 +57,13 @@ async function storesProcessEntry(): Promise<string> {
 /**
  * Starts dynalite and s3rver in a process of their own (stores-process.ts) on free loopback ports,
  * persisting under `dataDir`: off the platform's event loop, still started and stopped with it.
+ * `forked` is that process when the caller forked it ahead (forkStoresProcess, the built start).
  */
-export async function startLocalStores(dataDir: string): Promise<LocalStores> {
-  const child = fork(await storesProcessEntry(), [], {
-    // s3rver's paged listings need the legacy OpenSSL provider under OpenSSL 3 (STACK-NOTES).
-    execArgv: ['--openssl-legacy-provider'],
-    env: { ...process.env, NODE_OPTIONS: '' },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    serialization: 'advanced',
-  });
+export async function startLocalStores(dataDir: string, forked?: ChildProcess): Promise<LocalStores> {
+  const child = forked ?? forkStoresProcess(await storesProcessEntry());
+  // Held while it starts: nothing else may be keeping this process alive yet.
+  child.ref();
+  child.channel?.ref();
   const listeners = new Set<(event: unknown) => void>();
   const flushes = new Map<number, () => void>();
   let nextFlush = 0;

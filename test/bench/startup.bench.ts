@@ -1,14 +1,21 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { get as httpGet } from 'node:http';
+import { join } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { ListBucketsCommand, S3Client } from '@aws-sdk/client-s3';
 import { startLocalPlatform, type RunningPlatform } from '../../lib/local/platform.ts';
+import { buildLocalPlatform, CURRENT_FILE, type LocalBuild } from '../../lib/local/build.ts';
+import { currentBuild } from '../../lib/local/current-build.mjs';
+import { forkStoresProcess } from '../../lib/local/stores-fork.ts';
 import { startLocalStores } from '../../lib/local/stores.ts';
 import { elapsedSince, freePort, repoRoot, type BenchContext, type BenchModule } from './harness.ts';
 import { measured, summarize, versus, type MeasuredRow } from './stats.ts';
 
 const IN_PROCESS_REPS = 8;
 const SPAWN_REPS = 4;
+const FRESHNESS_REPS = 50;
 const HEALTH_POLL_MS = 5;
 const SPAWN_DEADLINE_MS = 30_000;
 const EXIT_DEADLINE_MS = 10_000;
@@ -20,17 +27,34 @@ const BARE_SERVER = `require('node:http').createServer((q, s) => { s.writeHead(2
 
 const STORES_EMPTY = 'stores answering, empty dir';
 const STORES_EXISTING = 'stores answering, existing dir';
+const STORES_BUILT_EMPTY = 'stores answering, built (inlined), empty dir';
+const STORES_BUILT_EXISTING = 'stores answering, built (inlined), existing';
+const FRESHNESS = 'npm start build check (stat each input)';
 const PLATFORM_EMPTY = 'startLocalPlatform, empty dir';
 const PLATFORM_EXISTING = 'startLocalPlatform, restart';
 const SPAWN_BARE = 'spawn node, bare http';
 const SPAWN_TSX = 'spawn node --import tsx, bare http';
 const SPAWN_EMPTY = 'spawn bin/local.ts, empty dir';
 const SPAWN_EXISTING = 'spawn bin/local.ts, restart';
+const SPAWN_BUILT_EMPTY = 'spawn npm start (built), empty dir';
+const SPAWN_BUILT_EXISTING = 'spawn npm start (built), restart';
 
 export const startupBench: BenchModule = {
   name: 'startup',
   async run(context) {
-    return [...(await inProcess(context)), ...(await spawned(context))];
+    // Its own build root, built once up front: the spawned starts below find it fresh. Inside the
+    // project, where the bundle's packages resolve.
+    context.progress('startup: building the local platform');
+    await mkdir(join(repoRoot, '.tmp'), { recursive: true });
+    const buildRoot = await mkdtemp(join(repoRoot, '.tmp', 'bench-local-build-'));
+    context.defer(() => rm(buildRoot, { recursive: true, force: true }));
+    const built = await buildLocalPlatform(buildRoot);
+    return [
+      ...(await inProcess(context, built)),
+      buildFreshness(buildRoot),
+      measured('npm run build (once)', [built.ms], { note: `${Object.keys(built.inputs).length} inputs; npm start runs it when one changed` }),
+      ...(await spawned(context, buildRoot)),
+    ];
   },
 };
 
@@ -48,8 +72,8 @@ const startPlatform = (dataDir: string) => startLocalPlatform({ port: 0, host: '
  * LevelDB lazily, so the open lands on whoever asks first. The platform imports its handlers while
  * this process starts, so the two overlap.
  */
-async function storesAnswering(dataDir: string): Promise<() => Promise<void>> {
-  const stores = await startLocalStores(dataDir);
+async function storesAnswering(dataDir: string, builtProcess?: string): Promise<() => Promise<void>> {
+  const stores = await startLocalStores(dataDir, builtProcess === undefined ? undefined : forkStoresProcess(builtProcess));
   // The credentials the platform's own clients use: s3rver accepts only its built-in pair.
   const dynamo = new DynamoDBClient({ region: 'us-east-1', endpoint: stores.dynamoEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   const s3 = new S3Client({
@@ -77,8 +101,11 @@ async function storesAnswering(dataDir: string): Promise<() => Promise<void>> {
  * `startLocalPlatform` next to the stores it wraps; the difference is route loading, the table and
  * bucket checks, and the admin bootstrap.
  */
-async function inProcess(context: BenchContext): Promise<MeasuredRow[]> {
-  const samples = new Map<string, number[]>([STORES_EMPTY, STORES_EXISTING, PLATFORM_EMPTY, PLATFORM_EXISTING, 'close()'].map((k) => [k, []]));
+async function inProcess(context: BenchContext, built: LocalBuild): Promise<MeasuredRow[]> {
+  const builtStores = join(built.dir, '..', built.storesProcess);
+  const samples = new Map<string, number[]>(
+    [STORES_EMPTY, STORES_EXISTING, STORES_BUILT_EMPTY, STORES_BUILT_EXISTING, PLATFORM_EMPTY, PLATFORM_EXISTING, 'close()'].map((k) => [k, []]),
+  );
   const record = (key: string, ms: number) => samples.get(key)!.push(ms);
   // Stopped by the loop itself; this catches a start that throws half-way through the loop.
   let open: RunningPlatform | null = null;
@@ -94,6 +121,14 @@ async function inProcess(context: BenchContext): Promise<MeasuredRow[]> {
     const [closeStores, storesMs] = await timed(() => storesAnswering(storesDir));
     await closeStores();
     record(STORES_EMPTY, storesMs);
+    // The build's stores process, dynalite and s3rver inlined, on an empty and then the same dir.
+    const builtDir = await context.tempDir('stores-built');
+    const [closeBuilt, builtMs] = await timed(() => storesAnswering(builtDir, builtStores));
+    await closeBuilt();
+    record(STORES_BUILT_EMPTY, builtMs);
+    const [closeBuiltAgain, builtAgainMs] = await timed(() => storesAnswering(builtDir, builtStores));
+    await closeBuiltAgain();
+    record(STORES_BUILT_EXISTING, builtAgainMs);
 
     const dataDir = await context.tempDir('platform');
     let platformMs: number;
@@ -118,26 +153,44 @@ async function inProcess(context: BenchContext): Promise<MeasuredRow[]> {
   const storesExisting = row(STORES_EXISTING);
   return [
     storesEmpty,
+    versus(row(STORES_BUILT_EMPTY), storesEmpty),
     versus(row(PLATFORM_EMPTY), storesEmpty),
     storesExisting,
+    versus(row(STORES_BUILT_EXISTING), storesExisting),
     versus(row(PLATFORM_EXISTING), storesExisting),
-    measured('first start in this process', [coldMs], { note: 'includes the dynamic import of every handler module; not a baseline' }),
+    measured('first start in this process', [coldMs], { note: 'includes loading the platform modules; handler modules load on first call' }),
     row('close()'),
   ];
 }
 
+/** What `npm start` pays before it starts anything: reading current.json and one stat per input. */
+function buildFreshness(buildRoot: string): MeasuredRow {
+  const inputs = Object.keys((JSON.parse(readFileSync(join(buildRoot, CURRENT_FILE), 'utf8')) as { inputs: object }).inputs).length;
+  const samples: number[] = [];
+  for (let rep = 0; rep < FRESHNESS_REPS; rep++) {
+    const startedAt = performance.now();
+    const build = currentBuild(repoRoot, buildRoot);
+    samples.push(elapsedSince(startedAt));
+    if (build?.changed !== null) throw new Error(`the bench's build is not fresh: ${build?.changed ?? 'no current.json'}`);
+  }
+  return measured(FRESHNESS, samples, { note: `${inputs} inputs` });
+}
+
 /**
- * What an operator waits for after `npm start`: spawn to the first 200 on /health, so node and tsx
- * start-up, module loading and the stores are all in. Baselines are a bare `node:http` child with
- * and without the tsx loader.
+ * What an operator waits for after `npm start`: spawn to the first 200 on /health, so node (and
+ * tsx) start-up, module loading and the stores are all in. Baselines are a bare `node:http` child
+ * with and without the tsx loader, and the platform from its sources under tsx (`npm run dev`).
  */
-async function spawned(context: BenchContext): Promise<MeasuredRow[]> {
-  const samples = new Map<string, number[]>([SPAWN_BARE, SPAWN_TSX, SPAWN_EMPTY, SPAWN_EXISTING].map((k) => [k, []]));
+async function spawned(context: BenchContext, buildRoot: string): Promise<MeasuredRow[]> {
+  const samples = new Map<string, number[]>([SPAWN_BARE, SPAWN_TSX, SPAWN_EMPTY, SPAWN_EXISTING, SPAWN_BUILT_EMPTY, SPAWN_BUILT_EXISTING].map((k) => [k, []]));
+  const builtFigures: number[] = [];
   const ownFigures: number[] = [];
   const record = async (key: string, args: string[], env: Record<string, string> = {}) => {
     const result = await spawnUntilHealthy(context, args, env);
     samples.get(key)!.push(result.ms);
-    if (result.ownMs !== null) ownFigures.push(result.ownMs);
+    if (result.ownMs !== null) (key === SPAWN_BUILT_EMPTY || key === SPAWN_BUILT_EXISTING ? builtFigures : ownFigures).push(result.ownMs);
+    // The build is fresh (built above): a start that rebuilt would measure the build, not the start.
+    if (/rebuilding|Building/.test(result.output)) throw new Error(`${key} built the platform again:\n${result.output}`);
   };
 
   for (let rep = 0; rep < SPAWN_REPS; rep++) {
@@ -148,17 +201,32 @@ async function spawned(context: BenchContext): Promise<MeasuredRow[]> {
     const platformEnv = { DATA_DIR: dataDir, HOST: '127.0.0.1', LOG_LEVEL: 'silent' };
     await record(SPAWN_EMPTY, [...NODE_FLAGS, '--import', 'tsx', 'bin/local.ts'], platformEnv);
     await record(SPAWN_EXISTING, [...NODE_FLAGS, '--import', 'tsx', 'bin/local.ts'], platformEnv);
+    const builtEnv = { ...platformEnv, DATA_DIR: await context.tempDir('spawn-built'), LOCAL_BUILD_DIR: buildRoot };
+    await record(SPAWN_BUILT_EMPTY, [...NODE_FLAGS, 'bin/start.mjs'], builtEnv);
+    await record(SPAWN_BUILT_EXISTING, [...NODE_FLAGS, 'bin/start.mjs'], builtEnv);
   }
 
   const row = (key: string, note?: string) => measured(key, samples.get(key)!, note ? { note } : {});
   const bare = row(SPAWN_BARE);
   const tsx = versus(row(SPAWN_TSX), bare);
   const own = ownFigures.length > 0 ? `bin/local.ts's own "ready in N ms": median ${summarize(ownFigures).p50.toFixed(0)} ms` : undefined;
-  return [bare, tsx, versus(versus(row(SPAWN_EMPTY), tsx), bare), versus(versus(row(SPAWN_EXISTING, own), tsx), bare)];
+  const builtOwn = builtFigures.length > 0 ? `its own "ready in N ms": median ${summarize(builtFigures).p50.toFixed(0)} ms` : undefined;
+  const fromSources = row(SPAWN_EMPTY);
+  const fromSourcesAgain = row(SPAWN_EXISTING, own);
+  return [
+    bare,
+    tsx,
+    versus(versus(fromSources, tsx), bare),
+    versus(versus(fromSourcesAgain, tsx), bare),
+    versus(versus(row(SPAWN_BUILT_EMPTY), bare), fromSources),
+    versus(versus(row(SPAWN_BUILT_EXISTING, builtOwn), bare), fromSourcesAgain),
+  ];
 }
 
 interface SpawnResult {
   readonly ms: number;
+  /** What the child printed until it answered. */
+  readonly output: string;
   /** The `in N ms` the platform prints about itself, when it did. */
   readonly ownMs: number | null;
 }
@@ -180,7 +248,7 @@ async function spawnUntilHealthy(context: BenchContext, args: string[], env: Rec
     }
     const ms = elapsedSince(startedAt);
     const own = /ready at \S+ in (\d+) ms/.exec(output);
-    return { ms, ownMs: own ? Number(own[1]) : null };
+    return { ms, output, ownMs: own ? Number(own[1]) : null };
   } finally {
     await stop(child, () => exited);
   }

@@ -10,6 +10,7 @@ import { sha256Hex } from '../../functions/core/ids.ts';
 import { defineRoute } from '../../functions/core/http/route.ts';
 import { defineArea } from '../../lib/manifest/define.ts';
 import type { RouteSpec } from '../../lib/manifest/types.ts';
+import { boundRoute } from '../../lib/local/handlers.ts';
 import { createLocalServer } from '../../lib/local/server.ts';
 import { callApi, createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 
@@ -70,7 +71,7 @@ describe('keys vault, role tokens and credits over HTTP', () => {
   beforeAll(async () => {
     platform = await startTestPlatform({ logLines });
     runner = createLocalServer({
-      routes: [{ spec: fakeRunSpec, definition: fakeRun, area: testArea }],
+      routes: [boundRoute({ spec: fakeRunSpec, definition: fakeRun, area: testArea })],
       streamRoutes: [],
       platform: () => platform.running.ports,
     });

@@ -7,6 +7,7 @@ import { requireUser } from '../../functions/core/auth/actor.ts';
 import { defineStreamRoute } from '../../functions/core/http/route.ts';
 import { defineArea } from '../../lib/manifest/define.ts';
 import type { RouteSpec } from '../../lib/manifest/types.ts';
+import { boundRoute } from '../../lib/local/handlers.ts';
 import { createLocalServer } from '../../lib/local/server.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 
@@ -52,7 +53,7 @@ describe('streaming through the local streamifyResponse shim', () => {
     token = (await createUser(platform, { alias: 'streamer' })).token;
     server = createLocalServer({
       routes: [],
-      streamRoutes: [{ spec, definition, area: defineArea({ name: 'test' }) }],
+      streamRoutes: [boundRoute({ spec, definition, area: defineArea({ name: 'test' }) })],
       platform: () => platform.running.ports,
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IdentityVerifier } from '../../functions/core/auth/credentials.ts';
 import type { SecretReader } from '../../functions/core/secret-reader.ts';
+import type { ImportHandlerModule } from '../../lib/local/handlers.ts';
 import { ADMIN_TOKEN_FILE, startLocalPlatform, type RunningPlatform } from '../../lib/local/platform.ts';
 
 export interface ApiResponse<T = any> {
@@ -60,6 +61,8 @@ export async function startTestPlatform(
     mcpEgressAllowHosts?: string[];
     /** Areas to serve instead of the manifest's (a sample area added to them). */
     areas?: readonly AreaModule[];
+    /** How handler modules are imported (lib/local/handlers.ts); by file path unless given. */
+    importHandlerModule?: ImportHandlerModule;
   } = {},
 ): Promise<TestPlatform> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'platform-test-')));
@@ -80,6 +83,7 @@ export async function startTestPlatform(
     ...(options.runtimePythonPath ? { runtimePythonPath: options.runtimePythonPath } : {}),
     ...(options.mcpEgressAllowHosts ? { mcpEgressAllowHosts: options.mcpEgressAllowHosts } : {}),
     ...(options.areas ? { areas: options.areas } : {}),
+    ...(options.importHandlerModule ? { importHandlerModule: options.importHandlerModule } : {}),
   });
   const adminToken = (await readFile(join(dataDir, ADMIN_TOKEN_FILE), 'utf8')).trim();
   return {

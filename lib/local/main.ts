@@ -1,0 +1,99 @@
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import * as z from 'zod';
+import { ADMIN_TOKEN_FILE, startLocalPlatform, StartupError, type LocalPlatformOptions } from './platform.ts';
+import { prettyLogWriter } from './pretty-log.ts';
+import { readFile } from 'node:fs/promises';
+
+/** The settings `npm start` reads from its environment (README, "Configuration"). */
+const environment = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATA_DIR: z.string().min(1).default('.data'),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /** `json` forces JSON lines even at a terminal (they are the default when output is piped). */
+  LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
+  /** `allow` runs user code without the OS sandbox: only for code you trust, on a machine without bubblewrap. */
+  UNSAFE_USER_CODE: z.enum(['allow'], { error: "must be 'allow' or unset" }).optional(),
+  /** The unprivileged user and group sandboxed user code runs as when the platform runs as root. */
+  SANDBOX_UID: z.coerce.number().int().min(1).max(4_294_967_294).optional(),
+  SANDBOX_GID: z.coerce.number().int().min(1).max(4_294_967_294).optional(),
+  SANDBOX_MAX_PROCESSES: z.coerce.number().int().min(64).max(1_000_000).optional(),
+  /** Hosts MCP servers may reach, comma separated (`*`: any public host; empty: none). */
+  MCP_EGRESS_ALLOW_HOSTS: z
+    .string()
+    .transform((text) =>
+      text
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean),
+    )
+    .optional(),
+});
+
+/** What the built start (lib/local/build.ts) brings: handler modules from its bundle, the stores' process prebuilt. */
+export type BuiltParts = Pick<LocalPlatformOptions, 'importHandlerModule' | 'storesProcess'>;
+
+/**
+ * The main of the local platform: settings from the environment, start, the "ready" lines, and a
+ * clean stop on SIGINT/SIGTERM. `bin/local.ts` runs it from the TypeScript sources (tsx); `npm
+ * start` runs it from the build, passing `built`.
+ */
+export async function runLocalPlatform(built: BuiltParts = {}): Promise<void> {
+  const env = environment.safeParse(process.env);
+
+  if (!env.success) {
+    console.error(`Invalid environment: ${env.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    process.exit(1);
+  }
+
+  // The SDK checks this when a client is built, i.e. after these imports. Versions are pinned in the
+  // lock file, so its notice that future releases need Node 22 is not actionable at every start.
+  process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
+
+  try {
+    const running = await startLocalPlatform({
+      ...built,
+      port: env.data.PORT,
+      host: env.data.HOST,
+      dataDir: env.data.DATA_DIR,
+      logLevel: env.data.LOG_LEVEL,
+      ...(env.data.MCP_EGRESS_ALLOW_HOSTS ? { mcpEgressAllowHosts: env.data.MCP_EGRESS_ALLOW_HOSTS } : {}),
+      sandbox: {
+        ...(env.data.UNSAFE_USER_CODE ? { unsafeUserCode: env.data.UNSAFE_USER_CODE } : {}),
+        ...(env.data.SANDBOX_UID !== undefined ? { uid: env.data.SANDBOX_UID } : {}),
+        ...(env.data.SANDBOX_GID !== undefined ? { gid: env.data.SANDBOX_GID } : {}),
+        ...(env.data.SANDBOX_MAX_PROCESSES !== undefined ? { maxProcesses: env.data.SANDBOX_MAX_PROCESSES } : {}),
+      },
+      ...(process.stdout.isTTY && env.data.LOG_FORMAT !== 'json' ? { logWriter: prettyLogWriter() } : {}),
+    });
+    const tokenFile = join(running.dataDir, ADMIN_TOKEN_FILE);
+    const token = running.createdAdminToken ?? (await readFile(tokenFile, 'utf8').catch(() => '')).trim();
+    // performance.now() counts from process start, so the figure includes module loading.
+    console.log(`Platform ready at ${running.url} in ${Math.round(performance.now())} ms (data in ${running.dataDir})`);
+    if (running.createdAdminToken) console.log(`Created the admin account; its token is in ${tokenFile} (mode 600).`);
+    if (token) console.log(`Try it:\n  curl -H "Authorization: Bearer $(cat ${tokenFile})" ${running.url}/user/info`);
+
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      console.log(`${signal}: finishing in-flight requests and closing the stores...`);
+      running.close().then(
+        () => process.exit(0),
+        (error: unknown) => {
+          console.error(`Shutdown failed: ${(error as Error).message}`);
+          process.exit(1);
+        },
+      );
+    };
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
+  } catch (error) {
+    if (error instanceof StartupError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+}

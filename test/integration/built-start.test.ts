@@ -1,0 +1,148 @@
+/**
+ * `npm start` runs the platform from its esbuild build (bin/start.mjs, lib/local/build.ts): built on
+ * the first start, reused while its inputs are unchanged, rebuilt when a source changes. These
+ * tests spawn the launcher as `npm start` does, into build roots of their own (inside the project,
+ * where the bundle's packages resolve), and a real edit in a temporary copy of the sources.
+ */
+import { spawn } from 'node:child_process';
+import { cp, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { importFromBundle, loadAreas, loadEveryRoute } from '../../lib/local/handlers.ts';
+import { areas, routes } from '../../lib/manifest/index.ts';
+
+const repoRoot = new URL('../../', import.meta.url).pathname;
+const cleanUp: string[] = [];
+
+async function tempDir(parent: string, prefix: string): Promise<string> {
+  await mkdir(parent, { recursive: true });
+  const dir = await mkdtemp(join(parent, prefix));
+  cleanUp.push(dir);
+  return dir;
+}
+
+afterAll(async () => {
+  for (const dir of cleanUp) await rm(dir, { recursive: true, force: true });
+});
+
+/** `npm start`'s command, from `root`, with its own build root and data directory. */
+function startBuilt(root: string, env: { LOCAL_BUILD_DIR: string; DATA_DIR: string }) {
+  const child = spawn(process.execPath, ['--openssl-legacy-provider', 'bin/start.mjs'], {
+    cwd: root,
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const ready = new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', () => {
+      const url = /Platform ready at (\S+)/.exec(stdout)?.[1];
+      if (url) resolve(url);
+    });
+    void exited.then((code) => reject(new Error(`exited with ${code}:\n${stdout}\n${stderr}`)));
+  });
+  const stop = async () => {
+    child.kill('SIGTERM');
+    return exited;
+  };
+  return { ready, stop, output: () => ({ stdout, stderr }) };
+}
+
+async function healthOf(url: string): Promise<{ status: number; body: { data?: Record<string, unknown> } }> {
+  const response = await fetch(`${url}/health`);
+  return { status: response.status, body: (await response.json()) as { data?: Record<string, unknown> } };
+}
+
+describe('the built start (npm start)', () => {
+  let buildRoot: string;
+
+  it('builds on first start, serves /health and an authenticated call, and stops cleanly on SIGTERM', async () => {
+    // Prepare
+    buildRoot = await tempDir(join(repoRoot, '.tmp', 'test-builds'), 'start-');
+    const dataDir = await tempDir(tmpdir(), 'platform-built-');
+
+    // Act
+    const run = startBuilt(repoRoot, { LOCAL_BUILD_DIR: buildRoot, DATA_DIR: dataDir });
+    const url = await run.ready;
+    const health = await healthOf(url);
+    const token = (await readFile(join(dataDir, 'admin-token'), 'utf8')).trim();
+    const info = await fetch(`${url}/user/info`, { headers: { authorization: `Bearer ${token}` } });
+    const anonymous = await fetch(`${url}/user/info`);
+    const code = await run.stop();
+
+    // Assess
+    expect(run.output().stdout).toContain('Building the local platform into');
+    expect(health.status).toBe(200);
+    expect(health.body.data).toMatchObject({ status: 'ok' });
+    expect(info.status).toBe(200);
+    expect(((await info.json()) as { data: { alias: string } }).data.alias).toBe('admin');
+    expect(anonymous.status).toBe(401);
+    expect(code).toBe(0);
+    await expect(stat(join(dataDir, 'platform.pid'))).rejects.toThrow();
+  });
+
+  it('starts from the existing build without building again while nothing changed', async () => {
+    // Prepare
+    const dataDir = await tempDir(tmpdir(), 'platform-built-');
+
+    // Act
+    const run = startBuilt(repoRoot, { LOCAL_BUILD_DIR: buildRoot, DATA_DIR: dataDir });
+    const url = await run.ready;
+    const health = await healthOf(url);
+    const code = await run.stop();
+
+    // Assess
+    expect(health.status).toBe(200);
+    expect(run.output().stdout).not.toMatch(/Building|rebuilding/);
+    expect(code).toBe(0);
+  });
+
+  it("holds every handler module of the manifest, each exporting its route's kind of definition", async () => {
+    // Prepare
+    const current = JSON.parse(await readFile(join(buildRoot, 'current.json'), 'utf8')) as { handlerModules: string };
+    const { handlerModules } = (await import(pathToFileURL(join(buildRoot, current.handlerModules)).href)) as {
+      handlerModules: Record<string, () => Promise<unknown>>;
+    };
+
+    // Act
+    const loaded = await loadAreas(areas, importFromBundle(handlerModules));
+    const bound = await loadEveryRoute(loaded);
+
+    // Assess
+    expect(bound.map((b) => b.spec)).toEqual(expect.arrayContaining([...routes]));
+    expect(bound).toHaveLength(routes.length);
+  });
+
+  it('rebuilds after a source file changes, and serves the changed code', async () => {
+    // Prepare: a copy of the sources (the packages linked), built once by a first start.
+    const copy = await tempDir(tmpdir(), 'platform-copy-');
+    for (const entry of ['bin', 'lib', 'functions', 'package.json', 'package-lock.json', 'tsconfig.json']) {
+      await cp(join(repoRoot, entry), join(copy, entry), { recursive: true, preserveTimestamps: true });
+    }
+    await symlink(join(repoRoot, 'node_modules'), join(copy, 'node_modules'));
+    const env = { LOCAL_BUILD_DIR: '.tmp/local-build', DATA_DIR: join(copy, '.data') };
+    const first = startBuilt(copy, env);
+    const before = await healthOf(await first.ready);
+    await first.stop();
+    const handler = join(copy, 'functions', 'discovery', 'handlers', 'get-health.handler.ts');
+    const source = await readFile(handler, 'utf8');
+    expect(source).toContain("status: 'ok'");
+
+    // Act
+    await writeFile(handler, source.replace("status: 'ok'", "status: 'ok', edited: true"));
+    const second = startBuilt(copy, env);
+    const after = await healthOf(await second.ready);
+    const code = await second.stop();
+
+    // Assess
+    expect(before.body.data).not.toHaveProperty('edited');
+    expect(second.output().stdout).toContain('functions/discovery/handlers/get-health.handler.ts changed: rebuilding');
+    expect(after.body.data).toMatchObject({ status: 'ok', edited: true });
+    expect(code).toBe(0);
+  });
+});
