@@ -19,6 +19,8 @@ const env = z
     SANDBOX_UID: z.coerce.number().int().min(1).max(4_294_967_294).optional(),
     SANDBOX_GID: z.coerce.number().int().min(1).max(4_294_967_294).optional(),
     SANDBOX_MAX_PROCESSES: z.coerce.number().int().min(64).max(1_000_000).optional(),
+    /** Python runtime servers kept started for tenants' first runs (default 1; 0: none). */
+    RUNTIME_SPARES: z.coerce.number().int().min(0).max(32).optional(),
     /** Hosts MCP servers may reach, comma separated (`*`: any public host; empty: none). */
     MCP_EGRESS_ALLOW_HOSTS: z
       .string()
@@ -48,6 +50,7 @@ try {
     dataDir: env.data.DATA_DIR,
     logLevel: env.data.LOG_LEVEL,
     ...(env.data.MCP_EGRESS_ALLOW_HOSTS ? { mcpEgressAllowHosts: env.data.MCP_EGRESS_ALLOW_HOSTS } : {}),
+    ...(env.data.RUNTIME_SPARES !== undefined ? { runtimeSpares: env.data.RUNTIME_SPARES } : {}),
     sandbox: {
       ...(env.data.UNSAFE_USER_CODE ? { unsafeUserCode: env.data.UNSAFE_USER_CODE } : {}),
       ...(env.data.SANDBOX_UID !== undefined ? { uid: env.data.SANDBOX_UID } : {}),

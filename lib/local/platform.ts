@@ -56,6 +56,11 @@ export interface LocalPlatformOptions {
    * runs it without one.
    */
   readonly sandbox?: { readonly unsafeUserCode?: 'allow'; readonly uid?: number; readonly gid?: number; readonly maxProcesses?: number };
+  /**
+   * Python runtime servers kept started for tenants that have none yet (RUNTIME_SPARES, default
+   * 1), so that a tenant's first run does not wait for an interpreter start; 0 starts none.
+   */
+  readonly runtimeSpares?: number;
   /** What MCP servers' `fetch` may reach (MCP_EGRESS_ALLOW_HOSTS; default any public host). */
   readonly mcpEgressAllowHosts?: readonly string[];
   /** The areas to serve: their routes, entry points, tables and buckets. @default the manifest's (lib/manifest/areas.ts) */
@@ -144,8 +149,17 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     const egress = createEgressProxy({ logger: log });
     cleanup.push(() => egress.close());
     // One warm runtime process per tenant, started on first use; all stopped with the platform.
-    const compute = createLocalCompute({ logger: log, sandbox, egress, ...(options.runtimePythonPath ? { pythonPath: options.runtimePythonPath } : {}) });
+    const compute = createLocalCompute({
+      logger: log,
+      sandbox,
+      egress,
+      spares: options.runtimeSpares ?? 1,
+      ...(options.runtimePythonPath ? { pythonPath: options.runtimePythonPath } : {}),
+    });
     cleanup.push(() => compute.close());
+    // The spare starts now, in the background: the rest of the start mostly waits on the stores'
+    // process, so the first run after start finds it ready without the start waiting for it.
+    void compute.warm();
     // One MCP host process per tenant, likewise started on first use and stopped with the platform.
     const mcpRuntime = createLocalMcpRuntime({
       logger: log,
