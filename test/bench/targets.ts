@@ -1,0 +1,133 @@
+/**
+ * The performance targets the platform holds itself to (issue 11), each read from rows of the same
+ * run: a figure is a ratio or a difference between two rows measured side by side, so it survives
+ * a change of machine. The runner prints them under the table; a target whose rows were not run
+ * (a module left out) says so instead of passing.
+ */
+import type { BenchRow } from './stats.ts';
+
+export interface TargetCheck {
+  /** What is measured, as a reader would say it. */
+  readonly figure: string;
+  /** The target, in words. */
+  readonly target: string;
+  /** The figure from this run; null when one of its rows is missing. */
+  readonly measured: string | null;
+  readonly met: boolean | null;
+}
+
+interface Target {
+  readonly figure: string;
+  readonly target: string;
+  /** The rows this figure needs, as `module/case`. */
+  readonly rows: readonly string[];
+  /** Given those rows, in order: the figure and whether it meets the target. */
+  evaluate(rows: readonly BenchRow[]): { readonly measured: string; readonly met: boolean };
+}
+
+const fixed = (value: number, digits = 1) => value.toFixed(digits);
+
+/** Throughput of `row` as a fraction of `baseline`'s: "1:N" reads as N times slower. */
+function throughputRatio(row: BenchRow, baseline: BenchRow): number {
+  return (baseline.perSecond ?? Number.NaN) / (row.perSecond ?? Number.NaN);
+}
+
+export const TARGETS: readonly Target[] = [
+  {
+    figure: 'GET /user/info (token) at 8 concurrent vs bare node:http',
+    target: '1:7 or better',
+    rows: ['user-info/platform /user/info, token (c=8)', 'user-info/bare node:http hello (c=8)'],
+    evaluate: ([row, base]) => {
+      const ratio = throughputRatio(row!, base!);
+      return {
+        measured: `${fixed(row!.perSecond!, 0)} vs ${fixed(base!.perSecond!, 0)} req/s (1:${fixed(ratio)}); p99 ${fixed(row!.p99)} ms`,
+        met: ratio <= 7,
+      };
+    },
+  },
+  {
+    figure: 'trivial action at 8 concurrent, vs 40 req/s before',
+    target: '4x the throughput (160 req/s on the reference machine)',
+    rows: ['actions/GET /action/{id} (router, c=8)'],
+    // An absolute figure, unlike the others: the baseline is the platform before the change (40 req/s
+    // on the reference 2-core machine), which no run can measure side by side any more.
+    evaluate: ([row]) => ({
+      measured: `${fixed(row!.perSecond!, 0)} req/s, p50 ${fixed(row!.p50)} ms, p99 ${fixed(row!.p99)} ms`,
+      met: row!.perSecond! >= 160,
+    }),
+  },
+  {
+    figure: 'trivial action, p99 from 8 to 32 concurrent',
+    target: 'p99 grows with load (about 4x), not faster',
+    rows: ['actions/GET /action/{id} (router, c=32)', 'actions/GET /action/{id} (router, c=8)'],
+    evaluate: ([at32, at8]) => {
+      const growth = at32!.p99 / at8!.p99;
+      return {
+        measured: `p99 ${fixed(at8!.p99)} → ${fixed(at32!.p99)} ms (${fixed(growth)}x); ${fixed(at8!.perSecond!, 0)} → ${fixed(at32!.perSecond!, 0)} req/s`,
+        met: growth <= 4.5,
+      };
+    },
+  },
+  {
+    figure: '/agent/list?limit=20 with 500 agents vs 10',
+    target: 'within 1.2x',
+    rows: ['listings/GET /agent/list?limit=20, 500 agents', 'listings/GET /agent/list?limit=20, 10 agents'],
+    evaluate: ([many, few]) => ({ measured: `${fixed(many!.p50 / few!.p50, 2)}x p50`, met: many!.p50 / few!.p50 <= 1.2 }),
+  },
+  {
+    figure: 'agent create with 475-499 agents vs 10-34',
+    target: 'within 1.2x',
+    rows: ['listings/POST /agent/create, owner holds 475-499', 'listings/POST /agent/create, owner holds 10-34'],
+    evaluate: ([many, few]) => ({ measured: `${fixed(many!.p50 / few!.p50, 2)}x p50`, met: many!.p50 / few!.p50 <= 1.2 }),
+  },
+  {
+    figure: "MCP tools/call over the tenant host's own answer",
+    target: 'at most +3 ms p50',
+    rows: ['mcp/POST /mcp/{id} tools/call (raw)', 'mcp/mcpRuntime.handle (host process)'],
+    evaluate: ([row, host]) => ({ measured: `+${fixed(row!.p50 - host!.p50)} ms p50 (host ${fixed(host!.p50)} ms)`, met: row!.p50 - host!.p50 <= 3 }),
+  },
+  {
+    figure: 'chat platform share, new conversation, to the end',
+    target: 'at most +10 ms p50',
+    rows: ['chat/chat, new conv, end', 'chat/runtime /invoke, end'],
+    evaluate: ([row, direct]) => ({ measured: `+${fixed(row!.p50 - direct!.p50)} ms p50`, met: row!.p50 - direct!.p50 <= 10 }),
+  },
+  {
+    figure: '`npm start` to first 200 on /health (spawned, restart)',
+    target: 'under 1 s',
+    rows: ['startup/spawn bin/local.ts, restart', 'startup/spawn node, bare http'],
+    evaluate: ([row, bare]) => ({ measured: `${fixed(row!.p50, 0)} ms p50 (${fixed(row!.p50 / bare!.p50)}x bare node)`, met: row!.p50 < 1000 }),
+  },
+  {
+    figure: "a tenant's first run (runtime start)",
+    target: 'under 300 ms',
+    rows: ['sandbox/first run of a tenant, OS sandbox', 'sandbox/warm run, OS sandbox (bubblewrap)'],
+    evaluate: ([first, warm]) => ({
+      measured: `${fixed(first!.p50, 0)} ms p50, max ${fixed(first!.max, 0)} ms (warm ${fixed(warm!.p50)} ms)`,
+      met: first!.max < 300,
+    }),
+  },
+];
+
+/** Every target against this run's rows. */
+export function checkTargets(rows: readonly BenchRow[]): TargetCheck[] {
+  const byKey = new Map(rows.map((row) => [`${row.module}/${row.case}`, row]));
+  return TARGETS.map((target) => {
+    const found = target.rows.map((key) => byKey.get(key));
+    if (found.some((row) => row === undefined)) return { figure: target.figure, target: target.target, measured: null, met: null };
+    const { measured, met } = target.evaluate(found as BenchRow[]);
+    return { figure: target.figure, target: target.target, measured, met };
+  });
+}
+
+export function formatTargets(checks: readonly TargetCheck[]): string {
+  const verdict = (c: TargetCheck) => (c.met === null ? 'not run' : c.met ? 'met' : 'MISSED');
+  const widths = [
+    Math.max(...checks.map((c) => c.figure.length)),
+    Math.max(...checks.map((c) => (c.measured ?? '-').length)),
+    Math.max(...checks.map((c) => c.target.length)),
+  ];
+  return checks
+    .map((c) => `${c.figure.padEnd(widths[0]!)}  ${(c.measured ?? '-').padEnd(widths[1]!)}  ${c.target.padEnd(widths[2]!)}  ${verdict(c)}`)
+    .join('\n');
+}

@@ -1,0 +1,54 @@
+/**
+ * The bench's target table: each figure is read from rows of the same run, and a figure whose rows
+ * were not run says so rather than passing.
+ */
+import { describe, expect, it } from 'vitest';
+import { checkTargets } from '../bench/targets.ts';
+import type { BenchRow } from '../bench/stats.ts';
+
+function row(module: string, name: string, p50: number, extra: Partial<BenchRow> = {}): BenchRow {
+  return { module, case: name, unit: 'ms', n: 100, min: p50, p50, p99: p50 * 2, mean: p50, max: p50 * 3, ...extra };
+}
+
+describe('checkTargets', () => {
+  it('marks every target whose rows are missing as not run', () => {
+    // Act
+    const checks = checkTargets([]);
+
+    // Assess
+    expect(checks.length).toBeGreaterThan(0);
+    expect(checks.every((check) => check.met === null && check.measured === null)).toBe(true);
+  });
+
+  it('judges a figure from its rows: a ratio within the target is met, one beyond it is missed', () => {
+    // Prepare
+    const listing = (many: number) => [
+      row('listings', 'GET /agent/list?limit=20, 10 agents', 10),
+      row('listings', 'GET /agent/list?limit=20, 500 agents', many),
+    ];
+    const figure = '/agent/list?limit=20 with 500 agents vs 10';
+
+    // Act
+    const within = checkTargets(listing(11.5)).find((check) => check.figure === figure);
+    const beyond = checkTargets(listing(12.5)).find((check) => check.figure === figure);
+
+    // Assess
+    expect(within).toMatchObject({ met: true, measured: '1.15x p50' });
+    expect(beyond).toMatchObject({ met: false, measured: '1.25x p50' });
+  });
+
+  it('compares throughput as 1:N against the bare server of the same run', () => {
+    // Prepare
+    const rows = [
+      row('user-info', 'bare node:http hello (c=8)', 1, { perSecond: 7000 }),
+      row('user-info', 'platform /user/info, token (c=8)', 10, { perSecond: 1400 }),
+    ];
+
+    // Act
+    const check = checkTargets(rows).find((c) => c.figure.startsWith('GET /user/info'));
+
+    // Assess
+    expect(check?.met).toBe(true);
+    expect(check?.measured).toContain('(1:5.0)');
+  });
+});
