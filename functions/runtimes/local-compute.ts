@@ -191,16 +191,18 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
   });
 
   async function startServer(role: RuntimeRole, tenantId: string | null): Promise<RuntimeServer> {
+    // Asked while the sandbox check runs: both are process starts on the first server's path.
+    const lookup = (interpreter ??= findInterpreter(settings.python));
+    lookup.catch(() => undefined);
     let sandbox: OsSandbox;
     try {
       sandbox = await sandboxReady;
     } catch (error) {
       throw unavailable(messageOf(error));
     }
-    interpreter ??= findInterpreter(settings.python);
     // A failed lookup (no python) is retried on the next start rather than remembered.
-    const python = await interpreter.catch((error: unknown) => {
-      interpreter = null;
+    const python = await lookup.catch((error: unknown) => {
+      if (interpreter === lookup) interpreter = null;
       throw unavailable(messageOf(error));
     });
     const dir = await sandbox.makeControlDir();
