@@ -17,8 +17,21 @@ import { runtimeBench } from './runtime.bench.ts';
 import { mcpBench } from './mcp.bench.ts';
 import { sandboxBench } from './sandbox.bench.ts';
 import { listingsBench } from './listings.bench.ts';
+import { prewarmBench } from './prewarm.bench.ts';
+import { memoryBench } from './memory.bench.ts';
 
-const modules: readonly BenchModule[] = [startupBench, userInfoBench, actionsBench, runtimeBench, sandboxBench, chatBench, mcpBench, listingsBench];
+const modules: readonly BenchModule[] = [
+  startupBench,
+  userInfoBench,
+  actionsBench,
+  runtimeBench,
+  sandboxBench,
+  prewarmBench,
+  chatBench,
+  mcpBench,
+  listingsBench,
+  memoryBench,
+];
 
 // The SDK's Node 20 notice is a plain `Warning` whose text merely starts with its name, so
 // `--disable-warning=NodeVersionSupportWarning` misses it; it would interleave with the report.

@@ -25,7 +25,8 @@ export interface BenchRow extends Summary {
   /** Filled in by the runner from the module's name. */
   readonly module: string;
   readonly case: string;
-  readonly unit: 'ms';
+  /** Milliseconds, or megabytes for memory rows (the table marks those). */
+  readonly unit: 'ms' | 'MB';
   /** Completed operations per second of wall time, for rounds run under load. */
   readonly perSecond?: number;
   /** This row divided by its baselines; the first one is the headline figure. */
@@ -56,7 +57,7 @@ export function summarize(samples: readonly number[]): Summary {
   };
 }
 
-export function measured(name: string, samples: readonly number[], extra: { perSecond?: number; note?: string } = {}): MeasuredRow {
+export function measured(name: string, samples: readonly number[], extra: { perSecond?: number; note?: string; unit?: 'ms' | 'MB' } = {}): MeasuredRow {
   return { case: name, unit: 'ms', ...summarize(samples), ...extra };
 }
 
@@ -96,7 +97,7 @@ export function formatTable(rows: readonly BenchRow[]): string {
     const ratioCells = (r: Ratio | undefined) =>
       r ? [times(r.p50), row.n >= MIN_SAMPLES_FOR_P99 ? times(r.p99) : '-', times(r.mean), r.baseline] : ['', '', '', ''];
     body.push([
-      row.case,
+      row.unit === 'MB' ? `${row.case} [MB]` : row.case,
       String(row.n),
       ms(row.p50),
       row.n >= MIN_SAMPLES_FOR_P99 ? ms(row.p99) : '-',
