@@ -61,6 +61,13 @@ export interface LocalPlatformOptions {
    * 1), so that a tenant's first run does not wait for an interpreter start; 0 starts none.
    */
   readonly runtimeSpares?: number;
+  /** A tenant's runtime or MCP host without calls for this long is stopped (RUNTIME_IDLE_SECONDS; default 10 minutes). */
+  readonly runtimeIdleTimeoutMs?: number;
+  /**
+   * Most Python runtimes, spares included, and most MCP hosts alive at once (RUNTIME_MAX_PROCESSES,
+   * default 32 each): with the idle stop, what bounds the memory of tenants' processes.
+   */
+  readonly runtimeMaxProcesses?: number;
   /** What MCP servers' `fetch` may reach (MCP_EGRESS_ALLOW_HOSTS; default any public host). */
   readonly mcpEgressAllowHosts?: readonly string[];
   /** The areas to serve: their routes, entry points, tables and buckets. @default the manifest's (lib/manifest/areas.ts) */
@@ -154,6 +161,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       sandbox,
       egress,
       spares: options.runtimeSpares ?? 1,
+      ...(options.runtimeIdleTimeoutMs !== undefined ? { idleTimeoutMs: options.runtimeIdleTimeoutMs } : {}),
+      ...(options.runtimeMaxProcesses !== undefined ? { maxProcesses: options.runtimeMaxProcesses } : {}),
       ...(options.runtimePythonPath ? { pythonPath: options.runtimePythonPath } : {}),
     });
     cleanup.push(() => compute.close());
@@ -165,6 +174,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       logger: log,
       sandbox,
       egress,
+      ...(options.runtimeIdleTimeoutMs !== undefined ? { idleTimeoutMs: options.runtimeIdleTimeoutMs } : {}),
+      ...(options.runtimeMaxProcesses !== undefined ? { maxProcesses: options.runtimeMaxProcesses } : {}),
       ...(options.mcpEgressAllowHosts ? { egressAllowHosts: options.mcpEgressAllowHosts } : {}),
     });
     cleanup.push(() => mcpRuntime.close());
