@@ -124,6 +124,32 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     // Awaited below or by the clean-up; a failure to start must not surface as an unhandled rejection first.
     storesStarting.catch(() => undefined);
     cleanup.push(async () => (await storesStarting).close());
+    // User code's sandbox and runtimes need nothing of the stores, so they come first (the logger at
+    // the level localConfig gives the handlers).
+    const log = createLogger(options.logLevel ?? 'info', { stage: 'local' }, options.logWriter);
+    // Every tenant's user code runs in an OS sandbox whose only way out is this egress proxy.
+    const sandbox = prepareOsSandbox({ ...options.sandbox, logger: log });
+    sandbox.then(
+      (ready) => log.info('user code sandbox ready', { sandbox: ready.description }),
+      (error: unknown) => log.warn('user code cannot run until this is fixed', { reason: (error as Error).message }),
+    );
+    const egress = createEgressProxy({ logger: log });
+    cleanup.push(() => egress.close());
+    // One warm runtime process per tenant, started on first use; all stopped with the platform.
+    const compute = createLocalCompute({
+      logger: log,
+      sandbox,
+      egress,
+      spares: options.runtimeSpares ?? 1,
+      ...(options.runtimeIdleTimeoutMs !== undefined ? { idleTimeoutMs: options.runtimeIdleTimeoutMs } : {}),
+      ...(options.runtimeMaxProcesses !== undefined ? { maxProcesses: options.runtimeMaxProcesses } : {}),
+      ...(options.runtimePythonPath ? { pythonPath: options.runtimePythonPath } : {}),
+    });
+    cleanup.push(() => compute.close());
+    // The spare starts now, in the background, while this process loads its handlers and waits on
+    // the stores' process: the first run after start finds it (nearly) ready, and the start never
+    // waits for it.
+    void compute.warm();
     const loaded = await loadAreas(served);
     let services: LocalServices | null = null;
     const server = createLocalServer({
@@ -146,29 +172,6 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     const secretBox = createLocalSecretBox(masterKey);
     const runTokenKey = deriveRunTokenKey(masterKey);
     const runTokens = createRunTokens(async () => runTokenKey, options.clock ?? systemClock);
-    const log = createLogger(config.LOG_LEVEL, { stage: 'local' }, options.logWriter);
-    // Every tenant's user code runs in an OS sandbox whose only way out is this egress proxy.
-    const sandbox = prepareOsSandbox({ ...options.sandbox, logger: log });
-    sandbox.then(
-      (ready) => log.info('user code sandbox ready', { sandbox: ready.description }),
-      (error: unknown) => log.warn('user code cannot run until this is fixed', { reason: (error as Error).message }),
-    );
-    const egress = createEgressProxy({ logger: log });
-    cleanup.push(() => egress.close());
-    // One warm runtime process per tenant, started on first use; all stopped with the platform.
-    const compute = createLocalCompute({
-      logger: log,
-      sandbox,
-      egress,
-      spares: options.runtimeSpares ?? 1,
-      ...(options.runtimeIdleTimeoutMs !== undefined ? { idleTimeoutMs: options.runtimeIdleTimeoutMs } : {}),
-      ...(options.runtimeMaxProcesses !== undefined ? { maxProcesses: options.runtimeMaxProcesses } : {}),
-      ...(options.runtimePythonPath ? { pythonPath: options.runtimePythonPath } : {}),
-    });
-    cleanup.push(() => compute.close());
-    // The spare starts now, in the background: the rest of the start mostly waits on the stores'
-    // process, so the first run after start finds it ready without the start waiting for it.
-    void compute.warm();
     // One MCP host process per tenant, likewise started on first use and stopped with the platform.
     const mcpRuntime = createLocalMcpRuntime({
       logger: log,
