@@ -11,6 +11,14 @@
  * not even the tenant's own code, which can see that socket, can start runs. A run's outbound
  * HTTP goes through the platform's egress proxy with a per-run credential (egress-proxy.ts), which
  * also adds the run's platform credentials outside the sandbox.
+ *
+ * Spares (`spares`, one in the platform): a server started ahead of need, so that a tenant's
+ * first run does not wait for an interpreter and the fork server's preloads. Nothing in a
+ * server's start is the tenant's: the sandbox (uid, binds, environment, limits) is the same for
+ * every tenant, and the control directory, socket and secret are the process's own. The one thing
+ * that is the tenant's, the egress proxy's listener that identifies whose runs it carries, is
+ * added when a spare is bound, before its first run. A spare has run no code, and it serves the
+ * tenant it was bound to until it stops: it is never handed to anyone else.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -20,10 +28,10 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from '../core/logger.ts';
 import { SecretSet } from '../core/secret-scope.ts';
 import { PUBLIC_RUN_ENV, type Compute, type Invocation, type RuntimeEvent, type SourceViolation } from './compute.ts';
-import { createEgressProxy, type EgressProxy } from './egress-proxy.ts';
+import { createEgressProxy, type EgressListener, type EgressProxy } from './egress-proxy.ts';
 import { prepareOsSandbox, spawnPlan, unreadableBy, type OsSandbox } from './os-sandbox.ts';
 import { createProcessPool, get, inheritedEnv, launch, post, readBody } from './process-pool.ts';
-import type { ExitStatus, PoolExitReason, PooledProcess, PoolProcess, SupervisedProcesses } from './process-pool.ts';
+import type { ExitStatus, PoolExitReason, PooledProcess, PoolProcess, SupervisedProcesses, WarmProcesses } from './process-pool.ts';
 import { COMPUTE_ERROR, errorEvent, invocationBody, parseCheckResult, RuntimeHttpError, runtimeEvents, type ErrorEvent } from './runtime-stream.ts';
 
 const DEFAULT_RUNTIME_DIR = fileURLToPath(new URL('../../python-runtime/', import.meta.url));
@@ -42,8 +50,13 @@ export interface LocalComputeOptions {
   readonly serverArgs?: readonly string[];
   /** A process without runs for this long is stopped (default 10 minutes). */
   readonly idleTimeoutMs?: number;
-  /** Most tenant processes alive at once (default 32); the checker process is not counted. */
+  /** Most tenant processes alive at once (default 32), spares included; the checker process is not counted. */
   readonly maxProcesses?: number;
+  /**
+   * Servers kept started for tenants that have none yet (default 0; the platform keeps one).
+   * Each costs a server's memory while it waits; `warm()` starts them.
+   */
+  readonly spares?: number;
   /** Longest wait for a new process's `listening` line (default 30 s: the fork server preloads libraries). */
   readonly startTimeoutMs?: number;
   /** Time beyond an invocation's `timeoutMs` after which this side stops waiting for the runtime (default 30 s). */
@@ -64,10 +77,15 @@ export interface LocalComputeOptions {
   readonly egress?: EgressProxy;
 }
 
+/**
+ * What a runtime process is for. `tenant`: runs one tenant's code; `checker`: answers `/check`
+ * only and never runs code; `spare`: started ahead of need, bound to no tenant yet.
+ */
+export type RuntimeRole = 'tenant' | 'checker' | 'spare';
+
 /** One runtime process, as `stats()` shows it. */
 export interface RuntimeProcessInfo {
-  /** `tenant`: runs one tenant's code; `checker`: answers `/check` only and never runs code. */
-  readonly role: 'tenant' | 'checker';
+  readonly role: RuntimeRole;
   readonly tenantId: string | null;
   /** The pid of the process the platform started (the sandbox), which is also the process group id. */
   readonly pid: number;
@@ -82,7 +100,7 @@ export type ProcessExitReason = PoolExitReason;
 
 /** Reported to `onProcessExit` listeners once a runtime process (and its group) has gone. */
 export interface RuntimeProcessExit extends ExitStatus {
-  readonly role: 'tenant' | 'checker';
+  readonly role: RuntimeRole;
   readonly tenantId: string | null;
   readonly pid: number;
   /** Why: stopped when idle, stopped to make room, stopped by `close()`, or died on its own. */
@@ -90,14 +108,14 @@ export interface RuntimeProcessExit extends ExitStatus {
 }
 
 /** The local adapter: the Compute port plus what its owner and its tests need. */
-export interface LocalCompute extends Compute, SupervisedProcesses<RuntimeProcessInfo, RuntimeProcessExit> {
+export interface LocalCompute extends Compute, SupervisedProcesses<RuntimeProcessInfo, RuntimeProcessExit>, WarmProcesses {
   /** The `/health` answer of a tenant's running server (its fork server, active runs), or null when none runs. */
   health(tenantId: string): Promise<unknown>;
 }
 
 /** A runtime server as the pool holds it. */
 interface RuntimeServer extends PoolProcess {
-  readonly role: 'tenant' | 'checker';
+  readonly role: RuntimeRole;
   readonly tenantId: string | null;
   /** `Bearer <secret>`: the server refuses requests without it. */
   readonly authorization: string;
@@ -105,6 +123,11 @@ interface RuntimeServer extends PoolProcess {
   readonly egressPort: number | null;
   /** Every secret handed to this process, scrubbed from its own output. */
   readonly secrets: SecretSet;
+  /**
+   * Gives a spare to `tenantId`: opens the egress listener that names the tenant's runs (the
+   * spare's forwarder has been pointing at its path since start). Once, before the first run.
+   */
+  readonly bindTo: (tenantId: string) => Promise<void>;
 }
 
 type RuntimeProcess = PooledProcess<RuntimeServer>;
@@ -123,6 +146,7 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
     serverArgs: options.serverArgs ?? [],
     idleTimeoutMs: options.idleTimeoutMs ?? 10 * 60_000,
     maxProcesses: options.maxProcesses ?? 32,
+    spares: options.spares ?? 0,
     startTimeoutMs: options.startTimeoutMs ?? 30_000,
     watchdogGraceMs: options.watchdogGraceMs ?? 30_000,
   };
@@ -134,6 +158,16 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
   let interpreter: Promise<Interpreter> | null = null;
   const pool = createProcessPool<RuntimeServer, never, RuntimeProcessInfo, RuntimeProcessExit>({
     start: (key) => (key === CHECKER_KEY ? startServer('checker', null) : startServer('tenant', key.slice(TENANT_PREFIX.length))),
+    spares: {
+      count: settings.spares,
+      start: () => startServer('spare', null),
+      bind: async (spare, key) => {
+        const tenantId = key.slice(TENANT_PREFIX.length);
+        await spare.bindTo(tenantId);
+        return { ...spare, role: 'tenant', tenantId };
+      },
+      onStartFailed: (error) => options.logger?.warn('a spare Python runtime could not be started', { reason: messageOf(error) }),
+    },
     idleTimeoutMs: settings.idleTimeoutMs,
     maxProcesses: settings.maxProcesses,
     // /check never runs tenant code, and checks must not wait for (or evict) tenants' processes.
@@ -156,27 +190,43 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
     },
   });
 
-  async function startServer(role: 'tenant' | 'checker', tenantId: string | null): Promise<RuntimeServer> {
+  async function startServer(role: RuntimeRole, tenantId: string | null): Promise<RuntimeServer> {
+    // Asked while the sandbox check runs: both are process starts on the first server's path.
+    const lookup = (interpreter ??= findInterpreter(settings.python));
+    lookup.catch(() => undefined);
     let sandbox: OsSandbox;
     try {
       sandbox = await sandboxReady;
     } catch (error) {
       throw unavailable(messageOf(error));
     }
-    interpreter ??= findInterpreter(settings.python);
     // A failed lookup (no python) is retried on the next start rather than remembered.
-    const python = await interpreter.catch((error: unknown) => {
-      interpreter = null;
+    const python = await lookup.catch((error: unknown) => {
+      if (interpreter === lookup) interpreter = null;
       throw unavailable(messageOf(error));
     });
     const dir = await sandbox.makeControlDir();
-    const key = role === 'checker' ? CHECKER_KEY : `${TENANT_PREFIX}${tenantId}`;
-    // The checker only parses sources: it gets no way out at all.
-    const egressSocket = role === 'tenant' ? await egress.listen(dir.onHost(EGRESS_SOCKET), key) : null;
+    // Who the server's runs are, for logs; a spare's is set when it is bound.
+    const owner = { tenantId };
+    // The checker only parses sources: it gets no way out at all. A spare gets its forwarder now
+    // and the listener behind it once bound: the listener is what says whose runs these are.
+    const withEgress = role !== 'checker';
+    let egressSocket: EgressListener | null = null;
+    let released = false;
+    const bindTo = async (boundTo: string): Promise<void> => {
+      if (released || egressSocket !== null) throw unavailable('the runtime process cannot be given to a tenant now');
+      const listener = await egress.listen(dir.onHost(EGRESS_SOCKET), `${TENANT_PREFIX}${boundTo}`);
+      // The process went while the listener opened: nothing else will close it.
+      if (released) await listener.close().catch(() => undefined);
+      else egressSocket = listener;
+      owner.tenantId = boundTo;
+    };
     const release = async () => {
+      released = true;
       await egressSocket?.close().catch(() => undefined);
       await dir.remove().catch(() => undefined);
     };
+    if (role === 'tenant') await bindTo(tenantId!);
     try {
       const plan = sandbox.plan(
         python.executable,
@@ -186,7 +236,7 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
           '--socket',
           dir.inside(CONTROL_SOCKET),
           '--control-secret-stdin',
-          ...(egressSocket ? ['--egress-socket', dir.inside(EGRESS_SOCKET)] : []),
+          ...(withEgress ? ['--egress-socket', dir.inside(EGRESS_SOCKET)] : []),
           '--quiet',
           ...settings.serverArgs,
         ],
@@ -222,7 +272,7 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
             ? `${plan.command} was not found (${sandbox.kind === 'bubblewrap' ? 'install bubblewrap' : 'check the python option'})`
             : `the Python runtime could not be started (${error.message})`,
         unavailable,
-        onStderr: (line) => options.logger?.warn('python runtime stderr', { tenantId, pid: child.pid, line: secrets.scrub(line) }),
+        onStderr: (line) => options.logger?.warn('python runtime stderr', { tenantId: owner.tenantId, pid: child.pid, line: secrets.scrub(line) }),
         socketOnHost: (announced) => dir.onHost(basename(announced)),
       });
       const { pid, port, socketPath, agent, exited, announced } = launched;
@@ -238,6 +288,7 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
         authorization: `Bearer ${secret}`,
         egressPort,
         secrets,
+        bindTo,
         dispose: () => {
           child.stdin?.destroy();
           void release();
@@ -263,7 +314,7 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
         yield* failed(errorEvent(COMPUTE_ERROR.unavailable, messageOf(error)), startedAt);
         return;
       }
-      const run = openRun(proc, invocation);
+      const run = openRun(proc, `${TENANT_PREFIX}${tenantId}`, invocation);
       try {
         const outcome = yield* runOn(proc, run.body, invocation.timeoutMs, signal, startedAt);
         // Refused before the run began because the process had just died: once more on a new one.
@@ -282,11 +333,11 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
    * credential of this run alone, which enforces `allowHosts` and adds `platformCalls` itself, so
    * those headers (the owner's run token) never enter the sandbox.
    */
-  function openRun(proc: RuntimeProcess, invocation: Invocation): { body: string; release(): void } {
+  function openRun(proc: RuntimeProcess, key: string, invocation: Invocation): { body: string; release(): void } {
     const { platformCalls, ...rest } = invocation;
     proc.handle.secrets.addValuesOf(invocation.env, PUBLIC_RUN_ENV);
     if (proc.handle.egressPort === null) return { body: invocationBody(rest), release: () => {} };
-    const grant = egress.openRun(proc.key, { allowHosts: invocation.allowHosts, ...(platformCalls ? { platformCalls } : {}) });
+    const grant = egress.openRun(key, { allowHosts: invocation.allowHosts, ...(platformCalls ? { platformCalls } : {}) });
     proc.handle.secrets.add(grant.credential);
     const egressProxy = `http://run:${grant.credential}@127.0.0.1:${proc.handle.egressPort}`;
     return { body: invocationBody({ ...rest, egressProxy }), release: () => grant.release() };
@@ -380,7 +431,7 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
     if (!options.egress) await egress.close();
   }
 
-  return { check, invoke, health, stats: pool.stats, onProcessExit: pool.onProcessExit, close };
+  return { check, invoke, health, stats: pool.stats, onProcessExit: pool.onProcessExit, warm: pool.warm, close };
 }
 
 const CONTROL_SOCKET = 'runtime.sock';

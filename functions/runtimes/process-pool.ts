@@ -6,6 +6,13 @@
  * runs in its own process group (see process-group.ts) and announces where it listens with a
  * `{"event":"listening","port":N}` or `{"event":"listening","socket":PATH}` line on stdout; `launch`
  * reads that line. What a process runs and what it is asked stay with the adapters.
+ *
+ * Spares (optional): processes started ahead of need and bound to no key, so that a new key's
+ * first call does not wait for an interpreter to start. A new key takes a spare (a ready one, else
+ * one still starting) and the adapter binds it to the key before its first use; a spare is never
+ * handed back, so a process only ever serves the one key it was bound to. Spares count towards
+ * `maxProcesses`, are replaced as soon as one is taken (only while there is room: a spare never
+ * evicts a key's process), are not stopped when idle, and are stopped by `close()`.
  */
 import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
@@ -45,7 +52,8 @@ export interface PoolProcess extends LoopbackServer {
 
 /** A process in the pool. The pool keeps these fields; adapters only read them. */
 export interface PooledProcess<H extends PoolProcess, R extends string = never> {
-  readonly key: string;
+  /** The key it serves; null for a spare not yet bound to one (see `spares`). */
+  readonly key: string | null;
   /** What `start` returned. */
   readonly handle: H;
   readonly startedAt: number;
@@ -62,7 +70,8 @@ export interface PooledProcess<H extends PoolProcess, R extends string = never> 
 
 /** A process that has gone with its group, as `describeExit` receives it. */
 export interface PoolExit<H extends PoolProcess, R extends string = never> extends ExitStatus {
-  readonly key: string;
+  /** Null for a spare that was never bound. */
+  readonly key: string | null;
   readonly handle: H;
   readonly reason: PoolExitReason | R;
 }
@@ -89,6 +98,12 @@ export interface ProcessPoolOptions<H extends PoolProcess, R extends string, Inf
   readonly describe: (proc: PooledProcess<H, R>) => Info;
   /** An exit as the adapter reports it to `onProcessExit` listeners. */
   readonly describeExit: (exit: PoolExit<H, R>) => Exit;
+  /**
+   * Processes kept started ahead of need, bound to no key (default none). Exempt keys never take
+   * one. Only for processes whose start involves nothing of the key: whatever is the key's is
+   * given to the process by `bind`, before its first use.
+   */
+  readonly spares?: SpareOptions<H>;
   /** The refusals, in the adapter's words. */
   readonly messages: {
     /** After `close()`. */
@@ -98,6 +113,21 @@ export interface ProcessPoolOptions<H extends PoolProcess, R extends string, Inf
     /** The process died or was stopped twice between its start and its use. */
     readonly stopped: string;
   };
+}
+
+/** How a pool keeps spares. */
+export interface SpareOptions<H extends PoolProcess> {
+  /** How many to keep (0: none). */
+  readonly count: number;
+  /** Starts a process bound to no key; resolves once it listens, like `start`. */
+  readonly start: () => Promise<H>;
+  /**
+   * Binds a spare that never served anyone to `key`, before its first use, and returns the handle
+   * callers of `acquire` get. On rejection the spare is stopped and the caller gets the error.
+   */
+  readonly bind: (spare: H, key: string) => Promise<H>;
+  /** Told when a spare fails to start; no new spare is started until the next new key arrives. */
+  readonly onStartFailed?: (error: unknown) => void;
 }
 
 /** What a local runtime adapter offers its owner and its tests besides its port; a pool provides it. */
@@ -113,8 +143,18 @@ export interface SupervisedProcesses<Info, Exit> {
   close(): Promise<void>;
 }
 
-/** Per-key processes with shared starts, idle stops, an LRU cap and exit reports. */
-export interface ProcessPool<H extends PoolProcess, R extends string, Info, Exit> extends SupervisedProcesses<Info, Exit> {
+/** What an adapter with spares offers besides that. */
+export interface WarmProcesses {
+  /**
+   * Starts the spares that are missing, in the background (the platform calls it while it starts,
+   * so that the first call after start finds one). Resolves once every spare being started has
+   * started or failed; failures go to `onStartFailed` and never reject it.
+   */
+  warm(): Promise<void>;
+}
+
+/** Per-key processes with shared starts, idle stops, an LRU cap, spares and exit reports. */
+export interface ProcessPool<H extends PoolProcess, R extends string, Info, Exit> extends SupervisedProcesses<Info, Exit>, WarmProcesses {
   /**
    * The running process for `key`, started if there is none; counts as in use until `release`.
    * Rejects with the start's error, or when the pool is closed or full of busy processes.
@@ -130,6 +170,8 @@ export interface ProcessPool<H extends PoolProcess, R extends string, Info, Exit
 }
 
 interface Entry<H extends PoolProcess, R extends string> extends PooledProcess<H, R> {
+  key: string | null;
+  handle: H;
   lastUsedAt: number;
   active: number;
   stopReason: PoolExitReason | R | null;
@@ -147,8 +189,11 @@ export function createProcessPool<H extends PoolProcess, R extends string, Info,
   options: ProcessPoolOptions<H, R, Info, Exit>,
 ): ProcessPool<H, R, Info, Exit> {
   const slots = new Map<string, Slot<H, R>>();
+  /** Spares, ready or starting, oldest first; a taken spare leaves this list at once. */
+  const spares: Slot<H, R>[] = [];
   const exitListeners = new Set<(exit: Exit) => void>();
   const exempt = options.exempt ?? (() => false);
+  const spareCount = options.spares?.count ?? 0;
   let closed = false;
 
   function notifyExit(exit: Exit): void {
@@ -162,6 +207,11 @@ export function createProcessPool<H extends PoolProcess, R extends string, Info,
   }
 
   function forget(entry: Entry<H, R>): void {
+    if (entry.key === null) {
+      const index = spares.findIndex((slot) => slot.process === entry);
+      if (index >= 0) spares.splice(index, 1);
+      return;
+    }
     const slot = slots.get(entry.key);
     if (slot?.process === entry) slots.delete(entry.key);
   }
@@ -190,21 +240,33 @@ export function createProcessPool<H extends PoolProcess, R extends string, Info,
     return entry.gone.finally(() => clearTimeout(escalate));
   }
 
-  /** Makes room for one more process by stopping the least recently used idle one. */
+  /** Processes that count towards `maxProcesses`: keys' (exempt ones aside) and spares, started or starting. */
+  function counted(): number {
+    let count = spares.length;
+    for (const key of slots.keys()) if (!exempt(key)) count++;
+    return count;
+  }
+
+  /** Makes room for one more process by stopping a spare, else the least recently used idle one. */
   function makeRoom(): void {
-    const counted = [...slots.entries()].filter(([key]) => !exempt(key));
-    if (counted.length < options.maxProcesses) return;
+    if (counted() < options.maxProcesses) return;
+    const spare = spares.find((slot) => slot.process !== null)?.process;
+    if (spare) {
+      void stop(spare, 'evicted');
+      return;
+    }
     let victim: Entry<H, R> | null = null;
-    for (const [, slot] of counted) {
+    for (const [key, slot] of slots) {
       const entry = slot.process;
-      if (entry && entry.active === 0 && entry.stopReason === null && (victim === null || entry.lastUsedAt < victim.lastUsedAt)) victim = entry;
+      if (exempt(key) || entry === null) continue;
+      if (entry.active === 0 && entry.stopReason === null && (victim === null || entry.lastUsedAt < victim.lastUsedAt)) victim = entry;
     }
     if (victim === null) throw options.unavailable(options.messages.busy);
     void stop(victim, 'evicted');
   }
 
-  async function start(key: string): Promise<Entry<H, R>> {
-    const handle = await options.start(key);
+  async function start(key: string | null, run: () => Promise<H>): Promise<Entry<H, R>> {
+    const handle = await run();
     const now = Date.now();
     const entry: Entry<H, R> = {
       key,
@@ -230,6 +292,63 @@ export function createProcessPool<H extends PoolProcess, R extends string, Info,
     // The process is gone; make sure whatever it started follows at once.
     await reapGroup(entry.handle.pid);
     notifyExit(options.describeExit({ key: entry.key, handle: entry.handle, reason: entry.stopReason ?? 'crashed', code: exit.code, signal: exit.signal }));
+    // A key's process that went (idle, evicted) may leave room for a spare. A spare that went
+    // is not replaced here: one that keeps dying would otherwise be restarted in a loop.
+    if (entry.key !== null && !exempt(entry.key)) refill();
+  }
+
+  /** Starts spares until there are `count` of them, while there is room; never evicts for one. */
+  function refill(): void {
+    if (options.spares === undefined) return;
+    const { start: startSpare, onStartFailed } = options.spares;
+    while (!closed && spares.length < spareCount && counted() < options.maxProcesses) {
+      const slot: Slot<H, R> = {
+        starting: start(null, startSpare).then(
+          (entry) => {
+            slot.process = entry;
+            if (closed) void stop(entry, 'closed');
+            return entry;
+          },
+          (error: unknown) => {
+            const index = spares.indexOf(slot);
+            if (index >= 0) spares.splice(index, 1);
+            onStartFailed?.(error);
+            throw error;
+          },
+        ),
+        process: null,
+      };
+      // Reported through onStartFailed; a caller that took the spare sees the failure itself.
+      slot.starting.catch(() => undefined);
+      spares.push(slot);
+    }
+  }
+
+  /** Takes a spare for a new key: a ready one if any, else the one that started first. */
+  function takeSpare(): Slot<H, R> | null {
+    const index = Math.max(
+      0,
+      spares.findIndex((slot) => slot.process !== null && slot.process.exit === null && slot.process.stopReason === null),
+    );
+    const [taken] = spares.splice(index, 1);
+    return taken ?? null;
+  }
+
+  /**
+   * A taken spare bound to `key`. A spare that failed to start or died meanwhile is replaced by a
+   * process started for the key; the spare had counted towards the limit, so there is room.
+   */
+  async function adopt(spare: Slot<H, R>, key: string): Promise<Entry<H, R>> {
+    const entry = await spare.starting.catch(() => null);
+    if (entry === null || entry.exit !== null || entry.stopReason !== null) return start(key, () => options.start(key));
+    entry.key = key;
+    try {
+      entry.handle = await options.spares!.bind(entry.handle, key);
+    } catch (error) {
+      await stop(entry, 'evicted');
+      throw error;
+    }
+    return entry;
   }
 
   async function acquire(key: string): Promise<Entry<H, R>> {
@@ -237,8 +356,9 @@ export function createProcessPool<H extends PoolProcess, R extends string, Info,
       if (closed) throw options.unavailable(options.messages.closed);
       let slot = slots.get(key);
       if (!slot) {
-        if (!exempt(key)) makeRoom();
-        const starting = start(key).then(
+        const spare = exempt(key) ? null : takeSpare();
+        if (spare === null && !exempt(key)) makeRoom();
+        const starting = (spare === null ? start(key, () => options.start(key)) : adopt(spare, key)).then(
           (entry) => {
             created.process = entry;
             if (closed) void stop(entry, 'closed');
@@ -252,6 +372,8 @@ export function createProcessPool<H extends PoolProcess, R extends string, Info,
         const created: Slot<H, R> = { starting, process: null };
         slots.set(key, created);
         slot = created;
+        // The next new key finds a spare again.
+        if (!exempt(key)) refill();
       }
       const entry = await slot.starting;
       if (entry.exit === null && entry.stopReason === null) {
@@ -275,7 +397,7 @@ export function createProcessPool<H extends PoolProcess, R extends string, Info,
   function stats() {
     const processes: Info[] = [];
     let starting = 0;
-    for (const slot of slots.values()) {
+    for (const slot of [...slots.values(), ...spares]) {
       if (slot.process === null) starting++;
       else processes.push(options.describe(slot.process));
     }
@@ -284,7 +406,7 @@ export function createProcessPool<H extends PoolProcess, R extends string, Info,
 
   async function close(): Promise<void> {
     closed = true;
-    const pending = [...slots.values()].map(async (slot) => {
+    const pending = [...slots.values(), ...spares].map(async (slot) => {
       try {
         await stop(await slot.starting, 'closed');
       } catch {
@@ -301,6 +423,10 @@ export function createProcessPool<H extends PoolProcess, R extends string, Info,
     stop: (proc, reason, signal) => stop(proc as Entry<H, R>, reason, signal),
     stats,
     close,
+    async warm() {
+      refill();
+      await Promise.all(spares.map((slot) => slot.starting.catch(() => undefined)));
+    },
     onProcessExit(listener) {
       exitListeners.add(listener);
       return () => exitListeners.delete(listener);

@@ -19,6 +19,12 @@ const environment = z.object({
   SANDBOX_UID: z.coerce.number().int().min(1).max(4_294_967_294).optional(),
   SANDBOX_GID: z.coerce.number().int().min(1).max(4_294_967_294).optional(),
   SANDBOX_MAX_PROCESSES: z.coerce.number().int().min(64).max(1_000_000).optional(),
+  /** Python runtime servers kept started for tenants' first runs (default 1; 0: none). */
+  RUNTIME_SPARES: z.coerce.number().int().min(0).max(32).optional(),
+  /** Most Python runtimes and most MCP hosts alive at once; with the idle stop, what bounds their memory. */
+  RUNTIME_MAX_PROCESSES: z.coerce.number().int().min(1).max(1024).optional(),
+  /** A tenant's runtime or MCP host without calls for this long is stopped. */
+  RUNTIME_IDLE_SECONDS: z.coerce.number().int().min(1).max(86_400).optional(),
   /** Hosts MCP servers may reach, comma separated (`*`: any public host; empty: none). */
   MCP_EGRESS_ALLOW_HOSTS: z
     .string()
@@ -59,6 +65,9 @@ export async function runLocalPlatform(built: BuiltParts = {}): Promise<void> {
       dataDir: env.data.DATA_DIR,
       logLevel: env.data.LOG_LEVEL,
       ...(env.data.MCP_EGRESS_ALLOW_HOSTS ? { mcpEgressAllowHosts: env.data.MCP_EGRESS_ALLOW_HOSTS } : {}),
+      ...(env.data.RUNTIME_SPARES !== undefined ? { runtimeSpares: env.data.RUNTIME_SPARES } : {}),
+      ...(env.data.RUNTIME_MAX_PROCESSES !== undefined ? { runtimeMaxProcesses: env.data.RUNTIME_MAX_PROCESSES } : {}),
+      ...(env.data.RUNTIME_IDLE_SECONDS !== undefined ? { runtimeIdleTimeoutMs: env.data.RUNTIME_IDLE_SECONDS * 1000 } : {}),
       sandbox: {
         ...(env.data.UNSAFE_USER_CODE ? { unsafeUserCode: env.data.UNSAFE_USER_CODE } : {}),
         ...(env.data.SANDBOX_UID !== undefined ? { uid: env.data.SANDBOX_UID } : {}),

@@ -57,6 +57,18 @@ export interface LocalPlatformOptions {
    * runs it without one.
    */
   readonly sandbox?: { readonly unsafeUserCode?: 'allow'; readonly uid?: number; readonly gid?: number; readonly maxProcesses?: number };
+  /**
+   * Python runtime servers kept started for tenants that have none yet (RUNTIME_SPARES, default
+   * 1), so that a tenant's first run does not wait for an interpreter start; 0 starts none.
+   */
+  readonly runtimeSpares?: number;
+  /** A tenant's runtime or MCP host without calls for this long is stopped (RUNTIME_IDLE_SECONDS; default 10 minutes). */
+  readonly runtimeIdleTimeoutMs?: number;
+  /**
+   * Most Python runtimes, spares included, and most MCP hosts alive at once (RUNTIME_MAX_PROCESSES,
+   * default 32 each): with the idle stop, what bounds the memory of tenants' processes.
+   */
+  readonly runtimeMaxProcesses?: number;
   /** What MCP servers' `fetch` may reach (MCP_EGRESS_ALLOW_HOSTS; default any public host). */
   readonly mcpEgressAllowHosts?: readonly string[];
   /** The areas to serve: their routes, entry points, tables and buckets. @default the manifest's (lib/manifest/areas.ts) */
@@ -124,6 +136,32 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     // Awaited below or by the clean-up; a failure to start must not surface as an unhandled rejection first.
     storesStarting.catch(() => undefined);
     cleanup.push(async () => (await storesStarting).close());
+    // User code's sandbox and runtimes need nothing of the stores, so they come first (the logger at
+    // the level localConfig gives the handlers).
+    const log = createLogger(options.logLevel ?? 'info', { stage: 'local' }, options.logWriter);
+    // Every tenant's user code runs in an OS sandbox whose only way out is this egress proxy.
+    const sandbox = prepareOsSandbox({ ...options.sandbox, logger: log });
+    sandbox.then(
+      (ready) => log.info('user code sandbox ready', { sandbox: ready.description }),
+      (error: unknown) => log.warn('user code cannot run until this is fixed', { reason: (error as Error).message }),
+    );
+    const egress = createEgressProxy({ logger: log });
+    cleanup.push(() => egress.close());
+    // One warm runtime process per tenant, started on first use; all stopped with the platform.
+    const compute = createLocalCompute({
+      logger: log,
+      sandbox,
+      egress,
+      spares: options.runtimeSpares ?? 1,
+      ...(options.runtimeIdleTimeoutMs !== undefined ? { idleTimeoutMs: options.runtimeIdleTimeoutMs } : {}),
+      ...(options.runtimeMaxProcesses !== undefined ? { maxProcesses: options.runtimeMaxProcesses } : {}),
+      ...(options.runtimePythonPath ? { pythonPath: options.runtimePythonPath } : {}),
+    });
+    cleanup.push(() => compute.close());
+    // The spare starts now, in the background, while this process loads its handlers and waits on
+    // the stores' process: the first run after start finds it (nearly) ready, and the start never
+    // waits for it.
+    void compute.warm();
     const loaded = await loadAreas(served, options.importHandlerModule);
     let services: LocalServices | null = null;
     const server = createLocalServer({
@@ -146,23 +184,13 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     const secretBox = createLocalSecretBox(masterKey);
     const runTokenKey = deriveRunTokenKey(masterKey);
     const runTokens = createRunTokens(async () => runTokenKey, options.clock ?? systemClock);
-    const log = createLogger(config.LOG_LEVEL, { stage: 'local' }, options.logWriter);
-    // Every tenant's user code runs in an OS sandbox whose only way out is this egress proxy.
-    const sandbox = prepareOsSandbox({ ...options.sandbox, logger: log });
-    sandbox.then(
-      (ready) => log.info('user code sandbox ready', { sandbox: ready.description }),
-      (error: unknown) => log.warn('user code cannot run until this is fixed', { reason: (error as Error).message }),
-    );
-    const egress = createEgressProxy({ logger: log });
-    cleanup.push(() => egress.close());
-    // One warm runtime process per tenant, started on first use; all stopped with the platform.
-    const compute = createLocalCompute({ logger: log, sandbox, egress, ...(options.runtimePythonPath ? { pythonPath: options.runtimePythonPath } : {}) });
-    cleanup.push(() => compute.close());
     // One MCP host process per tenant, likewise started on first use and stopped with the platform.
     const mcpRuntime = createLocalMcpRuntime({
       logger: log,
       sandbox,
       egress,
+      ...(options.runtimeIdleTimeoutMs !== undefined ? { idleTimeoutMs: options.runtimeIdleTimeoutMs } : {}),
+      ...(options.runtimeMaxProcesses !== undefined ? { maxProcesses: options.runtimeMaxProcesses } : {}),
       ...(options.mcpEgressAllowHosts ? { egressAllowHosts: options.mcpEgressAllowHosts } : {}),
     });
     cleanup.push(() => mcpRuntime.close());

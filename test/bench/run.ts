@@ -18,6 +18,8 @@ import { mcpBench } from './mcp.bench.ts';
 import { sandboxBench } from './sandbox.bench.ts';
 import { listingsBench } from './listings.bench.ts';
 import { bundlesBench } from './bundles.bench.ts';
+import { prewarmBench } from './prewarm.bench.ts';
+import { memoryBench } from './memory.bench.ts';
 
 const modules: readonly BenchModule[] = [
   startupBench,
@@ -25,10 +27,12 @@ const modules: readonly BenchModule[] = [
   actionsBench,
   runtimeBench,
   sandboxBench,
+  prewarmBench,
   chatBench,
   mcpBench,
   listingsBench,
   bundlesBench,
+  memoryBench,
 ];
 
 // The SDK's Node 20 notice is a plain `Warning` whose text merely starts with its name, so

@@ -25,8 +25,8 @@ export interface BenchRow extends Summary {
   /** Filled in by the runner from the module's name. */
   readonly module: string;
   readonly case: string;
-  /** Milliseconds for timings; KB (1024 bytes, as esbuild prints them) for sizes (`sized`). */
-  readonly unit: 'ms' | 'KB';
+  /** Milliseconds for timings; KB (1024 bytes, as esbuild prints them) for sizes (`sized`); MB for memory. */
+  readonly unit: 'ms' | 'KB' | 'MB';
   /** Completed operations per second of wall time, for rounds run under load. */
   readonly perSecond?: number;
   /** This row divided by its baselines; the first one is the headline figure. */
@@ -57,7 +57,7 @@ export function summarize(samples: readonly number[]): Summary {
   };
 }
 
-export function measured(name: string, samples: readonly number[], extra: { perSecond?: number; note?: string } = {}): MeasuredRow {
+export function measured(name: string, samples: readonly number[], extra: { perSecond?: number; note?: string; unit?: 'ms' | 'MB' } = {}): MeasuredRow {
   return { case: name, unit: 'ms', ...summarize(samples), ...extra };
 }
 

@@ -6,9 +6,12 @@
  * abort, isolation) is the contract in test/contract/compute.contract.ts.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentInvocation, RuntimeEvent } from '../../functions/runtimes/compute.ts';
+import { createEgressProxy } from '../../functions/runtimes/egress-proxy.ts';
 import { createLocalCompute, type LocalCompute, type RuntimeProcessExit } from '../../functions/runtimes/local-compute.ts';
 import { SILENT_AGENT } from '../contract/compute.contract.ts';
 
@@ -324,5 +327,144 @@ describe('local compute: limits', () => {
     } finally {
       await compute.close();
     }
+  });
+});
+
+/** One request through an egress listener's socket, as a sandboxed run would send it: the proxy's status code. */
+function throughEgress(socketPath: string, credential: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = http.request({
+      socketPath,
+      method: 'GET',
+      path: 'http://not-allowed.example/',
+      headers: { host: 'not-allowed.example', 'proxy-authorization': `Basic ${Buffer.from(`run:${credential}`).toString('base64')}` },
+    });
+    request.once('error', reject);
+    request.once('response', (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    request.end();
+  });
+}
+
+const sparePids = (compute: LocalCompute) =>
+  compute
+    .stats()
+    .processes.filter((p) => p.role === 'spare')
+    .map((p) => p.pid);
+
+describe('local compute: spares started ahead of need', () => {
+  it("gives a tenant's first run the spare, binds it to that tenant alone, and starts a new spare", async () => {
+    // Prepare: a spare, and the egress proxy whose listener says whose runs a process carries
+    const egress = createEgressProxy();
+    const compute = createLocalCompute({ spares: 1, egress });
+    try {
+      await compute.warm();
+      const [spare] = sparePids(compute);
+      expect(spare).toBeDefined();
+      const spareSocket = compute.stats().processes.find((p) => p.pid === spare)!.socketPath;
+      // A spare carries nobody's runs: nothing listens behind its forwarder yet.
+      expect(existsSync(join(dirname(spareSocket), 'egress.sock'))).toBe(false);
+
+      // Act
+      const events = await collect(compute.invoke('first-tenant', agentRun('0 hello')));
+      await compute.warm();
+
+      // Assess: the run ran in the spare, now the tenant's, and a different spare waits
+      expect(texts(events)).toEqual(['hello']);
+      expect(tenantPid(compute, 'first-tenant')).toBe(spare);
+      const next = sparePids(compute);
+      expect(next).toHaveLength(1);
+      expect(next[0]).not.toBe(spare);
+      // Its egress listener takes the tenant's run credentials and no other tenant's.
+      const own = egress.openRun(`tenant:first-tenant`, { allowHosts: [] });
+      const other = egress.openRun(`tenant:other-tenant`, { allowHosts: [] });
+      const listener = join(dirname(spareSocket), 'egress.sock');
+      expect(await throughEgress(listener, own.credential)).toBe(403); // authenticated, host not allowed
+      expect(await throughEgress(listener, other.credential)).toBe(407);
+      own.release();
+      other.release();
+    } finally {
+      await compute.close();
+      await egress.close();
+    }
+  });
+
+  it('never gives two tenants one process, nor the checker a spare', async () => {
+    // Prepare
+    const compute = createLocalCompute({ spares: 1 });
+    try {
+      await compute.warm();
+      const [spare] = sparePids(compute);
+
+      // Act: two new tenants at once (one takes the spare, the other its replacement or a new
+      // process), then a check
+      const runs = await Promise.all(['t-one', 't-two'].map((tenant) => collect(compute.invoke(tenant, agentRun(`0 ${tenant}`)))));
+      await compute.check('x = 1\n');
+
+      // Assess
+      expect(runs.map(texts)).toEqual([['t-one'], ['t-two']]);
+      const one = tenantPid(compute, 't-one');
+      const two = tenantPid(compute, 't-two');
+      expect(new Set([one, two, spare]).size).toBe(2); // one of them is the old spare
+      expect(one).not.toBe(two);
+      const checker = compute.stats().processes.find((p) => p.role === 'checker')!;
+      expect([one, two, ...sparePids(compute)]).not.toContain(checker.pid);
+      expect(checker.tenantId).toBeNull();
+    } finally {
+      await compute.close();
+    }
+  });
+
+  it('keeps spares within maxProcesses and never evicts a tenant for one', async () => {
+    // Prepare: two processes at most, one of them a spare while there is room
+    const compute = createLocalCompute({ maxProcesses: 2, spares: 1 });
+    const exits: RuntimeProcessExit[] = [];
+    compute.onProcessExit((exit) => exits.push(exit));
+    const total = () => compute.stats().processes.length + compute.stats().starting;
+    try {
+      await compute.warm();
+      const sizes = [total()];
+
+      // Act
+      await collect(compute.invoke('t1', agentRun('0 one'))); // takes the spare; a new one starts
+      await compute.warm();
+      sizes.push(total());
+      await collect(compute.invoke('t2', agentRun('0 two'))); // takes that one; no room for another
+      await compute.warm();
+      sizes.push(total());
+      const evicted = nextExit(compute, (exit) => exit.reason === 'evicted');
+      await collect(compute.invoke('t3', agentRun('0 three'))); // no spare: the least recently used goes
+      await compute.warm();
+      sizes.push(total());
+
+      // Assess
+      expect(sizes).toEqual([1, 2, 2, 2]);
+      expect(await evicted).toMatchObject({ tenantId: 't1', role: 'tenant' });
+      expect(sparePids(compute)).toEqual([]);
+      expect(exits.filter((exit) => exit.role === 'tenant' && exit.tenantId !== 't1')).toEqual([]);
+    } finally {
+      await compute.close();
+    }
+  });
+
+  it('close() stops the spares and leaves nothing behind', async () => {
+    // Prepare
+    const compute = createLocalCompute({ spares: 2 });
+    await compute.warm();
+    const spares = sparePids(compute);
+    expect(spares).toHaveLength(2);
+    const exits: RuntimeProcessExit[] = [];
+    compute.onProcessExit((exit) => exits.push(exit));
+
+    // Act
+    await compute.close();
+    await compute.warm();
+
+    // Assess
+    expect(compute.stats()).toEqual({ processes: [], starting: 0 });
+    expect(exits.map((exit) => [exit.pid, exit.role, exit.reason]).sort()).toEqual(spares.map((pid) => [pid, 'spare', 'closed']).sort());
+    if (hasProc) for (const pid of spares) expect(liveMembersOfGroup(pid)).toEqual([]);
   });
 });

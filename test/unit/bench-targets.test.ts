@@ -75,3 +75,23 @@ describe('checkTargets', () => {
     expect(verdicts(over)).toEqual([false, false]);
   });
 });
+
+describe('checkTargets: memory', () => {
+  it('calls platform memory bounded only when a second identical load does not keep growing it', () => {
+    // Prepare
+    const memory = (again: number) => [
+      row('memory', 'platform RSS, idle after start', 150, { unit: 'MB', n: 1 }),
+      row('memory', 'platform RSS, after mixed load', 200, { unit: 'MB', n: 1 }),
+      row('memory', 'platform RSS, after a second load', again, { unit: 'MB', n: 1 }),
+    ];
+    const figure = 'platform RSS after mixed load';
+
+    // Act
+    const flat = checkTargets(memory(210)).find((check) => check.figure === figure);
+    const growing = checkTargets(memory(260)).find((check) => check.figure === figure);
+
+    // Assess
+    expect(flat).toMatchObject({ met: true, measured: '150 → 200 → 210 MB' });
+    expect(growing).toMatchObject({ met: false });
+  });
+});
