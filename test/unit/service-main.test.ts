@@ -21,7 +21,7 @@ function fakePlatform(lines: string[]): Ports {
   return {
     log: createLogger('debug', {}, (line) => lines.push(line)),
     clock: systemClock,
-    agents: { listPublic: async () => [{}, {}, {}] },
+    agents: { listPublic: async () => ({ items: [{}, {}, {}], nextCursor: null }) },
   } as unknown as Ports;
 }
 
