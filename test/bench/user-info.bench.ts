@@ -12,6 +12,7 @@ const WARM_UP = 100;
 const SEQUENTIAL = { blocks: 8, perBlock: 75, concurrency: 1 };
 const CONCURRENT = { blocks: 8, perBlock: 100, concurrency: 8 };
 
+const HELLO = 'bare node:http hello';
 const BASE_1 = 'bare http, 1 Get';
 const BASE_4 = 'bare http, same 4 Gets';
 const PLATFORM_TOKEN = 'platform /user/info, token';
@@ -24,15 +25,23 @@ interface Reads {
 }
 
 /**
- * What the platform is measured against: a bare `node:http` handler on the same dynalite, through
- * the platform's own document client. `/one` is the store read the answer needs; `/four` repeats
+ * What the platform is measured against: a bare `node:http` handler in the same process. `/hello`
+ * answers a fixed body without the store (issue 11's baseline: what node itself can do here);
+ * the others use the same dynalite through the platform's own document client. `/one` is the
+ * store read the answer needs; `/four` repeats
  * the reads a token-authenticated `/user/info` makes (digest pointer, token, account, then the
  * account again in the handler), so platform ÷ `/four` is the kernel's own cost.
  */
 async function startBaseline(db: Db, reads: Reads): Promise<Server> {
   const users = db.table('users');
   const getUser = async () => (await db.doc.send(new GetCommand({ TableName: users, Key: { userId: reads.userId }, ConsistentRead: true }))).Item;
+  const hello = JSON.stringify({ hello: 'world' });
   const server = createServer((req, res) => {
+    if (req.url === '/hello') {
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(hello) });
+      res.end(hello);
+      return;
+    }
     const answer = async () => {
       if (req.url === '/four') {
         await db.doc.send(new GetCommand({ TableName: db.table('token-digests'), Key: { digest: reads.digest }, ConsistentRead: true }));
@@ -78,6 +87,7 @@ export const userInfoBench: BenchModule = {
     defer(() => agent.destroy());
 
     const targets: Target[] = [
+      { name: HELLO, url: `${baseUrl}/hello` },
       { name: BASE_1, url: `${baseUrl}/one` },
       { name: BASE_4, url: `${baseUrl}/four` },
       { name: PLATFORM_TOKEN, url: `${platform.url}/user/info`, headers: { authorization: `Bearer ${user.token}` } },
@@ -85,7 +95,7 @@ export const userInfoBench: BenchModule = {
     ];
 
     // Every target must answer for this user, or the comparison is between different work.
-    for (const target of targets) {
+    for (const target of targets.filter((t) => t.name !== HELLO)) {
       const reply = await get(agent, target);
       const parsed = JSON.parse(reply.body) as { userId?: string; data?: { userId?: string } };
       if (reply.status !== 200 || (parsed.data?.userId ?? parsed.userId) !== user.userId) {
@@ -111,12 +121,20 @@ function rowsFor(rounds: Map<string, Round>, label: string): MeasuredRow[] {
     const round = rounds.get(name)!;
     return measured(`${name} (${label})`, round.samples, { perSecond: perSecond(round), ...(note ? { note } : {}) });
   };
-  const base1 = row(BASE_1);
-  const base4 = versus(row(BASE_4), base1);
+  const hello = row(HELLO, "no store: what node:http itself answers here, the issue's baseline");
+  // Issue 11 states the target as throughput against bare node:http: "1:N" is hello's ops/s over this row's.
+  const share = (name: string, note?: string) => {
+    const measuredRow = row(name);
+    const ratio = `ops/s 1:${(hello.perSecond! / measuredRow.perSecond!).toFixed(1)} of bare hello`;
+    return versus({ ...measuredRow, note: note ? `${ratio}; ${note}` : ratio }, hello);
+  };
+  const base1 = share(BASE_1, 'the floor for any answer that reads the account once');
+  const base4 = versus(share(BASE_4), base1);
   return [
+    hello,
     base1,
     base4,
-    versus(versus(row(PLATFORM_TOKEN), base1), base4),
-    versus(row(PLATFORM_KEY, label === 'seq' ? 'secret-key auth reads the account once, then the handler reads it again: 2 Gets' : undefined), base1),
+    versus(versus(share(PLATFORM_TOKEN), base1), base4),
+    versus(share(PLATFORM_KEY, label === 'seq' ? 'secret-key auth reads the account once, then the handler reads it again: 2 Gets' : undefined), base1),
   ];
 }
