@@ -112,7 +112,7 @@ export function createPorts(config: Config, adapters: PortAdapters, modules: rea
     tasks: createPlatformTasks(adapters.taskQueue),
     identity: adapters.identity,
     runTokens: adapters.runTokens,
-    credentials: createCredentialLookup({ users, tokens, credits, clock }),
+    credentials: createCredentialLookup({ users, tokens, credits, clock, db }),
     rateLimiter: createRateLimiter(db, clock),
   };
   const provided: Record<string, unknown> = {};

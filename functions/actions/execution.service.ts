@@ -193,28 +193,34 @@ async function execute(run: Execution, ports: ExecutionPorts, scope: RequestScop
 
   const failure = outcome.error === null ? null : failureOf(outcome.error, run, signal);
   const creditsUsed = creditsForRun(run.memoryMb, timeoutMs, outcome);
-  await giveBack(
-    run,
-    roundCredits(hold - creditsUsed),
-    outcome.started ? `${reason}: unused part of the hold` : `${reason} refund: the run never started`,
-    ports,
-    scope,
-  );
-  await ports.usageLogs.write({
-    lineage,
-    userId: run.caller.userId,
-    resourceId: run.actionId ?? 'inline-code',
-    resourceType: 'action',
-    requestType: run.path === 'inline' ? 'ACTION_INLINE' : run.path === 'direct' ? 'ACTION_DIRECT' : 'ACTION_RUN',
-    status: failure === null ? 'success' : failure instanceof TimeoutError ? 'timeout' : 'error',
-    request: run.loggedRequest,
-    response: { ...(outcome.result ?? { result: null }), ...(outcome.logs.length > 0 ? { logs: outcome.logs } : {}) },
-    durationMs: outcome.durationMs,
-    memoryMb: run.memoryMb,
-    ...(outcome.maxRssKb !== undefined ? { maxMemoryUsedMb: Math.round(outcome.maxRssKb / 1024) } : {}),
-    creditsUsed,
-    ...(failure !== null ? { error: errorOf(failure) } : {}),
-  });
+  // The refund and the usage record are independent writes, so they go out together; both are
+  // awaited before answering (a buffered Lambda answer ends the invocation), and a failed record
+  // is reported only once the refund is through (giveBack never throws).
+  const [, logged] = await Promise.allSettled([
+    giveBack(
+      run,
+      roundCredits(hold - creditsUsed),
+      outcome.started ? `${reason}: unused part of the hold` : `${reason} refund: the run never started`,
+      ports,
+      scope,
+    ),
+    ports.usageLogs.write({
+      lineage,
+      userId: run.caller.userId,
+      resourceId: run.actionId ?? 'inline-code',
+      resourceType: 'action',
+      requestType: run.path === 'inline' ? 'ACTION_INLINE' : run.path === 'direct' ? 'ACTION_DIRECT' : 'ACTION_RUN',
+      status: failure === null ? 'success' : failure instanceof TimeoutError ? 'timeout' : 'error',
+      request: run.loggedRequest,
+      response: { ...(outcome.result ?? { result: null }), ...(outcome.logs.length > 0 ? { logs: outcome.logs } : {}) },
+      durationMs: outcome.durationMs,
+      memoryMb: run.memoryMb,
+      ...(outcome.maxRssKb !== undefined ? { maxMemoryUsedMb: Math.round(outcome.maxRssKb / 1024) } : {}),
+      creditsUsed,
+      ...(failure !== null ? { error: errorOf(failure) } : {}),
+    }),
+  ]);
+  if (logged.status === 'rejected') throw logged.reason;
   if (failure !== null) throw failure;
   // The keys are the owner's: a caller who is not the owner never sees them, even when the code
   // returns them. The owner gets the result as the code returned it.
@@ -280,7 +286,13 @@ export async function collect(events: AsyncIterable<RuntimeEvent>): Promise<Outc
 /** One conditional debit of the run's worst case; 402 naming it when the balance is short. */
 async function holdCredits(run: Execution, hold: number, timeoutSec: number, ports: ExecutionPorts, { lineage }: RequestScope, reason: string): Promise<void> {
   try {
-    await ports.credits.debit(run.caller.userId, hold, { reason: `${reason}: held for up to ${timeoutSec} s`, requestId: lineage.requestId });
+    // The caller pays, and auth read the caller's account: its grant month spares the grant's write.
+    await ports.credits.debit(
+      run.caller.userId,
+      hold,
+      { reason: `${reason}: held for up to ${timeoutSec} s`, requestId: lineage.requestId },
+      run.caller.account,
+    );
   } catch (error) {
     if (error instanceof InsufficientCreditsError) throw holdRefusedError(hold, error.available, run.memoryMb, timeoutSec);
     throw error;

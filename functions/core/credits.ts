@@ -21,18 +21,29 @@ export interface CreditChange {
 }
 
 /**
+ * What the caller already read of the account in this request (auth's read, `UserActor.account`).
+ * The month of the last grant only moves forward, so a read showing this month's grant stays
+ * true: the grant's conditional write, which could only fail, is skipped.
+ */
+export interface GrantSeen {
+  readonly grantMonth: string | null;
+}
+
+/**
  * The credit balance and its ledger. A debit is one conditional update (`credits >= cost`), so
  * concurrent runs can never take a balance below zero; every change then appends a ledger entry.
  */
 export interface Credits {
   /** Throws `InsufficientCreditsError` (402) when the balance is short. Applies the monthly grant first. */
-  debit(userId: string, amount: number, change: CreditChange): Promise<LedgerEntry>;
+  debit(userId: string, amount: number, change: CreditChange, seen?: GrantSeen): Promise<LedgerEntry>;
   grant(userId: string, amount: number, change: CreditChange): Promise<LedgerEntry>;
   /**
    * Adds this calendar month's free credits (UTC) unless the account already had them: one
    * conditional update on `grantMonth`, so concurrent calls grant once. Null when nothing was added.
    */
-  applyMonthlyGrant(userId: string): Promise<LedgerEntry | null>;
+  applyMonthlyGrant(userId: string, seen?: GrantSeen): Promise<LedgerEntry | null>;
+  /** Whether an account read showing `seen` has this month's free credits (always, when none are given). */
+  grantIsCurrent(seen: GrantSeen): boolean;
   /** Newest ledger entries first. */
   recentEntries(userId: string, limit: number): Promise<LedgerEntry[]>;
   readonly monthlyGrant: number;
@@ -80,9 +91,12 @@ export function createCredits(db: Db, clock: Clock, monthlyGrant = 0): Credits {
     return rounded;
   }
 
-  async function applyMonthlyGrant(userId: string): Promise<LedgerEntry | null> {
-    if (monthlyGrant <= 0) return null;
-    const month = new Date(clock.now()).toISOString().slice(0, 7);
+  const currentMonth = () => new Date(clock.now()).toISOString().slice(0, 7);
+  const grantIsCurrent = (seen: GrantSeen) => monthlyGrant <= 0 || seen.grantMonth === currentMonth();
+
+  async function applyMonthlyGrant(userId: string, seen?: GrantSeen): Promise<LedgerEntry | null> {
+    if (monthlyGrant <= 0 || (seen !== undefined && grantIsCurrent(seen))) return null;
+    const month = currentMonth();
     const out = await sendIf(
       db.doc.send(
         new UpdateCommand({
@@ -103,6 +117,7 @@ export function createCredits(db: Db, clock: Clock, monthlyGrant = 0): Credits {
   return {
     monthlyGrant,
     applyMonthlyGrant,
+    grantIsCurrent,
     recentEntries(userId, limit) {
       return queryItems<LedgerEntry>(
         db,
@@ -110,9 +125,9 @@ export function createCredits(db: Db, clock: Clock, monthlyGrant = 0): Credits {
         limit,
       );
     },
-    async debit(userId, amount, change) {
+    async debit(userId, amount, change, seen) {
       const cost = checkAmount(amount);
-      await applyMonthlyGrant(userId);
+      await applyMonthlyGrant(userId, seen);
       const out = await sendIf(
         db.doc.send(
           new UpdateCommand({

@@ -1,18 +1,20 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Page } from '../core/db/cursor.ts';
-import { countItems, sendIf, writeIf, type Db } from '../core/db/dynamo.ts';
+import { countItems, readItem, sendIf, writeIf, type Db, type ItemRead } from '../core/db/dynamo.ts';
 import { listPage } from '../core/db/listing.ts';
 import type { TokenRecord } from './token.schema.ts';
 
 /**
  * Tokens live in two tables: `tokens` (metadata by id) and `token-digests` (digest -> token id and
- * user id). Auth reads the pointer, then the record and the account together, all strongly
+ * user id). Auth reads the pointer, then the record and the account in one BatchGetItem, all strongly
  * consistent, and trusts a digest only if the token record still holds it, so revocation and
  * regeneration take effect on the very next request and no crash between the two writes can leave
  * a stale secret valid.
  */
 export interface TokenStore {
   get(tokenId: string): Promise<TokenRecord | null>;
+  /** The same read as `get`, described, to be read together with other items (`readItems`). */
+  read(tokenId: string): ItemRead<TokenRecord>;
   /** The digest pointer: which token (and, for pointers written since it was added, which user) holds it. */
   findPointer(digest: string): Promise<{ tokenId: string; userId: string | null } | null>;
   findByDigest(digest: string): Promise<TokenRecord | null>;
@@ -31,10 +33,8 @@ export function createTokenStore(db: Db): TokenStore {
   const tokens = db.table('tokens');
   const digests = db.table('token-digests');
 
-  const get = async (tokenId: string) => {
-    const out = await db.doc.send(new GetCommand({ TableName: tokens, Key: { tokenId }, ConsistentRead: true }));
-    return (out.Item as TokenRecord | undefined) ?? null;
-  };
+  const read = (tokenId: string): ItemRead<TokenRecord> => ({ table: tokens, key: { tokenId }, as: (item) => item as unknown as TokenRecord });
+  const get = (tokenId: string) => readItem(db, read(tokenId));
   // Only the token's own pointer: a digest that already points elsewhere is not this token's to remove.
   const deleteDigest = (digest: string, tokenId: string) =>
     writeIf(
@@ -52,6 +52,7 @@ export function createTokenStore(db: Db): TokenStore {
 
   return {
     get,
+    read,
     findPointer,
     async findByDigest(digest) {
       const pointer = await findPointer(digest);

@@ -1,20 +1,32 @@
 import type { AccountCredential, CredentialLookup, TokenCredential } from '../core/auth/credentials.ts';
+import { readItems, type Db } from '../core/db/dynamo.ts';
 import type { TokenStore } from '../tokens/token.store.ts';
 import type { UserRecord } from './user.schema.ts';
 import { createAccount, type UserPorts } from './user.service.ts';
 
 function toAccount(user: UserRecord): AccountCredential {
-  return { userId: user.userId, alias: user.alias, isAdmin: user.isAdmin, status: user.status, secretKeyDigest: user.secretKeyDigest };
+  return {
+    userId: user.userId,
+    alias: user.alias,
+    isAdmin: user.isAdmin,
+    status: user.status,
+    secretKeyDigest: user.secretKeyDigest,
+    grantMonth: user.grantMonth ?? null,
+    item: user,
+  };
 }
 
 /** The kernel's credential port, answered from the users and tokens stores. */
-export function createCredentialLookup(ports: UserPorts & { tokens: TokenStore }): CredentialLookup {
+export function createCredentialLookup(ports: UserPorts & { tokens: TokenStore; db: Db }): CredentialLookup {
   return {
     async findTokenByDigest(digest) {
       const pointer = await ports.tokens.findPointer(digest);
       if (pointer === null) return null;
-      // The pointer names the user, so the record and the account are read in one round trip.
-      const [token, pointerUser] = await Promise.all([ports.tokens.get(pointer.tokenId), pointer.userId === null ? null : ports.users.get(pointer.userId)]);
+      // The pointer names the user, so the record and the account are read in one BatchGetItem.
+      const [token, pointerUser] =
+        pointer.userId === null
+          ? [await ports.tokens.get(pointer.tokenId), null]
+          : await readItems(ports.db, [ports.tokens.read(pointer.tokenId), ports.users.read(pointer.userId)]);
       if (token === null) return null;
       const user = pointerUser?.userId === token.userId ? pointerUser : await ports.users.get(token.userId);
       const credential: TokenCredential = {

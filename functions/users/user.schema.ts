@@ -47,6 +47,8 @@ export interface UserRecord {
   readonly displayName: string | null;
   readonly bio: string | null;
   readonly credits: number;
+  /** Month (`YYYY-MM`) of the last monthly free credits, set by the credits kernel; absent before the first. */
+  readonly grantMonth?: string;
   readonly isAdmin: boolean;
   readonly status: 'active' | 'deleted';
   readonly secretKeyDigest: string;

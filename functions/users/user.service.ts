@@ -22,15 +22,36 @@ async function currentUser(actor: UserActor, ports: Pick<UserPorts, 'users'>): P
   return user;
 }
 
-export async function getUserInfo(actor: UserActor, ports: Pick<UserPorts, 'users' | 'credits'>) {
+/**
+ * The account auth read for this request (credential-lookup.ts puts the record there), when it is
+ * the actor's own; null when the actor was not made by auth.
+ */
+function accountReadByAuth(actor: UserActor): UserRecord | null {
+  const item = actor.account?.item as UserRecord | undefined;
+  return item !== undefined && item.userId === actor.userId ? item : null;
+}
+
+/**
+ * The account as it is now. Auth read it at the start of this request, strongly consistent, so
+ * that read is the answer when it already shows this month's free credits. Otherwise the grant is
+ * applied (by this request or a concurrent one, possibly after auth's read) and the account is
+ * read again for the balance: once a month, not on every request.
+ */
+async function accountNow(actor: UserActor, ports: Pick<UserPorts, 'users' | 'credits'>): Promise<UserRecord> {
+  const read = accountReadByAuth(actor);
+  if (read !== null && ports.credits.grantIsCurrent({ grantMonth: read.grantMonth ?? null })) return read;
   await ports.credits.applyMonthlyGrant(actor.userId);
-  return publicUser(await currentUser(actor, ports));
+  return currentUser(actor, ports);
+}
+
+export async function getUserInfo(actor: UserActor, ports: Pick<UserPorts, 'users' | 'credits'>) {
+  return publicUser(await accountNow(actor, ports));
 }
 
 /** The balance, this month's free grant and the latest ledger entries (grants and debits). */
 export async function getUserCredits(actor: UserActor, ports: Pick<UserPorts, 'users' | 'credits'>) {
-  await ports.credits.applyMonthlyGrant(actor.userId);
-  const user = await currentUser(actor, ports);
+  const user = await accountNow(actor, ports);
+  // After the grant (if any), so its ledger line is among the entries.
   const entries = await ports.credits.recentEntries(actor.userId, 20);
   return {
     userId: user.userId,

@@ -1,6 +1,6 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Page } from '../core/db/cursor.ts';
-import { sendIf, type Db, writeIf } from '../core/db/dynamo.ts';
+import { readItem, sendIf, type Db, type ItemRead, writeIf } from '../core/db/dynamo.ts';
 import { listPage } from '../core/db/listing.ts';
 import { createUniqueClaims, type Claim } from '../core/db/unique-claim.ts';
 import type { UserRecord } from './user.schema.ts';
@@ -17,6 +17,8 @@ export interface AliasClaim {
  */
 export interface UserStore {
   get(userId: string): Promise<UserRecord | null>;
+  /** The same read as `get`, described, to be read together with other items (`readItems`). */
+  read(userId: string): ItemRead<UserRecord>;
   /** False when the user id is taken. */
   create(user: UserRecord): Promise<boolean>;
   list(limit: number, cursor: string | null): Promise<Page<UserRecord>>;
@@ -38,10 +40,8 @@ const claimOf = (alias: AliasClaim): Claim => ({ key: alias.alias, holderId: ali
 
 export function createUserStore(db: Db): UserStore {
   const users = db.table('users');
-  const get = async (userId: string) => {
-    const out = await db.doc.send(new GetCommand({ TableName: users, Key: { userId }, ConsistentRead: true }));
-    return (out.Item as UserRecord | undefined) ?? null;
-  };
+  const read = (userId: string): ItemRead<UserRecord> => ({ table: users, key: { userId }, as: (item) => item as unknown as UserRecord });
+  const get = (userId: string) => readItem(db, read(userId));
   // Deleted accounts keep their alias, so nobody can take over their public addresses.
   const aliases = createUniqueClaims(db, {
     table: db.table('aliases'),
@@ -52,6 +52,7 @@ export function createUserStore(db: Db): UserStore {
   });
   return {
     get,
+    read,
     async create(user) {
       return writeIf(db.doc.send(new PutCommand({ TableName: users, Item: user, ConditionExpression: 'attribute_not_exists(userId)' })));
     },

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Compute } from '../../functions/runtimes/compute.ts';
 import { createUser, startTestPlatform } from '../support/local-platform.ts';
 import { elapsedSince, type BenchModule } from './harness.ts';
-import { get, keepAliveAgent, type Target } from './http-load.ts';
+import { concurrently, get, keepAliveAgent, perSecond, type Round, type Target } from './http-load.ts';
 import { measured, versus, type MeasuredRow } from './stats.ts';
 
 /** The trivial action: what is measured is everything around it. */
@@ -21,6 +21,12 @@ const WARM_UP = 30;
 const BLOCKS = 6;
 const PER_BLOCK = 25;
 const FRESH_PER_BLOCK = 10;
+/** Load levels of the throughput rows: callers each starting their next run when the last answered. */
+const LEVELS = [
+  { concurrency: 8, perBlock: 80 },
+  { concurrency: 32, perBlock: 160 },
+] as const;
+const LOAD_BLOCKS = 3;
 
 const FRESH = 'python3 -c, fresh process';
 const COMPUTE = 'compute.invoke, warm runtime';
@@ -138,6 +144,39 @@ export const actionsBench: BenchModule = {
       for (let i = 0; i < steps.length; i++) await steps[(block + i) % steps.length]!();
     }
 
+    // Throughput under load: the runtime's own capacity (compute.invoke from as many callers) is the
+    // ceiling the router can reach; router at 32 vs at 8 says how latency grows with load.
+    const loadRows: MeasuredRow[] = [];
+    let routerAt8: MeasuredRow | null = null;
+    for (const { concurrency, perBlock } of LEVELS) {
+      const rounds = new Map<string, Round>();
+      const kinds = [
+        { name: `${COMPUTE} (c=${concurrency})`, once: () => computeOnce(compute, user.userId) },
+        { name: `${ROUTER} (c=${concurrency})`, once: async () => (await httpOnce(agent, router)).ms },
+      ];
+      await concurrently(concurrency, concurrency, kinds[1]!.once);
+      for (let block = 0; block < LOAD_BLOCKS; block++) {
+        progress(`actions: ${concurrency} concurrent, block ${block + 1} of ${LOAD_BLOCKS}`);
+        for (let i = 0; i < kinds.length; i++) {
+          const kind = kinds[(block + i) % kinds.length]!;
+          const round = await concurrently(perBlock, concurrency, kind.once);
+          const total = rounds.get(kind.name) ?? { samples: [], wallMs: 0 };
+          rounds.set(kind.name, { samples: total.samples.concat(round.samples), wallMs: total.wallMs + round.wallMs });
+        }
+      }
+      const row = (name: string) => measured(name, rounds.get(name)!.samples, { perSecond: perSecond(rounds.get(name)!) });
+      const computeRow = row(kinds[0]!.name);
+      const routerRow = row(kinds[1]!.name);
+      const share = `${((100 * routerRow.perSecond!) / computeRow.perSecond!).toFixed(0)}% of compute.invoke's ops/s at the same concurrency`;
+      const note =
+        routerAt8 === null
+          ? `${share}; issue 11 baseline (stores in the platform's process): 40 ops/s, p50 193 ms; target 4x`
+          : `${share}; ${(routerRow.perSecond! / routerAt8.perSecond!).toFixed(2)}x the ops/s at c=8 for 4x the callers`;
+      const routerVersus = versus({ ...routerRow, note }, computeRow);
+      loadRows.push(computeRow, routerAt8 === null ? routerVersus : versus(routerVersus, routerAt8));
+      routerAt8 ??= routerRow;
+    }
+
     const fresh = measured(FRESH, samples.get(FRESH)!, { note: 'spawn to exit of python3 running the same handler once' });
     const warm = versus(
       measured(COMPUTE, samples.get(COMPUTE)!, { note: 'fork of the warm runtime, the handler, the NDJSON stream; no HTTP, auth, credits or logs' }),
@@ -153,6 +192,7 @@ export const actionsBench: BenchModule = {
       versus(versus({ ...routerRow, note: overhead(routerRow) }, fresh), warm),
       versus(versus({ ...directRow, note: overhead(directRow) }, fresh), warm),
       measured(EXECUTION_TIME, samples.get(EXECUTION_TIME)!, { note: 'what the runtime reports as the run time of the router runs above' }),
+      ...loadRows,
     ];
   },
 };

@@ -51,13 +51,21 @@ async function timedGet(agent: Agent, target: Target): Promise<number> {
 }
 
 /** `count` requests, each one after the previous answered, from up to `concurrency` callers at once. */
-export async function load(agent: Agent, target: Target, count: number, concurrency = 1): Promise<Round> {
+export function load(agent: Agent, target: Target, count: number, concurrency = 1): Promise<Round> {
+  return concurrently(count, concurrency, () => timedGet(agent, target));
+}
+
+/**
+ * `count` operations from `concurrency` callers, each starting its next as soon as its last one
+ * finished (a closed loop, as a pool of clients behaves). `once` resolves with its latency in ms.
+ */
+export async function concurrently(count: number, concurrency: number, once: () => Promise<number>): Promise<Round> {
   const samples: number[] = [];
   let issued = 0;
   const caller = async () => {
     while (issued < count) {
       issued += 1;
-      samples.push(await timedGet(agent, target));
+      samples.push(await once());
     }
   };
   const startedAt = performance.now();

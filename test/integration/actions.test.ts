@@ -491,6 +491,32 @@ describe('actions over HTTP with the real Python runtime', () => {
       expect(detail.body.data.response.body).toMatchObject({ statusCode: 200, body: { params: { a: 1, seconds: 0.35 } } });
     });
 
+    it('bills concurrent runs exactly: each holds, gives back the rest, and leaves its ledger lines and usage record', async () => {
+      // Prepare
+      const payer = await createUser(platform, { alias: 'action-concurrent', credits: 50 });
+      const actionId = await create(payer.token, {});
+      // Act: the refund and the usage record of each run are written together, runs overlap
+      const runs = await Promise.all(Array.from({ length: 6 }, (_, n) => platform.api('POST', `/action/${actionId}`, { token: payer.token, body: { n } })));
+      const account = await platform.api('GET', '/user/credits', { token: payer.token });
+      const logs = await platform.api('GET', `/logs?resourceId=${actionId}&pageSize=20`, { token: payer.token });
+      // Assess
+      expect(runs.map((r) => r.status)).toEqual(Array(6).fill(200));
+      const used = runs.reduce((total, r) => total + (r.body.meta.creditsUsed as number), 0);
+      expect(used).toBeGreaterThan(0);
+      expect(account.body.data.credits).toBeCloseTo(50 - used, 4);
+      const lines = (account.body.data.recentEntries as { amount: number; requestId: string | null }[]).filter((e) =>
+        runs.some((r) => r.body.meta.requestId === e.requestId),
+      );
+      // One hold and one give-back per run, which together come to what the run used.
+      expect(lines).toHaveLength(12);
+      for (const run of runs) {
+        const own = lines.filter((e) => e.requestId === run.body.meta.requestId);
+        expect(own.map((e) => Math.sign(e.amount)).sort()).toEqual([-1, 1]);
+        expect(own.reduce((total, e) => total + e.amount, 0)).toBeCloseTo(-run.body.meta.creditsUsed, 4);
+      }
+      expect(logs.body.data.logs.map((l: { requestId: string }) => l.requestId).sort()).toEqual(runs.map((r) => r.body.meta.requestId).sort());
+    });
+
     it('refuses a caller without credits with 402 before running', async () => {
       const broke = await createUser(platform, { alias: 'action-broke' });
       const actionId = await create(owner.token, { visibility: 'public', status: 'active' });

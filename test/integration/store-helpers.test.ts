@@ -1,7 +1,7 @@
 import { BatchWriteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeCursor, type Page } from '../../functions/core/db/cursor.ts';
-import { sendIf, writeIf, type Db } from '../../functions/core/db/dynamo.ts';
+import { readItems, sendIf, writeIf, type Db, type ItemRead } from '../../functions/core/db/dynamo.ts';
 import { listPage, type IndexListing } from '../../functions/core/db/listing.ts';
 import { createOwnerCounts, STALE_PENDING_MS, type OwnerCounts } from '../../functions/core/db/owner-count.ts';
 import { putIfUnchanged } from '../../functions/core/db/optimistic-update.ts';
@@ -460,6 +460,32 @@ describe('store helpers on dynalite', () => {
       expect(afterRepair.filter((o) => o === true)).toHaveLength(2);
       expect(heldBy(owner)).toBe(MAX);
       expect(await counter(owner)).toEqual({ ownerId: owner, held: MAX, pending: {} });
+    });
+  });
+
+  describe('reading items together', () => {
+    it('reads items of several tables in one call, each where its key says, null where there is none', async () => {
+      // Prepare
+      await putAccount('batch-a', 'alpha');
+      await putAccount('batch-b', null);
+      await db.doc.send(new PutCommand({ TableName: db.table('tokens'), Item: { tokenId: 'batch-t', userId: 'batch-a' } }));
+      const account = (userId: string): ItemRead<{ userId: string; alias: string | null }> => ({
+        table: db.table('users'),
+        key: { userId },
+        as: (item) => item as { userId: string; alias: string | null },
+      });
+      const token: ItemRead<{ tokenId: string; userId: string }> = {
+        table: db.table('tokens'),
+        key: { tokenId: 'batch-t' },
+        as: (item) => item as { tokenId: string; userId: string },
+      };
+      // Act: the order of the answer is the order asked, whatever order the batch answers in
+      const [b, missing, t, a] = await readItems(db, [account('batch-b'), account('batch-none'), token, account('batch-a')]);
+      // Assess
+      expect(b).toEqual({ userId: 'batch-b', alias: null });
+      expect(missing).toBeNull();
+      expect(t).toEqual({ tokenId: 'batch-t', userId: 'batch-a' });
+      expect(a).toEqual({ userId: 'batch-a', alias: 'alpha' });
     });
   });
 

@@ -75,6 +75,40 @@ describe('users and tokens over HTTP', () => {
     expect((await platform.api('POST', `/user/token/${issued.tokenId}/regenerate`, { token: user.token })).status).toBe(409);
   });
 
+  it('answers /user/info from the account auth read, current on every request, in one or two store calls', async () => {
+    // Prepare: count the store calls each request makes
+    const user = await createUser(platform, { alias: 'oneread', credits: 5 });
+    const calls: string[] = [];
+    const doc = platform.running.ports.db.doc;
+    doc.middlewareStack.add(
+      (next, context) => (args) => {
+        calls.push(context.commandName as string);
+        return next(args);
+      },
+      { step: 'initialize', name: 'countStoreCalls' },
+    );
+    const info = async (headers: { token: string } | { headers: Record<string, string> }) => {
+      calls.length = 0;
+      const res = await platform.api('GET', '/user/info', headers);
+      return { credits: res.body.data.credits as number, calls: [...calls] };
+    };
+    try {
+      // Act (the token's first use also records lastUsedAt; uses within the next minute do not)
+      const firstUse = await info({ token: user.token });
+      const byToken = await info({ token: user.token });
+      const byKey = await info({ headers: { 'x-svc-userid': user.userId, 'x-svc-secretkey': user.secretKey } });
+      await platform.api('POST', `/admin/users/${user.userId}/credits`, { token: platform.adminToken, body: { amount: 7, reason: 'top-up' } });
+      const afterGrant = await info({ token: user.token });
+      // Assess: the digest pointer, then the token and the account together; the handler reads nothing more
+      expect(firstUse.calls).toEqual(['GetItemCommand', 'BatchGetItemCommand', 'UpdateItemCommand']);
+      expect(byToken).toEqual({ credits: 5, calls: ['GetItemCommand', 'BatchGetItemCommand'] });
+      expect(byKey).toEqual({ credits: 5, calls: ['GetItemCommand'] });
+      expect(afterGrant.credits).toBe(12);
+    } finally {
+      doc.middlewareStack.remove('countStoreCalls');
+    }
+  });
+
   it('refuses expired tokens immediately', async () => {
     // Prepare
     const user = await createUser(platform, { alias: 'expiry' });

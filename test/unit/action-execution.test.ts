@@ -62,6 +62,7 @@ function setup(
   const credits: Credits = {
     monthlyGrant: 0,
     applyMonthlyGrant: async () => null,
+    grantIsCurrent: () => true,
     recentEntries: async () => [],
     async debit(_userId, amount, change) {
       if (balance < amount) throw new InsufficientCreditsError(amount, balance);

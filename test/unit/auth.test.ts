@@ -36,6 +36,8 @@ function setup(overrides: { token?: Partial<TokenCredential>; account?: Partial<
     isAdmin: false,
     status: 'active',
     secretKeyDigest: digestSecret(secretKey),
+    grantMonth: null,
+    item: { userId: 'u1', credits: 5 },
     ...overrides.account,
   };
   const credential: TokenCredential = {
@@ -76,6 +78,15 @@ describe('resolveActor', () => {
     const actor = await resolveActor('required', bearer(token), ports);
     expect(actor).toMatchObject({ kind: 'user', userId: 'u1', alias: 'ann', via: 'user-token', tokenId: 't1', scope: 'full' });
     expect(used).toEqual(['t1']);
+  });
+
+  it('carries the account it read on the actor, so services need not read it again', async () => {
+    const { token, secretKey, ports } = setup({ account: { grantMonth: '2027-01' } });
+    const viaToken = (await resolveActor('required', bearer(token), ports)) as UserActor;
+    const viaKey = (await resolveActor('required', { headers: { 'x-svc-userid': 'u1', 'x-svc-secretkey': secretKey }, query: {} }, ports)) as UserActor;
+    for (const actor of [viaToken, viaKey]) {
+      expect(actor.account).toMatchObject({ userId: 'u1', grantMonth: '2027-01', item: { userId: 'u1', credits: 5 } });
+    }
   });
 
   it('skips the lastUsedAt write when the token was used within the last minute', async () => {
@@ -127,7 +138,7 @@ describe('resolveActor', () => {
     const role = generateSecret('roleToken');
     const { ports } = setup();
     const { lookup } = fakeCredentials(
-      [{ userId: 'u1', alias: 'ann', isAdmin: true, status: 'active', secretKeyDigest: '' }],
+      [{ userId: 'u1', alias: 'ann', isAdmin: true, status: 'active', secretKeyDigest: '', grantMonth: null, item: {} }],
       [{ tokenId: 'r1', userId: 'u1', kind: 'role', digest: digestSecret(role), status: 'active', expiresAt: null, lastUsedAt: NOW, keys: ['openai'] }],
     );
     const actor = (await resolveActor('required', bearer(role), { ...ports, credentials: lookup })) as UserActor;

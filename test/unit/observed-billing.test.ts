@@ -58,6 +58,7 @@ function wallet(initial: number) {
   const credits: Credits = {
     monthlyGrant: 0,
     applyMonthlyGrant: async () => null,
+    grantIsCurrent: () => true,
     recentEntries: async () => [],
     async debit(_userId, amount, change) {
       if (state.balance < amount) throw new InsufficientCreditsError(amount, state.balance);

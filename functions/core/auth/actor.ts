@@ -1,5 +1,6 @@
 import type { CallerScope } from '../../../lib/manifest/types.ts';
 import { AccessDeniedError, AliasRequiredError, AuthenticationRequiredError } from '../errors.ts';
+import type { AccountCredential } from './credentials.ts';
 
 /** How the caller proved who they are. */
 export type CredentialKind = 'user-token' | 'role-token' | 'secret-key' | 'identity-provider' | 'run-token';
@@ -20,6 +21,12 @@ export interface UserActor {
    */
   readonly scope: 'full' | 'role';
   readonly roleKeys: readonly string[] | null;
+  /**
+   * The account as auth read it at the start of this request (strongly consistent), so services
+   * can answer from that read instead of repeating it. Absent on actors made elsewhere (tests,
+   * the platform's own callers): they read the account themselves.
+   */
+  readonly account?: AccountCredential;
 }
 
 export interface AnonymousActor {

@@ -19,6 +19,13 @@ export interface AccountCredential {
   readonly isAdmin: boolean;
   readonly status: 'active' | 'deleted';
   readonly secretKeyDigest: string;
+  /** The month (`YYYY-MM`, UTC) of the last monthly free credits the account received; null before any. */
+  readonly grantMonth: string | null;
+  /**
+   * The account's stored item as this read returned it. The area that owns accounts answers from
+   * it (`GET /user/info`) rather than reading the same item again in the same request.
+   */
+  readonly item: object;
 }
 
 /**
@@ -26,7 +33,7 @@ export interface AccountCredential {
  * stores; every read must be strongly consistent so revocation takes effect on the next request.
  */
 export interface CredentialLookup {
-  /** The token that holds `digest`, with its account (read concurrently); null when no token does. */
+  /** The token that holds `digest`, with its account (read together); null when no token does. */
   findTokenByDigest(digest: string): Promise<{ token: TokenCredential; account: AccountCredential | null } | null>;
   getAccount(userId: string): Promise<AccountCredential | null>;
   /** Account for an identity-provider subject, created on first sign-in. */

@@ -120,5 +120,6 @@ function toActor(account: AccountCredential, via: UserActor['via'], tokenId: str
     tokenId,
     scope: via === 'role-token' ? 'role' : 'full',
     roleKeys: via === 'role-token' ? (roleKeys ?? []) : null,
+    account,
   };
 }

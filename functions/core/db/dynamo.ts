@@ -1,5 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { TableName } from '../../../lib/manifest/tables.ts';
 import type { Config } from '../config.ts';
 
@@ -49,6 +49,50 @@ export async function sendIf<T>(write: Promise<T>): Promise<T | null> {
 /** True for the error DynamoDB returns when a ConditionExpression does not hold. */
 export function isConditionFailed(error: unknown): boolean {
   return error instanceof Error && error.name === 'ConditionalCheckFailedException';
+}
+
+/**
+ * One strongly consistent read of one item by its key, described rather than sent, so a store can
+ * run it alone (`readItem`) and a caller that needs several items at once can run them together in
+ * one BatchGetItem (`readItems`): one round trip and one request for the store to handle, not N.
+ */
+export interface ItemRead<T> {
+  readonly table: string;
+  readonly key: Readonly<Record<string, string | number>>;
+  /** The stored item as the store's record type. */
+  readonly as: (item: Record<string, unknown>) => T;
+}
+
+export async function readItem<T>(db: Db, read: ItemRead<T>): Promise<T | null> {
+  const out = await db.doc.send(new GetCommand({ TableName: read.table, Key: read.key, ConsistentRead: true }));
+  return out.Item === undefined ? null : read.as(out.Item);
+}
+
+type ReadResults<R extends readonly ItemRead<unknown>[]> = { -readonly [K in keyof R]: R[K] extends ItemRead<infer T> ? T | null : never };
+
+/** Attempts at the keys DynamoDB leaves unprocessed (throttling) before the read fails. */
+const BATCH_ATTEMPTS = 5;
+
+/**
+ * Several items in one BatchGetItem, each read strongly consistent, as if each were read with
+ * `readItem` at the same moment; null where an item does not exist. Keys DynamoDB leaves
+ * unprocessed are asked again (bounded, with back-off); up to 100 keys.
+ */
+export async function readItems<const R extends readonly ItemRead<unknown>[]>(db: Db, reads: R): Promise<ReadResults<R>> {
+  const found = new Map<string, Record<string, unknown>[]>();
+  let pending: Record<string, { Keys: Record<string, unknown>[]; ConsistentRead: true }> = {};
+  for (const read of reads) (pending[read.table] ??= { Keys: [], ConsistentRead: true }).Keys.push({ ...read.key });
+  for (let attempt = 0; Object.keys(pending).length > 0; attempt++) {
+    if (attempt === BATCH_ATTEMPTS) throw new Error(`BatchGetItem left keys unprocessed after ${BATCH_ATTEMPTS} attempts`);
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt));
+    const out = await db.doc.send(new BatchGetCommand({ RequestItems: pending }));
+    for (const [table, items] of Object.entries(out.Responses ?? {})) found.set(table, [...(found.get(table) ?? []), ...items]);
+    pending = (out.UnprocessedKeys ?? {}) as typeof pending;
+  }
+  return reads.map((read) => {
+    const item = found.get(read.table)?.find((candidate) => Object.entries(read.key).every(([name, value]) => candidate[name] === value));
+    return item === undefined ? null : read.as(item);
+  }) as ReadResults<R>;
 }
 
 /** What `readQuery` read: the items, and where the Query stopped (undefined when it reached the end). */
