@@ -48,7 +48,7 @@ export const TARGETS: readonly Target[] = [
   {
     figure: 'trivial action at 8 concurrent, vs 40 req/s before',
     target: '4x the throughput (160 req/s on the reference machine)',
-    rows: ['actions/GET /action/{id} (router, c=8)'],
+    rows: ['actions/GET /action/{id} (router) (c=8)'],
     // An absolute figure, unlike the others: the baseline is the platform before the change (40 req/s
     // on the reference 2-core machine), which no run can measure side by side any more.
     evaluate: ([row]) => ({
@@ -59,7 +59,7 @@ export const TARGETS: readonly Target[] = [
   {
     figure: 'trivial action, p99 from 8 to 32 concurrent',
     target: 'p99 grows with load (about 4x), not faster',
-    rows: ['actions/GET /action/{id} (router, c=32)', 'actions/GET /action/{id} (router, c=8)'],
+    rows: ['actions/GET /action/{id} (router) (c=32)', 'actions/GET /action/{id} (router) (c=8)'],
     evaluate: ([at32, at8]) => {
       const growth = at32!.p99 / at8!.p99;
       return {
