@@ -269,6 +269,7 @@ export class PlatformFunctions extends Construct {
       ...own,
       entry: own.entry(modulesOfFunction(served, modules)),
       timeout: Duration.seconds(functionTimeoutSec(routes)),
+      runtimeFiles: [...new Set(served.flatMap((area) => area.runtimeFiles))],
       ...this.portSettings(props, resources),
     });
     this.grant(props, fn, resources);

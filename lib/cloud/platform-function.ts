@@ -1,9 +1,10 @@
 import type { Duration } from 'aws-cdk-lib';
 import { PolicyStatement, type IGrantable, type IPrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing, type IFunction } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction, OutputFormat, type ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import { isAbsolute, posix } from 'node:path';
 import { Construct } from 'constructs';
 import type { Config } from '../../functions/core/config.ts';
 import type { OAuthFunctionSettings } from './oauth-providers.ts';
@@ -77,6 +78,11 @@ export interface PlatformFunctionProps {
    * the operator created, so there is no construct to grant on. @default no OAuth provider
    */
   readonly oauth?: OAuthFunctionSettings;
+  /**
+   * Files the function's code reads at run time, relative to the repository root (`AreaModule.runtimeFiles`):
+   * copied into the bundle at the same relative path, where the code finds them as it does locally. @default none
+   */
+  readonly runtimeFiles?: readonly string[];
 }
 
 /** The createRequire shim lets CommonJS dependencies bundled into the ESM output call `require`. */
@@ -124,6 +130,7 @@ export class PlatformFunction extends Construct implements IGrantable {
         sourceMap: true,
         // The Node 22 runtime ships SDK v3; bundling it would only add cold-start weight.
         externalModules: ['@aws-sdk/*'],
+        ...(props.runtimeFiles === undefined || props.runtimeFiles.length === 0 ? {} : { commandHooks: copyIntoBundle(props.runtimeFiles) }),
       },
     });
     // lambda:InvokeFunction: it also authorizes InvokeWithResponseStream, which has no IAM action of
@@ -143,6 +150,22 @@ export class PlatformFunction extends Construct implements IGrantable {
   get grantPrincipal(): IPrincipal {
     return this.function.grantPrincipal;
   }
+}
+
+/**
+ * Bundling hooks copying `files` (relative to the project root, which is the bundling input
+ * directory) into the bundle, keeping their relative paths. Local bundling runs these in a shell.
+ */
+export function copyIntoBundle(files: readonly string[]): ICommandHooks {
+  for (const file of files)
+    if (isAbsolute(file) || file.split(/[\\/]/).includes('..') || /["$`\\]/.test(file))
+      throw new Error(`Runtime file ${file} must be a plain path inside the project.`);
+  return {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (inputDir, outputDir) =>
+      files.map((file) => `mkdir -p "${posix.dirname(`${outputDir}/${file}`)}" && cp "${inputDir}/${file}" "${outputDir}/${file}"`),
+  };
 }
 
 function definedOnly(environment: Readonly<Record<string, string | undefined>>): Record<string, string> {

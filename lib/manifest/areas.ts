@@ -7,6 +7,7 @@ import { logsArea } from '../../functions/logs/logs.module.ts';
 import { mcpArea } from '../../functions/mcp/mcp.module.ts';
 import { oauthArea } from '../../functions/oauth/oauth.module.ts';
 import { discoveryArea } from '../../functions/discovery/discovery.module.ts';
+import { referenceArea } from '../../functions/reference/reference.module.ts';
 import { tokensArea } from '../../functions/tokens/tokens.module.ts';
 import { usersArea } from '../../functions/users/users.module.ts';
 import type { AreaModule } from './types.ts';
@@ -16,7 +17,20 @@ import type { AreaModule } from './types.ts';
  * the CDK stack and each function's grants are all derived from this list: adding an area is its
  * folder under `functions/` and one line here.
  */
-export const areas = [coreArea, discoveryArea, usersArea, tokensArea, agentsArea, actionsArea, mcpArea, keysArea, oauthArea, logsArea, adminArea] as const;
+export const areas = [
+  coreArea,
+  discoveryArea,
+  usersArea,
+  tokensArea,
+  agentsArea,
+  actionsArea,
+  mcpArea,
+  keysArea,
+  oauthArea,
+  logsArea,
+  adminArea,
+  referenceArea,
+] as const;
 
 const byName = new Map<string, AreaModule>(areas.map((area) => [area.name, area]));
 

@@ -66,6 +66,8 @@ export interface AreaInput<
   readonly provides?: P;
   /** The area's configuration variables, each optional or defaulted (see `AreaModule.settings`). */
   readonly settings?: S;
+  /** Files its code reads at run time (see `AreaModule.runtimeFiles`). */
+  readonly runtimeFiles?: readonly string[];
 }
 
 /** An area module with its table and bucket names and its provided ports kept as literal types (for `TableName` and `Ports`). */
@@ -105,6 +107,7 @@ export function defineArea<
     uses: [...new Set(input.uses ?? [])],
     provides: input.provides ?? ({} as P),
     settings: input.settings ?? ({} as S),
+    runtimeFiles: input.runtimeFiles ?? [],
   };
 }
 

@@ -45,12 +45,16 @@ const HOST_BY_PLACEHOLDER: Readonly<Record<string, Host>> = {
 const SPEC_METHODS: ReadonlySet<string> = new Set<SpecMethod>(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'ANY', 'WEBSOCKET']);
 
 /**
- * Routes the platform serves beyond the SPEC: health and discovery for operators and clients, the
- * operator API the admin CLI uses, and key removal. Anything else in the manifest must be in SPEC part 4.
+ * Routes the platform serves beyond the SPEC: health, discovery and the API reference for operators
+ * and clients, the operator API the admin CLI uses, and key removal. Anything else in the manifest must be in SPEC part 4.
  */
 const PLATFORM_EXTRAS: readonly { readonly host: Host; readonly path: string; readonly prefix: boolean }[] = [
   { host: 'base', path: '/health', prefix: false },
   { host: 'base', path: '/.well-known/platform.json', prefix: false },
+  // The API reference: the OpenAPI document and the page rendering it (with the viewer's files).
+  { host: 'base', path: '/openapi.json', prefix: false },
+  { host: 'base', path: '/docs', prefix: false },
+  { host: 'base', path: '/docs/', prefix: true },
   { host: 'base', path: '/admin/', prefix: true },
   // The SPEC's second name for GET /logs (4.13: "also listed as /logs/user"), in a cell rather than a row.
   { host: 'base', path: '/logs/user', prefix: false },

@@ -214,4 +214,10 @@ export interface AreaModule {
    * the functions of other areas do not receive them.
    */
   readonly settings: z.ZodRawShape;
+  /**
+   * Files the area's code reads at run time, relative to the repository root (the API reference's
+   * viewer). Locally they are read where they are; in the cloud they are copied into the area's
+   * function bundle at the same relative path, so the same lookup finds them in both wirings.
+   */
+  readonly runtimeFiles: readonly string[];
 }

@@ -12,6 +12,9 @@ import {
   BUNDLE_FILE,
   FUNCTION_BUNDLE_BUDGET_BYTES,
   KB,
+  REFERENCE_BUNDLE_BUDGET_BYTES,
+  REFERENCE_FUNCTION,
+  bundleBudgetOf,
   MB,
   MCP_LAYER_BUDGET_BYTES,
   measurePlatformAssets,
@@ -41,12 +44,14 @@ beforeAll(() => {
 const kb = (bytes: number) => `${(bytes / KB).toFixed(1)} KB`;
 
 describe('asset budgets', () => {
-  it(`keeps every platform function's bundle under ${FUNCTION_BUNDLE_BUDGET_BYTES / KB} KB`, () => {
+  it(`keeps every platform function's bundle under ${FUNCTION_BUNDLE_BUDGET_BYTES / KB} KB (the API reference's under ${REFERENCE_BUNDLE_BUDGET_BYTES / KB} KB)`, () => {
     // Act
-    const over = assets.functions.filter((f) => f.bytes >= FUNCTION_BUNDLE_BUDGET_BYTES).map((f) => `${f.name}: ${kb(f.bytes)}`);
+    const over = assets.functions.filter((f) => f.bytes >= bundleBudgetOf(f.name)).map((f) => `${f.name}: ${kb(f.bytes)}`);
 
-    // Assess: every function was measured (areas, streaming hosts, the fallback, entry-point consumers).
+    // Assess: every function was measured (areas, streaming hosts, the fallback, entry-point consumers),
+    // the API reference's (the one with a budget of its own) among them.
     expect(assets.functions).toHaveLength(expectedFunctions);
+    expect(assets.functions.map((f) => f.name)).toContain(REFERENCE_FUNCTION);
     // One line per function over, so the failure names them all with their sizes.
     expect(over.join('\n')).toBe('');
   });

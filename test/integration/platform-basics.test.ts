@@ -31,6 +31,8 @@ describe('local platform basics', () => {
       cdnUrl: `${platform.url}/cdn`,
       siteUrl: `${platform.url}/sites`,
       codeUrl: `${platform.url}/code`,
+      openApiUrl: `${platform.url}/openapi.json`,
+      docsUrl: `${platform.url}/docs`,
       version: expect.any(String),
     });
   });

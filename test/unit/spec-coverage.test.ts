@@ -192,7 +192,7 @@ describe('manifest routes against the SPEC', () => {
   it('counts health, discovery and the operator API as extras, and nothing from the SPEC', () => {
     // Assess
     expect(routes.filter(isPlatformExtra).map(formatRoute)).toEqual(
-      expect.arrayContaining(['GET /health', 'GET /.well-known/platform.json', 'POST /admin/users']),
+      expect.arrayContaining(['GET /health', 'GET /.well-known/platform.json', 'GET /openapi.json', 'GET /docs', 'GET /docs/{asset}', 'POST /admin/users']),
     );
     expect(
       findUnspecifiedRoutes(endpoints, [fakeRoute('PATCH', '/user/info'), fakeRoute('GET', '/admin/users'), fakeRoute('GET', '/health', 'voice')]).map(
