@@ -79,6 +79,7 @@ function buildCloudPlatform(modules: readonly AreaModule[], adapters: CloudAdapt
       mcpRuntime: adapterOf('mcpRuntime', config, adapters),
       secretBox: adapterOf('secretBox', config, adapters),
       taskQueue: adapterOf('taskQueue', config, adapters),
+      blobs: adapterOf('blobs', config, adapters),
       secrets,
     },
     modules,

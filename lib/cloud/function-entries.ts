@@ -23,6 +23,7 @@ export const CLOUD_ADAPTER_IMPORTS: Readonly<Record<CloudAdapterPort, { readonly
   mcpRuntime: { path: 'functions/cloud-adapters/lambda-mcp-runtime.ts', exportName: 'lambdaMcpRuntime' },
   secretBox: { path: 'functions/cloud-adapters/kms-secret-box.ts', exportName: 'kmsSecretBox' },
   taskQueue: { path: 'functions/cloud-adapters/sqs.ts', exportName: 'sqsTaskQueue' },
+  blobs: { path: 'functions/cloud-adapters/s3-blobs.ts', exportName: 's3Blobs' },
 };
 
 /** What a queue function adds to its ports' adapters: the consumer of its SQS events. */

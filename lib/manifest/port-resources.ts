@@ -43,9 +43,10 @@ export function resourcesOfPort(port: string, modules: readonly AreaModule[]): P
 /**
  * The kernel ports whose cloud adapter a function imports only when its areas need it: each pulls
  * an AWS SDK client (loaded at cold start even when unused) and, for the runtimes, the invoke and
- * stream decoding code, which most functions never run.
+ * stream decoding code, which most functions never run. The DynamoDB client is the one every
+ * function loads: credential lookup and rate limits need it.
  */
-export const CLOUD_ADAPTER_PORTS = ['compute', 'mcpRuntime', 'secretBox', 'taskQueue'] as const;
+export const CLOUD_ADAPTER_PORTS = ['compute', 'mcpRuntime', 'secretBox', 'taskQueue', 'blobs'] as const;
 export type CloudAdapterPort = (typeof CLOUD_ADAPTER_PORTS)[number];
 
 /** The adapter behind each resource a port may need: the same resources `resourcesOf` grants. */
@@ -55,6 +56,8 @@ function adapterPortsOfResources(resources: PortResources): CloudAdapterPort[] {
     ...(resources.runtime === 'mcp' ? (['mcpRuntime'] as const) : []),
     ...(resources.secretsKey !== undefined ? (['secretBox'] as const) : []),
     ...(resources.queues === 'own' ? (['taskQueue'] as const) : []),
+    // The kernel's `blobs` store (createPorts); a port over an area's own bucket builds its own client.
+    ...(resources.buckets?.includes('blobs') ? (['blobs'] as const) : []),
   ];
 }
 

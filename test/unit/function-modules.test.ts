@@ -78,6 +78,7 @@ describe('cloudAdapterPortsOf', () => {
         ...(granted.runtimes.has('mcp') ? ['mcpRuntime'] : []),
         ...(granted.secretsKey !== null ? ['secretBox'] : []),
         ...(granted.queueAreas.size > 0 ? ['taskQueue'] : []),
+        ...(granted.buckets.has('blobs') ? ['blobs'] : []),
       ].sort(),
     );
   });
