@@ -1,44 +1,68 @@
 import { runSchedule, type ScheduleDefinition } from './core/entry/entry-point.ts';
 import type { QueueDefinition } from './core/entry/queue.ts';
 import { createdObjectsOf, runStorageEvent, storageEventsFor, type StorageEventDefinition } from './core/entry/storage-event.ts';
-import { createSqsConsumer, createSqsTaskQueue, parseQueueUrls } from './core/tasks/sqs-tasks.ts';
-import type { TaskQueue } from './core/tasks/tasks.ts';
+import type { SqsConsumerOptions } from './core/tasks/sqs-tasks.ts';
 import { entryPointsOf } from '../lib/manifest/define.ts';
+import { cloudAdapterPortsOf, type CloudAdapterPort } from '../lib/manifest/port-resources.ts';
 import { createCognitoVerifier } from './core/auth/cognito.ts';
 import type { IdentityVerifier } from './core/auth/credentials.ts';
-import { KMSClient } from '@aws-sdk/client-kms';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { createRunTokens, secretsManagerRunTokenKey, type RunTokens } from './core/auth/run-token.ts';
 import { systemClock } from './core/clock.ts';
-import { LambdaClient } from '@aws-sdk/client-lambda';
-import { SQSClient } from '@aws-sdk/client-sqs';
 import type { S3Event, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import type { Compute } from './runtimes/compute.ts';
-import { createLambdaCompute } from './runtimes/lambda-compute.ts';
-import { createLambdaMcpRuntime } from './runtimes/mcp-lambda-runtime.ts';
-import type { McpRuntime } from './runtimes/mcp-runtime.ts';
 import { ConfigError, parseConfig, type Config } from './core/config.ts';
-import { createKmsSecretBox, type SecretBox } from './core/secret-box.ts';
 import { createSecretsManagerReader, type SecretReader } from './core/secret-reader.ts';
 import { createRestHandler, type RestHandler } from './core/http/api-gateway.ts';
 import { createStreamHandler, type StreamingLambdaHandler } from './core/http/lambda-stream.ts';
 import type { RouteDefinition, StreamRouteDefinition } from './core/http/route.ts';
 import type { AreaModule, Host } from '../lib/manifest/types.ts';
-import { createPorts, type Ports } from './ports.ts';
+import { createPorts, type PortAdapters, type Ports } from './ports.ts';
+
+/**
+ * The adapters of the ports only some functions use, each built from the configuration when the
+ * port is first used (functions/cloud-adapters/). The generated entry imports and passes exactly
+ * those its areas need (`cloudAdapterPortsOf`), so a function that never runs user code holds no
+ * runtime invoke code and loads no Lambda, KMS or SQS client at cold start.
+ */
+export type CloudAdapters = { readonly [P in CloudAdapterPort]?: (config: Config) => PortAdapters[P] };
+
+/** A queue function's adapters: the consumer of Lambda's SQS events besides the ports' (functions/cloud-adapters/sqs.ts). */
+export interface QueueAdapters extends CloudAdapters {
+  readonly queueConsumer: (options: Omit<SqsConsumerOptions, 'sqs'>) => (event: SQSEvent) => Promise<SQSBatchResponse>;
+}
 
 /**
  * Composition root of every cloud function. The generated entry of a function (lib/cloud/function-entries.ts)
- * imports its handler modules and the area modules it needs, never the whole list in
- * lib/manifest/areas.ts: each module's ports import its area's stores, so the whole list would put
- * every area's code in every bundle. Each handler builds its platform from those modules when first
- * needed; an execution environment runs one handler, so one platform.
+ * imports its handler modules, the area modules it needs and the adapters of the ports those use,
+ * never the whole lists: each module's ports import its area's stores and each adapter its SDK
+ * client, so the whole lists would put every area's code and client in every bundle. Each handler
+ * builds its platform from those modules when first needed; an execution environment runs one
+ * handler, so one platform. `served` are the areas whose handlers the function runs.
  */
-export function cloudPlatform(modules: readonly AreaModule[]): () => Ports {
+export function cloudPlatform(served: readonly AreaModule[], modules: readonly AreaModule[], adapters: CloudAdapters): () => Ports {
+  checkWired(served, modules, adapters);
   let platform: Ports | undefined;
-  return () => (platform ??= buildCloudPlatform(modules));
+  return () => (platform ??= buildCloudPlatform(modules, adapters));
 }
 
-function buildCloudPlatform(modules: readonly AreaModule[]): Ports {
+/**
+ * Fails at start, naming the port, when a served area needs an adapter the entry did not pass: as
+ * `portsForArea` does for a port no module provides, but before the first request instead of at
+ * its first use of the port.
+ */
+function checkWired(served: readonly AreaModule[], modules: readonly AreaModule[], adapters: CloudAdapters): void {
+  const missing = [...cloudAdapterPortsOf(served, modules)].filter(([port]) => adapters[port] === undefined);
+  if (missing.length > 0)
+    throw new Error(
+      missing
+        .map(
+          ([port, area]) => `The ${area} area uses the ${port} port, whose cloud adapter this function's entry does not pass (lib/cloud/function-entries.ts).`,
+        )
+        .join(' '),
+    );
+}
+
+function buildCloudPlatform(modules: readonly AreaModule[], adapters: CloudAdapters): Ports {
   const config = parseConfig(process.env, modules);
   // One Secrets Manager reader for the run-token secret and the OAuth client secrets; each value is
   // read when first needed and kept for the execution environment.
@@ -51,24 +75,27 @@ function buildCloudPlatform(modules: readonly AreaModule[]): Ports {
     {
       identity: cognitoVerifier(config),
       runTokens: builtOnFirstUse(() => cloudRunTokens(config, secrets)),
-      secretBox: builtOnFirstUse(() => kmsSecretBox(config)),
-      compute: builtOnFirstUse(() => lambdaCompute(config)),
-      mcpRuntime: builtOnFirstUse(() => lambdaMcpRuntime(config)),
-      taskQueue: builtOnFirstUse(() => sqsTaskQueue(config)),
+      compute: adapterOf('compute', config, adapters),
+      mcpRuntime: adapterOf('mcpRuntime', config, adapters),
+      secretBox: adapterOf('secretBox', config, adapters),
+      taskQueue: adapterOf('taskQueue', config, adapters),
+      blobs: adapterOf('blobs', config, adapters),
       secrets,
     },
     modules,
   );
 }
 
-let sqs: SQSClient | undefined;
-function sqsClient(config: Config): SQSClient {
-  sqs ??= new SQSClient({ region: config.AWS_REGION });
-  return sqs;
-}
-
-function sqsTaskQueue(config: Config): TaskQueue {
-  return createSqsTaskQueue({ sqs: sqsClient(config), queueUrls: parseQueueUrls('TASK_QUEUES', config.TASK_QUEUES) });
+/**
+ * `port`'s adapter, built on first use. One the entry did not pass is reached only through a
+ * module the function serves no handler of (`checkWired` covers the served ones), and fails there.
+ */
+function adapterOf<P extends CloudAdapterPort>(port: P, config: Config, adapters: CloudAdapters): PortAdapters[P] {
+  const build = adapters[port] as ((config: Config) => PortAdapters[P]) | undefined;
+  return builtOnFirstUse(() => {
+    if (build === undefined) throw new Error(`The ${port} port has no cloud adapter in this function: its entry passes only those its areas need.`);
+    return build(config);
+  });
 }
 
 /** An adapter built by `build` when one of its members is first read; a build that throws throws at each use. */
@@ -83,17 +110,6 @@ function builtOnFirstUse<T extends object>(build: () => T): T {
   });
 }
 
-function lambdaCompute(config: Config): Compute {
-  if (!config.RUNTIME_FUNCTION_NAME) throw new ConfigError('Invalid platform configuration: RUNTIME_FUNCTION_NAME: is required in the cloud');
-  return createLambdaCompute({ lambda: new LambdaClient({ region: config.AWS_REGION }), functionName: config.RUNTIME_FUNCTION_NAME });
-}
-
-function lambdaMcpRuntime(config: Config): McpRuntime {
-  if (!config.MCP_RUNTIME_FUNCTION_NAME)
-    throw new ConfigError('Invalid platform configuration: MCP_RUNTIME_FUNCTION_NAME: is required in the cloud to run MCP servers');
-  return createLambdaMcpRuntime({ lambda: new LambdaClient({ region: config.AWS_REGION }), functionName: config.MCP_RUNTIME_FUNCTION_NAME });
-}
-
 function cloudRunTokens(config: Config, secrets: SecretReader): RunTokens {
   const secretArn = config.RUN_TOKEN_SECRET_ARN;
   if (!secretArn) throw new ConfigError('Invalid platform configuration: RUN_TOKEN_SECRET_ARN: is required in the cloud');
@@ -101,11 +117,6 @@ function cloudRunTokens(config: Config, secrets: SecretReader): RunTokens {
     secretsManagerRunTokenKey(() => secrets.read(secretArn)),
     systemClock,
   );
-}
-
-function kmsSecretBox(config: Config): SecretBox {
-  if (!config.KEYS_KMS_KEY_ID) throw new ConfigError('Invalid platform configuration: KEYS_KMS_KEY_ID: is required in the cloud');
-  return createKmsSecretBox(new KMSClient({ region: config.AWS_REGION }), config.KEYS_KMS_KEY_ID);
 }
 
 function cognitoVerifier(config: Config): IdentityVerifier | null {
@@ -122,9 +133,15 @@ function moduleNamed(modules: readonly AreaModule[], name: string): AreaModule {
 
 /**
  * The Lambda handler of `area`, given the function's area modules (`modulesOfFunction`: the area's
- * own and those providing the ports it uses) and its handler modules keyed by route id.
+ * own and those providing the ports it uses), the adapters those ports need and its handler
+ * modules keyed by route id.
  */
-export function areaHandler(area: string, modules: readonly AreaModule[], definitions: Readonly<Record<string, RouteDefinition>>): RestHandler {
+export function areaHandler(
+  area: string,
+  modules: readonly AreaModule[],
+  adapters: CloudAdapters,
+  definitions: Readonly<Record<string, RouteDefinition>>,
+): RestHandler {
   const module = moduleNamed(modules, area);
   const bound = module.routes
     .filter((r) => r.mode === 'buffered')
@@ -133,13 +150,14 @@ export function areaHandler(area: string, modules: readonly AreaModule[], defini
       if (definition === undefined) throw new Error(`Handler for route ${spec.id} is missing from the ${area} function`);
       return { spec, definition, area: module };
     });
-  return createRestHandler(bound, cloudPlatform(modules));
+  return createRestHandler(bound, cloudPlatform([module], modules, adapters));
 }
 
 /** The handler of a response-streaming function URL serving `host`'s streaming routes, those of the areas in `modules`. */
 export function streamingHandler(
   host: Host,
   modules: readonly AreaModule[],
+  adapters: CloudAdapters,
   definitions: Readonly<Record<string, StreamRouteDefinition>>,
 ): StreamingLambdaHandler {
   const bound = modules
@@ -150,7 +168,8 @@ export function streamingHandler(
       if (definition === undefined) throw new Error(`Handler for streaming route ${spec.id} is missing from the ${host} function`);
       return { spec, definition, area: module };
     });
-  return createStreamHandler(bound, cloudPlatform(modules));
+  const served = modules.filter((module) => bound.some((b) => b.area === module));
+  return createStreamHandler(bound, cloudPlatform(served, modules, adapters));
 }
 
 /**
@@ -160,10 +179,11 @@ export function streamingHandler(
 export function scheduleHandler(
   area: string,
   modules: readonly AreaModule[],
+  adapters: CloudAdapters,
   definitions: Readonly<Record<string, ScheduleDefinition>>,
 ): (event: { entryPoint?: unknown }) => Promise<{ outcome: string }> {
   const module = moduleNamed(modules, area);
-  const platform = cloudPlatform(modules);
+  const platform = cloudPlatform([module], modules, adapters);
   const bound = new Map(
     entryPointsOf(module, 'schedule').map((spec) => {
       const definition = definitions[spec.id];
@@ -185,16 +205,17 @@ export function scheduleHandler(
 export function queueHandler(
   area: string,
   modules: readonly AreaModule[],
+  adapters: QueueAdapters,
   definitions: Readonly<Record<string, QueueDefinition>>,
 ): (event: SQSEvent) => Promise<SQSBatchResponse> {
   const module = moduleNamed(modules, area);
-  const platform = cloudPlatform(modules);
+  const platform = cloudPlatform([module], modules, adapters);
   const queues = entryPointsOf(module, 'queue').map((spec) => {
     const definition = definitions[spec.id];
     if (definition === undefined) throw new Error(`Handler for queue ${spec.id} is missing from the ${area} queue function`);
     return { spec, definition, area: module };
   });
-  return createSqsConsumer({ queues, platform, sqs: () => sqsClient(platform().config) });
+  return adapters.queueConsumer({ queues, platform });
 }
 
 /**
@@ -205,10 +226,11 @@ export function queueHandler(
 export function storageEventHandler(
   area: string,
   modules: readonly AreaModule[],
+  adapters: CloudAdapters,
   definitions: Readonly<Record<string, StorageEventDefinition>>,
 ): (event: S3Event) => Promise<void> {
   const module = moduleNamed(modules, area);
-  const built = cloudPlatform(modules);
+  const built = cloudPlatform([module], modules, adapters);
   const bound = entryPointsOf(module, 'storageEvent').map((spec) => {
     const definition = definitions[spec.id];
     if (definition === undefined) throw new Error(`Handler for storage event ${spec.id} is missing from the ${area} storage function`);

@@ -1,5 +1,6 @@
 import type { RouteSpec } from '../lib/manifest/types.ts';
-import { createFallbackHandler, type RestHandler } from './core/http/api-gateway.ts';
+import type { RestHandler } from './core/http/api-gateway.ts';
+import { createFallbackHandler } from './core/http/not-found.ts';
 import { createLogger, type LogLevel } from './core/logger.ts';
 
 /**

@@ -2,7 +2,7 @@ import type { areas } from '../lib/manifest/areas.ts';
 import type { AreaModule, PortProvision } from '../lib/manifest/types.ts';
 import type { CredentialLookup, IdentityVerifier } from './core/auth/credentials.ts';
 import type { RunTokens } from './core/auth/run-token.ts';
-import { createBlobStore, createS3Client, type BlobStore } from './core/blobs.ts';
+import type { BlobStore } from './core/blobs.ts';
 import { systemClock, type Clock } from './core/clock.ts';
 import type { Config } from './core/config.ts';
 import { createCredits, type Credits } from './core/credits.ts';
@@ -78,6 +78,11 @@ export interface PortAdapters {
   readonly mcpRuntime: McpRuntime;
   /** Keeps tasks until their queue entry point runs them: SQS in the cloud, the local persistent queue. */
   readonly taskQueue: TaskQueue;
+  /**
+   * The `blobs` bucket: S3 in both wirings (s3rver locally). An adapter, not built here, so a cloud
+   * function that uses neither blobs nor usage logs does not load the S3 client at cold start.
+   */
+  readonly blobs: BlobStore;
   /** @default null: no secret store (the local platform) */
   readonly secrets?: SecretReader | null;
   readonly clock?: Clock;
@@ -92,7 +97,7 @@ export function createPorts(config: Config, adapters: PortAdapters, modules: rea
   const users = createUserStore(db);
   const tokens = createTokenStore(db);
   const credits = createCredits(db, clock, config.MONTHLY_FREE_CREDITS);
-  const blobs = createBlobStore(createS3Client(config), config, 'blobs');
+  const blobs = adapters.blobs;
   const kernel: KernelPorts = {
     config,
     clock,

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Server } from 'node:http';
 import { areas, checkAreas, type AreaModule } from '../manifest/index.ts';
-import { createS3Client } from '../../functions/core/blobs.ts';
+import { createBlobStore, createS3Client } from '../../functions/core/blobs.ts';
 import { parseConfig, type Config } from '../../functions/core/config.ts';
 import type { IdentityVerifier } from '../../functions/core/auth/credentials.ts';
 import { createRunTokens, deriveRunTokenKey } from '../../functions/core/auth/run-token.ts';
@@ -205,6 +205,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
         compute,
         mcpRuntime,
         taskQueue: tasks,
+        blobs: createBlobStore(createS3Client(config), config, 'blobs'),
         secrets: options.secrets ?? null,
         log,
         ...(options.clock ? { clock: options.clock } : {}),

@@ -1,44 +1,11 @@
 import * as z from 'zod';
 import { KERNEL_SETTINGS } from '../../functions/core/config.ts';
 import { areas } from './areas.ts';
+import { isKernelPort, resourcesOfPort } from './port-resources.ts';
 import type { TableName } from './tables.ts';
-import type { AreaModule, PortResources } from './types.ts';
+import type { AreaModule } from './types.ts';
 
-/**
- * The kernel's ports an area may declare in `uses`, with the cloud resources behind each: shared by
- * every area or needed by the request pipeline itself (users and tokens back credential lookup).
- * Ports of one area's data are provided by that area's module (`provides`) instead. Utilities
- * without resources (config, clock, log, fetch) need no declaration.
- */
-export const PORT_RESOURCES = {
-  users: { tables: ['users', 'aliases'] },
-  tokens: { tables: ['tokens', 'token-digests'] },
-  credits: { tables: ['users', 'credit-ledger'] },
-  secretBox: { secretsKey: 'seal' },
-  secrets: { oauthClients: true },
-  compute: { runtime: 'python' },
-  mcpRuntime: { runtime: 'mcp' },
-  usageLogs: { tables: ['usage-logs'], buckets: ['blobs'] },
-  blobs: { buckets: ['blobs'] },
-  tasks: { queues: 'own' },
-} as const satisfies Record<string, PortResources & { tables?: readonly TableName[] }>;
-
-/** A kernel port an area may declare. */
-export type KernelPortName = keyof typeof PORT_RESOURCES;
-
-function isKernelPort(name: string): name is KernelPortName {
-  return Object.hasOwn(PORT_RESOURCES, name);
-}
-
-/** The resources behind `port` for an area of `modules`: the kernel's, or those of the area providing it. */
-function resourcesOfPort(port: string, modules: readonly AreaModule[]): PortResources {
-  if (isKernelPort(port)) return PORT_RESOURCES[port];
-  for (const area of modules) {
-    const provision = area.provides[port];
-    if (provision !== undefined) return provision.resources;
-  }
-  throw new Error(`No kernel port or area module provides the ${port} port.`);
-}
+export { PORT_RESOURCES, type KernelPortName } from './port-resources.ts';
 
 /**
  * Checks a module list before anything is built from it: unique area names, every used port

@@ -4,7 +4,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { Code, Function as LambdaFunction, Runtime, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { PlatformApi, topSegment, validateRestRoutes } from '../../lib/cloud/api.ts';
-import { commonHeaders } from '../../functions/core/http/pipeline.ts';
+import { commonHeaders } from '../../functions/core/http/response.ts';
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, isRestApiRoute } from '../../lib/manifest/http.ts';
 import { routes } from '../../lib/manifest/index.ts';
 import type { RouteSpec } from '../../lib/manifest/types.ts';

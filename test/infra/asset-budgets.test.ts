@@ -6,7 +6,7 @@
  * function, and `npm run bench -- bundles` shows what it holds next to its baseline.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   BUNDLE_FILE,
@@ -21,12 +21,15 @@ import {
   synthesizePlatform,
   type PlatformAssets,
 } from '../support/platform-assets.ts';
+import { REPO_ROOT } from '../../lib/cloud/function-entries.ts';
 import { TEST_STACK, TEST_STAGE, withScratchOutdir } from './synth-platform.ts';
 
 let assets: PlatformAssets;
 let expectedFunctions: number;
 /** The bundles holding AWS SDK code rather than importing it, read while the assets exist. */
 let bundlesWithSdkCode: string[];
+/** Each function's bundled source files (repository paths), from its source map. */
+let sourcesOf: Map<string, string[]>;
 
 beforeAll(() => {
   withScratchOutdir((outdir) => {
@@ -36,6 +39,12 @@ beforeAll(() => {
     expectedFunctions = areas.size + streams.size + 1 + schedules.size + queueConsumers.size + storageEvents.size;
     // Every SDK client sends this header name; a bundle that inlined one holds the string.
     bundlesWithSdkCode = assets.functions.filter((f) => readFileSync(join(f.dir, BUNDLE_FILE), 'utf8').includes('x-amz-user-agent')).map((f) => f.name);
+    sourcesOf = new Map(
+      assets.functions.map((f) => {
+        const map = JSON.parse(readFileSync(join(f.dir, `${BUNDLE_FILE}.map`), 'utf8')) as { sources: string[] };
+        return [f.name, map.sources.map((source) => relative(REPO_ROOT, resolve(f.dir, source)))];
+      }),
+    );
     // The layer holds the modules a server loads, not an empty directory that passes any budget.
     expect(existsSync(join(assets.mcpLayer.dir, 'nodejs/node_modules/@modelcontextprotocol/sdk/dist/cjs/server/mcp.js'))).toBe(true);
   });
@@ -59,6 +68,20 @@ describe('asset budgets', () => {
   it('leaves the AWS SDK v3 to the Lambda runtime, which ships it, in every bundle', () => {
     // Assess: an SDK client inlined would be about 500 KB on its own (lib/cloud/platform-function.ts, externalModules).
     expect(bundlesWithSdkCode).toEqual([]);
+  });
+
+  it.each([
+    ['compute', 'RUNTIME_FUNCTION_NAME', 'functions/runtimes/lambda-compute.ts'],
+    ['mcpRuntime', 'MCP_RUNTIME_FUNCTION_NAME', 'functions/runtimes/mcp-lambda-runtime.ts'],
+  ])('bundles the %s adapter only into the functions granted its runtime', (_port, variable, adapter) => {
+    // Act: the functions holding the adapter, and those the stack lets invoke the runtime.
+    const holding = assets.functions.filter((f) => sourcesOf.get(f.name)?.includes(adapter)).map((f) => f.name);
+    const granted = assets.functions.filter((f) => f.environment.includes(variable)).map((f) => f.name);
+
+    // Assess: some hold it and most do not, so the sources were read at all.
+    expect(holding).toEqual(granted);
+    expect(holding.length).toBeGreaterThan(0);
+    expect(holding.length).toBeLessThan(assets.functions.length / 2);
   });
 
   it(`keeps the MCP modules layer under ${MCP_LAYER_BUDGET_BYTES / MB} MB`, () => {

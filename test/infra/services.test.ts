@@ -225,7 +225,7 @@ describe('services', () => {
     // COPY is the only build step: nothing runs inside the image at build time.
     expect(dockerfile).not.toMatch(/^RUN /m);
     // The area's module first, then those providing the ports it uses (modulesOfFunction).
-    expect(entry).toMatch(/serviceMain\("sample", \[sampleArea(, \w+Area)*\], "sample\.voice-echo", definition\)/);
+    expect(entry).toMatch(/serviceMain\("sample", \[sampleArea(, \w+Area)*\], \{[^}]*\}, "sample\.voice-echo", definition\)/);
     expect(entry).toContain('import { sampleArea } from "../../test/fixtures/sample-area/sample.module.ts";');
     expect(entry).toContain('test/fixtures/sample-area/handlers/voice-echo.service.ts');
     expect(readFileSync(join(staged, 'main.mjs'), 'utf8')).toContain('/_health');

@@ -115,7 +115,7 @@ describe('streaming hosts', () => {
     // Assess
     expect([...stack.functions.streams.keys()].sort()).toEqual(['site', 'stream']);
     expect([...stack.functions.areas.keys()]).toEqual(['demo']);
-    expect(entry).toMatch(/^export const handler = streamingHandler\("stream", \[\w+Area(, \w+Area)*\], \{$/m);
+    expect(entry).toMatch(/^export const handler = streamingHandler\("stream", \[\w+Area(, \w+Area)*\], \{[^}]*\}, \{$/m);
     for (const r of SYNTHETIC.filter((r) => r.host === 'stream')) {
       expect(entry).toContain(`/${handlerModulePath(r)}"`);
       expect(entry).toContain(`${JSON.stringify(r.id)}: h`);

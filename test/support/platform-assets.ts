@@ -45,6 +45,8 @@ export interface FunctionBundle {
   readonly bytes: number;
   /** Bytes of its source map, shipped beside it and read only for stack traces. */
   readonly mapBytes: number;
+  /** Names of the variables its environment sets (RUNTIME_FUNCTION_NAME when it may run user code, ...). */
+  readonly environment: readonly string[];
 }
 
 export interface PlatformAssets {
@@ -82,9 +84,11 @@ export function synthesizePlatform(
  */
 export function measurePlatformAssets(stack: PlatformStack, outdir: string): PlatformAssets {
   const template = JSON.parse(readFileSync(join(outdir, stack.templateFile), 'utf8')) as { Resources: Record<string, { Properties?: Record<string, any> }> };
+  const propertiesOf = (construct: { node: { defaultChild?: unknown } }) =>
+    template.Resources[stack.getLogicalId(construct.node.defaultChild as CfnElement)]?.Properties;
   const assetDir = (construct: { node: { defaultChild?: unknown } }, property: 'Code' | 'Content') => {
     const id = stack.getLogicalId(construct.node.defaultChild as CfnElement);
-    const key = template.Resources[id]?.Properties?.[property]?.S3Key as unknown;
+    const key = propertiesOf(construct)?.[property]?.S3Key as unknown;
     if (typeof key !== 'string' || !key.endsWith('.zip')) throw new Error(`${id} has no staged asset (was the synth bundling?)`);
     return join(outdir, `asset.${key.slice(0, -'.zip'.length)}`);
   };
@@ -99,6 +103,7 @@ export function measurePlatformAssets(stack: PlatformStack, outdir: string): Pla
         dir,
         bytes: statSync(join(dir, BUNDLE_FILE)).size,
         mapBytes: readdirSync(dir).includes(`${BUNDLE_FILE}.map`) ? statSync(mapFile).size : 0,
+        environment: Object.keys((propertiesOf(c.function)?.['Environment']?.Variables as object | undefined) ?? {}),
       };
     });
   const layerDir = assetDir(stack.mcpRuntime.layer, 'Content');

@@ -2,7 +2,8 @@
  * The cloud composition root with only what a function of one area receives: the health and
  * discovery function has no run-token secret, no runtime and no MCP runtime variable (its module
  * declares no such port), and must still answer. Adapters are built on first use, so only a
- * function that needs a port can fail for its missing configuration.
+ * function that needs a port can fail for its missing configuration; and the entry passes only
+ * the adapters its areas need, so one that left out a needed adapter fails at start.
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -58,10 +59,15 @@ describe("a cloud function given only its own area's configuration", () => {
     const { modulesOfFunction } = await import('../../lib/manifest/ports.ts');
     const { default: health } = await import('../../functions/discovery/handlers/get-health.handler.ts');
     const { default: discovery } = await import('../../functions/discovery/handlers/get-discovery.handler.ts');
-    const handler = areaHandler('discovery', modulesOfFunction([discoveryArea]), {
-      'discovery.get-health': health,
-      'discovery.get-discovery': discovery,
-    });
+    const handler = areaHandler(
+      'discovery',
+      modulesOfFunction([discoveryArea]),
+      {},
+      {
+        'discovery.get-health': health,
+        'discovery.get-discovery': discovery,
+      },
+    );
 
     // Act
     const answer = await handler(restEvent('GET', '/health'));
@@ -70,5 +76,20 @@ describe("a cloud function given only its own area's configuration", () => {
     // Assess
     expect(answer.statusCode).toBe(200);
     expect(found.statusCode).toBe(200);
+  });
+
+  it('fails at start, naming the port, when its area needs an adapter the entry does not pass', async () => {
+    // Prepare: an area running user code, wired with every adapter but the runtime's.
+    const { areaHandler } = await import('../../functions/cloud.ts');
+    const { defineArea } = await import('../../lib/manifest/define.ts');
+    const { kmsSecretBox } = await import('../../functions/cloud-adapters/kms-secret-box.ts');
+    const runner = defineArea({ name: 'runner', uses: ['compute', 'secretBox'] });
+
+    // Act
+    const build = (adapters: Parameters<typeof areaHandler>[2]) => () => areaHandler('runner', [runner], adapters, {});
+
+    // Assess: construction is the function's start (the entry's module scope), before any request.
+    expect(build({ secretBox: kmsSecretBox })).toThrow(/runner area uses the compute port, whose cloud adapter this function's entry does not pass/);
+    expect(build({ secretBox: kmsSecretBox, compute: () => ({}) as never })).not.toThrow();
   });
 });

@@ -10,7 +10,8 @@ import { parseConfig } from '../../functions/core/config.ts';
 import { createPorts, portsForArea, type PortAdapters } from '../../functions/ports.ts';
 import { defineArea, providePort } from '../../lib/manifest/define.ts';
 import { REPO_ROOT } from '../../lib/cloud/function-entries.ts';
-import { areaModuleImport, areas, modulesOfFunction } from '../../lib/manifest/index.ts';
+import { areaModuleImport, areas, modulesOfFunction, resourcesOf } from '../../lib/manifest/index.ts';
+import { cloudAdapterPortsOf } from '../../lib/manifest/port-resources.ts';
 
 describe('modulesOfFunction', () => {
   it.each(areas.map((area) => [area.name, area] as const))('%s: builds every port the area declares, from its own list', (_name, area) => {
@@ -61,6 +62,43 @@ describe('modulesOfFunction', () => {
     // Assess
     expect(() => Reflect.get(view, 'things')).toThrow(/thing-user area uses the things port, which no area module of this platform provides/);
     expect(Reflect.get(complete, 'things')).toEqual({ ok: true });
+  });
+});
+
+describe('cloudAdapterPortsOf', () => {
+  it.each(areas.map((area) => [area.name, area] as const))('%s: the adapters its entry wires are those of the resources it is granted', (_name, area) => {
+    // Act
+    const wired = [...cloudAdapterPortsOf([area], areas).keys()].sort();
+    const granted = resourcesOf([area]);
+
+    // Assess: what the entry imports (lib/cloud/function-entries.ts) follows the grants (lib/cloud/area-functions.ts).
+    expect(wired).toEqual(
+      [
+        ...(granted.runtimes.has('python') ? ['compute'] : []),
+        ...(granted.runtimes.has('mcp') ? ['mcpRuntime'] : []),
+        ...(granted.secretsKey !== null ? ['secretBox'] : []),
+        ...(granted.queueAreas.size > 0 ? ['taskQueue'] : []),
+        ...(granted.buckets.has('blobs') ? ['blobs'] : []),
+      ].sort(),
+    );
+  });
+
+  it('follows a used port to the resources its provider declares, and names the area that needs each adapter', () => {
+    // Prepare: a provided port that opens sealed secrets, as the keys area's keysReader does.
+    const provider = defineArea({ name: 'vault', provides: { opener: providePort({ secretsKey: 'open' }, () => ({})) } });
+    const runner = defineArea({ name: 'runner', uses: ['compute'] });
+    const reader = defineArea({ name: 'reader', uses: ['opener', 'tasks'] });
+
+    // Act
+    const ports = cloudAdapterPortsOf([runner, reader], [provider, runner, reader]);
+
+    // Assess
+    expect([...ports]).toEqual([
+      ['compute', 'runner'],
+      ['secretBox', 'reader'],
+      ['taskQueue', 'reader'],
+    ]);
+    expect([...cloudAdapterPortsOf([provider], [provider]).keys()]).toEqual(['secretBox']);
   });
 });
 

@@ -1,7 +1,6 @@
 import type * as z from 'zod';
 import type { AreaModule, RouteSpec } from '../../../lib/manifest/types.ts';
 import { portsForArea, type Ports } from '../../ports.ts';
-import { CORS_EXPOSED_HEADERS } from '../../../lib/manifest/http.ts';
 import { anonymous, assertCallerAdmitted, type Actor } from '../auth/actor.ts';
 import { resolveActor } from '../auth/resolve-actor.ts';
 import { MalformedJsonError, PayloadTooLargeError, TimeoutError, UnsupportedContentTypeError, ValidationError } from '../errors.ts';
@@ -10,28 +9,12 @@ import { toErrorResponse } from './error-response.ts';
 import { LINEAGE_HEADER, lineageOf, type Lineage } from './lineage.ts';
 import { publicUrls } from './public-urls.ts';
 import type { HttpRequest } from './request.ts';
+import { commonHeaders, json, type HttpResponse } from './response.ts';
 import { Reply, type AnyRouteDefinition, type ResponseStream, type RouteContext, type BoundRoute, type BoundStreamRoute } from './route.ts';
 import type { Logger } from '../logger.ts';
 import { withSecretScope } from '../secret-scope.ts';
 
-export interface HttpResponse {
-  readonly statusCode: number;
-  readonly headers: Record<string, string>;
-  readonly body: string;
-  readonly isBase64Encoded: boolean;
-}
-
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-
-/** Headers every API response carries. Bearer credentials are never cookies, so `*` is safe for CORS. */
-export function commonHeaders(requestId: string): Record<string, string> {
-  return {
-    'x-request-id': requestId,
-    'cache-control': 'no-store',
-    'access-control-allow-origin': '*',
-    'access-control-expose-headers': CORS_EXPOSED_HEADERS.join(', '),
-  };
-}
 
 /** Validated inputs and the caller: what both buffered and streaming handlers start from. */
 async function buildContext(
@@ -176,10 +159,6 @@ function toSuccessResponse(route: RouteSpec, result: unknown, lineage: Lineage):
     };
   }
   return json(result.status, successBody(route.style, result.data, lineage, result.meta), { ...headers, ...result.headers });
-}
-
-export function json(statusCode: number, body: unknown, headers: Record<string, string>): HttpResponse {
-  return { statusCode, headers: { ...headers, 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(body), isBase64Encoded: false };
 }
 
 function parseJsonBody(request: HttpRequest): unknown {

@@ -1,0 +1,25 @@
+import { CORS_EXPOSED_HEADERS } from '../../../lib/manifest/http.ts';
+
+// Apart from pipeline.ts so the fallback function, which answers 404 and 405 without running a
+// route, does not bundle the pipeline: its imports reach the stores, the SDK clients and zod.
+
+export interface HttpResponse {
+  readonly statusCode: number;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+  readonly isBase64Encoded: boolean;
+}
+
+/** Headers every API response carries. Bearer credentials are never cookies, so `*` is safe for CORS. */
+export function commonHeaders(requestId: string): Record<string, string> {
+  return {
+    'x-request-id': requestId,
+    'cache-control': 'no-store',
+    'access-control-allow-origin': '*',
+    'access-control-expose-headers': CORS_EXPOSED_HEADERS.join(', '),
+  };
+}
+
+export function json(statusCode: number, body: unknown, headers: Record<string, string>): HttpResponse {
+  return { statusCode, headers: { ...headers, 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(body), isBase64Encoded: false };
+}
