@@ -186,7 +186,7 @@ function actionPorts(balance: number, compute: Compute, record = action()) {
     clock: { now: () => 1_800_000_000_000 },
     config: parseConfig({ TABLE_PREFIX: 't-', BUCKET_PREFIX: 'b-' }),
     credits,
-    keysReader: { readKeys: async () => ({}) },
+    keysReader: { readKeys: async () => ({}), readAllKeys: async () => ({}) },
     usageLogs: {
       async write(input) {
         logs.push(input);
@@ -312,7 +312,7 @@ function chatPorts(balance: number, compute: Compute, tickSec = 0.5) {
     clock: { now: () => 1_800_000_000_000 },
     config: parseConfig({ TABLE_PREFIX: 't-', BUCKET_PREFIX: 'b-', CHAT_BILLING_TICK_SEC: String(tickSec) }),
     keys: { list: async () => [] },
-    keysReader: { readKeys: async () => ({}) },
+    keysReader: { readKeys: async () => ({}), readAllKeys: async () => ({}) },
     credits,
     usageLogs: {
       async write(input: UsageLogInput) {
@@ -418,7 +418,7 @@ describe('MCP calls', () => {
       mcpServers: { get: async () => server, getVersion: async () => ({ serverId: 'mcp-slow', version: 1, sourceCode: 'src' }) },
       users: {},
       keys: { list: async () => [] },
-      keysReader: { readKeys: async () => ({}) },
+      keysReader: { readKeys: async () => ({}), readAllKeys: async () => ({}) },
       credits: { debit: async () => ({}), grant: async (_u: string, amount: number) => void grants.push(amount) },
       usageLogs: { write: async (input: UsageLogInput) => void records.push(input) },
       mcpRuntime: {
