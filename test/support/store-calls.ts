@@ -4,6 +4,9 @@ import type { Db } from '../../functions/core/db/dynamo.ts';
 export interface StoreCall {
   readonly table: string;
   readonly command: string;
+  /** Ordinals of the moments it was sent and answered, on one counter for all calls: which overlapped. */
+  readonly sent: number;
+  settled: number;
 }
 
 const MIDDLEWARE = 'testStoreCallRecorder';
@@ -15,12 +18,18 @@ const MIDDLEWARE = 'testStoreCallRecorder';
  */
 export async function recordStoreCalls<T>(db: Db, tablePrefix: string, work: () => Promise<T>): Promise<{ result: T; calls: StoreCall[] }> {
   const calls: StoreCall[] = [];
+  let moment = 0;
   db.doc.middlewareStack.add(
-    (next, context) => (args) => {
+    (next, context) => async (args) => {
       const name = (args.input as { TableName?: unknown }).TableName;
       const table = typeof name === 'string' && name.startsWith(tablePrefix) ? name.slice(tablePrefix.length) : String(name);
-      calls.push({ table, command: String(context.commandName ?? '').replace(/Command$/, '') });
-      return next(args);
+      const call: StoreCall = { table, command: String(context.commandName ?? '').replace(/Command$/, ''), sent: moment++, settled: Number.NaN };
+      calls.push(call);
+      try {
+        return await next(args);
+      } finally {
+        call.settled = moment++;
+      }
     },
     { step: 'initialize', name: MIDDLEWARE, override: true },
   );
@@ -34,4 +43,16 @@ export async function recordStoreCalls<T>(db: Db, tablePrefix: string, work: () 
 /** `table.Command` of the calls on `tables`. */
 export function callsOn(calls: readonly StoreCall[], ...tables: string[]): string[] {
   return calls.filter((c) => tables.includes(c.table)).map((c) => `${c.table}.${c.command}`);
+}
+
+/** The call `table.Command` (the first one); throws when there was none. */
+export function callOf(calls: readonly StoreCall[], label: string): StoreCall {
+  const found = calls.find((c) => `${c.table}.${c.command}` === label);
+  if (found === undefined) throw new Error(`no ${label} among ${calls.map((c) => `${c.table}.${c.command}`).join(', ')}`);
+  return found;
+}
+
+/** True when the two calls were in flight at the same time. */
+export function overlapped(a: StoreCall, b: StoreCall): boolean {
+  return a.sent < b.settled && b.sent < a.settled;
 }

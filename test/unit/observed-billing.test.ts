@@ -389,6 +389,32 @@ describe('chat: metered while it runs, charged only when it started', () => {
     expect(refused.state.balance).toBe(10);
     expect(refused.logs[0]).toMatchObject({ creditsUsed: 0 });
   });
+
+  it("gives the first credit back and runs nothing when the owner's keys cannot be read (they are read alongside the debit)", async () => {
+    // Prepare
+    let invoked = 0;
+    const t = chatPorts(
+      5,
+      fakeCompute(() => {
+        invoked++;
+        return events({ type: 'end', started: true, durationMs: 1 });
+      }),
+    );
+    const ports = {
+      ...t.ports,
+      keysReader: { readKeys: async () => ({}), readAllKeys: async () => Promise.reject(new Error('KMS unavailable')) },
+    } as ChatPorts;
+    // Act
+    const opened = openChat(scopeOf(user('caller'), { lineage: lineage, urls: LOCAL_URLS }), t.agentId, { prompt: 'x' }, ports);
+    // Assess
+    await expect(opened).rejects.toThrow('KMS unavailable');
+    expect(invoked).toBe(0);
+    expect(t.state.balance).toBe(5);
+    expect(t.state.ledger).toEqual([
+      { amount: -1, reason: 'chat metered' },
+      { amount: 1, reason: 'chat metered refund: the run never started' },
+    ]);
+  });
 });
 
 describe('MCP calls', () => {
