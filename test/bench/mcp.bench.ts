@@ -117,8 +117,8 @@ async function runtimeCall(runtime: McpRuntime, tenantId: string, source: McpSou
 /**
  * One `tools/call` of a trivial tool four ways: the same server in this process over the SDK's
  * in-memory transport (the floor: JSON-RPC and the tool, no HTTP, no process hop); the platform's
- * MCP runtime port directly (the loopback hop into the tenant's host process and a server built per
- * request); and through the platform's MCP endpoint, raw and with the official client (HTTP, auth,
+ * MCP runtime port directly (the loopback hop into the tenant's host process, whose built server is
+ * reused under the same keys); and through the platform's MCP endpoint, raw and with the official client (HTTP, auth,
  * the server and version reads, the credit debit with its ledger line, the usage record).
  */
 export const mcpBench: BenchModule = {
@@ -201,7 +201,9 @@ export const mcpBench: BenchModule = {
       note: 'same source evaluated in the bench process; Client <-> McpServer over InMemoryTransport',
     });
     const port = versus(
-      measured(RUNTIME, samples.get(RUNTIME)!, { note: 'loopback HTTP to the tenant host, server built per request; no platform HTTP, auth, credits or logs' }),
+      measured(RUNTIME, samples.get(RUNTIME)!, {
+        note: 'loopback HTTP to the tenant host, built server reused (same keys); no platform HTTP, auth, credits or logs',
+      }),
       floor,
     );
     const raw = measured(RAW, samples.get(RAW)!);
