@@ -60,19 +60,14 @@ export function attachTracer(ports: Ports): Tracer {
     (next, context) => async (args) => {
       const startedAt = now();
       const input = args.input as { TableName?: unknown; RequestItems?: Record<string, unknown>; TransactItems?: unknown[] };
+      const named = typeof input.TableName === 'string' ? [input.TableName] : input.RequestItems ? Object.keys(input.RequestItems) : [];
       const table =
-        typeof input.TableName === 'string'
-          ? input.TableName
-          : input.RequestItems
-            ? Object.keys(input.RequestItems).join('+')
-            : input.TransactItems
-              ? 'transact'
-              : '?';
+        named.length > 0 ? named.map((name) => (name.startsWith(prefix) ? name.slice(prefix.length) : name)).join('+') : input.TransactItems ? 'transact' : '?';
       const command = String(context.commandName ?? 'Command').replace(/Command$/, '');
       try {
         return await next(args);
       } finally {
-        span(`${table.startsWith(prefix) ? table.slice(prefix.length) : table}.${command}`, startedAt);
+        span(`${table}.${command}`, startedAt);
       }
     },
     { step: 'initialize', name: MIDDLEWARE, override: true },
