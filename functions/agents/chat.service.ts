@@ -22,14 +22,12 @@ import type { RequestScope } from '../core/request-scope.ts';
 import type { RunTokens } from '../core/auth/run-token.ts';
 import { registerSecret, scrubSecrets } from '../core/secret-scope.ts';
 import type { UsageLogWriter } from '../core/usage-log.ts';
-import type { KeyStore } from '../keys/key.store.ts';
 import type { Compute, FrameworkMessage, RuntimeEvent } from '../runtimes/compute.ts';
 import type { AgentRecord } from './agent.schema.ts';
 import { assertCanView, loadAgent, type AgentPorts } from './agent.service.ts';
 import { titleFrom, type ConversationRecord, type StoredMessage } from './conversation.schema.ts';
 
 export interface ChatPorts extends AgentPorts {
-  readonly keys: KeyStore;
   readonly keysReader: KeysReader;
   readonly credits: Credits;
   readonly usageLogs: UsageLogWriter;
@@ -129,29 +127,55 @@ export async function openChat(
 ): Promise<ChatSession> {
   const actor = requireUser(scope.actor);
   const { lineage } = scope;
-  const agent = await loadAgent(agentId, ports);
+  // Two independent reads at once; their checks still go in order (the agent's answer first).
+  const [agentRead, conversationRead] = await Promise.allSettled([
+    loadAgent(agentId, ports),
+    input.conversationId === undefined ? Promise.resolve(null) : ports.conversations.get(input.conversationId),
+  ]);
+  if (agentRead.status === 'rejected') throw agentRead.reason;
+  const agent = agentRead.value;
   if (agent.status === 'deleted') throw new GoneError(`Agent ${agentId} was deleted.`, 'AGENT_DELETED');
   assertCanView(actor, agent);
   if (agent.agentType === 'bidi') throw new ValidationError('Invalid request', ['agentId: voice agents are reached over the voice WebSocket, not chat']);
 
-  let conversation: ConversationRecord | null = null;
+  if (conversationRead.status === 'rejected') throw conversationRead.reason;
+  const conversation = conversationRead.value;
   let history: StoredMessage[] = [];
   if (input.conversationId !== undefined) {
-    conversation = await ports.conversations.get(input.conversationId);
     if (conversation === null || conversation.userId !== actor.userId || conversation.agentId !== agentId) {
       throw new NotFoundError(`Conversation ${input.conversationId} not found.`, 'CONVERSATION_NOT_FOUND');
     }
     history = await ports.conversations.messagesOf(conversation);
   }
-  // The base credit is taken up front, so a caller without credits never starts a run.
-  await ports.credits.debit(actor.userId, 1, { reason: `chat ${agent.agentName}`, requestId: lineage.requestId });
+  // The base credit is taken up front, so a caller without credits never starts a run. The run's
+  // keys are read meanwhile (one read, shorter than the debit's two writes); no run without both.
+  const reason = `chat ${agent.agentName}`;
+  const [debited, keysRead] = await Promise.allSettled([
+    ports.credits.debit(actor.userId, 1, { reason, requestId: lineage.requestId }),
+    ports.keysReader.readAllKeys(actor, agent.ownerId),
+  ]);
+  if (debited.status === 'rejected') throw debited.reason;
+  if (keysRead.status === 'rejected') {
+    await refundBaseCredit(scope, actor.userId, reason, ports);
+    throw keysRead.reason;
+  }
+  const keys = keysRead.value;
   const conversationId = conversation?.conversationId ?? uuid();
 
   return {
     agent,
     conversationId,
-    run: (signal) => runChat({ ...scope, actor, agent, prompt: input.prompt, conversation, conversationId, history, ports, signal }),
+    run: (signal) => runChat({ ...scope, actor, agent, prompt: input.prompt, conversation, conversationId, history, keys, ports, signal }),
   };
+}
+
+/** Gives the first credit back when the chat failed before its run could start. */
+async function refundBaseCredit(scope: RequestScope, userId: string, reason: string, ports: ChatPorts): Promise<void> {
+  try {
+    await ports.credits.grant(userId, 1, { reason: `${reason} refund: the run never started`, requestId: scope.lineage.requestId });
+  } catch (error) {
+    scope.log.error('chat credit refund failed', { error, userId });
+  }
 }
 
 /** One chat run: the request's scope (its actor known to be a user), the agent and the conversation. */
@@ -162,6 +186,8 @@ interface RunContext extends Omit<RequestScope, 'actor' | 'signal'> {
   readonly conversation: ConversationRecord | null;
   readonly conversationId: string;
   readonly history: StoredMessage[];
+  /** The owner's keys the run receives (for the owner's role token only the attached ones). */
+  readonly keys: Readonly<Record<string, string>>;
   readonly ports: ChatPorts;
   readonly signal: AbortSignal | undefined;
 }
@@ -177,8 +203,7 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
   const toolsSeen: string[] = [];
 
   const platformHosts = platformHostsOf(ctx.urls);
-  const keyNames = (await ports.keys.list(agent.ownerId)).map((k) => k.serviceName);
-  const keys = await ports.keysReader.readKeys(actor, agent.ownerId, keyNames);
+  const { keys } = ctx;
   const runToken = await mintRunToken(ctx);
   // The keys are the owner's: what reaches a caller who is not the owner is scrubbed as it streams.
   const outgoing = actor.userId === agent.ownerId ? null : new StreamScrubber([...Object.values(keys), runToken]);

@@ -9,6 +9,11 @@ import type { UserActor } from './auth/actor.ts';
 export interface KeysReader {
   /** Plain values by service name; names the owner has no key for are absent. */
   readKeys(caller: UserActor, ownerId: string, serviceNames: readonly string[]): Promise<Record<string, string>>;
+  /**
+   * Every key of the owner the caller's run may receive, by service name: what agents and MCP
+   * servers get. One read of the owner's keys, not a listing followed by a read per key.
+   */
+  readAllKeys(caller: UserActor, ownerId: string): Promise<Record<string, string>>;
 }
 
 /** Environment variable an MCP server reads a key from: upper-cased, non-alphanumerics as `_`. */

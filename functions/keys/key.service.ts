@@ -62,19 +62,37 @@ export async function deleteKey(actor: UserActor, serviceName: string, ports: Pi
  * token minted for the owner's own run carries the run's keys, or null for all of them).
  */
 export function createKeysReader(ports: Pick<KeyPorts, 'keys' | 'secretBox'>): KeysReader {
+  /** The names a caller's run may receive: all, or for the owner's own role token only the attached ones. */
+  const allowedFor = (caller: UserActor, ownerId: string) =>
+    caller.scope === 'role' && caller.userId === ownerId && caller.roleKeys !== null ? new Set(caller.roleKeys) : null;
+
+  /** Opens the records, all at once (in the cloud each is a KMS call), and registers each value for scrubbing. */
+  async function open(ownerId: string, records: readonly KeyRecord[]): Promise<Record<string, string>> {
+    const values = await Promise.all(
+      records.map(async (record) => {
+        const value = await ports.secretBox.open(record.sealed, sealContext(ownerId, record.serviceName));
+        registerSecret(value);
+        return [record.serviceName, value] as const;
+      }),
+    );
+    return Object.fromEntries(values);
+  }
+
   return {
     async readKeys(caller, ownerId, serviceNames) {
-      const allowed = caller.scope === 'role' && caller.userId === ownerId && caller.roleKeys !== null ? new Set(caller.roleKeys) : null;
+      const allowed = allowedFor(caller, ownerId);
       const wanted = [...new Set(serviceNames.map((n) => n.toLowerCase()))].filter((n) => allowed === null || allowed.has(n));
-      const values: Record<string, string> = {};
-      for (const name of wanted) {
-        const record = await ports.keys.get(ownerId, name);
-        if (record === null) continue;
-        const value = await ports.secretBox.open(record.sealed, sealContext(ownerId, name));
-        registerSecret(value);
-        values[name] = value;
-      }
-      return values;
+      const records = await Promise.all(wanted.map((name) => ports.keys.get(ownerId, name)));
+      return open(
+        ownerId,
+        records.filter((r): r is KeyRecord => r !== null),
+      );
+    },
+    async readAllKeys(caller, ownerId) {
+      const allowed = allowedFor(caller, ownerId);
+      // The listing holds the sealed values already: no second read per key.
+      const records = (await ports.keys.list(ownerId)).filter((r) => allowed === null || allowed.has(r.serviceName.toLowerCase()));
+      return open(ownerId, records);
     },
   };
 }

@@ -7,13 +7,11 @@ import { Reply } from '../core/http/route.ts';
 import { keyEnvironmentName, type KeysReader } from '../core/keys-reader.ts';
 import { scrubSecrets } from '../core/secret-scope.ts';
 import type { UsageLogWriter } from '../core/usage-log.ts';
-import type { KeyStore } from '../keys/key.store.ts';
 import type { McpHttpRequest, McpHttpResponse } from '../runtimes/mcp-runtime.ts';
 import { TOOL_CALL_CREDITS, type McpServerRecord } from './mcp.schema.ts';
 import { isOwner, loadServer, loadServerBySlug, loadVersion, type McpPorts } from './mcp.service.ts';
 
 export interface McpEndpointPorts extends McpPorts {
-  readonly keys: KeyStore;
   readonly keysReader: KeysReader;
   readonly credits: Credits;
   readonly usageLogs: UsageLogWriter;
@@ -129,9 +127,7 @@ const ANONYMOUS_CALLER: UserActor = Object.freeze({
 
 /** The owner's keys as `SERVICENAME_KEY` variables; for the owner's role tokens only the attached ones. */
 async function environmentFor(actor: Actor, server: McpServerRecord, ports: McpEndpointPorts): Promise<Record<string, string>> {
-  const names = (await ports.keys.list(server.ownerId)).map((k) => k.serviceName);
-  if (names.length === 0) return {};
-  const values = await ports.keysReader.readKeys(actor.kind === 'user' ? actor : ANONYMOUS_CALLER, server.ownerId, names);
+  const values = await ports.keysReader.readAllKeys(actor.kind === 'user' ? actor : ANONYMOUS_CALLER, server.ownerId);
   return Object.fromEntries(Object.entries(values).map(([name, value]) => [keyEnvironmentName(name), value]));
 }
 

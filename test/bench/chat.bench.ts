@@ -5,6 +5,7 @@ import { createUser, startTestPlatform, type TestPlatform } from '../support/loc
 import { elapsedSince, type BenchModule } from './harness.ts';
 import { firstOf, invokeTimed, startRuntimeServer } from './runtime.bench.ts';
 import { measured, versus, type MeasuredRow } from './stats.ts';
+import { attachTracer, describeStoreCalls, markOf, spanOf, type Trace } from './trace.ts';
 
 /** The runtime's own plain-Python echo agent: streams the prompt back in a few `text` events. */
 const ECHO = readFileSync(new URL('../../python-runtime/tests/fixtures/echo_agent.py', import.meta.url), 'utf8');
@@ -15,6 +16,8 @@ const CONTINUED_ROUNDS = 30;
 /** The chat routes allow 60 calls per user per minute: a new window (test clock) every this many rounds (<= 2 chats each). */
 const ROUNDS_PER_WINDOW = 20;
 const CHAT_WINDOW_MS = 60_000;
+/** New conversations traced store call by store call, after the measured rounds (one rate-limit window). */
+const TRACED = 20;
 
 const DIRECT_TEXT = 'runtime /invoke, first text';
 const DIRECT_END = 'runtime /invoke, end';
@@ -26,6 +29,9 @@ const HISTORY_END = 'runtime /invoke + history, end';
 const CONTINUED_BYTE = 'chat, continued conv, first byte';
 const CONTINUED_TEXT = 'chat, continued conv, first text';
 const CONTINUED_END = 'chat, continued conv, end';
+const TO_INVOKE = 'chat, new conv: to compute.invoke';
+const TO_RUNTIME_TEXT = 'chat, new conv: compute.invoke to its first event';
+const AFTER_RUNTIME = 'chat, new conv: runtime end to body end';
 
 interface ChatTiming {
   /** Request start to the first body chunk (the `__META__` marker, written before the agent runs). */
@@ -209,6 +215,17 @@ export const chatBench: BenchModule = {
     }
     const messageCount = history.length;
 
+    // Where a new conversation's milliseconds go, traced apart so the rows above carry no instrumentation.
+    progress(`chat: ${TRACED} traced new conversations`);
+    await freshWindow(platform, user.token);
+    const tracer = attachTracer(platform.running.ports);
+    const traces: Trace[] = [];
+    try {
+      for (let n = 0; n < TRACED; n++) traces.push(await tracer.trace(() => chatOnce(httpAgent, chatUrl, user.token, prompt())));
+    } finally {
+      tracer.detach();
+    }
+
     const row = (name: string, note?: string) => measured(name, samples.get(name)!, note ? { note } : {});
     const share = (platformRow: MeasuredRow, runtimeRow: MeasuredRow) =>
       `platform's share: p50 +${(platformRow.p50 - runtimeRow.p50).toFixed(1)} ms, mean +${(platformRow.mean - runtimeRow.mean).toFixed(1)} ms`;
@@ -221,6 +238,21 @@ export const chatBench: BenchModule = {
     const historyEnd = row(HISTORY_END);
     const continuedText = row(CONTINUED_TEXT);
     const continuedEnd = row(CONTINUED_END);
+    const invokeOf = (trace: Trace) => spanOf(trace, 'compute.invoke');
+    const stage = (name: string, of: (trace: Trace) => number, note: string) => measured(name, traces.map(of), { note });
+    const breakdown = [
+      stage(
+        TO_INVOKE,
+        (t) => invokeOf(t).start,
+        `request sent to the runtime call (__META__ goes out after the debit): ${describeStoreCalls(traces, (t, s) => s.start < invokeOf(t).start)}`,
+      ),
+      stage(TO_RUNTIME_TEXT, (t) => markOf(t, 'runtime first event') - invokeOf(t).start, 'the local adapter and the agent, as the platform calls it'),
+      stage(
+        AFTER_RUNTIME,
+        (t) => t.end - invokeOf(t).end,
+        `the runtime's end to the body read in full (__METRICS__ last): ${describeStoreCalls(traces, (t, s) => s.start >= invokeOf(t).end)}`,
+      ),
+    ];
     return [
       directText,
       directEnd,
@@ -232,6 +264,7 @@ export const chatBench: BenchModule = {
       versus(versus(row(CONTINUED_BYTE, 'adds the conversation and history reads before `__META__`'), historyText), chatByte),
       versus(versus({ ...continuedText, note: share(continuedText, historyText) }, historyText), chatText),
       versus(versus({ ...continuedEnd, note: share(continuedEnd, historyEnd) }, historyEnd), chatEnd),
+      ...breakdown,
     ];
   },
 };

@@ -95,6 +95,38 @@ exports.createMcpServer = () => {
 };
 `;
 
+/**
+ * Reads a key while it is built (a source may), counts its builds (per loaded module), and reports what the SDK knows of
+ * the connection: the client from `initialize`, its capabilities, and whether an info log would go out.
+ */
+const CAPTURING = `const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');
+const { z } = require('zod');
+
+const text = (value) => ({ content: [{ type: 'text', text: String(value) }] });
+const loadId = Math.random().toString(36).slice(2);
+let built = 0;
+
+exports.createMcpServer = () => {
+  const build = ++built;
+  const captured = process.env.OPENAI_KEY ?? 'none';
+  const server = new McpServer({ name: 'capturing', version: '1.0.0' }, { capabilities: { logging: {} } });
+  server.registerTool('captured', { inputSchema: {} }, async () => text(captured + '#' + build));
+  server.registerTool('slow_build', { inputSchema: { ms: z.number() } }, async ({ ms }) => {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    return text(loadId + ':' + build);
+  });
+  server.registerTool('connection', { inputSchema: {} }, async () =>
+    text(JSON.stringify({
+      build,
+      client: server.server.getClientVersion()?.name ?? null,
+      sampling: server.server.getClientCapabilities()?.sampling !== undefined,
+      logged: !server.server.isMessageIgnored('info', undefined),
+    })),
+  );
+  return server;
+};
+`;
+
 export const MCP_HEADERS = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
 
 function source(serverId: string, version: number, sourceCode: string): McpSource {
@@ -350,17 +382,78 @@ exports.createMcpServer = () => {
       expect(changed).toBe('two, edited');
     });
 
-    it('keeps a loaded version for later requests and builds a fresh server for each request', async () => {
+    it('keeps a loaded version and its built server for later requests with the same keys', async () => {
       // Prepare: a version of its own, so nothing loaded it before
       const counting = source('mcp-counting', 1, UNRULY);
 
       // Act
       const first = textOf((await callTool(runtime, 'tenant-a', counting, 'ids')).json).split(':');
       const second = textOf((await callTool(runtime, 'tenant-a', counting, 'ids')).json).split(':');
+      const third = textOf((await callTool(runtime, 'tenant-a', counting, 'ids')).json).split(':');
 
-      // Assess: the same module (its load id), a new server (its build count)
+      // Assess: the same module (its load id), built once (its build count)
       expect(first[1]).toBe('1');
-      expect(second).toEqual([first[0], '2']);
+      expect(second).toEqual(first);
+      expect(third).toEqual(first);
+    });
+
+    it('reuses a built server only under the same keys: what it read while built never reaches a request with other keys', async () => {
+      // Prepare: a server that reads a key while it is built, as a careless source may
+      const capturing = source('mcp-capturing', 1, CAPTURING);
+
+      // Act
+      const asOwner = textOf((await callTool(runtime, 'tenant-a', capturing, 'captured', {}, { OPENAI_KEY: 'owner-key', MAPS_KEY: 'maps' })).json);
+      const asRoleToken = textOf((await callTool(runtime, 'tenant-a', capturing, 'captured', {}, { MAPS_KEY: 'maps' })).json);
+      const rotated = textOf((await callTool(runtime, 'tenant-a', capturing, 'captured', {}, { OPENAI_KEY: 'new-key', MAPS_KEY: 'maps' })).json);
+      const ownerAgain = textOf((await callTool(runtime, 'tenant-a', capturing, 'captured', {}, { MAPS_KEY: 'maps', OPENAI_KEY: 'owner-key' })).json);
+
+      // Assess: each set of keys got a server of its own (build 1, 2, 3); the same set, in any order, the first one again
+      expect(asOwner).toBe('owner-key#1');
+      expect(asRoleToken).toBe('none#2');
+      expect(rotated).toBe('new-key#3');
+      expect(ownerAgain).toBe('owner-key#1');
+    });
+
+    it('gives concurrent requests servers of their own, each answering its own request', async () => {
+      // Prepare
+      const capturing = source('mcp-concurrent', 1, CAPTURING);
+      const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'slow_build', arguments: { ms: 150 } } });
+
+      // Act
+      const answers = await Promise.all(
+        [1, 2, 3].map((id) => runtime.handle('tenant-a', capturing, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify(call(id)) }, {})),
+      );
+      const after = textOf((await callTool(runtime, 'tenant-a', capturing, 'slow_build', { ms: 0 })).json);
+
+      // Assess
+      const parsed = answers.map((a) => JSON.parse(a.body) as { id: number; result: { content: { text: string }[] } });
+      expect(parsed.map((p) => p.id)).toEqual([1, 2, 3]);
+      expect(new Set(parsed.map((p) => p.result.content[0]!.text)).size).toBe(3);
+      // Afterwards one of those servers answers (in the cloud, in the environment that ran it): none was built for it.
+      expect(parsed.map((p) => p.result.content[0]!.text)).toContain(after);
+    });
+
+    it("starts a reused server as a new one: no earlier caller's initialize or log level", async () => {
+      // Prepare
+      const capturing = source('mcp-forgetful', 1, CAPTURING);
+      const initialize = {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: { sampling: {} }, clientInfo: { name: 'first-caller', version: '9.9.9' } },
+      };
+      const setLevel = { jsonrpc: '2.0', id: 2, method: 'logging/setLevel', params: { level: 'emergency' } };
+      const send = (message: unknown) => runtime.handle('tenant-a', capturing, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify(message) }, {});
+
+      // Act
+      const initialized = await send(initialize);
+      const levelSet = await send(setLevel);
+      const seen = textOf((await callTool(runtime, 'tenant-a', capturing, 'connection')).json);
+
+      // Assess: the same server (build 1) answered all three, and remembered nothing of the first two
+      expect(initialized.status).toBe(200);
+      expect(levelSet.status).toBe(200);
+      expect(JSON.parse(seen)).toEqual({ build: 1, client: null, sampling: false, logged: true });
     });
 
     it("runs different tenants' servers in different environments, each with only its own keys", async () => {

@@ -3,6 +3,7 @@ import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser, startTestPlatform, type ApiResponse, type TestPlatform } from '../support/local-platform.ts';
+import { callOf, callsOn, overlapped, recordStoreCalls } from '../support/store-calls.ts';
 
 /** The runtime's own plain-Python test agents: the same interface as Strands, no framework needed. */
 const fixture = (name: string) => readFileSync(new URL(`../../python-runtime/tests/fixtures/${name}.py`, import.meta.url), 'utf8');
@@ -357,19 +358,46 @@ describe('agents over HTTP with the real Python runtime', () => {
     // Prepare
     const user = await createUser(platform, { alias: 'key-agent-owner', credits: 10 });
     await platform.api('POST', '/keys/store', { token: user.token, body: { serviceName: 'openai', apiKey: 'sk-agent-secret-123456' } });
+    await platform.api('POST', '/keys/store', { token: user.token, body: { serviceName: 'github', apiKey: 'ghp-agent-secret-1234' } });
     const agent = await createAgent(user.token, 'key-reader', KEY_NAMES);
+    const { db, config } = platform.running.ports;
     // Act
     const res = await platform.api('POST', `/agent/${agent.agentId}/chat`, { token: user.token, body: { prompt: 'which keys?' } });
+    const { result: continued, calls } = await recordStoreCalls(db, config.TABLE_PREFIX, () =>
+      streamChat(platform, user.token, agent.agentId, { prompt: 'and now?', conversationId: res.body.data.conversationId }),
+    );
     const credits = await platform.api('GET', '/user/credits', { token: user.token });
     const logs = await platform.api('GET', `/logs?resourceId=${agent.agentId}`, { token: user.token });
     const info = await platform.api('GET', `/agent/${agent.agentId}`, { token: user.token });
+    const conversation = await platform.api('GET', `/agent/${agent.agentId}/conversation/${res.body.data.conversationId}`, { token: user.token });
     // Assess
-    expect(res.body.data.response).toBe('keys=openai len=22');
-    expect(credits.body.data.credits).toBe(9);
-    expect(logs.body.data.logs).toHaveLength(1);
+    expect(res.body.data.response).toBe('keys=github,openai len=22');
+    expect(continued.body).toContain('keys=github,openai len=22');
+    expect(credits.body.data.credits).toBe(8);
+    expect(logs.body.data.logs).toHaveLength(2);
     expect(logs.body.data.logs[0]).toMatchObject({ resourceType: 'agent', status: 'success', creditsUsed: 1 });
+    expect(logs.body.data.logs[1]).toMatchObject({ resourceType: 'agent', status: 'success', creditsUsed: 1 });
     expect(JSON.stringify(logs.body)).not.toContain('sk-agent-secret-123456');
-    expect(info.body.data.invocationsPerMonth).toBe(1);
+    expect(info.body.data.invocationsPerMonth).toBe(2);
+    expect(conversation.body.data.conversation.messages.map((m: { content: string }) => m.content)).toEqual([
+      'which keys?',
+      'keys=github,openai len=22',
+      'and now?',
+      'keys=github,openai len=22',
+    ]);
+    // A continued chat's store calls: each record read once, the keys in one read; the agent and the
+    // conversation read together, the keys together with the debit.
+    expect(callsOn(calls, 'agents', 'conversations', 'keys', 'credit-ledger', 'usage-logs').sort()).toEqual([
+      'agents.GetItem',
+      'agents.UpdateItem',
+      'conversations.GetItem',
+      'conversations.PutItem',
+      'credit-ledger.PutItem',
+      'keys.Query',
+      'usage-logs.PutItem',
+    ]);
+    expect(overlapped(callOf(calls, 'agents.GetItem'), callOf(calls, 'conversations.GetItem'))).toBe(true);
+    expect(overlapped(callOf(calls, 'keys.Query'), callOf(calls, 'users.UpdateItem'))).toBe(true);
   });
 
   it('refuses a chat without credits with 402 before running anything', async () => {

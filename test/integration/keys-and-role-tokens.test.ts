@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { requireUser } from '../../functions/core/auth/actor.ts';
+import { requireUser, type UserActor } from '../../functions/core/auth/actor.ts';
 import { sha256Hex } from '../../functions/core/ids.ts';
 import { defineRoute } from '../../functions/core/http/route.ts';
 import { defineArea } from '../../lib/manifest/define.ts';
@@ -13,6 +13,7 @@ import type { RouteSpec } from '../../lib/manifest/types.ts';
 import { boundRoute } from '../../lib/local/handlers.ts';
 import { createLocalServer } from '../../lib/local/server.ts';
 import { callApi, createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
+import { callsOn, recordStoreCalls } from '../support/store-calls.ts';
 
 /**
  * A stand-in resource run until the runtimes land: it asks the keys reader for keys, debits one
@@ -206,6 +207,38 @@ describe('keys vault, role tokens and credits over HTTP', () => {
     expect(revoked.status).toBe(200);
     expect(afterRevoke.body.data).toEqual({ valid: false });
     expect(authAfterRevoke.status).toBe(401);
+  });
+
+  it("reads all of an owner's keys a run may receive in one store read, and only the attached ones for the owner's role token", async () => {
+    // Prepare
+    const user = await createUser(platform, { alias: 'allkeys', credits: 10 });
+    const values = { openai: 'sk-live-ALL-A-123456', github: 'ghp_ALL-B-123456', maps: 'maps-ALL-C-123456' };
+    for (const [serviceName, apiKey] of Object.entries(values)) await platform.api('POST', '/keys/store', { token: user.token, body: { serviceName, apiKey } });
+    const owner: UserActor = {
+      kind: 'user',
+      userId: user.userId,
+      alias: 'allkeys',
+      isAdmin: false,
+      via: 'user-token',
+      tokenId: null,
+      scope: 'full',
+      roleKeys: null,
+    };
+    const roleToken: UserActor = { ...owner, via: 'role-token', scope: 'role', roleKeys: ['github'] };
+    const other: UserActor = { ...owner, userId: 'someone-else', alias: null };
+    const { db, config, keysReader } = platform.running.ports;
+
+    // Act
+    const asOwner = await recordStoreCalls(db, config.TABLE_PREFIX, () => keysReader.readAllKeys(owner, user.userId));
+    const asRoleToken = await keysReader.readAllKeys(roleToken, user.userId);
+    const asOtherCaller = await keysReader.readAllKeys(other, user.userId);
+
+    // Assess
+    expect(asOwner.result).toEqual(values);
+    expect(callsOn(asOwner.calls, 'keys')).toEqual(['keys.Query']);
+    expect(asRoleToken).toEqual({ github: values.github });
+    // Another caller's run gets all of the owner's keys: the code that receives them is the owner's.
+    expect(asOtherCaller).toEqual(values);
   });
 
   it('answers validate with the same {valid: false} for any invalid token', async () => {

@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
+import { callsOn, recordStoreCalls } from '../support/store-calls.ts';
 
 /** A calculator; `which` names its label so a pinned version is recognisable. */
 function calculator(label: string): string {
@@ -252,7 +253,8 @@ describe('the MCP endpoint: protocol, access, billing, keys and lineage', () => 
     // Act
     const asOwner = await rpc(`/mcp/${serverId}`, call, { token: owner.token });
     const asRole = await rpc(`/mcp/${serverId}`, call, { token: role });
-    const asOther = await rpc(`/mcp/${serverId}`, call, { token: other.token });
+    const { db, config } = platform.running.ports;
+    const { result: asOther, calls } = await recordStoreCalls(db, config.TABLE_PREFIX, () => rpc(`/mcp/${serverId}`, call, { token: other.token }));
     const record = await usageRecord(owner.token, asOwner.headers.get('x-request-id')!);
     // Assess
     const seen = (res: { body: any }) => JSON.parse(res.body.result.content[0].text);
@@ -262,6 +264,13 @@ describe('the MCP endpoint: protocol, access, billing, keys and lineage', () => 
     expect(seen(asOwner).headers).toContain('content-type');
     expect(seen(asOwner).headers).not.toContain('authorization');
     expect(JSON.stringify(record.record)).not.toContain(owner.token);
+    // The endpoint's own reads and writes: each record once, the keys in one read (their listing holds the sealed values).
+    expect(callsOn(calls, 'mcp-servers', 'mcp-versions', 'keys', 'credit-ledger', 'usage-logs').sort()).toEqual([
+      'credit-ledger.PutItem',
+      'keys.Query',
+      'mcp-servers.GetItem',
+      'usage-logs.PutItem',
+    ]);
   });
 
   it("writes one usage record per request with the caller's lineage, and nulls for direct calls", async () => {

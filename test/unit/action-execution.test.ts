@@ -96,6 +96,9 @@ function setup(
         if (options.keysFail) throw new Error('KMS unavailable');
         return { openai: 'sk-owner-secret' };
       },
+      async readAllKeys() {
+        throw new Error('an action receives only the keys it declares');
+      },
     },
     usageLogs: {
       async write(input) {

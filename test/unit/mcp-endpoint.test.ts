@@ -84,11 +84,10 @@ function fakePorts(options: { visibility?: 'private' | 'public'; answer?: McpHtt
       getVersion: async (_id: string, n: number) => (n <= 2 ? version(n) : null),
     },
     users: { getAliasClaim: async () => null, get: async () => null },
-    keys: { list: async () => [{ serviceName: 'weather' }, { serviceName: 'maps-api' }] },
     keysReader: {
-      readKeys: async (caller: UserActor, _owner: string, names: readonly string[]) => {
+      readAllKeys: async (caller: UserActor) => {
         calls.keysReadAs.push(caller);
-        return Object.fromEntries(names.map((n) => [n, `value-of-${n}`]));
+        return Object.fromEntries(['weather', 'maps-api'].map((n) => [n, `value-of-${n}`]));
       },
     },
     credits: {

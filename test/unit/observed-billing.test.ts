@@ -188,7 +188,7 @@ function actionPorts(balance: number, compute: Compute, record = action()) {
     clock: { now: () => 1_800_000_000_000 },
     config: parseConfig({ TABLE_PREFIX: 't-', BUCKET_PREFIX: 'b-' }, areas),
     credits,
-    keysReader: { readKeys: async () => ({}) },
+    keysReader: { readKeys: async () => ({}), readAllKeys: async () => ({}) },
     usageLogs: {
       async write(input) {
         logs.push(input);
@@ -314,7 +314,7 @@ function chatPorts(balance: number, compute: Compute, tickSec = 0.5) {
     clock: { now: () => 1_800_000_000_000 },
     config: parseConfig({ TABLE_PREFIX: 't-', BUCKET_PREFIX: 'b-', CHAT_BILLING_TICK_SEC: String(tickSec) }, areas),
     keys: { list: async () => [] },
-    keysReader: { readKeys: async () => ({}) },
+    keysReader: { readKeys: async () => ({}), readAllKeys: async () => ({}) },
     credits,
     usageLogs: {
       async write(input: UsageLogInput) {
@@ -391,6 +391,32 @@ describe('chat: metered while it runs, charged only when it started', () => {
     expect(refused.state.balance).toBe(10);
     expect(refused.logs[0]).toMatchObject({ creditsUsed: 0 });
   });
+
+  it("gives the first credit back and runs nothing when the owner's keys cannot be read (they are read alongside the debit)", async () => {
+    // Prepare
+    let invoked = 0;
+    const t = chatPorts(
+      5,
+      fakeCompute(() => {
+        invoked++;
+        return events({ type: 'end', started: true, durationMs: 1 });
+      }),
+    );
+    const ports = {
+      ...t.ports,
+      keysReader: { readKeys: async () => ({}), readAllKeys: async () => Promise.reject(new Error('KMS unavailable')) },
+    } as ChatPorts;
+    // Act
+    const opened = openChat(scopeOf(user('caller'), { lineage: lineage, urls: LOCAL_URLS }), t.agentId, { prompt: 'x' }, ports);
+    // Assess
+    await expect(opened).rejects.toThrow('KMS unavailable');
+    expect(invoked).toBe(0);
+    expect(t.state.balance).toBe(5);
+    expect(t.state.ledger).toEqual([
+      { amount: -1, reason: 'chat metered' },
+      { amount: 1, reason: 'chat metered refund: the run never started' },
+    ]);
+  });
 });
 
 describe('MCP calls', () => {
@@ -420,7 +446,7 @@ describe('MCP calls', () => {
       mcpServers: { get: async () => server, getVersion: async () => ({ serverId: 'mcp-slow', version: 1, sourceCode: 'src' }) },
       users: {},
       keys: { list: async () => [] },
-      keysReader: { readKeys: async () => ({}) },
+      keysReader: { readKeys: async () => ({}), readAllKeys: async () => ({}) },
       credits: { debit: async () => ({}), grant: async (_u: string, amount: number) => void grants.push(amount) },
       usageLogs: { write: async (input: UsageLogInput) => void records.push(input) },
       mcpRuntime: {

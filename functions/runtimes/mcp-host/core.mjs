@@ -18,8 +18,15 @@
  *   package hazard) but the SDK subpaths of DENIED_SUBPATHS, and Node's built-in modules except
  *   those that start processes or threads, reach the module loader or the inspector (DENIED_BUILTINS).
  * - The module (its `createMcpServer`) is cached per (serverId, version), LRU-bounded, and checked
- *   against the source's hash. The server is built per request: an McpServer can be connected to
- *   one transport at a time, and stateless transports cannot be reused.
+ *   against the source's hash. Built servers are kept with it and reused: building one (the SDK
+ *   makes an Ajv instance per server) cost more than answering a `tools/call`. A stateless transport
+ *   serves one request, so each request gets a fresh transport on an idle server, one request per
+ *   server at a time (concurrent requests get servers of their own). Reuse stays within one set of
+ *   keys (`env`): a server that read `process.env` while it was built never serves a request with
+ *   other keys (another caller's role token, a rotated key). What the SDK remembers of a connection
+ *   (the client's info and capabilities from `initialize`, the log level) is cleared before a server
+ *   is reused; a server that timed out or was cancelled is never reused. What a source keeps in its
+ *   own variables is the source's, as module-level state always was.
  *
  * Environment: `process.env` is replaced by a view that, inside a request, shows the host's own
  * (clean) environment plus that request's `env` (the owner's keys); writes stay within the request.
@@ -65,6 +72,8 @@ export const ALLOWED_PACKAGES = Object.freeze([...ALLOWED_MODULES.packages]);
 export const DENIED_SUBPATHS = Object.freeze(ALLOWED_MODULES.deniedSubpaths);
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+/** Idle built servers kept per (serverId, version), whatever their keys: the concurrency worth serving warm. */
+const MAX_IDLE_SERVERS = 8;
 const DEFAULT_MAX_MODULES = 50;
 /** Pages of `tools/list` followed by inspect (a server that keeps returning cursors is cut off). */
 const MAX_TOOL_PAGES = 100;
@@ -91,7 +100,8 @@ export class LoadError extends Error {}
  * @typedef {{ ok: true, tools: string[] } | { ok: false, error: string }} Inspection
  * @typedef {{ connect(transport: unknown): Promise<void>, close(): Promise<void> }} ServerLike
  * @typedef {() => ServerLike | Promise<ServerLike>} Factory
- * @typedef {{ hash: string, factory: Promise<Factory> }} CacheEntry
+ * @typedef {{ envKey: string, server: ServerLike }} IdleServer
+ * @typedef {{ hash: string, factory: Promise<Factory>, idle: IdleServer[] }} CacheEntry
  */
 
 /**
@@ -249,19 +259,22 @@ export function createHost(options) {
   }
 
   /**
-   * The cached factory of a source, loaded once however many requests wait for it.
+   * The cache entry of a source: its factory, loaded once however many requests wait for it, and
+   * its idle built servers.
    * @param {Source} source
+   * @returns {CacheEntry}
    */
-  function factoryOf(source) {
+  function entryOf(source) {
     const key = `${source.serverId}@${source.version}`;
     const hash = createHash('sha256').update(source.sourceCode).digest('base64');
     const cached = modules.get(key);
     if (cached && cached.hash === hash) {
       modules.delete(key);
       modules.set(key, cached);
-      return cached.factory;
+      return cached;
     }
-    const entry = { hash, factory: loadFactory(source) };
+    /** @type {CacheEntry} */
+    const entry = { hash, factory: loadFactory(source), idle: [] };
     // A failed load is not kept: the next request tries again (the failure may depend on env).
     entry.factory.catch(() => {
       if (modules.get(key) === entry) modules.delete(key);
@@ -272,18 +285,20 @@ export function createHost(options) {
       if (oldest === undefined) break;
       modules.delete(oldest);
     }
-    return entry.factory;
+    return entry;
   }
 
   /**
-   * Builds a fresh server, serves one HTTP exchange on a fresh stateless transport, closes both.
+   * An idle server of `entry` built with the same keys, or a new one.
    * @param {Source} source
-   * @param {Factory} factory
-   * @param {HttpRequest} request
-   * @param {{ closeOnAbort: (close: () => void) => void }} lifetime
-   * @returns {Promise<HttpResponse>}
+   * @param {CacheEntry} entry
+   * @param {string} envKey
+   * @returns {Promise<ServerLike>}
    */
-  async function exchange(source, factory, request, lifetime) {
+  async function serverFor(source, entry, envKey) {
+    const at = entry.idle.findIndex((idle) => idle.envKey === envKey);
+    if (at >= 0) return entry.idle.splice(at, 1)[0].server;
+    const factory = await entry.factory;
     /** @type {ServerLike} */
     let server;
     try {
@@ -294,13 +309,50 @@ export function createHost(options) {
     if (server === null || typeof server !== 'object' || typeof server.connect !== 'function') {
       throw new LoadError(`createMcpServer() must return an McpServer of @modelcontextprotocol/sdk (it returned ${describeValue(server)})`);
     }
+    return server;
+  }
+
+  /**
+   * Puts a server whose exchange finished back among `entry`'s idle ones, once closed and cleared
+   * of what the SDK kept of the connection; a server of another shape is dropped.
+   * @param {CacheEntry} entry
+   * @param {string} envKey
+   * @param {ServerLike} server
+   */
+  async function keepIdle(entry, envKey, server) {
+    await server.close();
+    if (!forgetConnection(server)) return;
+    entry.idle.push({ envKey, server });
+    // The oldest idle server goes first.
+    while (entry.idle.length > MAX_IDLE_SERVERS) entry.idle.shift();
+  }
+
+  /**
+   * Serves one HTTP exchange on a fresh stateless transport, on an idle server of the source built
+   * with the same keys or a new one; the server is closed after it, and kept for the next request
+   * unless the exchange was cut short.
+   * @param {Source} source
+   * @param {CacheEntry} entry
+   * @param {Record<string, string>} env
+   * @param {HttpRequest} request
+   * @param {{ closeOnAbort: (close: () => void) => void }} lifetime
+   * @returns {Promise<HttpResponse>}
+   */
+  async function exchange(source, entry, env, request, lifetime) {
+    const envKey = digestOf(env);
+    const server = await serverFor(source, entry, envKey);
     const transport = new transportModule.WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    let abandoned = false;
     const close = () => {
       Promise.resolve()
         .then(() => (typeof server.close === 'function' ? server.close() : transport.close()))
         .catch(() => {});
     };
-    lifetime.closeOnAbort(close);
+    lifetime.closeOnAbort(() => {
+      abandoned = true;
+      close();
+    });
+    let answered = false;
     try {
       await server.connect(transport);
       const response = await transport.handleRequest(
@@ -316,9 +368,13 @@ export function createHost(options) {
       response.headers.forEach((value, name) => {
         headers[name.toLowerCase()] = value;
       });
+      answered = true;
       return { status: response.status, headers, body };
     } finally {
-      close();
+      // A server cut short may still be running a handler: it is closed and never reused.
+      // Closed after the answer has gone, not before it.
+      if (answered && !abandoned) void keepIdle(entry, envKey, server).catch(close);
+      else close();
     }
   }
 
@@ -381,14 +437,15 @@ export function createHost(options) {
         timeoutMs,
         signal,
         async (lifetime) => {
-          const factory = await factoryOf(source);
+          const entry = entryOf(source);
+          await entry.factory;
           /** @type {string[]} */
           const tools = [];
           /** @type {unknown} */
           let cursor;
           for (let page = 0; page < MAX_TOOL_PAGES; page++) {
             const body = JSON.stringify({ jsonrpc: '2.0', id: page + 1, method: 'tools/list', ...(cursor === undefined ? {} : { params: { cursor } }) });
-            const response = await exchange(source, factory, { method: 'POST', headers: MCP_REQUEST_HEADERS, body }, lifetime);
+            const response = await exchange(source, entry, {}, { method: 'POST', headers: MCP_REQUEST_HEADERS, body }, lifetime);
             const listed = toolsPage(response);
             if ('error' in listed) return { ok: false, error: listed.error };
             tools.push(...listed.tools);
@@ -433,7 +490,7 @@ export function createHost(options) {
         env,
         timeoutMs,
         signal,
-        async (lifetime) => exchange(source, await factoryOf(source), request, lifetime),
+        async (lifetime) => exchange(source, entryOf(source), env, request, lifetime),
         () => jsonRpcError(504, id, REQUEST_TIMEOUT, `the MCP server did not answer within ${timeoutMs} ms`),
         () => jsonRpcError(499, id, CONNECTION_CLOSED, 'the request was cancelled'),
       );
@@ -461,6 +518,34 @@ export function createHost(options) {
       }
     );
   }
+}
+
+/**
+ * Clears what an SDK server keeps of its last connection, so the next request (maybe another
+ * caller's) starts as on a new server: the client's info and capabilities from `initialize`, and
+ * the log level set with `logging/setLevel`. False when `server` is not an SDK server of the shape
+ * this knows (an McpServer or a low-level Server): it is then not reused.
+ * @param {ServerLike} server
+ */
+export function forgetConnection(server) {
+  /** @type {any} */
+  const any = server;
+  const protocol = any.server !== null && typeof any.server === 'object' ? any.server : any;
+  if (!(protocol._loggingLevels instanceof Map) || typeof protocol.getClientVersion !== 'function' || protocol._transport !== undefined) return false;
+  protocol._clientCapabilities = undefined;
+  protocol._clientVersion = undefined;
+  protocol._loggingLevels.clear();
+  return true;
+}
+
+/**
+ * A digest of a request's environment, so servers are reused only under the same keys.
+ * @param {Record<string, string>} env
+ */
+function digestOf(env) {
+  const hash = createHash('sha256');
+  for (const name of Object.keys(env).sort()) hash.update(`${name}\0${env[name]}\0`);
+  return hash.digest('base64');
 }
 
 /**

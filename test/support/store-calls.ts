@@ -1,0 +1,58 @@
+import type { Db } from '../../functions/core/db/dynamo.ts';
+
+/** One DynamoDB command as the store saw it: the logical table and the command, e.g. `keys.Query`. */
+export interface StoreCall {
+  readonly table: string;
+  readonly command: string;
+  /** Ordinals of the moments it was sent and answered, on one counter for all calls: which overlapped. */
+  readonly sent: number;
+  settled: number;
+}
+
+const MIDDLEWARE = 'testStoreCallRecorder';
+
+/**
+ * Runs `work` and returns its result with the DynamoDB commands sent meanwhile (of every store on
+ * `db`), in the order they were sent. Other work in flight is recorded too, so tests look only at
+ * the tables the code under test reads.
+ */
+export async function recordStoreCalls<T>(db: Db, tablePrefix: string, work: () => Promise<T>): Promise<{ result: T; calls: StoreCall[] }> {
+  const calls: StoreCall[] = [];
+  let moment = 0;
+  db.doc.middlewareStack.add(
+    (next, context) => async (args) => {
+      const name = (args.input as { TableName?: unknown }).TableName;
+      const table = typeof name === 'string' && name.startsWith(tablePrefix) ? name.slice(tablePrefix.length) : String(name);
+      const call: StoreCall = { table, command: String(context.commandName ?? '').replace(/Command$/, ''), sent: moment++, settled: Number.NaN };
+      calls.push(call);
+      try {
+        return await next(args);
+      } finally {
+        call.settled = moment++;
+      }
+    },
+    { step: 'initialize', name: MIDDLEWARE, override: true },
+  );
+  try {
+    return { result: await work(), calls };
+  } finally {
+    db.doc.middlewareStack.remove(MIDDLEWARE);
+  }
+}
+
+/** `table.Command` of the calls on `tables`. */
+export function callsOn(calls: readonly StoreCall[], ...tables: string[]): string[] {
+  return calls.filter((c) => tables.includes(c.table)).map((c) => `${c.table}.${c.command}`);
+}
+
+/** The call `table.Command` (the first one); throws when there was none. */
+export function callOf(calls: readonly StoreCall[], label: string): StoreCall {
+  const found = calls.find((c) => `${c.table}.${c.command}` === label);
+  if (found === undefined) throw new Error(`no ${label} among ${calls.map((c) => `${c.table}.${c.command}`).join(', ')}`);
+  return found;
+}
+
+/** True when the two calls were in flight at the same time. */
+export function overlapped(a: StoreCall, b: StoreCall): boolean {
+  return a.sent < b.settled && b.sent < a.settled;
+}
