@@ -114,6 +114,18 @@ function toFramework(messages: readonly StoredMessage[]): FrameworkMessage[] {
   return messages.map((m) => ({ role: m.role, content: [{ text: m.content }] }));
 }
 
+/** The agent and the conversation as read, failures included: `openChat` checks them in its order. */
+export type ChatReads = readonly [PromiseSettledResult<AgentRecord>, PromiseSettledResult<ConversationRecord | null>];
+
+/**
+ * A chat's first reads, the agent and the conversation being continued, at once. Reads only, and
+ * settled rather than thrown, so the route can start them while the rate limiter answers and
+ * `openChat` still checks them in order (the agent's answer first).
+ */
+export async function readChat(agentId: string, conversationId: string | undefined, ports: Pick<ChatPorts, 'agents' | 'conversations'>): Promise<ChatReads> {
+  return Promise.allSettled([loadAgent(agentId, ports), conversationId === undefined ? Promise.resolve(null) : ports.conversations.get(conversationId)]);
+}
+
 /**
  * Everything that can refuse a chat happens here, before any byte is streamed: the agent (404,
  * 410 when deleted, 403 when private), the conversation (404 unless it is the caller's with this
@@ -124,14 +136,12 @@ export async function openChat(
   agentId: string,
   input: { prompt: string; conversationId?: string | undefined },
   ports: ChatPorts,
+  /** What `readChat` already read for this request (the route's prefetch); read here otherwise. */
+  reads?: ChatReads,
 ): Promise<ChatSession> {
   const actor = requireUser(scope.actor);
   const { lineage } = scope;
-  // Two independent reads at once; their checks still go in order (the agent's answer first).
-  const [agentRead, conversationRead] = await Promise.allSettled([
-    loadAgent(agentId, ports),
-    input.conversationId === undefined ? Promise.resolve(null) : ports.conversations.get(input.conversationId),
-  ]);
+  const [agentRead, conversationRead] = reads ?? (await readChat(agentId, input.conversationId, ports));
   if (agentRead.status === 'rejected') throw agentRead.reason;
   const agent = agentRead.value;
   if (agent.status === 'deleted') throw new GoneError(`Agent ${agentId} was deleted.`, 'AGENT_DELETED');

@@ -132,6 +132,14 @@ async function environmentFor(actor: Actor, server: McpServerRecord, ports: McpE
 }
 
 /**
+ * The server a request names (404 when there is none): the endpoint's first read, which the route
+ * starts while the rate limiter answers. A read only: access is checked by `callMcpServer`.
+ */
+export function findServer(target: McpTarget, ports: Pick<McpEndpointPorts, 'mcpServers' | 'users'>): Promise<McpServerRecord> {
+  return 'serverId' in target ? loadServer(target.serverId, ports) : loadServerBySlug(target.owner, target.slug, ports);
+}
+
+/**
  * `POST` and `GET {mcp_url}/mcp/{serverId}` and `/mcp/s/{owner}/{slug}`: one MCP Streamable HTTP
  * request, answered statelessly by the server's live version or the pinned `v`/`version`. `GET`
  * (the optional server-to-client stream) is answered 405, as the MCP transport prescribes for
@@ -162,9 +170,11 @@ export async function callMcpServer(
   pinnedVersion: number | undefined,
   request: HttpRequest,
   ports: McpEndpointPorts,
+  /** The server `findServer` already read for `target` (the route's prefetch); read here otherwise. */
+  found?: McpServerRecord,
 ): Promise<Reply> {
   const { actor, lineage, signal } = scope;
-  const server = 'serverId' in target ? await loadServer(target.serverId, ports) : await loadServerBySlug(target.owner, target.slug, ports);
+  const server = found ?? (await findServer(target, ports));
   if (server.visibility !== 'public' && !isOwner(actor, server)) {
     if (actor.kind === 'anonymous') throw new AuthenticationRequiredError();
     throw new AccessDeniedError(`MCP server ${server.serverId} is private.`);
