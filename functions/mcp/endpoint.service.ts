@@ -191,15 +191,19 @@ export async function callMcpServer(
   const reason = `mcp ${server.serverName} tools/call x${toolCalls}`;
   // The debit and the keys are independent reads and writes: both at once. No run without both.
   const [debited, env] = await Promise.allSettled([
-    cost > 0 ? ports.credits.debit(payer, cost, { reason, requestId: lineage.requestId }) : Promise.resolve(null),
+    cost > 0 ? ports.credits.debitWithPendingLine(payer, cost, { reason, requestId: lineage.requestId }) : Promise.resolve(null),
     environmentFor(actor, server, ports),
   ]);
   if (debited.status === 'rejected') {
     if (debited.reason instanceof InsufficientCreditsError && actor.kind === 'anonymous') throw new OwnerCreditsExhaustedError();
     throw debited.reason;
   }
+  // The debit's ledger line is written while the server runs, not before: awaited before every
+  // answer, error answers included, and a failed write still fails the request (500, logged).
+  const ledgerLine: Promise<unknown> = debited.value?.line ?? Promise.resolve(null);
   if (env.status === 'rejected') {
     if (cost > 0) await refund(payer, cost, reason, ports, scope);
+    await ledgerLine;
     throw env.reason;
   }
 
@@ -219,6 +223,7 @@ export async function callMcpServer(
   } catch (error) {
     // The port answers failures as responses; a throw means the platform itself failed before the run.
     if (cost > 0) await refund(payer, cost, reason, ports, scope);
+    await ledgerLine;
     throw error;
   }
   const durationMs = ports.clock.now() - startedAt;
@@ -229,19 +234,23 @@ export async function callMcpServer(
 
   const responseBody = responseBodyOf(response);
   const failure = failureOf(response, responseBody);
-  await ports.usageLogs.write({
-    lineage,
-    userId: payer,
-    resourceId: server.serverId,
-    resourceType: 'mcp',
-    requestType: requestTypeOf(messages),
-    status: signal.aborted || response.status === 504 ? 'timeout' : failure === null ? 'success' : 'error',
-    request: { version: snapshot.version, pinned: pinnedVersion !== undefined, caller: actor.kind === 'user' ? actor.userId : null, body: messages ?? body },
-    response: { status: response.status, body: responseBody },
-    durationMs,
-    creditsUsed,
-    ...(failure !== null ? { error: failure } : {}),
-  });
+  // The run happened, so its record is written even when the ledger line failed; both are awaited.
+  await allSettledOrThrow([
+    ledgerLine,
+    ports.usageLogs.write({
+      lineage,
+      userId: payer,
+      resourceId: server.serverId,
+      resourceType: 'mcp',
+      requestType: requestTypeOf(messages),
+      status: signal.aborted || response.status === 504 ? 'timeout' : failure === null ? 'success' : 'error',
+      request: { version: snapshot.version, pinned: pinnedVersion !== undefined, caller: actor.kind === 'user' ? actor.userId : null, body: messages ?? body },
+      response: { status: response.status, body: responseBody },
+      durationMs,
+      creditsUsed,
+      ...(failure !== null ? { error: failure } : {}),
+    }),
+  ]);
 
   const returned: Record<string, string> = { [VERSION_HEADER]: String(snapshot.version) };
   for (const name of RETURNED_HEADERS) if (response.headers[name] !== undefined) returned[name] = response.headers[name];
@@ -263,6 +272,11 @@ function noEventStream(version: number): Reply {
     id: null,
   });
   return Reply.raw(body, 'application/json', { status: 405, headers: { allow: 'POST', [VERSION_HEADER]: String(version) } });
+}
+
+/** Waits for every write (none is left in flight behind the answer), then throws the first failure. */
+async function allSettledOrThrow(writes: readonly Promise<unknown>[]): Promise<void> {
+  for (const outcome of await Promise.allSettled(writes)) if (outcome.status === 'rejected') throw outcome.reason;
 }
 
 async function refund(payer: string, cost: number, reason: string, ports: McpEndpointPorts, { lineage, log }: RequestScope): Promise<void> {

@@ -66,6 +66,10 @@ function wallet(initial: number) {
       state.ledger.push({ amount: -amount, reason: change.reason });
       return entry(-amount);
     },
+    async debitWithPendingLine(userId, amount, change) {
+      const line = await this.debit(userId, amount, change);
+      return { balanceAfter: line.balanceAfter, line: Promise.resolve(line) };
+    },
     async grant(_userId, amount, change) {
       state.balance = roundCredits(state.balance + amount);
       state.ledger.push({ amount, reason: change.reason });
@@ -447,7 +451,10 @@ describe('MCP calls', () => {
       users: {},
       keys: { list: async () => [] },
       keysReader: { readKeys: async () => ({}), readAllKeys: async () => ({}) },
-      credits: { debit: async () => ({}), grant: async (_u: string, amount: number) => void grants.push(amount) },
+      credits: {
+        debitWithPendingLine: async () => ({ balanceAfter: 0, line: Promise.resolve({}) }),
+        grant: async (_u: string, amount: number) => void grants.push(amount),
+      },
       usageLogs: { write: async (input: UsageLogInput) => void records.push(input) },
       mcpRuntime: {
         inspect: async () => ({ ok: true, tools: [] }),
