@@ -1,3 +1,4 @@
+import { throwFirstFailure } from '../core/all-settled.ts';
 import type { PublicUrls } from '../core/http/public-urls.ts';
 import { requireUser, type UserActor } from '../core/auth/actor.ts';
 import type { Clock } from '../core/clock.ts';
@@ -73,6 +74,8 @@ export interface ChatSession {
   readonly conversationId: string;
   /** Runs the agent; yields as the agent produces; saves the conversation, debits and logs at the end. */
   run(signal?: AbortSignal): AsyncGenerator<ChatEvent>;
+  /** For a transport that failed before `run`: waits for what `openChat` left in flight (the ledger line). */
+  close(): Promise<void>;
 }
 
 /**
@@ -161,21 +164,35 @@ export async function openChat(
   // keys are read meanwhile (one read, shorter than the debit's two writes); no run without both.
   const reason = `chat ${agent.agentName}`;
   const [debited, keysRead] = await Promise.allSettled([
-    ports.credits.debit(actor.userId, 1, { reason, requestId: lineage.requestId }),
+    ports.credits.debitWithPendingLine(actor.userId, 1, { reason, requestId: lineage.requestId }),
     ports.keysReader.readAllKeys(actor, agent.ownerId),
   ]);
   if (debited.status === 'rejected') throw debited.reason;
   if (keysRead.status === 'rejected') {
-    await refundBaseCredit(scope, actor.userId, reason, ports);
+    // Refused before the stream: the line's failure, if any, is the error, as when it came first.
+    await Promise.all([refundBaseCredit(scope, actor.userId, reason, ports), debited.value.line]);
     throw keysRead.reason;
   }
+  // The first credit's ledger line is written while `__META__` goes out and the run starts, and
+  // awaited before the stream ends. Once the stream has started a failure can no longer be the
+  // answer's status: it is logged, and the chat (run, billed) stands.
+  const ledgerLine = debited.value.line.then(
+    () => undefined,
+    (error: unknown) => scope.log.error('chat ledger line not written', { error, userId: actor.userId, reason }),
+  );
   const keys = keysRead.value;
   const conversationId = conversation?.conversationId ?? uuid();
 
+  let started = false;
   return {
     agent,
     conversationId,
-    run: (signal) => runChat({ ...scope, actor, agent, prompt: input.prompt, conversation, conversationId, history, keys, ports, signal }),
+    run: (signal) => {
+      started = true;
+      return runChat({ ...scope, actor, agent, prompt: input.prompt, conversation, conversationId, history, keys, ports, signal, ledgerLine });
+    },
+    // A session whose run never started (the stream failed first) still waits for its line.
+    close: () => (started ? Promise.resolve() : ledgerLine),
   };
 }
 
@@ -200,6 +217,8 @@ interface RunContext extends Omit<RequestScope, 'actor' | 'signal'> {
   readonly keys: Readonly<Record<string, string>>;
   readonly ports: ChatPorts;
   readonly signal: AbortSignal | undefined;
+  /** The first credit's ledger line in flight (it never rejects: a failure is logged). */
+  readonly ledgerLine: Promise<void>;
 }
 
 async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
@@ -280,12 +299,17 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
     await meter.stop();
     const durationMs = ports.clock.now() - started;
     const finalMetrics: ChatMetrics = metrics ?? { totalCycles: 0, totalTokens: 0, toolsUsed: [...new Set(toolsSeen)].map(shown), durationMs };
-    // A run whose consumer left before its `end` is taken to have started: nothing says it did not.
-    const creditsUsed = await settleCredits(ctx, meter, { started: end?.started ?? true, durationMs: end?.durationMs ?? durationMs }, finalMetrics.totalTokens);
-    // Independent writes: the conversation, the monthly counter and the usage record go together.
-    await Promise.all([
+    // The conversation and the monthly counter do not depend on the bill: they go out while the
+    // credits are settled; the usage record, which states them, after. All are awaited, as is the
+    // first credit's ledger line, before `__METRICS__` and the end of the stream.
+    const stored = Promise.allSettled([
       saveConversation(ctx, promptAt, reply, failure === null),
       ports.agents.countInvocation(agent.agentId, new Date(started).toISOString().slice(0, 7)),
+      ctx.ledgerLine,
+    ]);
+    // A run whose consumer left before its `end` is taken to have started: nothing says it did not.
+    const creditsUsed = await settleCredits(ctx, meter, { started: end?.started ?? true, durationMs: end?.durationMs ?? durationMs }, finalMetrics.totalTokens);
+    const logged = Promise.allSettled([
       ports.usageLogs.write({
         lineage,
         userId: actor.userId,
@@ -302,6 +326,7 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
         ...(failure !== null ? { error: errorOf(failure) } : {}),
       }),
     ]);
+    throwFirstFailure([...(await stored), ...(await logged)]);
     metrics = { ...finalMetrics, durationMs };
   }
   yield { type: 'metrics', metrics };

@@ -7,8 +7,14 @@ import { errorOf, type ChatSession } from './chat.service.ts';
  * `__METRICS__{json}` last. Each piece is written (and flushed) as it arrives.
  */
 export async function streamChat(session: ChatSession, stream: ResponseStream, signal: AbortSignal): Promise<void> {
-  stream.start(200, { 'content-type': 'text/plain; charset=utf-8', 'x-conversation-id': session.conversationId, 'cache-control': 'no-store' });
-  await stream.write(`__META__${JSON.stringify({ conversationId: session.conversationId, agentId: session.agent.agentId })}__`);
+  try {
+    stream.start(200, { 'content-type': 'text/plain; charset=utf-8', 'x-conversation-id': session.conversationId, 'cache-control': 'no-store' });
+    await stream.write(`__META__${JSON.stringify({ conversationId: session.conversationId, agentId: session.agent.agentId })}__`);
+  } catch (error) {
+    // No run then: what the session left in flight is still awaited before the request ends.
+    await session.close();
+    throw error;
+  }
   for await (const event of session.run(signal)) {
     if (event.type === 'text') await stream.write(event.data);
     else if (event.type === 'tool') await stream.write(`__TOOL__${event.name}__`);

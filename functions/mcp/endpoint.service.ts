@@ -1,3 +1,4 @@
+import { allSettledOrThrow } from '../core/all-settled.ts';
 import type { Actor, UserActor } from '../core/auth/actor.ts';
 import { roundCredits, type Credits } from '../core/credits.ts';
 import { AuthenticationRequiredError, AccessDeniedError, InsufficientCreditsError, MethodNotAllowedError, PlatformError } from '../core/errors.ts';
@@ -272,11 +273,6 @@ function noEventStream(version: number): Reply {
     id: null,
   });
   return Reply.raw(body, 'application/json', { status: 405, headers: { allow: 'POST', [VERSION_HEADER]: String(version) } });
-}
-
-/** Waits for every write (none is left in flight behind the answer), then throws the first failure. */
-async function allSettledOrThrow(writes: readonly Promise<unknown>[]): Promise<void> {
-  for (const outcome of await Promise.allSettled(writes)) if (outcome.status === 'rejected') throw outcome.reason;
 }
 
 async function refund(payer: string, cost: number, reason: string, ports: McpEndpointPorts, { lineage, log }: RequestScope): Promise<void> {
