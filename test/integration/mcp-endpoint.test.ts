@@ -240,6 +240,8 @@ describe('the MCP endpoint: protocol, access, billing, keys and lineage', () => 
       rpc(`/mcp/${publicId}`, { jsonrpc: '2.0', id: 63, method: 'tools/call', params: { name: 'add', arguments: { a: 1, b: 2 } } }),
     );
     const ownerAfter = await credits(owner.token);
+    // Parsed while the limiter answers, but a limited caller hears 429 before anything about the request.
+    const limitedAndInvalid = await rpc(`/mcp/${publicId}?v=not-a-number`, list(64));
     const limitedRecord = await usageRecord(owner.token, limitedCall.result.headers.get('x-request-id')!);
     const signedIn = await rpc(`/mcp/${publicId}`, list(62), { token: other.token });
     // Assess
@@ -250,6 +252,7 @@ describe('the MCP endpoint: protocol, access, billing, keys and lineage', () => 
     // A limited tools/call: the server record was read while the limiter answered, and dropped:
     // nothing billed (no debit, no ledger line), nothing run (no usage record).
     expect(limitedCall.result.status).toBe(429);
+    expect(limitedAndInvalid.status).toBe(429);
     expect(ownerAfter).toBe(ownerBefore);
     expect(limitedRecord.status).toBe(404);
     expect(callsOn(limitedCall.calls, 'rate-limits', 'mcp-servers', 'users', 'credit-ledger', 'keys', 'usage-logs')).toEqual([
