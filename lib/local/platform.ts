@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Server } from 'node:http';
 import { areas, checkAreas, type AreaModule } from '../manifest/index.ts';
+import type { Host } from '../manifest/types.ts';
 import { createBlobStore, createS3Client } from '../../functions/core/blobs.ts';
 import { parseConfig, type Config } from '../../functions/core/config.ts';
 import type { IdentityVerifier } from '../../functions/core/auth/credentials.ts';
@@ -275,6 +276,13 @@ function localConfig(
   modules: readonly AreaModule[],
 ): Config {
   const at = (host: keyof typeof LOCAL_HOST_PREFIX) => url + LOCAL_HOST_PREFIX[host];
+  // The API's hosts and the streaming host always; the others only when an area serves them (a
+  // route or a service there), as the stack does, so discovery lists no host answering only 404.
+  // Explicitly unset otherwise: a value left in the environment would advertise nothing too.
+  const served = new Set<Host>(
+    modules.flatMap((area) => [...area.routes.map((r) => r.host), ...area.entryPoints.flatMap((e) => (e.kind === 'service' ? [e.host] : []))]),
+  );
+  const optional = (host: Host, value: string) => (served.has(host) ? value : undefined);
   return parseConfig(
     {
       ...env,
@@ -287,10 +295,10 @@ function localConfig(
       BASE_URL: at('base'),
       STREAM_URL: at('stream'),
       MCP_URL: at('mcp'),
-      VOICE_URL: at('voice').replace(/^http/, 'ws'),
-      CDN_URL: at('cdn'),
-      SITE_URL: at('site'),
-      CODE_URL: at('code'),
+      VOICE_URL: optional('voice', at('voice').replace(/^http/, 'ws')),
+      CDN_URL: optional('cdn', at('cdn')),
+      SITE_URL: optional('site', at('site')),
+      CODE_URL: optional('code', at('code')),
       LOG_LEVEL: logLevel,
     },
     modules,
