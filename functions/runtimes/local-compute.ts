@@ -138,6 +138,8 @@ type RuntimeProcess = PooledProcess<RuntimeServer>;
 
 /** A failure to provide a runtime process; reported as RUNTIME_UNAVAILABLE. */
 class RuntimeUnavailableError extends Error {}
+/** No usable interpreter: reported once by whoever asks `interpreter()` (the platform's preflight), not per spare. */
+class InterpreterUnavailableError extends RuntimeUnavailableError {}
 
 // Tenant keys carry a prefix so that no tenant id can name the checker's slot.
 const CHECKER_KEY = 'checker';
@@ -183,7 +185,10 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
         await spare.bindTo(tenantId);
         return { ...spare, role: 'tenant', tenantId };
       },
-      onStartFailed: (error) => options.logger?.warn('a spare Python runtime could not be started', { reason: messageOf(error) }),
+      onStartFailed: (error) =>
+        error instanceof InterpreterUnavailableError
+          ? undefined
+          : options.logger?.warn('a spare Python runtime could not be started', { reason: messageOf(error) }),
     },
     idleTimeoutMs: settings.idleTimeoutMs,
     maxProcesses: settings.maxProcesses,
@@ -217,7 +222,7 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
       throw unavailable(messageOf(error));
     }
     const python = await lookup.catch((error: unknown) => {
-      throw unavailable(messageOf(error));
+      throw new InterpreterUnavailableError(messageOf(error));
     });
     const dir = await sandbox.makeControlDir();
     // Who the server's runs are, for logs; a spare's is set when it is bound.

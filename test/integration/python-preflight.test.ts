@@ -83,6 +83,9 @@ describe('Python preflight', () => {
       expect(line.message).toContain(`${MISSING_PYTHON} was not found`);
       expect(line.message).toContain('install Python 3.11 or 3.12');
       expect(line.message).toContain('PYTHON=/path/to/python3.11+');
+      // One line: the spare runtime, which failed on the same lookup meanwhile, does not repeat it.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(logLines.filter((l) => l.includes(MISSING_PYTHON))).toHaveLength(1);
     });
 
     it('answers an action run 503 RUNTIME_UNAVAILABLE naming what to install, and bills nothing', async () => {
