@@ -100,13 +100,17 @@ describe('Python preflight', () => {
       expect(await credits()).toBe(balance);
     });
 
-    it('answers inline code and a source check 503 RUNTIME_UNAVAILABLE, never INTERNAL_ERROR', async () => {
+    it('answers inline code and the source checks of action and agent create 503 RUNTIME_UNAVAILABLE, never INTERNAL_ERROR', async () => {
       const inline = await platform.api('POST', '/action/python-128mb/inline-code', { token: owner.token, body: { code: ECHO_ACTION, event: {} } });
       const create = await platform.api('POST', '/action/create', {
         token: owner.token,
         body: { actionName: 'Ok2', description: 'answers ok', runtime: 'python3.12', sourceCode: ECHO_ACTION, category: 'testing' },
       });
-      for (const res of [inline, create]) {
+      const agentCreate = await platform.api('POST', '/agent/create', {
+        token: owner.token,
+        body: { agentName: 'echo-two', description: 'echoes', sourceCode: ECHO_AGENT },
+      });
+      for (const res of [inline, create, agentCreate]) {
         expect(res.status).toBe(503);
         expect(res.body.error.code).toBe('RUNTIME_UNAVAILABLE');
         expect(res.body.error.message).toContain('PYTHON=/path/to/python3.11+');
