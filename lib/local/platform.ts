@@ -15,6 +15,7 @@ import { createLocalSecretBox } from '../../functions/core/secret-box.ts';
 import type { SecretReader } from '../../functions/core/secret-reader.ts';
 import { createEgressProxy } from '../../functions/runtimes/egress-proxy.ts';
 import { createLocalCompute } from '../../functions/runtimes/local-compute.ts';
+import { describeInterpreter } from '../../functions/runtimes/python-interpreter.ts';
 import { createLocalMcpRuntime } from '../../functions/runtimes/mcp-local-runtime.ts';
 import { prepareOsSandbox } from '../../functions/runtimes/os-sandbox.ts';
 import { createLogger, type LogLevel } from '../../functions/core/logger.ts';
@@ -49,6 +50,8 @@ export interface LocalPlatformOptions {
   readonly secrets?: SecretReader;
   /** Extra directories on the Python runtime's path (frameworks for user code; tests' stand-ins). */
   readonly runtimePythonPath?: readonly string[];
+  /** The Python interpreter for user code, a path or a name on PATH (PYTHON; default `python3`). */
+  readonly python?: string;
   /** Where log lines go (default stdout); tests capture them to check what is never logged. */
   readonly logWriter?: (line: string) => void;
   /**
@@ -157,8 +160,17 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       ...(options.runtimeIdleTimeoutMs !== undefined ? { idleTimeoutMs: options.runtimeIdleTimeoutMs } : {}),
       ...(options.runtimeMaxProcesses !== undefined ? { maxProcesses: options.runtimeMaxProcesses } : {}),
       ...(options.runtimePythonPath ? { pythonPath: options.runtimePythonPath } : {}),
+      ...(options.python !== undefined ? { python: options.python } : {}),
     });
     cleanup.push(() => compute.close());
+    // The preflight: one line saying which Python user code runs on and whether agents can import
+    // their framework, or what to install. In the background (one short subprocess, shared with
+    // the spare's start below): the start never waits for it.
+    compute.interpreter().then(
+      (python) => log.info(describeInterpreter(python)),
+      (error: unknown) =>
+        log.warn(`Python runtime unavailable: agents and actions answer 503 RUNTIME_UNAVAILABLE until this is fixed: ${(error as Error).message}`),
+    );
     // The spare starts now, in the background, while this process loads its handlers and waits on
     // the stores' process: the first run after start finds it (nearly) ready, and the start never
     // waits for it.
