@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'cdk.out/', '.data/', '.tmp/', 'coverage/', 'python-runtime/', 'layers/'] },
+  { ignores: ['node_modules/', 'cdk.out/', '.data/', '.tmp/', '.venv/', 'coverage/', 'python-runtime/', 'layers/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { App } from 'aws-cdk-lib';
+import { dropBundlingLines } from '../lib/cloud/quiet-bundling.ts';
 import { oauthProvidersFromContext } from '../lib/cloud/oauth-providers.ts';
 import { PlatformStack } from '../lib/cloud/platform-stack.ts';
 
@@ -13,9 +14,11 @@ import { PlatformStack } from '../lib/cloud/platform-stack.ts';
  * secret by the ARN of a Secrets Manager secret; see lib/cloud/oauth-providers.ts), e.g.
  * `npx cdk deploy -c stage=dev -c usageLogRetentionDays=90`. The
  * stack is environment-agnostic: synth needs no AWS account, and names that must be unique per
- * account and region use the deploy-time pseudo parameters.
+ * account and region use the deploy-time pseudo parameters. `quiet` (`-c quiet=true`, as
+ * `npm run synth` passes) leaves out the per-asset bundling lines.
  */
 const app = new App();
+if (app.node.tryGetContext('quiet') === true || app.node.tryGetContext('quiet') === 'true') dropBundlingLines(process.stderr);
 const stage = contextString(app, 'stage') ?? 'prod';
 const stackName = contextString(app, 'stackName') ?? `agent-platform-${stage}`;
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };

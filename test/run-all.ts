@@ -9,8 +9,17 @@ import { join } from 'node:path';
 const root = new URL('../', import.meta.url).pathname;
 const tmp = join(root, '.tmp');
 mkdirSync(tmp, { recursive: true });
-const vitestReport = join(tmp, 'vitest-report.json');
+// One report per run, so a run started by a test of this runner leaves the outer run's alone.
+const vitestReport = join(tmp, `vitest-report-${process.pid}.json`);
 rmSync(vitestReport, { force: true });
+
+/**
+ * Colour for a terminal only. Vitest's colours (tinyrainbow) do not look at whether stdout is a
+ * terminal, so a piped or logged run (CI) was full of escape codes; NO_COLOR turns them off there.
+ * NO_COLOR or FORCE_COLOR set by the caller wins either way.
+ */
+const childEnv: NodeJS.ProcessEnv =
+  process.stdout.isTTY || 'NO_COLOR' in process.env || 'FORCE_COLOR' in process.env ? process.env : { ...process.env, NO_COLOR: '1' };
 
 interface Tally {
   passed: number;
@@ -26,10 +35,13 @@ function runVitest(extraArgs: string[]): Tally {
     {
       cwd: root,
       stdio: 'inherit',
+      env: childEnv,
     },
   );
   try {
-    const report = JSON.parse(readFileSync(vitestReport, 'utf8')) as {
+    const text = readFileSync(vitestReport, 'utf8');
+    rmSync(vitestReport, { force: true });
+    const report = JSON.parse(text) as {
       numPassedTests: number;
       numFailedTests: number;
       numPendingTests: number;
@@ -46,6 +58,7 @@ function runPython(interpreter: string): Tally {
   const result = spawnSync(interpreter, ['-m', 'unittest', 'discover', '-s', 'python-runtime', '-p', 'test_*.py', '-t', 'python-runtime'], {
     cwd: root,
     encoding: 'utf8',
+    env: childEnv,
   });
   if (result.error) {
     console.error(`${interpreter} could not be run: ${result.error.message}`);
@@ -64,6 +77,8 @@ function runPython(interpreter: string): Tally {
 }
 
 const args = process.argv.slice(2);
+// The whole suite is long, and silent between files for a while: say so up front (CI's figure).
+if (args.length === 0) console.log('Running every test: about 5 minutes on 2 cores (vitest, then the Python suite).\n');
 const ts = runVitest(args);
 // The runtime supports several Python versions; PYTHON_INTERPRETERS (comma-separated) runs its suite under each.
 const interpreters = (process.env['PYTHON_INTERPRETERS'] ?? 'python3')

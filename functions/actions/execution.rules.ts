@@ -5,7 +5,15 @@
  */
 import { runTimeCredits } from '../core/credit-meter.ts';
 import { CreditsRefusedError, roundCredits } from '../core/credits.ts';
-import { ExecutionFailedError, RateLimitedError, TimeoutError, UpstreamError, ValidationError, type PlatformError } from '../core/errors.ts';
+import {
+  ExecutionFailedError,
+  RateLimitedError,
+  ServiceUnavailableError,
+  TimeoutError,
+  UpstreamError,
+  ValidationError,
+  type PlatformError,
+} from '../core/errors.ts';
 import type { RuntimeEvent } from '../runtimes/compute.ts';
 import { RESERVED_EVENT_FIELD, type ActionParameter } from './action.schema.ts';
 
@@ -94,7 +102,8 @@ type ErrorEvent = Extract<RuntimeEvent, { type: 'error' }>;
 
 /**
  * Runtime failures that are the platform's, not the code's (no runtime, runtime lost, protocol
- * broken, at capacity): reported as 502 (429 for capacity). Billing never looks at these codes; it
+ * broken, at capacity): reported as 503 when no runtime could be had, 502 when one misbehaved
+ * (429 for capacity). Billing never looks at these codes; it
  * follows whether the run started (`creditsForRun`).
  */
 const PLATFORM_FAILURES = new Set(['RUNTIME_UNAVAILABLE', 'RUNTIME_CRASHED', 'RUNTIME_PROTOCOL_ERROR', 'SANDBOX_UNAVAILABLE', 'TOO_MANY_INVOCATIONS']);
@@ -109,7 +118,8 @@ const CAPACITY_RETRY_AFTER_SEC = 1;
 /**
  * Runtime error codes as the actions API names them. The statuses come from the error kinds in
  * `core/http/error-response.ts`: execution failures 500, timeouts 504, refused source 400,
- * capacity 429, runtime outages 502.
+ * capacity 429, no runtime 503 (its message says what to install: a local platform without
+ * Python), a runtime that failed 502.
  *
  * | runtime code            | action code               | status |
  * |-------------------------|---------------------------|--------|
@@ -121,7 +131,8 @@ const CAPACITY_RETRY_AFTER_SEC = 1;
  * | TIMEOUT, ABORTED        | TIMEOUT                   | 504    |
  * | SOURCE_REJECTED         | INVALID_PARAMETERS (inline) / ACTION_EXECUTION_FAILED | 400 / 500 |
  * | TOO_MANY_INVOCATIONS    | RATE_LIMITED              | 429    |
- * | RUNTIME_* , SANDBOX_UNAVAILABLE | RUNTIME_UNAVAILABLE | 502  |
+ * | RUNTIME_UNAVAILABLE     | RUNTIME_UNAVAILABLE       | 503    |
+ * | other RUNTIME_*, SANDBOX_UNAVAILABLE | RUNTIME_UNAVAILABLE | 502 |
  * | anything else           | ACTION_EXECUTION_FAILED   | 500    |
  */
 export function toActionError(event: ErrorEvent, context: { readonly path: RunPath; readonly timeoutSec: number; readonly memoryMb: number }): PlatformError {
@@ -150,6 +161,9 @@ export function toActionError(event: ErrorEvent, context: { readonly path: RunPa
     }
     case 'TOO_MANY_INVOCATIONS':
       return new RateLimitedError(CAPACITY_RETRY_AFTER_SEC);
+    case 'RUNTIME_UNAVAILABLE':
+      // Written by the platform's own Compute adapter, never by user code: it names what is missing.
+      return new ServiceUnavailableError(`The action runtime is unavailable: ${event.message}`, 'RUNTIME_UNAVAILABLE');
     default:
       if (isPlatformFailure(event.code)) return new UpstreamError('The action runtime is unavailable; retry shortly.', 'RUNTIME_UNAVAILABLE');
       return new ExecutionFailedError(event.message || 'The action failed.', 'ACTION_EXECUTION_FAILED');

@@ -10,6 +10,7 @@ import {
   GoneError,
   InsufficientCreditsError,
   NotFoundError,
+  ServiceUnavailableError,
   TimeoutError,
   UpstreamError,
   ValidationError,
@@ -89,6 +90,9 @@ function toChatError(event: Extract<RuntimeEvent, { type: 'error' }>): PlatformE
       return new ValidationError(message, [], 'AWS_CREDENTIALS_REQUIRED');
     case 'TIMEOUT':
       return new TimeoutError(message, 'TIMEOUT');
+    case 'RUNTIME_UNAVAILABLE':
+      // No runtime could be had (e.g. no Python): the agent's code is not at fault, and the message says what to install.
+      return new ServiceUnavailableError(`The agent runtime is unavailable: ${message}`, 'RUNTIME_UNAVAILABLE');
     default:
       return new ExecutionFailedError(message, 'AGENT_EXECUTION_FAILED');
   }

@@ -19,6 +19,7 @@ export type ErrorKind =
   | 'rate-limited'
   | 'execution-failed'
   | 'upstream-failed'
+  | 'unavailable'
   | 'timeout';
 
 export abstract class PlatformError extends Error {
@@ -126,6 +127,15 @@ export class ExecutionFailedError extends PlatformError {
 /** A service the platform calls on the caller's behalf (e.g. an OAuth token endpoint) failed or gave an unusable answer. */
 export class UpstreamError extends PlatformError {
   readonly kind = 'upstream-failed';
+}
+
+/**
+ * Something the platform needs to serve this request is missing or not running (e.g. no Python
+ * interpreter for user code): retrying will not help until the operator fixes it, and the message
+ * says how. Unlike UpstreamError, nothing answered wrongly: there was nothing to ask.
+ */
+export class ServiceUnavailableError extends PlatformError {
+  readonly kind = 'unavailable';
 }
 
 export class TimeoutError extends PlatformError {

@@ -1,7 +1,14 @@
 import { allSettledOrThrow } from '../core/all-settled.ts';
 import type { Actor, UserActor } from '../core/auth/actor.ts';
 import { roundCredits, type Credits } from '../core/credits.ts';
-import { AuthenticationRequiredError, AccessDeniedError, InsufficientCreditsError, MethodNotAllowedError, PlatformError } from '../core/errors.ts';
+import {
+  AuthenticationRequiredError,
+  AccessDeniedError,
+  InsufficientCreditsError,
+  MalformedJsonError,
+  MethodNotAllowedError,
+  PlatformError,
+} from '../core/errors.ts';
 import type { RequestScope } from '../core/request-scope.ts';
 import type { HttpRequest } from '../core/http/request.ts';
 import { Reply } from '../core/http/route.ts';
@@ -52,7 +59,7 @@ export class OwnerCreditsExhaustedError extends PlatformError {
   }
 }
 
-/** The JSON-RPC messages of a POST body; null when the body is not JSON (the server answers with a parse error). */
+/** The JSON-RPC messages of a POST body; null when the body is not JSON. */
 function messagesOf(body: string): JsonRpcMessage[] | null {
   if (body.trim() === '') return [];
   try {
@@ -186,6 +193,8 @@ export async function callMcpServer(
 
   const body = request.body?.toString('utf8') ?? '';
   const messages = messagesOf(body);
+  // Refused by the platform (a JSON-RPC parse error), so nothing is billed, run or logged for it.
+  if (messages === null) throw new MalformedJsonError('The request body is not valid JSON.');
   const toolCalls = (messages ?? []).filter((m) => m.method === 'tools/call').length;
   const cost = roundCredits(toolCalls * TOOL_CALL_CREDITS);
   const payer = actor.kind === 'user' ? actor.userId : server.ownerId;

@@ -33,6 +33,7 @@ export const mcpArea = defineArea({
       callers: 'role',
       timeoutSec: 120,
       rateLimit: MCP_RATE_LIMIT,
+      errors: 'json-rpc',
     },
     {
       method: 'GET',
@@ -43,6 +44,7 @@ export const mcpArea = defineArea({
       callers: 'role',
       timeoutSec: 120,
       rateLimit: MCP_RATE_LIMIT,
+      errors: 'json-rpc',
     },
     {
       method: 'POST',
@@ -53,6 +55,7 @@ export const mcpArea = defineArea({
       callers: 'role',
       timeoutSec: 120,
       rateLimit: MCP_RATE_LIMIT,
+      errors: 'json-rpc',
     },
     {
       method: 'GET',
@@ -63,6 +66,7 @@ export const mcpArea = defineArea({
       callers: 'role',
       timeoutSec: 120,
       rateLimit: MCP_RATE_LIMIT,
+      errors: 'json-rpc',
     },
   ],
   tables: [

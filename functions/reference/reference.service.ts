@@ -36,7 +36,9 @@ async function buildDocument(version: string): Promise<OpenApiDocument> {
 }
 
 function urlOf(urls: PublicUrls, host: Host): string {
-  const byHost: Readonly<Record<Host, string>> = {
+  // A host with routes is served, so its URL is configured (PublicUrls); the base URL only keeps
+  // the document well-formed should a wiring ever leave one out.
+  const byHost: Readonly<Record<Host, string | undefined>> = {
     base: urls.baseUrl,
     stream: urls.streamUrl,
     mcp: urls.mcpUrl,
@@ -45,7 +47,7 @@ function urlOf(urls: PublicUrls, host: Host): string {
     site: urls.siteUrl,
     code: urls.codeUrl,
   };
-  return byHost[host];
+  return byHost[host] ?? urls.baseUrl;
 }
 
 /**

@@ -105,6 +105,14 @@ export interface SourceViolation {
   readonly message: string;
 }
 
+/**
+ * `check` could not be done because no runtime can be had (no interpreter, no sandbox): the
+ * message says what is missing. Callers answer "unavailable" rather than an internal error.
+ */
+export class ComputeUnavailableError extends Error {
+  override readonly name = 'ComputeUnavailableError';
+}
+
 export interface Compute {
   /** Static check of a source against SPEC part 2 (imports allowlist, no escape routes). */
   check(source: string): Promise<{ ok: boolean; violations: SourceViolation[] }>;

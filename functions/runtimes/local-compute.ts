@@ -20,31 +20,29 @@
  * added when a spare is bound, before its first run. A spare has run no code, and it serves the
  * tenant it was bound to until it stops: it is never handed to anyone else.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../core/logger.ts';
 import { SecretSet } from '../core/secret-scope.ts';
-import { PUBLIC_RUN_ENV, type Compute, type Invocation, type RuntimeEvent, type SourceViolation } from './compute.ts';
+import { ComputeUnavailableError, PUBLIC_RUN_ENV, type Compute, type Invocation, type RuntimeEvent, type SourceViolation } from './compute.ts';
 import { createEgressProxy, type EgressListener, type EgressProxy } from './egress-proxy.ts';
 import { prepareOsSandbox, spawnPlan, unreadableBy, type OsSandbox } from './os-sandbox.ts';
-import { createProcessPool, get, inheritedEnv, launch, post, readBody } from './process-pool.ts';
+import { createProcessPool, get, launch, post, readBody } from './process-pool.ts';
+import { missingRequirementHint, probePython, type PythonInterpreter } from './python-interpreter.ts';
 import type { ExitStatus, PoolExitReason, PooledProcess, PoolProcess, SupervisedProcesses, WarmProcesses } from './process-pool.ts';
 import { COMPUTE_ERROR, errorEvent, invocationBody, parseCheckResult, RuntimeHttpError, runtimeEvents, type ErrorEvent } from './runtime-stream.ts';
 
 const DEFAULT_RUNTIME_DIR = fileURLToPath(new URL('../../python-runtime/', import.meta.url));
 
-/** Variables the interpreter lookup may inherit (pyenv shims need theirs); nothing else of the platform's. */
-const INHERITED_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'PYENV_ROOT', 'PYENV_VERSION'] as const;
 /** Size of each sandbox's private /tmp. */
 const SANDBOX_TMP_BYTES = 256 * 1024 * 1024;
 
 export interface LocalComputeOptions {
   /** Directory that holds `platform_runtime/` (default: the repository's `python-runtime/`). */
   readonly runtimeDir?: string;
-  /** Python interpreter, a path or a name looked up on PATH (default `python3`). */
+  /** Python interpreter, a path or a name looked up on PATH (default `python3`); see python-interpreter.ts for what is accepted. */
   readonly python?: string;
   /** Extra arguments for the runtime server, e.g. `['--require-seccomp']`. */
   readonly serverArgs?: readonly string[];
@@ -111,6 +109,12 @@ export interface RuntimeProcessExit extends ExitStatus {
 export interface LocalCompute extends Compute, SupervisedProcesses<RuntimeProcessInfo, RuntimeProcessExit>, WarmProcesses {
   /** The `/health` answer of a tenant's running server (its fork server, active runs), or null when none runs. */
   health(tenantId: string): Promise<unknown>;
+  /**
+   * The interpreter runtime servers start with, found and judged once (the same lookup the servers
+   * use, so the preflight never costs a second subprocess). Rejects with a PythonUnavailableError
+   * naming what to install; a failed lookup is tried again on the next call.
+   */
+  interpreter(): Promise<PythonInterpreter>;
 }
 
 /** A runtime server as the pool holds it. */
@@ -134,6 +138,8 @@ type RuntimeProcess = PooledProcess<RuntimeServer>;
 
 /** A failure to provide a runtime process; reported as RUNTIME_UNAVAILABLE. */
 class RuntimeUnavailableError extends Error {}
+/** No usable interpreter: reported once by whoever asks `interpreter()` (the platform's preflight), not per spare. */
+class InterpreterUnavailableError extends RuntimeUnavailableError {}
 
 // Tenant keys carry a prefix so that no tenant id can name the checker's slot.
 const CHECKER_KEY = 'checker';
@@ -155,7 +161,20 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
   // Reported when a server is needed, not as an unhandled rejection at construction.
   sandboxReady.catch(() => undefined);
   const egress = options.egress ?? createEgressProxy(options.logger ? { logger: options.logger } : {});
-  let interpreter: Promise<Interpreter> | null = null;
+  let interpreter: Promise<PythonInterpreter> | null = null;
+  /** The interpreter's path once known, for hints in runs' errors. */
+  let knownExecutable: string | null = null;
+  const findInterpreter = (): Promise<PythonInterpreter> => {
+    const lookup = (interpreter ??= probePython(settings.python, options.pythonPath ? { pythonPath: options.pythonPath } : {}));
+    // A failed lookup (no python) is retried on the next call rather than remembered.
+    lookup.then(
+      (found) => (knownExecutable = found.executable),
+      () => {
+        if (interpreter === lookup) interpreter = null;
+      },
+    );
+    return lookup;
+  };
   const pool = createProcessPool<RuntimeServer, never, RuntimeProcessInfo, RuntimeProcessExit>({
     start: (key) => (key === CHECKER_KEY ? startServer('checker', null) : startServer('tenant', key.slice(TENANT_PREFIX.length))),
     spares: {
@@ -166,7 +185,10 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
         await spare.bindTo(tenantId);
         return { ...spare, role: 'tenant', tenantId };
       },
-      onStartFailed: (error) => options.logger?.warn('a spare Python runtime could not be started', { reason: messageOf(error) }),
+      onStartFailed: (error) =>
+        error instanceof InterpreterUnavailableError
+          ? undefined
+          : options.logger?.warn('a spare Python runtime could not be started', { reason: messageOf(error) }),
     },
     idleTimeoutMs: settings.idleTimeoutMs,
     maxProcesses: settings.maxProcesses,
@@ -192,18 +214,15 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
 
   async function startServer(role: RuntimeRole, tenantId: string | null): Promise<RuntimeServer> {
     // Asked while the sandbox check runs: both are process starts on the first server's path.
-    const lookup = (interpreter ??= findInterpreter(settings.python));
-    lookup.catch(() => undefined);
+    const lookup = findInterpreter();
     let sandbox: OsSandbox;
     try {
       sandbox = await sandboxReady;
     } catch (error) {
       throw unavailable(messageOf(error));
     }
-    // A failed lookup (no python) is retried on the next start rather than remembered.
     const python = await lookup.catch((error: unknown) => {
-      if (interpreter === lookup) interpreter = null;
-      throw unavailable(messageOf(error));
+      throw new InterpreterUnavailableError(messageOf(error));
     });
     const dir = await sandbox.makeControlDir();
     // Who the server's runs are, for logs; a spare's is set when it is bound.
@@ -316,7 +335,7 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
       }
       const run = openRun(proc, `${TENANT_PREFIX}${tenantId}`, invocation);
       try {
-        const outcome = yield* runOn(proc, run.body, invocation.timeoutMs, signal, startedAt);
+        const outcome = yield* withInstallHints(runOn(proc, run.body, invocation.timeoutMs, signal, startedAt));
         // Refused before the run began because the process had just died: once more on a new one.
         if (outcome === 'retry' && attempt === 0) continue;
         if (outcome === 'retry') yield* failed(errorEvent(COMPUTE_ERROR.unavailable, 'the runtime process could not be reached'), startedAt);
@@ -325,6 +344,32 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
         run.release();
         pool.release(proc);
       }
+    }
+  }
+
+  /**
+   * A run that failed because a module of layers/python/requirements.txt is missing says which
+   * interpreter to install it into: the user cannot tell from a bare ModuleNotFoundError.
+   */
+  async function* withInstallHints<R>(events: AsyncGenerator<RuntimeEvent, R, undefined>): AsyncGenerator<RuntimeEvent, R, undefined> {
+    let finished = false;
+    try {
+      for (;;) {
+        const next = await events.next();
+        if (next.done) {
+          finished = true;
+          return next.value;
+        }
+        const event = next.value;
+        const hint =
+          event.type === 'error' && event.errorType === 'ModuleNotFoundError' && knownExecutable !== null
+            ? missingRequirementHint(event.message, knownExecutable)
+            : null;
+        yield hint !== null && event.type === 'error' ? { ...event, message: `${event.message} (${hint})` } : event;
+      }
+    } finally {
+      // The consumer stopped early: the run's own clean-up (cancelling the request) must still run.
+      if (!finished) await events.return(undefined as R);
     }
   }
 
@@ -402,7 +447,13 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
   }
 
   async function check(source: string): Promise<{ ok: boolean; violations: SourceViolation[] }> {
-    const proc = await pool.acquire(CHECKER_KEY);
+    let proc: RuntimeProcess;
+    try {
+      proc = await pool.acquire(CHECKER_KEY);
+    } catch (error) {
+      // No checker can be had (no Python, no sandbox): the caller's answer is "unavailable", not a crash.
+      throw new ComputeUnavailableError(messageOf(error));
+    }
     try {
       const { response } = await post(proc.handle, '/check', JSON.stringify({ source }), AbortSignal.timeout(30_000), {
         authorization: proc.handle.authorization,
@@ -431,7 +482,7 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
     if (!options.egress) await egress.close();
   }
 
-  return { check, invoke, health, stats: pool.stats, onProcessExit: pool.onProcessExit, warm: pool.warm, close };
+  return { check, invoke, health, interpreter: findInterpreter, stats: pool.stats, onProcessExit: pool.onProcessExit, warm: pool.warm, close };
 }
 
 const CONTROL_SOCKET = 'runtime.sock';
@@ -440,46 +491,6 @@ const EGRESS_SOCKET = 'egress.sock';
 /** The runtime server's whole environment: a few fixed basics, never the platform's own variables. */
 export function runtimeEnv(): Record<string, string> {
   return { PATH: '/usr/bin:/bin', HOME: '/tmp', TMPDIR: '/tmp', LANG: 'C.UTF-8', PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1' };
-}
-
-/** The real interpreter behind a name (pyenv shims are scripts), and the directories it needs. */
-interface Interpreter {
-  readonly executable: string;
-  /** Its installation and every directory on its default path: bound read-only into sandboxes. */
-  readonly roots: readonly string[];
-}
-
-const INTERPRETER_PROBE =
-  'import json, os, sys; print(json.dumps({"executable": sys.executable, "roots": sorted({p for p in [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *sys.path] if p and os.path.isdir(p)})}))';
-
-/** Asks the interpreter itself, as the platform's user, where it lives. */
-function findInterpreter(python: string): Promise<Interpreter> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(python, ['-I', '-c', INTERPRETER_PROBE], { env: inheritedEnv(process.env, INHERITED_ENV), stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (err = (err + chunk).slice(-1000)));
-    child.once('error', (error: NodeJS.ErrnoException) =>
-      reject(
-        new Error(
-          error.code === 'ENOENT'
-            ? `${python} was not found; install Python 3.11 or newer (or set the python option) to run agents and actions locally`
-            : `the Python runtime could not be started (${error.message})`,
-        ),
-      ),
-    );
-    child.once('close', (code) => {
-      try {
-        if (code !== 0) throw new Error(err.trim() || `exit code ${code}`);
-        const parsed = JSON.parse(out) as { executable?: unknown; roots?: unknown };
-        if (typeof parsed.executable !== 'string' || !Array.isArray(parsed.roots)) throw new Error('unexpected answer');
-        resolve({ executable: parsed.executable, roots: parsed.roots.filter((root): root is string => typeof root === 'string' && root !== '/') });
-      } catch (error) {
-        reject(new Error(`${python} could not describe itself (${messageOf(error)})`));
-      }
-    });
-  });
 }
 
 /** True when the process turns out to be dead (its exit may trail the refused connection briefly). */

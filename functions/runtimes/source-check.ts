@@ -1,13 +1,22 @@
-import { ValidationError } from '../core/errors.ts';
-import type { Compute } from './compute.ts';
+import { ServiceUnavailableError, ValidationError } from '../core/errors.ts';
+import { ComputeUnavailableError, type Compute } from './compute.ts';
 
 /**
  * Runs the runtime's static checker on user source (agents and actions alike, SPEC part 2). A
  * refused source is a 400 `INVALID_PARAMETERS` listing every violation with its line, under the
- * name of the field that carried the source (`sourceCode`, or `code` for inline actions).
+ * name of the field that carried the source (`sourceCode`, or `code` for inline actions). No
+ * runtime to check with is a 503 `RUNTIME_UNAVAILABLE`.
  */
 export async function checkSource(compute: Pick<Compute, 'check'>, source: string, field = 'sourceCode'): Promise<void> {
-  const result = await compute.check(source);
+  let result: Awaited<ReturnType<Compute['check']>>;
+  try {
+    result = await compute.check(source);
+  } catch (error) {
+    // The adapter's message says what is missing (e.g. which Python to install): the operator,
+    // who is often the caller of a local platform, needs it to fix the cause.
+    if (error instanceof ComputeUnavailableError) throw new ServiceUnavailableError(`User code cannot run here now: ${error.message}`, 'RUNTIME_UNAVAILABLE');
+    throw error;
+  }
   if (!result.ok) {
     throw new ValidationError(
       'Invalid request body',

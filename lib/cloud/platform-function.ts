@@ -1,7 +1,7 @@
 import type { Duration } from 'aws-cdk-lib';
 import { PolicyStatement, type IGrantable, type IPrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing, type IFunction } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat, type ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogLevel, NodejsFunction, OutputFormat, type ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { isAbsolute, posix } from 'node:path';
@@ -128,6 +128,10 @@ export class PlatformFunction extends Construct implements IGrantable {
         banner: ESM_REQUIRE_BANNER,
         minify: true,
         sourceMap: true,
+        // Warnings and errors only. CDK documents this as the default but passes no level then, and
+        // esbuild's own default (info) prints a size table per function on every synth and deploy
+        // (`npm run bench -- bundles` gives the sizes).
+        logLevel: LogLevel.WARNING,
         // The Node 22 runtime ships SDK v3; bundling it would only add cold-start weight.
         externalModules: ['@aws-sdk/*'],
         ...(props.runtimeFiles === undefined || props.runtimeFiles.length === 0 ? {} : { commandHooks: copyIntoBundle(props.runtimeFiles) }),

@@ -1,4 +1,5 @@
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as z from 'zod';
 import { ADMIN_TOKEN_FILE, startLocalPlatform, StartupError, type LocalPlatformOptions } from './platform.ts';
@@ -19,6 +20,8 @@ const environment = z.object({
   SANDBOX_UID: z.coerce.number().int().min(1).max(4_294_967_294).optional(),
   SANDBOX_GID: z.coerce.number().int().min(1).max(4_294_967_294).optional(),
   SANDBOX_MAX_PROCESSES: z.coerce.number().int().min(64).max(1_000_000).optional(),
+  /** The Python interpreter for user code: a path or a name on PATH (default: `.venv/bin/python` when it exists, else `python3`). */
+  PYTHON: z.string().min(1).optional(),
   /** Python runtime servers kept started for tenants' first runs (default 1; 0: none). */
   RUNTIME_SPARES: z.coerce.number().int().min(0).max(32).optional(),
   /** Most Python runtimes and most MCP hosts alive at once; with the idle stop, what bounds their memory. */
@@ -36,6 +39,13 @@ const environment = z.object({
     )
     .optional(),
 });
+
+/**
+ * The interpreter `npm run setup:python` makes (bin/setup-python.mjs), relative to the checkout
+ * npm runs scripts in. Preferred when PYTHON is unset, so that setting up and starting needs no
+ * variable; the start's preflight line names whichever interpreter was taken.
+ */
+const SETUP_VENV_PYTHON = resolve('.venv', 'bin', 'python');
 
 /** What the built start (lib/local/build.ts) brings: handler modules from its bundle, the stores' process prebuilt. */
 export type BuiltParts = Pick<LocalPlatformOptions, 'importHandlerModule' | 'storesProcess'>;
@@ -65,6 +75,7 @@ export async function runLocalPlatform(built: BuiltParts = {}): Promise<void> {
       dataDir: env.data.DATA_DIR,
       logLevel: env.data.LOG_LEVEL,
       ...(env.data.MCP_EGRESS_ALLOW_HOSTS ? { mcpEgressAllowHosts: env.data.MCP_EGRESS_ALLOW_HOSTS } : {}),
+      python: env.data.PYTHON ?? (existsSync(SETUP_VENV_PYTHON) ? SETUP_VENV_PYTHON : 'python3'),
       ...(env.data.RUNTIME_SPARES !== undefined ? { runtimeSpares: env.data.RUNTIME_SPARES } : {}),
       ...(env.data.RUNTIME_MAX_PROCESSES !== undefined ? { runtimeMaxProcesses: env.data.RUNTIME_MAX_PROCESSES } : {}),
       ...(env.data.RUNTIME_IDLE_SECONDS !== undefined ? { runtimeIdleTimeoutMs: env.data.RUNTIME_IDLE_SECONDS * 1000 } : {}),

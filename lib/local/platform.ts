@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Server } from 'node:http';
 import { areas, checkAreas, type AreaModule } from '../manifest/index.ts';
+import type { Host } from '../manifest/types.ts';
 import { createBlobStore, createS3Client } from '../../functions/core/blobs.ts';
 import { parseConfig, type Config } from '../../functions/core/config.ts';
 import type { IdentityVerifier } from '../../functions/core/auth/credentials.ts';
@@ -14,6 +15,7 @@ import { createLocalSecretBox } from '../../functions/core/secret-box.ts';
 import type { SecretReader } from '../../functions/core/secret-reader.ts';
 import { createEgressProxy } from '../../functions/runtimes/egress-proxy.ts';
 import { createLocalCompute } from '../../functions/runtimes/local-compute.ts';
+import { describeInterpreter } from '../../functions/runtimes/python-interpreter.ts';
 import { createLocalMcpRuntime } from '../../functions/runtimes/mcp-local-runtime.ts';
 import { prepareOsSandbox } from '../../functions/runtimes/os-sandbox.ts';
 import { createLogger, type LogLevel } from '../../functions/core/logger.ts';
@@ -48,6 +50,8 @@ export interface LocalPlatformOptions {
   readonly secrets?: SecretReader;
   /** Extra directories on the Python runtime's path (frameworks for user code; tests' stand-ins). */
   readonly runtimePythonPath?: readonly string[];
+  /** The Python interpreter for user code, a path or a name on PATH (PYTHON; default `python3`). */
+  readonly python?: string;
   /** Where log lines go (default stdout); tests capture them to check what is never logged. */
   readonly logWriter?: (line: string) => void;
   /**
@@ -156,8 +160,17 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       ...(options.runtimeIdleTimeoutMs !== undefined ? { idleTimeoutMs: options.runtimeIdleTimeoutMs } : {}),
       ...(options.runtimeMaxProcesses !== undefined ? { maxProcesses: options.runtimeMaxProcesses } : {}),
       ...(options.runtimePythonPath ? { pythonPath: options.runtimePythonPath } : {}),
+      ...(options.python !== undefined ? { python: options.python } : {}),
     });
     cleanup.push(() => compute.close());
+    // The preflight: one line saying which Python user code runs on and whether agents can import
+    // their framework, or what to install. In the background (one short subprocess, shared with
+    // the spare's start below): the start never waits for it.
+    compute.interpreter().then(
+      (python) => log.info(describeInterpreter(python)),
+      (error: unknown) =>
+        log.warn(`Python runtime unavailable: agents and actions answer 503 RUNTIME_UNAVAILABLE until this is fixed: ${(error as Error).message}`),
+    );
     // The spare starts now, in the background, while this process loads its handlers and waits on
     // the stores' process: the first run after start finds it (nearly) ready, and the start never
     // waits for it.
@@ -275,6 +288,13 @@ function localConfig(
   modules: readonly AreaModule[],
 ): Config {
   const at = (host: keyof typeof LOCAL_HOST_PREFIX) => url + LOCAL_HOST_PREFIX[host];
+  // The API's hosts and the streaming host always; the others only when an area serves them (a
+  // route or a service there), as the stack does, so discovery lists no host answering only 404.
+  // Explicitly unset otherwise: a value left in the environment would advertise nothing too.
+  const served = new Set<Host>(
+    modules.flatMap((area) => [...area.routes.map((r) => r.host), ...area.entryPoints.flatMap((e) => (e.kind === 'service' ? [e.host] : []))]),
+  );
+  const optional = (host: Host, value: string) => (served.has(host) ? value : undefined);
   return parseConfig(
     {
       ...env,
@@ -287,10 +307,10 @@ function localConfig(
       BASE_URL: at('base'),
       STREAM_URL: at('stream'),
       MCP_URL: at('mcp'),
-      VOICE_URL: at('voice').replace(/^http/, 'ws'),
-      CDN_URL: at('cdn'),
-      SITE_URL: at('site'),
-      CODE_URL: at('code'),
+      VOICE_URL: optional('voice', at('voice').replace(/^http/, 'ws')),
+      CDN_URL: optional('cdn', at('cdn')),
+      SITE_URL: optional('site', at('site')),
+      CODE_URL: optional('code', at('code')),
       LOG_LEVEL: logLevel,
     },
     modules,

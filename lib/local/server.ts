@@ -145,7 +145,8 @@ export function createLocalServer(options: LocalServerOptions): Server {
       return send(
         res,
         await fallbacks.get(located.host)!(
-          toRestEvent(req, { requestId, path: located.path, resource: '/{proxy+}', pathParameters: proxy, query: url.searchParams, body: null }),
+          // The full path, host prefix included, as API Gateway's `path` is what the client sent.
+          toRestEvent(req, { requestId, path: url.pathname, resource: '/{proxy+}', pathParameters: proxy, query: url.searchParams, body: null }),
         ),
       );
     }

@@ -38,6 +38,7 @@ export interface RouteInput {
   timeoutSec?: number;
   maxBodyBytes?: number;
   rateLimit?: RouteSpec['rateLimit'];
+  errors?: RouteSpec['errors'];
 }
 
 /** Entry points as an area module lists them; defaults: 60 s, three attempts; services 512 MB, 256 CPU units, one task. */
@@ -126,6 +127,7 @@ function route(area: string, input: RouteInput): RouteSpec {
     auth: input.auth,
     callers: input.callers ?? 'full',
     ...(input.rateLimit ? { rateLimit: input.rateLimit } : {}),
+    ...(input.errors ? { errors: input.errors } : {}),
   };
 }
 

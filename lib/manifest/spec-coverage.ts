@@ -242,3 +242,35 @@ export function formatRoute(route: Pick<RouteSpec, 'method' | 'host' | 'path'>):
 function formatAddress(host: Host, path: string): string {
   return host === 'base' ? path : `{${host}_url}${path}`;
 }
+
+/** Where the README's status table sits; `npm run spec:coverage -- --readme` rewrites what is between. */
+export const README_STATUS_MARKERS = { start: '<!-- spec-coverage:start -->', end: '<!-- spec-coverage:end -->' } as const;
+
+/**
+ * The per-area status as a markdown table (`npm run spec:coverage -- --markdown`), the one the
+ * README shows: a unit test compares the two, so the README cannot claim an area that is not served.
+ */
+export function statusTable(groups: readonly SectionCoverage[]): string {
+  const status = (group: SectionCoverage) =>
+    group.implemented === group.entries.length
+      ? 'implemented'
+      : group.implemented === 0
+        ? 'not yet'
+        : `partly (${group.implemented} of ${group.entries.length})`;
+  const total = groups.reduce((sum, group) => sum + group.entries.length, 0);
+  const implemented = groups.reduce((sum, group) => sum + group.implemented, 0);
+  return [
+    '| SPEC area | Endpoints | Status |',
+    '| --- | --- | --- |',
+    ...groups.map((group) => `| ${group.section} | ${group.entries.length} | ${status(group)} |`),
+    `| All | ${total} | ${implemented} implemented |`,
+  ].join('\n');
+}
+
+/** `markdown` with the text between the README markers replaced by `table`; throws when the markers are missing. */
+export function withStatusTable(markdown: string, table: string): string {
+  const start = markdown.indexOf(README_STATUS_MARKERS.start);
+  const end = markdown.indexOf(README_STATUS_MARKERS.end);
+  if (start < 0 || end < start) throw new Error(`the README has no ${README_STATUS_MARKERS.start} ... ${README_STATUS_MARKERS.end} section`);
+  return `${markdown.slice(0, start + README_STATUS_MARKERS.start.length)}\n${table}\n${markdown.slice(end)}`;
+}

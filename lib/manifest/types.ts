@@ -52,6 +52,12 @@ export interface RouteSpec {
   readonly timeoutSec: number;
   /** Largest accepted request body; larger ones get 413 before they are read. */
   readonly maxBodyBytes: number;
+  /**
+   * `json-rpc`: the route speaks JSON-RPC (the MCP endpoint), so the platform's own refusals (auth,
+   * credits, limits, unknown server, bad JSON) are JSON-RPC error objects a protocol client can read,
+   * not the route style's envelope. See functions/core/http/json-rpc-error.ts.
+   */
+  readonly errors?: 'json-rpc';
   /** Fixed-window limit per caller (user id, or source IP when anonymous); 429 with Retry-After past it. */
   readonly rateLimit?: {
     readonly limit: number;

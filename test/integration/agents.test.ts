@@ -329,6 +329,10 @@ describe('agents over HTTP with the real Python runtime', () => {
     expect(res.status).toBe(500);
     expect(res.body.error.code).toBe('AGENT_EXECUTION_FAILED');
     expect(res.body.error.message).toContain('strands');
+    // It names the interpreter to install the framework into (the one the runtime runs on).
+    expect(res.body.error.message).toMatch(
+      /strands is not installed for the runtime's Python \/\S+; install it with \/\S+ -m pip install -r layers\/python\/requirements\.txt/,
+    );
   });
 
   it('answers a model call without AWS credentials with 400 AWS_CREDENTIALS_REQUIRED', async () => {

@@ -184,7 +184,7 @@ describe('the MCP endpoint: protocol, access, billing, keys and lineage', () => 
     const badVersion = await rpc(`/mcp/${privateId}?v=latest`, list, { token: owner.token });
     // Assess
     expect(anonymous.status).toBe(401);
-    expect(anonymous.body.code).toBe('AUTHENTICATION_REQUIRED');
+    expect(anonymous.body.error.data.code).toBe('AUTHENTICATION_REQUIRED');
     expect(foreign.status).toBe(403);
     expect(badToken.status).toBe(401);
     expect(viaRole.status).toBe(200);
@@ -221,7 +221,7 @@ describe('the MCP endpoint: protocol, access, billing, keys and lineage', () => 
     expect(ownerAfterAnonymous).toBe(ownerBefore - 1);
     expect(first.status).toBe(200);
     expect(refused.status).toBe(402);
-    expect(refused.body.code).toBe('INSUFFICIENT_CREDITS');
+    expect(refused.body.error.data.code).toBe('INSUFFICIENT_CREDITS');
     expect(otherRecord.record).toMatchObject({ resourceType: 'mcp', resourceId: publicId, requestType: 'MCP_TOOLS_CALL', status: 'success', creditsUsed: 1 });
     expect(anonymousRecord.record).toMatchObject({ resourceId: publicId, requestType: 'MCP_TOOLS_CALL', creditsUsed: 1 });
     expect(listRecord.record).toMatchObject({ requestType: 'MCP_TOOLS_LIST', creditsUsed: 0 });

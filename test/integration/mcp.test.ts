@@ -299,7 +299,8 @@ describe('MCP servers: CRUD, versions, rollback', () => {
     expect(pinned.map((p) => p.text)).toEqual(['v1', 'v2', 'v3', 'v4', 'v2']);
     expect(pinnedLong.text).toBe('v3');
     expect(pinnedMissing.status).toBe(404);
-    expect(pinnedMissing.body.error).toMatch(/Version 6 of MCP server/);
+    expect(pinnedMissing.body.error.message).toMatch(/Version 6 of MCP server/);
+    expect(pinnedMissing.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32013, data: { code: expect.stringMatching(/NOT_FOUND$/) } } });
     expect(extraInV3.body.result?.isError ?? extraInV3.body.error).toBeTruthy();
   });
 

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
+import { routes } from '../../lib/manifest/routes.ts';
+import { LOCAL_HOST_PREFIX } from '../../lib/local/server.ts';
+import { callApi, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 
 describe('local platform basics', () => {
   let platform: TestPlatform;
@@ -20,21 +22,50 @@ describe('local platform basics', () => {
     expect(res.headers.get('x-request-id')).toBe(res.body.requestId);
   });
 
-  it('publishes the discovery document with every host', async () => {
+  it('publishes the discovery document with the hosts the areas serve, and no others', async () => {
     const res = await platform.api('GET', '/.well-known/platform.json');
     expect(res.status).toBe(200);
+    // No area serves the voice, CDN, site or code host yet: their URLs would answer only 404.
     expect(res.body.data).toEqual({
       baseUrl: platform.url,
       streamUrl: `${platform.url}/stream`,
       mcpUrl: platform.url,
-      voiceUrl: `${platform.url.replace('http', 'ws')}/voice`,
-      cdnUrl: `${platform.url}/cdn`,
-      siteUrl: `${platform.url}/sites`,
-      codeUrl: `${platform.url}/code`,
       openApiUrl: `${platform.url}/openapi.json`,
       docsUrl: `${platform.url}/docs`,
       version: expect.any(String),
     });
+  });
+
+  it('lists only URLs that answer: each host has a route that is not the 404 of an unknown path', async () => {
+    // Prepare
+    const discovery = (await platform.api('GET', '/.well-known/platform.json')).body.data as Record<string, string>;
+    const isFallback = (status: number, body: unknown) =>
+      status === 404 && typeof body === 'object' && body !== null && String((body as { error?: unknown }).error).startsWith('No endpoint at');
+    for (const [key, url] of Object.entries(discovery)) {
+      if (!key.endsWith('Url')) continue;
+      const host = key.slice(0, -'Url'.length);
+      if (host in LOCAL_HOST_PREFIX) {
+        // Act: one route of the host, at the listed URL (a GET when there is one; unauthenticated, so it changes nothing)
+        const onHost = routes.filter((r) => r.host === host).sort((a, b) => Number(b.method === 'GET') - Number(a.method === 'GET'));
+        expect(onHost.length, `${key} is listed but no route serves the ${host} host`).toBeGreaterThan(0);
+        const route = onHost[0]!;
+        const path = route.path.replace(/\{[^}]+\}/g, 'x');
+        const answer = await callApi(url, route.method, path);
+        // Assess
+        expect(isFallback(answer.status, answer.body), `${key}: ${route.method} ${url}${path} answered ${answer.status} ${answer.text}`).toBe(false);
+      } else {
+        // Act: the document's own endpoints
+        const answer = await callApi(url, 'GET', '');
+        // Assess
+        expect(answer.status, `${key}: GET ${url}`).toBe(200);
+      }
+    }
+  });
+
+  it('names the path the client asked for, host prefix included, in a 404', async () => {
+    const res = await platform.api('GET', '/cdn/widget.js');
+    expect(res.status).toBe(404);
+    expect(res.body).toMatchObject({ code: 'NOT_FOUND', error: 'No endpoint at GET /cdn/widget.js.' });
   });
 });
 

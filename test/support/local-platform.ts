@@ -58,6 +58,8 @@ export async function startTestPlatform(
     identity?: IdentityVerifier;
     secrets?: SecretReader;
     runtimePythonPath?: string[];
+    /** The interpreter for user code (default `python3` on PATH, as `npm start` without PYTHON). */
+    python?: string;
     mcpEgressAllowHosts?: string[];
     /** Areas to serve instead of the manifest's (a sample area added to them). */
     areas?: readonly AreaModule[];
@@ -81,6 +83,7 @@ export async function startTestPlatform(
     ...(options.identity ? { identity: options.identity } : {}),
     ...(options.secrets ? { secrets: options.secrets } : {}),
     ...(options.runtimePythonPath ? { runtimePythonPath: options.runtimePythonPath } : {}),
+    ...(options.python !== undefined ? { python: options.python } : {}),
     ...(options.mcpEgressAllowHosts ? { mcpEgressAllowHosts: options.mcpEgressAllowHosts } : {}),
     ...(options.areas ? { areas: options.areas } : {}),
     ...(options.importHandlerModule ? { importHandlerModule: options.importHandlerModule } : {}),

@@ -248,7 +248,7 @@ describe('running an action', () => {
     // Act
     const failed = await failureOf(runAction(scopeOf(user('owner')), 'act-weather', { city: 'x' }, 'router', t.ports));
     // Assess
-    expect(failed.response).toMatchObject({ status: 502, code: 'RUNTIME_UNAVAILABLE' });
+    expect(failed.response).toMatchObject({ status: 503, code: 'RUNTIME_UNAVAILABLE', message: 'The action runtime is unavailable: python3 missing' });
     expect(t.balance()).toBe(100);
     expect(t.logs[0]).toMatchObject({ status: 'error', creditsUsed: 0 });
   });

@@ -117,7 +117,12 @@ describe('action error codes', () => {
     expect(mapped('TIMEOUT')).toMatchObject({ status: 504, code: 'TIMEOUT', message: 'The action did not finish within its timeout of 30 seconds.' });
     expect(mapped('ABORTED')).toMatchObject({ status: 504, code: 'TIMEOUT' });
     expect(mapped('TOO_MANY_INVOCATIONS')).toMatchObject({ status: 429, code: 'RATE_LIMITED', headers: { 'retry-after': '1' } });
-    expect(mapped('RUNTIME_UNAVAILABLE')).toMatchObject({ status: 502, code: 'RUNTIME_UNAVAILABLE' });
+    // No runtime at all is 503 and keeps the adapter's word on what to install; a runtime that failed is 502.
+    expect(mapped('RUNTIME_UNAVAILABLE')).toMatchObject({
+      status: 503,
+      code: 'RUNTIME_UNAVAILABLE',
+      message: 'The action runtime is unavailable: the message',
+    });
     expect(mapped('RUNTIME_CRASHED')).toMatchObject({ status: 502, code: 'RUNTIME_UNAVAILABLE' });
     expect(mapped('SOMETHING_NEW')).toMatchObject({ status: 500, code: 'ACTION_EXECUTION_FAILED', message: 'the message' });
   });

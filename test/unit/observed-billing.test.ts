@@ -215,7 +215,7 @@ describe('actions: the worst case held, the time observed billed', () => {
     // Act
     const failed = await failureOf(runAction(scopeOf(user('caller')), 'act-billing', {}, 'router', t.ports));
     // Assess: 1 + 1 × (8 s − 0.1 s) = 8.9, held 30.9 and 22 given back
-    expect(failed.status).toBe(502);
+    expect(failed.status).toBe(503);
     expect(t.logs[0]).toMatchObject({ status: 'error', creditsUsed: 8.9 });
     expect(t.state.balance).toBe(91.1);
     expect(t.state.ledger.map((l) => l.amount)).toEqual([-30.9, 22]);

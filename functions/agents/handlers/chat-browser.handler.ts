@@ -1,7 +1,7 @@
 import { defineStreamRoute } from '../../core/http/route.ts';
 import { agentIdParams, browserChatQuery } from '../agent.schema.ts';
 import { openChat, readChat } from '../chat.service.ts';
-import { streamChat } from '../chat.stream.ts';
+import { chatStreamFormatOf, streamChat } from '../chat.stream.ts';
 
 /** Browser test chat: the prompt in the query string, so a link in an address bar is enough. */
 export default defineStreamRoute({
@@ -11,6 +11,6 @@ export default defineStreamRoute({
   prefetch: (ctx) => readChat(ctx.params.agentId, ctx.query.conversationId, ctx.ports),
   async run(ctx, stream) {
     const session = await openChat(ctx, ctx.params.agentId, ctx.query, ctx.ports, ctx.prefetched);
-    await streamChat(session, stream, ctx.signal);
+    await streamChat(session, stream, ctx.signal, chatStreamFormatOf(ctx.request));
   },
 });

@@ -1,7 +1,7 @@
 import { defineStreamRoute } from '../../core/http/route.ts';
 import { agentIdParams, chatBody } from '../agent.schema.ts';
 import { openChat, readChat } from '../chat.service.ts';
-import { streamChat } from '../chat.stream.ts';
+import { chatStreamFormatOf, streamChat } from '../chat.stream.ts';
 
 export default defineStreamRoute({
   params: agentIdParams,
@@ -10,6 +10,6 @@ export default defineStreamRoute({
   prefetch: (ctx) => readChat(ctx.params.agentId, ctx.body.conversationId, ctx.ports),
   async run(ctx, stream) {
     const session = await openChat(ctx, ctx.params.agentId, ctx.body, ctx.ports, ctx.prefetched);
-    await streamChat(session, stream, ctx.signal);
+    await streamChat(session, stream, ctx.signal, chatStreamFormatOf(ctx.request));
   },
 });

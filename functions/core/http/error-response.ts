@@ -17,6 +17,7 @@ const HTTP_BY_KIND: Record<ErrorKind, { status: number; code: string }> = {
   'rate-limited': { status: 429, code: 'RATE_LIMITED' },
   'execution-failed': { status: 500, code: 'EXECUTION_FAILED' },
   'upstream-failed': { status: 502, code: 'UPSTREAM_FAILED' },
+  unavailable: { status: 503, code: 'SERVICE_UNAVAILABLE' },
   timeout: { status: 504, code: 'TIMEOUT' },
 };
 

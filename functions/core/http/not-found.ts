@@ -19,8 +19,12 @@ import { RouteTable } from './route-table.ts';
 export function createFallbackHandler(routes: readonly Pick<RouteSpec, 'method' | 'path'>[], log: () => Logger | null = () => null): RestHandler {
   const table = new RouteTable(routes);
   return async (event) => {
-    const path = event.pathParameters?.['proxy'] !== undefined ? `/${event.pathParameters['proxy']}` : event.path;
-    const match = table.match(event.httpMethod, path);
+    // Matched on the path within the host (the proxy parameter), but named as the client asked
+    // for it (`event.path`: with the local host prefix, `/cdn/widget.js`, or a custom domain's
+    // base path), so the message points at the request that was actually sent.
+    const hostPath = event.pathParameters?.['proxy'] !== undefined ? `/${event.pathParameters['proxy']}` : event.path;
+    const path = event.path;
+    const match = table.match(event.httpMethod, hostPath);
     const error =
       match.kind === 'wrong-method'
         ? new MethodNotAllowedError(event.httpMethod, match.allowed)

@@ -6,6 +6,7 @@ import { resolveActor } from '../auth/resolve-actor.ts';
 import { MalformedJsonError, PayloadTooLargeError, TimeoutError, UnsupportedContentTypeError, ValidationError } from '../errors.ts';
 import { errorBody, successBody } from './envelope.ts';
 import { toErrorResponse } from './error-response.ts';
+import { jsonRpcErrorBody } from './json-rpc-error.ts';
 import { LINEAGE_HEADER, lineageOf, type Lineage } from './lineage.ts';
 import { publicUrls } from './public-urls.ts';
 import type { HttpRequest } from './request.ts';
@@ -73,11 +74,12 @@ async function consumeRateLimit(
   await platform.rateLimiter.consume(`${bucket ?? routeId}:${subject}`, { limit: applied, windowSec });
 }
 
-function errorResponse(route: RouteSpec, error: unknown, lineage: Lineage, log: Logger): HttpResponse {
+function errorResponse(route: RouteSpec, request: HttpRequest, error: unknown, lineage: Lineage, log: Logger): HttpResponse {
   const failure = toErrorResponse(error);
   if (failure.expected) log.info('request refused', { status: failure.status, code: failure.code });
   else log.error('request failed', { error });
-  return json(failure.status, errorBody(route.style, failure.code, failure.message, lineage), { ...commonHeaders(lineage.requestId), ...failure.headers });
+  const body = route.errors === 'json-rpc' ? jsonRpcErrorBody(failure, request.body) : errorBody(route.style, failure.code, failure.message, lineage);
+  return json(failure.status, body, { ...commonHeaders(lineage.requestId), ...failure.headers });
 }
 
 function logRequest(log: Logger, request: HttpRequest, status: number, started: number, platform: Ports, actor: Actor): void {
@@ -107,7 +109,7 @@ async function runBuffered({ spec: route, definition, area }: BoundRoute, reques
     const result = await withTimeout(route.timeoutSec, deadline, definition.run(ctx));
     response = toSuccessResponse(route, result, lineage);
   } catch (error) {
-    response = errorResponse(route, error, lineage, log);
+    response = errorResponse(route, request, error, lineage, log);
   }
   logRequest(log, request, response.statusCode, started, platform, actor);
   return response;
@@ -158,7 +160,7 @@ async function runStreaming({ spec: route, definition, area }: BoundStreamRoute,
     await sink.end();
   } catch (error) {
     if (status === 0) {
-      const response = errorResponse(route, error, lineage, log);
+      const response = errorResponse(route, request, error, lineage, log);
       status = response.statusCode;
       sink.start(response.statusCode, response.headers);
       await sink.write(Buffer.from(response.body, 'utf8'));

@@ -1,20 +1,26 @@
 import type { Config } from '../config.ts';
 
-/** Where each public host of the platform is, as callers should be told (discovery, resource URLs). */
+/**
+ * Where each public host of the platform is, as callers should be told (discovery, resource URLs).
+ * The API's hosts (base, MCP) and the streaming host are always there. The others exist only when
+ * an area serves them (a route or a service on that host): both wirings configure their URL then
+ * and only then (lib/local/platform.ts, lib/cloud), so an absent one is a host nothing answers on,
+ * which discovery must not advertise.
+ */
 export interface PublicUrls {
   readonly baseUrl: string;
   readonly streamUrl: string;
   readonly mcpUrl: string;
-  readonly voiceUrl: string;
-  readonly cdnUrl: string;
-  readonly siteUrl: string;
-  readonly codeUrl: string;
+  readonly voiceUrl?: string;
+  readonly cdnUrl?: string;
+  readonly siteUrl?: string;
+  readonly codeUrl?: string;
 }
 
 /**
- * The platform's public URLs for one request: configured ones win; the others derive from the
- * base URL the request came in on (the cloud API's stage URL is known only from the request).
- * Resolved once by the pipeline, so services never see a raw request URL.
+ * The platform's public URLs for one request: configured ones win; the API's and the streaming
+ * host derive from the base URL the request came in on (the cloud API's stage URL is known only
+ * from the request). Resolved once by the pipeline, so services never see a raw request URL.
  */
 export function publicUrls(config: Config, requestBaseUrl: string): PublicUrls {
   const baseUrl = config.BASE_URL ?? requestBaseUrl;
@@ -22,9 +28,9 @@ export function publicUrls(config: Config, requestBaseUrl: string): PublicUrls {
     baseUrl,
     streamUrl: config.STREAM_URL ?? baseUrl,
     mcpUrl: config.MCP_URL ?? baseUrl,
-    voiceUrl: config.VOICE_URL ?? baseUrl.replace(/^http/, 'ws'),
-    cdnUrl: config.CDN_URL ?? baseUrl,
-    siteUrl: config.SITE_URL ?? baseUrl,
-    codeUrl: config.CODE_URL ?? baseUrl,
+    ...(config.VOICE_URL !== undefined ? { voiceUrl: config.VOICE_URL } : {}),
+    ...(config.CDN_URL !== undefined ? { cdnUrl: config.CDN_URL } : {}),
+    ...(config.SITE_URL !== undefined ? { siteUrl: config.SITE_URL } : {}),
+    ...(config.CODE_URL !== undefined ? { codeUrl: config.CODE_URL } : {}),
   };
 }
