@@ -1,3 +1,4 @@
+import { throwFirstFailure } from '../core/all-settled.ts';
 import type { PublicUrls } from '../core/http/public-urls.ts';
 import { requireUser, type UserActor } from '../core/auth/actor.ts';
 import type { Clock } from '../core/clock.ts';
@@ -74,6 +75,8 @@ export interface ChatSession {
   readonly conversationId: string;
   /** Runs the agent; yields as the agent produces; saves the conversation, debits and logs at the end. */
   run(signal?: AbortSignal): AsyncGenerator<ChatEvent>;
+  /** For a transport that failed before `run`: waits for what `openChat` left in flight (the ledger line). */
+  close(): Promise<void>;
 }
 
 /**
@@ -118,6 +121,18 @@ function toFramework(messages: readonly StoredMessage[]): FrameworkMessage[] {
   return messages.map((m) => ({ role: m.role, content: [{ text: m.content }] }));
 }
 
+/** The agent and the conversation as read, failures included: `openChat` checks them in its order. */
+export type ChatReads = readonly [PromiseSettledResult<AgentRecord>, PromiseSettledResult<ConversationRecord | null>];
+
+/**
+ * A chat's first reads, the agent and the conversation being continued, at once. Reads only, and
+ * settled rather than thrown, so the route can start them while the rate limiter answers and
+ * `openChat` still checks them in order (the agent's answer first).
+ */
+export async function readChat(agentId: string, conversationId: string | undefined, ports: Pick<ChatPorts, 'agents' | 'conversations'>): Promise<ChatReads> {
+  return Promise.allSettled([loadAgent(agentId, ports), conversationId === undefined ? Promise.resolve(null) : ports.conversations.get(conversationId)]);
+}
+
 /**
  * Everything that can refuse a chat happens here, before any byte is streamed: the agent (404,
  * 410 when deleted, 403 when private), the conversation (404 unless it is the caller's with this
@@ -128,14 +143,12 @@ export async function openChat(
   agentId: string,
   input: { prompt: string; conversationId?: string | undefined },
   ports: ChatPorts,
+  /** What `readChat` already read for this request (the route's prefetch); read here otherwise. */
+  reads?: ChatReads,
 ): Promise<ChatSession> {
   const actor = requireUser(scope.actor);
   const { lineage } = scope;
-  // Two independent reads at once; their checks still go in order (the agent's answer first).
-  const [agentRead, conversationRead] = await Promise.allSettled([
-    loadAgent(agentId, ports),
-    input.conversationId === undefined ? Promise.resolve(null) : ports.conversations.get(input.conversationId),
-  ]);
+  const [agentRead, conversationRead] = reads ?? (await readChat(agentId, input.conversationId, ports));
   if (agentRead.status === 'rejected') throw agentRead.reason;
   const agent = agentRead.value;
   if (agent.status === 'deleted') throw new GoneError(`Agent ${agentId} was deleted.`, 'AGENT_DELETED');
@@ -155,21 +168,35 @@ export async function openChat(
   // keys are read meanwhile (one read, shorter than the debit's two writes); no run without both.
   const reason = `chat ${agent.agentName}`;
   const [debited, keysRead] = await Promise.allSettled([
-    ports.credits.debit(actor.userId, 1, { reason, requestId: lineage.requestId }),
+    ports.credits.debitWithPendingLine(actor.userId, 1, { reason, requestId: lineage.requestId }),
     ports.keysReader.readAllKeys(actor, agent.ownerId),
   ]);
   if (debited.status === 'rejected') throw debited.reason;
   if (keysRead.status === 'rejected') {
-    await refundBaseCredit(scope, actor.userId, reason, ports);
+    // Refused before the stream: the line's failure, if any, is the error, as when it came first.
+    await Promise.all([refundBaseCredit(scope, actor.userId, reason, ports), debited.value.line]);
     throw keysRead.reason;
   }
+  // The first credit's ledger line is written while `__META__` goes out and the run starts, and
+  // awaited before the stream ends. Once the stream has started a failure can no longer be the
+  // answer's status: it is logged, and the chat (run, billed) stands.
+  const ledgerLine = debited.value.line.then(
+    () => undefined,
+    (error: unknown) => scope.log.error('chat ledger line not written', { error, userId: actor.userId, reason }),
+  );
   const keys = keysRead.value;
   const conversationId = conversation?.conversationId ?? uuid();
 
+  let started = false;
   return {
     agent,
     conversationId,
-    run: (signal) => runChat({ ...scope, actor, agent, prompt: input.prompt, conversation, conversationId, history, keys, ports, signal }),
+    run: (signal) => {
+      started = true;
+      return runChat({ ...scope, actor, agent, prompt: input.prompt, conversation, conversationId, history, keys, ports, signal, ledgerLine });
+    },
+    // A session whose run never started (the stream failed first) still waits for its line.
+    close: () => (started ? Promise.resolve() : ledgerLine),
   };
 }
 
@@ -194,6 +221,8 @@ interface RunContext extends Omit<RequestScope, 'actor' | 'signal'> {
   readonly keys: Readonly<Record<string, string>>;
   readonly ports: ChatPorts;
   readonly signal: AbortSignal | undefined;
+  /** The first credit's ledger line in flight (it never rejects: a failure is logged). */
+  readonly ledgerLine: Promise<void>;
 }
 
 async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
@@ -274,12 +303,17 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
     await meter.stop();
     const durationMs = ports.clock.now() - started;
     const finalMetrics: ChatMetrics = metrics ?? { totalCycles: 0, totalTokens: 0, toolsUsed: [...new Set(toolsSeen)].map(shown), durationMs };
-    // A run whose consumer left before its `end` is taken to have started: nothing says it did not.
-    const creditsUsed = await settleCredits(ctx, meter, { started: end?.started ?? true, durationMs: end?.durationMs ?? durationMs }, finalMetrics.totalTokens);
-    // Independent writes: the conversation, the monthly counter and the usage record go together.
-    await Promise.all([
+    // The conversation and the monthly counter do not depend on the bill: they go out while the
+    // credits are settled; the usage record, which states them, after. All are awaited, as is the
+    // first credit's ledger line, before `__METRICS__` and the end of the stream.
+    const stored = Promise.allSettled([
       saveConversation(ctx, promptAt, reply, failure === null),
       ports.agents.countInvocation(agent.agentId, new Date(started).toISOString().slice(0, 7)),
+      ctx.ledgerLine,
+    ]);
+    // A run whose consumer left before its `end` is taken to have started: nothing says it did not.
+    const creditsUsed = await settleCredits(ctx, meter, { started: end?.started ?? true, durationMs: end?.durationMs ?? durationMs }, finalMetrics.totalTokens);
+    const logged = Promise.allSettled([
       ports.usageLogs.write({
         lineage,
         userId: actor.userId,
@@ -296,6 +330,7 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
         ...(failure !== null ? { error: errorOf(failure) } : {}),
       }),
     ]);
+    throwFirstFailure([...(await stored), ...(await logged)]);
     metrics = { ...finalMetrics, durationMs };
   }
   yield { type: 'metrics', metrics };

@@ -58,8 +58,14 @@ const CACHE_CONTROL: Record<ChatStreamFormat, string> = { text: 'no-store', sse:
  * produces it, metrics last, then the stream ends. Each piece is written (and flushed) as it arrives.
  */
 export async function streamChat(session: ChatSession, stream: ResponseStream, signal: AbortSignal, format: ChatStreamFormat = 'text'): Promise<void> {
-  stream.start(200, { 'content-type': CONTENT_TYPE[format], 'x-conversation-id': session.conversationId, 'cache-control': CACHE_CONTROL[format] });
-  await stream.write(encodeChatEvent(format, { type: 'meta', conversationId: session.conversationId, agentId: session.agent.agentId }));
+  try {
+    stream.start(200, { 'content-type': CONTENT_TYPE[format], 'x-conversation-id': session.conversationId, 'cache-control': CACHE_CONTROL[format] });
+    await stream.write(encodeChatEvent(format, { type: 'meta', conversationId: session.conversationId, agentId: session.agent.agentId }));
+  } catch (error) {
+    // No run then: what the session left in flight is still awaited before the request ends.
+    await session.close();
+    throw error;
+  }
   for await (const event of session.run(signal)) await stream.write(encodeChatEvent(format, event));
   await stream.end();
 }

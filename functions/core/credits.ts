@@ -33,9 +33,24 @@ export interface GrantSeen {
  * The credit balance and its ledger. A debit is one conditional update (`credits >= cost`), so
  * concurrent runs can never take a balance below zero; every change then appends a ledger entry.
  */
+/** A debit whose balance change is done and whose ledger line is still being written. */
+export interface PendingDebit {
+  readonly balanceAfter: number;
+  /**
+   * The ledger line's write. The caller must await it before it answers (a Lambda may be frozen
+   * after the answer, and the line would be lost): a failure rejects here, as `debit` would have.
+   */
+  readonly line: Promise<LedgerEntry>;
+}
+
 export interface Credits {
   /** Throws `InsufficientCreditsError` (402) when the balance is short. Applies the monthly grant first. */
   debit(userId: string, amount: number, change: CreditChange, seen?: GrantSeen): Promise<LedgerEntry>;
+  /**
+   * `debit` answering as soon as the balance moved, its ledger line in flight (`line`): the caller
+   * starts what the credits pay for (a run) together with the line's write rather than after it.
+   */
+  debitWithPendingLine(userId: string, amount: number, change: CreditChange, seen?: GrantSeen): Promise<PendingDebit>;
   grant(userId: string, amount: number, change: CreditChange): Promise<LedgerEntry>;
   /**
    * Adds this calendar month's free credits (UTC) unless the account already had them: one
@@ -114,6 +129,29 @@ export function createCredits(db: Db, clock: Clock, monthlyGrant = 0): Credits {
     return record(userId, monthlyGrant, Number(out.Attributes?.['credits']), { reason: `monthly free credits ${month}`, requestId: null });
   }
 
+  /** The debit's balance change (the grant first when due): the balance after it. */
+  async function take(userId: string, amount: number, seen: GrantSeen | undefined): Promise<number> {
+    const cost = checkAmount(amount);
+    await applyMonthlyGrant(userId, seen);
+    const out = await sendIf(
+      db.doc.send(
+        new UpdateCommand({
+          TableName: users,
+          Key: { userId },
+          UpdateExpression: 'SET credits = credits - :cost',
+          ConditionExpression: 'attribute_exists(userId) AND credits >= :cost',
+          ExpressionAttributeValues: { ':cost': cost },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      ),
+    );
+    if (out !== null) return Number(out.Attributes?.['credits']);
+    // Read only on refusal, to say what the balance was; the refusal itself came from the condition.
+    const current = await db.doc.send(new GetCommand({ TableName: users, Key: { userId }, ProjectionExpression: 'credits' }));
+    if (current.Item === undefined) throw new NotFoundError('Account not found.');
+    throw new InsufficientCreditsError(cost, Number(current.Item['credits'] ?? 0));
+  }
+
   return {
     monthlyGrant,
     applyMonthlyGrant,
@@ -126,25 +164,15 @@ export function createCredits(db: Db, clock: Clock, monthlyGrant = 0): Credits {
       );
     },
     async debit(userId, amount, change, seen) {
-      const cost = checkAmount(amount);
-      await applyMonthlyGrant(userId, seen);
-      const out = await sendIf(
-        db.doc.send(
-          new UpdateCommand({
-            TableName: users,
-            Key: { userId },
-            UpdateExpression: 'SET credits = credits - :cost',
-            ConditionExpression: 'attribute_exists(userId) AND credits >= :cost',
-            ExpressionAttributeValues: { ':cost': cost },
-            ReturnValues: 'UPDATED_NEW',
-          }),
-        ),
-      );
-      if (out !== null) return record(userId, -cost, Number(out.Attributes?.['credits']), change);
-      // Read only on refusal, to say what the balance was; the refusal itself came from the condition.
-      const current = await db.doc.send(new GetCommand({ TableName: users, Key: { userId }, ProjectionExpression: 'credits' }));
-      if (current.Item === undefined) throw new NotFoundError('Account not found.');
-      throw new InsufficientCreditsError(cost, Number(current.Item['credits'] ?? 0));
+      const balanceAfter = await take(userId, amount, seen);
+      return record(userId, -checkAmount(amount), balanceAfter, change);
+    },
+    async debitWithPendingLine(userId, amount, change, seen) {
+      const balanceAfter = await take(userId, amount, seen);
+      const line = record(userId, -checkAmount(amount), balanceAfter, change);
+      // The caller awaits it; until then a failure must not count as unhandled.
+      line.catch(() => undefined);
+      return { balanceAfter, line };
     },
     async grant(userId, amount, change) {
       const value = checkAmount(amount);

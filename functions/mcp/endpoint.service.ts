@@ -1,3 +1,4 @@
+import { allSettledOrThrow } from '../core/all-settled.ts';
 import type { Actor, UserActor } from '../core/auth/actor.ts';
 import { roundCredits, type Credits } from '../core/credits.ts';
 import {
@@ -139,6 +140,14 @@ async function environmentFor(actor: Actor, server: McpServerRecord, ports: McpE
 }
 
 /**
+ * The server a request names (404 when there is none): the endpoint's first read, which the route
+ * starts while the rate limiter answers. A read only: access is checked by `callMcpServer`.
+ */
+export function findServer(target: McpTarget, ports: Pick<McpEndpointPorts, 'mcpServers' | 'users'>): Promise<McpServerRecord> {
+  return 'serverId' in target ? loadServer(target.serverId, ports) : loadServerBySlug(target.owner, target.slug, ports);
+}
+
+/**
  * `POST` and `GET {mcp_url}/mcp/{serverId}` and `/mcp/s/{owner}/{slug}`: one MCP Streamable HTTP
  * request, answered statelessly by the server's live version or the pinned `v`/`version`. `GET`
  * (the optional server-to-client stream) is answered 405, as the MCP transport prescribes for
@@ -169,9 +178,11 @@ export async function callMcpServer(
   pinnedVersion: number | undefined,
   request: HttpRequest,
   ports: McpEndpointPorts,
+  /** The server `findServer` already read for `target` (the route's prefetch); read here otherwise. */
+  found?: McpServerRecord,
 ): Promise<Reply> {
   const { actor, lineage, signal } = scope;
-  const server = 'serverId' in target ? await loadServer(target.serverId, ports) : await loadServerBySlug(target.owner, target.slug, ports);
+  const server = found ?? (await findServer(target, ports));
   if (server.visibility !== 'public' && !isOwner(actor, server)) {
     if (actor.kind === 'anonymous') throw new AuthenticationRequiredError();
     throw new AccessDeniedError(`MCP server ${server.serverId} is private.`);
@@ -190,15 +201,19 @@ export async function callMcpServer(
   const reason = `mcp ${server.serverName} tools/call x${toolCalls}`;
   // The debit and the keys are independent reads and writes: both at once. No run without both.
   const [debited, env] = await Promise.allSettled([
-    cost > 0 ? ports.credits.debit(payer, cost, { reason, requestId: lineage.requestId }) : Promise.resolve(null),
+    cost > 0 ? ports.credits.debitWithPendingLine(payer, cost, { reason, requestId: lineage.requestId }) : Promise.resolve(null),
     environmentFor(actor, server, ports),
   ]);
   if (debited.status === 'rejected') {
     if (debited.reason instanceof InsufficientCreditsError && actor.kind === 'anonymous') throw new OwnerCreditsExhaustedError();
     throw debited.reason;
   }
+  // The debit's ledger line is written while the server runs, not before: awaited before every
+  // answer, error answers included, and a failed write still fails the request (500, logged).
+  const ledgerLine: Promise<unknown> = debited.value?.line ?? Promise.resolve(null);
   if (env.status === 'rejected') {
     if (cost > 0) await refund(payer, cost, reason, ports, scope);
+    await ledgerLine;
     throw env.reason;
   }
 
@@ -218,6 +233,7 @@ export async function callMcpServer(
   } catch (error) {
     // The port answers failures as responses; a throw means the platform itself failed before the run.
     if (cost > 0) await refund(payer, cost, reason, ports, scope);
+    await ledgerLine;
     throw error;
   }
   const durationMs = ports.clock.now() - startedAt;
@@ -228,19 +244,23 @@ export async function callMcpServer(
 
   const responseBody = responseBodyOf(response);
   const failure = failureOf(response, responseBody);
-  await ports.usageLogs.write({
-    lineage,
-    userId: payer,
-    resourceId: server.serverId,
-    resourceType: 'mcp',
-    requestType: requestTypeOf(messages),
-    status: signal.aborted || response.status === 504 ? 'timeout' : failure === null ? 'success' : 'error',
-    request: { version: snapshot.version, pinned: pinnedVersion !== undefined, caller: actor.kind === 'user' ? actor.userId : null, body: messages ?? body },
-    response: { status: response.status, body: responseBody },
-    durationMs,
-    creditsUsed,
-    ...(failure !== null ? { error: failure } : {}),
-  });
+  // The run happened, so its record is written even when the ledger line failed; both are awaited.
+  await allSettledOrThrow([
+    ledgerLine,
+    ports.usageLogs.write({
+      lineage,
+      userId: payer,
+      resourceId: server.serverId,
+      resourceType: 'mcp',
+      requestType: requestTypeOf(messages),
+      status: signal.aborted || response.status === 504 ? 'timeout' : failure === null ? 'success' : 'error',
+      request: { version: snapshot.version, pinned: pinnedVersion !== undefined, caller: actor.kind === 'user' ? actor.userId : null, body: messages ?? body },
+      response: { status: response.status, body: responseBody },
+      durationMs,
+      creditsUsed,
+      ...(failure !== null ? { error: failure } : {}),
+    }),
+  ]);
 
   const returned: Record<string, string> = { [VERSION_HEADER]: String(snapshot.version) };
   for (const name of RETURNED_HEADERS) if (response.headers[name] !== undefined) returned[name] = response.headers[name];

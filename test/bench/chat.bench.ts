@@ -244,7 +244,7 @@ export const chatBench: BenchModule = {
       stage(
         TO_INVOKE,
         (t) => invokeOf(t).start,
-        `request sent to the runtime call (__META__ goes out after the debit): ${describeStoreCalls(traces, (t, s) => s.start < invokeOf(t).start)}`,
+        `request sent to the runtime call (__META__ goes out after the debit): ${describeStoreCalls(traces, (t, s) => s.end <= invokeOf(t).start)}; still in flight when it starts: ${describeStoreCalls(traces, (t, s) => s.start < invokeOf(t).start && s.end > invokeOf(t).start)}`,
       ),
       stage(TO_RUNTIME_TEXT, (t) => markOf(t, 'runtime first event') - invokeOf(t).start, 'the local adapter and the agent, as the platform calls it'),
       stage(

@@ -187,7 +187,7 @@ export const mcpBench: BenchModule = {
       stage(
         TO_RUNTIME,
         (t) => runtimeSpan(t).start,
-        `request sent to the runtime call: HTTP, auth, rate limit, server and version reads, debit, keys; ${describeStoreCalls(traces, (t, s) => s.start < runtimeSpan(t).start)}`,
+        `request sent to the runtime call: HTTP, auth, rate limit, server and version reads, debit, keys; ${describeStoreCalls(traces, (t, s) => s.end <= runtimeSpan(t).start)}; still in flight when it starts: ${describeStoreCalls(traces, (t, s) => s.start < runtimeSpan(t).start && s.end > runtimeSpan(t).start)}`,
       ),
       stage(IN_RUNTIME, (t) => runtimeSpan(t).end - runtimeSpan(t).start, 'the port as the endpoint calls it (owner keys as env), in the same traced requests'),
       stage(

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
+import { callOf, callsOn, overlapped, recordStoreCalls } from '../support/store-calls.ts';
 
 const SLEEPING_AGENT = readFileSync(new URL('../../python-runtime/tests/fixtures/sleeping_agent.py', import.meta.url), 'utf8');
 const ECHO = `def handler(event, context):
@@ -129,6 +130,72 @@ describe('billing by what the platform observed, and keys kept out of answers an
     // The hold (1 + 0.125 × 4.9) and what went back, one ledger line each
     const runLines = (ledger.Items ?? []).filter((e) => e['requestId'] === ran.headers.get('x-request-id')).map((e) => e['amount']);
     expect(runLines.sort()).toEqual([-1.6125, round4(1.6125 - ran.body.meta.creditsUsed)].sort());
+  });
+
+  it('bills a chat exactly, a ledger line for every debit, and saves it, whether its run succeeds or fails', async () => {
+    // Prepare: a successful agent and one whose run raises (it reads a key the owner never stored)
+    const sleeper = await createAgent(owner.token, 'ledger-sleeper', SLEEPING_AGENT);
+    const failing = await createAgent(owner.token, 'ledger-failing', AGENT_LEAKS_KEY);
+    const caller = await createUser(platform, { alias: 'ledger-caller', credits: 10 });
+    const { db } = platform.running.ports;
+    // Act
+    const chats = [];
+    for (const agentId of [sleeper, failing]) {
+      const res = await fetch(`${platform.url}/stream/agent/${agentId}/chat`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${caller.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ prompt: '0' }),
+      });
+      chats.push({ agentId, requestId: res.headers.get('x-request-id')!, conversationId: res.headers.get('x-conversation-id')!, body: await res.text() });
+    }
+    const balance = await credits(caller.token);
+    const ledger = await db.doc.send(
+      new QueryCommand({
+        TableName: db.table('credit-ledger'),
+        KeyConditionExpression: 'userId = :u',
+        ExpressionAttributeValues: { ':u': caller.userId },
+        ConsistentRead: true,
+      }),
+    );
+    const records = await Promise.all(chats.map((c) => platform.api('GET', `/logs/${c.requestId}`, { token: caller.token })));
+    const conversations = await Promise.all(
+      chats.map((c) => platform.api('GET', `/agent/${c.agentId}/conversation/${c.conversationId}`, { token: caller.token })),
+    );
+    // Assess
+    expect(chats[0]!.body).not.toContain('__ERROR__');
+    expect(chats[1]!.body).toContain('__ERROR__');
+    const used = records.map((r) => r.body.data.creditsUsed as number);
+    expect(records.map((r) => r.body.data.status)).toEqual(['success', 'error']);
+    expect(balance).toBe(round4(10 - used[0]! - used[1]!));
+    for (const [i, chat] of chats.entries()) {
+      const lines = (ledger.Items ?? []).filter((e) => e['requestId'] === chat.requestId).map((e) => e['amount'] as number);
+      // The first credit's line is there, and the lines add up to what the record says was used.
+      expect(lines).toContain(-1);
+      expect(round4(lines.reduce((a, b) => a + b, 0))).toBe(-used[i]!);
+      expect(conversations[i]!.status).toBe(200);
+      expect(JSON.stringify(conversations[i]!.body.data)).toContain('"role":"user"');
+    }
+  });
+
+  it('answers a rate-limited chat 429, with its agent read alongside the limiter, and bills, runs and saves nothing', async () => {
+    // Prepare: the caller's chat window already used up
+    const agentId = await createAgent(owner.token, 'limited-chat', SLEEPING_AGENT);
+    const caller = await createUser(platform, { alias: 'limited-caller', credits: 5 });
+    const { db, config, rateLimiter } = platform.running.ports;
+    platform.clock.alignToWindow(60_000);
+    for (let i = 0; i < 60; i++) await rateLimiter.consume(`agent-chat:user:${caller.userId}`, { limit: 60, windowSec: 60 });
+    // Act
+    const { result: limited, calls } = await recordStoreCalls(db, config.TABLE_PREFIX, () =>
+      platform.api('POST', `/stream/agent/${agentId}/chat`, { token: caller.token, body: { prompt: '0' } }),
+    );
+    const balance = await credits(caller.token);
+    // Assess
+    expect(limited.status).toBe(429);
+    expect(balance).toBe(5);
+    expect(
+      callsOn(calls, 'rate-limits', 'agents', 'users', 'credit-ledger', 'keys', 'conversations', 'usage-logs').filter((c) => c !== 'users.BatchGetItem'),
+    ).toEqual(['rate-limits.UpdateItem', 'agents.GetItem']);
+    expect(overlapped(callOf(calls, 'rate-limits.UpdateItem'), callOf(calls, 'agents.GetItem'))).toBe(true);
   });
 
   it('stops a chat that runs past the balance, ends its stream with INSUFFICIENT_CREDITS, and never takes the balance below zero', async () => {

@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
-import { callsOn, recordStoreCalls } from '../support/store-calls.ts';
+import { callOf, callsOn, overlapped, recordStoreCalls } from '../support/store-calls.ts';
 
 /** A calculator; `which` names its label so a pinned version is recognisable. */
 function calculator(label: string): string {
@@ -234,12 +234,32 @@ describe('the MCP endpoint: protocol, access, billing, keys and lineage', () => 
     // Act
     const allowed = await Promise.all(Array.from({ length: 60 }, (_, i) => rpc(`/mcp/${publicId}`, list(i))));
     const limited = await rpc(`/mcp/${publicId}`, list(61));
+    const ownerBefore = await credits(owner.token);
+    const { db, config } = platform.running.ports;
+    const limitedCall = await recordStoreCalls(db, config.TABLE_PREFIX, () =>
+      rpc(`/mcp/${publicId}`, { jsonrpc: '2.0', id: 63, method: 'tools/call', params: { name: 'add', arguments: { a: 1, b: 2 } } }),
+    );
+    const ownerAfter = await credits(owner.token);
+    // Parsed while the limiter answers, but a limited caller hears 429 before anything about the request.
+    const limitedAndInvalid = await rpc(`/mcp/${publicId}?v=not-a-number`, list(64));
+    const limitedRecord = await usageRecord(owner.token, limitedCall.result.headers.get('x-request-id')!);
     const signedIn = await rpc(`/mcp/${publicId}`, list(62), { token: other.token });
     // Assess
     expect(allowed.every((r) => r.status === 200)).toBe(true);
     expect(limited.status).toBe(429);
     expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
     expect(signedIn.status).toBe(200);
+    // A limited tools/call: the server record was read while the limiter answered, and dropped:
+    // nothing billed (no debit, no ledger line), nothing run (no usage record).
+    expect(limitedCall.result.status).toBe(429);
+    expect(limitedAndInvalid.status).toBe(429);
+    expect(ownerAfter).toBe(ownerBefore);
+    expect(limitedRecord.status).toBe(404);
+    expect(callsOn(limitedCall.calls, 'rate-limits', 'mcp-servers', 'users', 'credit-ledger', 'keys', 'usage-logs')).toEqual([
+      'rate-limits.UpdateItem',
+      'mcp-servers.GetItem',
+    ]);
+    expect(overlapped(callOf(limitedCall.calls, 'rate-limits.UpdateItem'), callOf(limitedCall.calls, 'mcp-servers.GetItem'))).toBe(true);
   });
 
   it("gives the server the owner's keys as SERVICENAME_KEY, only the attached ones for a role token, never the caller's credentials", async () => {

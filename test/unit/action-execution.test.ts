@@ -70,6 +70,10 @@ function setup(
       ledger.push({ amount: -amount, reason: change.reason });
       return entry(-amount);
     },
+    async debitWithPendingLine(userId, amount, change) {
+      const line = await this.debit(userId, amount, change);
+      return { balanceAfter: line.balanceAfter, line: Promise.resolve(line) };
+    },
     async grant(_userId, amount, change) {
       balance += amount;
       ledger.push({ amount, reason: change.reason });

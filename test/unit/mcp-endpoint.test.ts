@@ -66,10 +66,20 @@ function request(body: unknown, headers: Record<string, string> = {}, method = '
 }
 
 /** In-memory ports recording what the endpoint did. */
-function fakePorts(options: { visibility?: 'private' | 'public'; answer?: McpHttpResponse | Error; balance?: number } = {}) {
+function fakePorts(
+  options: {
+    visibility?: 'private' | 'public';
+    answer?: McpHttpResponse | Error;
+    balance?: number;
+    /** When the debit's ledger line is written (or fails): at once unless given. */
+    ledgerWrite?: Promise<void>;
+  } = {},
+) {
   const calls = {
     handled: [] as { tenantId: string; source: McpSource; request: McpHttpRequest; env: Record<string, string> }[],
     debits: [] as { userId: string; amount: number }[],
+    /** Ledger lines written, and whether the runtime had been called when the write started. */
+    lines: [] as { userId: string; amount: number; startedWithRun: boolean }[],
     grants: [] as { userId: string; amount: number }[],
     records: [] as UsageLogInput[],
     keysReadAs: [] as UserActor[],
@@ -91,9 +101,13 @@ function fakePorts(options: { visibility?: 'private' | 'public'; answer?: McpHtt
       },
     },
     credits: {
-      debit: async (userId: string, amount: number) => {
+      debitWithPendingLine: async (userId: string, amount: number) => {
         if ((options.balance ?? 100) < amount) throw new InsufficientCreditsError(amount, options.balance ?? 0);
         calls.debits.push({ userId, amount });
+        const write = options.ledgerWrite ?? Promise.resolve();
+        const line = write.then(() => void calls.lines.push({ userId, amount: -amount, startedWithRun: calls.handled.length > 0 }));
+        line.catch(() => undefined);
+        return { balanceAfter: 0, line };
       },
       grant: async (userId: string, amount: number) => void calls.grants.push({ userId, amount }),
     },
@@ -114,6 +128,25 @@ function fakePorts(options: { visibility?: 'private' | 'public'; answer?: McpHtt
     },
   };
   return { ports: ports as unknown as McpEndpointPorts, calls };
+}
+
+/** A promise settled by hand: a write that lasts until the test says so. */
+function deferred(): { promise: Promise<void>; resolve: () => void; reject: (error: Error) => void } {
+  let resolve!: () => void;
+  let reject!: (error: Error) => void;
+  const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+  return { promise, resolve, reject };
+}
+
+/** Whether `work` has settled once everything queued so far has run. */
+async function settled(work: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  work.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  await new Promise((resolve) => setImmediate(resolve));
+  return done;
 }
 
 const toolCall = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'add', arguments: {} } });
@@ -286,6 +319,50 @@ describe('callMcpServer', () => {
     expect(failing.calls.records[0]).toMatchObject({ status: 'error', creditsUsed: 1, error: { code: 'JSONRPC_-32000', message: 'host crashed' } });
     await expect(thrown).rejects.toThrow('platform bug');
     expect(throwing.calls.grants).toEqual([{ userId: OWNER, amount: 1 }]);
+  });
+
+  it("writes the debit's ledger line while the server runs, and answers (or fails) only once it is written", async () => {
+    // Prepare: ledger writes that finish when the test says so
+    const [okWrite, failedRunWrite, brokenWrite] = [deferred(), deferred(), deferred()];
+    const ok = fakePorts({ ledgerWrite: okWrite.promise });
+    const failedRun = fakePorts({ ledgerWrite: failedRunWrite.promise, answer: new Error('platform bug') });
+    const broken = fakePorts({ ledgerWrite: brokenWrite.promise });
+    const call = (ports: McpEndpointPorts) =>
+      callMcpServer(
+        scopeOf(user(OWNER), { lineage: lineageOf('r', undefined), signal: signal }),
+        { serverId: 'mcp-abc' },
+        undefined,
+        request(toolCall(1)),
+        ports,
+      );
+    // Act
+    const answered = call(ok.ports);
+    const okBeforeLine = await settled(answered);
+    const okRunsBeforeLine = ok.calls.handled.length;
+    okWrite.resolve();
+    const reply = await answered;
+    const failed = call(failedRun.ports);
+    const failedBeforeLine = await settled(failed);
+    failedRunWrite.resolve();
+    const failure = await failed.catch((error: unknown) => error);
+    const lost = call(broken.ports);
+    brokenWrite.reject(new Error('ledger unavailable'));
+    const lostFailure = await lost.catch((error: unknown) => error);
+    // Assess: the run did not wait for the line, the answer did
+    expect(okRunsBeforeLine).toBe(1);
+    expect(okBeforeLine).toBe(false);
+    expect(reply.status).toBe(200);
+    expect(ok.calls.lines).toEqual([{ userId: OWNER, amount: -1, startedWithRun: true }]);
+    // A run that failed on the platform's side: the credit goes back, and the debit's line is still written first.
+    expect(failedBeforeLine).toBe(false);
+    expect((failure as Error).message).toBe('platform bug');
+    expect(failedRun.calls.lines).toEqual([{ userId: OWNER, amount: -1, startedWithRun: true }]);
+    expect(failedRun.calls.grants).toEqual([{ userId: OWNER, amount: 1 }]);
+    // A ledger line that cannot be written fails the request as before (500), the credit kept; the run's record stays.
+    expect((lostFailure as Error).message).toBe('ledger unavailable');
+    expect(broken.calls.handled).toHaveLength(1);
+    expect(broken.calls.grants).toEqual([]);
+    expect(broken.calls.records[0]).toMatchObject({ status: 'success', creditsUsed: 1 });
   });
 
   it('records a tool result marked isError as an error, with the lineage of the request', async () => {

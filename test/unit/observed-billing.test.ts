@@ -66,6 +66,10 @@ function wallet(initial: number) {
       state.ledger.push({ amount: -amount, reason: change.reason });
       return entry(-amount);
     },
+    async debitWithPendingLine(userId, amount, change) {
+      const line = await this.debit(userId, amount, change);
+      return { balanceAfter: line.balanceAfter, line: Promise.resolve(line) };
+    },
     async grant(_userId, amount, change) {
       state.balance = roundCredits(state.balance + amount);
       state.ledger.push({ amount, reason: change.reason });
@@ -336,6 +340,56 @@ async function drain(run: AsyncGenerator<ChatEvent>): Promise<ChatEvent[]> {
 }
 
 describe('chat: metered while it runs, charged only when it started', () => {
+  it("writes the first credit's ledger line while the run starts, ends only once it is written, and logs a line that failed", async () => {
+    // Prepare: ledger lines that are written when the test says so, or fail
+    let finishLine: () => void = () => undefined;
+    const pending = new Promise<void>((resolve) => (finishLine = resolve));
+    const errors: string[] = [];
+    const compute = fakeCompute(() => events({ type: 'text', data: 'hi' }, { type: 'end', started: true, durationMs: 10 } as RuntimeEvent));
+    const withLine = (lineWrite: Promise<void>) => {
+      const t = chatPorts(5, compute);
+      const debit = t.ports.credits.debit.bind(t.ports.credits);
+      const log = { error: (message: string) => void errors.push(message), warn: () => undefined, info: () => undefined, debug: () => undefined };
+      const ports = {
+        ...t.ports,
+        credits: {
+          ...t.ports.credits,
+          debitWithPendingLine: async (...args: Parameters<typeof debit>) => {
+            const entry = await debit(...args);
+            return { balanceAfter: entry.balanceAfter, line: lineWrite.then(() => entry) };
+          },
+        },
+      } as ChatPorts;
+      return { ...t, ports, scope: scopeOf(user('caller'), { lineage: lineage, urls: LOCAL_URLS, log: { ...log, child: () => log } as never }) };
+    };
+    const slow = withLine(pending);
+    const refused = Promise.reject(new Error('ledger unavailable'));
+    refused.catch(() => undefined); // handled once the chat uses it
+    const failing = withLine(refused);
+    // Act
+    const session = await openChat(slow.scope, slow.agentId, { prompt: 'x' }, slow.ports);
+    const run = session.run();
+    const first = await run.next();
+    const rest = drain(run);
+    let ended = false;
+    void rest.then(() => (ended = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    const endedBeforeLine = ended;
+    finishLine();
+    const got = await rest;
+    const failed = await drain((await openChat(failing.scope, failing.agentId, { prompt: 'x' }, failing.ports)).run());
+    // Assess: the run did not wait for the line, the end of the chat did
+    expect(first.value).toEqual({ type: 'text', data: 'hi' });
+    expect(endedBeforeLine).toBe(false);
+    expect(got.at(-1)?.type).toBe('metrics');
+    expect(slow.logs).toHaveLength(1);
+    // A line that could not be written: logged; the chat, its bill and its record stand.
+    expect(errors).toEqual(['chat ledger line not written']);
+    expect(failed.map((e) => e.type)).toEqual(['text', 'metrics']);
+    expect(failing.state.balance).toBe(4);
+    expect(failing.logs[0]).toMatchObject({ status: 'success', creditsUsed: 1 });
+  });
+
   it('stops a run when the balance cannot pay more run time, ends with INSUFFICIENT_CREDITS, and never goes below zero', async () => {
     // Prepare: a run that goes on until it is aborted, as the Compute port promises
     let elapsed = 0;
@@ -447,7 +501,10 @@ describe('MCP calls', () => {
       users: {},
       keys: { list: async () => [] },
       keysReader: { readKeys: async () => ({}), readAllKeys: async () => ({}) },
-      credits: { debit: async () => ({}), grant: async (_u: string, amount: number) => void grants.push(amount) },
+      credits: {
+        debitWithPendingLine: async () => ({ balanceAfter: 0, line: Promise.resolve({}) }),
+        grant: async (_u: string, amount: number) => void grants.push(amount),
+      },
       usageLogs: { write: async (input: UsageLogInput) => void records.push(input) },
       mcpRuntime: {
         inspect: async () => ({ ok: true, tools: [] }),

@@ -1,14 +1,16 @@
 import type { PlatformError } from '../../core/errors.ts';
 import { defineRoute, Reply } from '../../core/http/route.ts';
 import { agentIdParams, chatBody } from '../agent.schema.ts';
-import { openChat, type ChatMetrics } from '../chat.service.ts';
+import { openChat, readChat, type ChatMetrics } from '../chat.service.ts';
 
 /** Buffered chat: the whole reply in envelope A; a failed run answers with its error code. */
 export default defineRoute({
   params: agentIdParams,
   body: chatBody,
+  // The agent (and the conversation) are read while the rate limiter answers.
+  prefetch: (ctx) => readChat(ctx.params.agentId, ctx.body.conversationId, ctx.ports),
   async run(ctx) {
-    const session = await openChat(ctx, ctx.params.agentId, ctx.body, ctx.ports);
+    const session = await openChat(ctx, ctx.params.agentId, ctx.body, ctx.ports, ctx.prefetched);
     let response = '';
     let metrics: ChatMetrics | null = null;
     let failure: PlatformError | null = null;

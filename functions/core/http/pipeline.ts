@@ -28,7 +28,7 @@ async function buildContext(
   log: Logger,
   onActor: (actor: Actor) => void,
   signal: AbortSignal,
-): Promise<RouteContext<unknown, unknown, unknown>> {
+): Promise<RouteContext<unknown, unknown, unknown, unknown>> {
   if (request.body !== null && request.body.length > route.maxBodyBytes) throw new PayloadTooLargeError(route.maxBodyBytes);
   const actor = await resolveActor(route.auth, request, {
     credentials: platform.credentials,
@@ -38,16 +38,40 @@ async function buildContext(
   });
   onActor(actor);
   assertCallerAdmitted(route.callers, actor);
-  if (route.rateLimit) {
-    const { bucket, anonymousLimit, limit, windowSec } = route.rateLimit;
-    const subject = actor.kind === 'user' ? `user:${actor.userId}` : `ip:${request.sourceIp}`;
-    const applied = actor.kind === 'user' ? limit : (anonymousLimit ?? limit);
-    await platform.rateLimiter.consume(`${bucket ?? route.id}:${subject}`, { limit: applied, windowSec });
+  // The limiter's update is in flight while the request is parsed and the route's first record is
+  // read (`prefetch`); nothing else starts before it admits the caller, and a limited caller gets
+  // 429 whatever the parsing or the read found.
+  const admitted = route.rateLimit ? consumeRateLimit(route.rateLimit, route.id, actor, request, platform) : null;
+  let inputs: { body: unknown; query: unknown; params: unknown };
+  try {
+    inputs = {
+      body: definition.body ? validate('request body', definition.body, parseJsonBody(request)) : undefined,
+      query: definition.query ? validate('query parameters', definition.query, request.query) : undefined,
+      params: definition.params ? validate('path parameters', definition.params, request.pathParams) : undefined,
+    };
+  } catch (error) {
+    await admitted;
+    throw error;
   }
-  const body = definition.body ? validate('request body', definition.body, parseJsonBody(request)) : undefined;
-  const query = definition.query ? validate('query parameters', definition.query, request.query) : undefined;
-  const params = definition.params ? validate('path parameters', definition.params, request.pathParams) : undefined;
-  return { body, query, params, actor, lineage, request, ports: portsForArea(platform, area), urls: publicUrls(platform.config, request.baseUrl), log, signal };
+  const ctx = { ...inputs, actor, lineage, request, ports: portsForArea(platform, area), urls: publicUrls(platform.config, request.baseUrl), log, signal };
+  const read = definition.prefetch?.({ ...ctx, prefetched: undefined });
+  // Dropped unread when the limiter refuses: no unhandled rejection then.
+  read?.catch(() => undefined);
+  await admitted;
+  return { ...ctx, prefetched: await read };
+}
+
+async function consumeRateLimit(
+  rateLimit: NonNullable<RouteSpec['rateLimit']>,
+  routeId: string,
+  actor: Actor,
+  request: HttpRequest,
+  platform: Ports,
+): Promise<void> {
+  const { bucket, anonymousLimit, limit, windowSec } = rateLimit;
+  const subject = actor.kind === 'user' ? `user:${actor.userId}` : `ip:${request.sourceIp}`;
+  const applied = actor.kind === 'user' ? limit : (anonymousLimit ?? limit);
+  await platform.rateLimiter.consume(`${bucket ?? routeId}:${subject}`, { limit: applied, windowSec });
 }
 
 function errorResponse(route: RouteSpec, request: HttpRequest, error: unknown, lineage: Lineage, log: Logger): HttpResponse {

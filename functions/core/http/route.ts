@@ -8,14 +8,25 @@ import type { HttpRequest } from './request.ts';
  * What a handler receives: the parsed, validated request, the ports, and the request's scope (the
  * caller, lineage, log, public URLs and abort signal), which it hands to services whole.
  */
-export interface RouteContext<B, Q, P> extends RequestScope {
+export interface RouteContext<B, Q, P, F = undefined> extends RequestScope {
   readonly body: B;
   readonly query: Q;
   readonly params: P;
   readonly request: HttpRequest;
   /** The ports of the route's area (`portsForArea`): the kernel's and those its module declares. */
   readonly ports: Ports;
+  /** What the route's `prefetch` read while the rate limiter answered (undefined without one). */
+  readonly prefetched: F;
 }
+
+/**
+ * A route's first record read, started together with the rate limiter's update instead of after
+ * it (one store round trip fewer on the request path). Only reads: it runs before the caller is
+ * admitted, so it must write nothing, bill nothing and run nothing. A limited caller gets 429 and
+ * what was read is dropped. An admitted caller whose read failed gets the read's error, as if `run`
+ * had read first; a route whose checks come in another order returns settled results instead.
+ */
+export type Prefetch<B, Q, P, F> = (ctx: RouteContext<B, Q, P>) => Promise<F>;
 
 /** A response other than "200 with `data` in the route's envelope". */
 export class Reply {
@@ -50,7 +61,8 @@ export interface RouteDefinition {
   readonly body: Schema | undefined;
   readonly query: Schema | undefined;
   readonly params: Schema | undefined;
-  run(ctx: RouteContext<unknown, unknown, unknown>): Promise<unknown>;
+  readonly prefetch: Prefetch<unknown, unknown, unknown, unknown> | undefined;
+  run(ctx: RouteContext<unknown, unknown, unknown, unknown>): Promise<unknown>;
 }
 
 /** Writes a streamed response; `start` must come before the first `write`. */
@@ -67,7 +79,8 @@ export interface StreamRouteDefinition {
   readonly body: Schema | undefined;
   readonly query: Schema | undefined;
   readonly params: Schema | undefined;
-  run(ctx: RouteContext<unknown, unknown, unknown>, stream: ResponseStream): Promise<void>;
+  readonly prefetch: Prefetch<unknown, unknown, unknown, unknown> | undefined;
+  run(ctx: RouteContext<unknown, unknown, unknown, unknown>, stream: ResponseStream): Promise<void>;
 }
 
 export type AnyRouteDefinition = RouteDefinition | StreamRouteDefinition;
@@ -80,13 +93,22 @@ export function defineStreamRoute<
   BS extends Schema | undefined = undefined,
   QS extends Schema | undefined = undefined,
   PS extends Schema | undefined = undefined,
+  F = undefined,
 >(def: {
   body?: BS;
   query?: QS;
   params?: PS;
-  run(ctx: RouteContext<Out<BS>, Out<QS>, Out<PS>>, stream: ResponseStream): Promise<void>;
+  prefetch?: Prefetch<Out<BS>, Out<QS>, Out<PS>, F>;
+  run(ctx: RouteContext<Out<BS>, Out<QS>, Out<PS>, F>, stream: ResponseStream): Promise<void>;
 }): StreamRouteDefinition {
-  return { kind: 'streaming', body: def.body, query: def.query, params: def.params, run: def.run as StreamRouteDefinition['run'] };
+  return {
+    kind: 'streaming',
+    body: def.body,
+    query: def.query,
+    params: def.params,
+    prefetch: def.prefetch as StreamRouteDefinition['prefetch'],
+    run: def.run as StreamRouteDefinition['run'],
+  };
 }
 
 /**
@@ -97,12 +119,20 @@ export function defineRoute<
   BS extends Schema | undefined = undefined,
   QS extends Schema | undefined = undefined,
   PS extends Schema | undefined = undefined,
->(def: { body?: BS; query?: QS; params?: PS; run(ctx: RouteContext<Out<BS>, Out<QS>, Out<PS>>): Promise<unknown> }): RouteDefinition {
+  F = undefined,
+>(def: {
+  body?: BS;
+  query?: QS;
+  params?: PS;
+  prefetch?: Prefetch<Out<BS>, Out<QS>, Out<PS>, F>;
+  run(ctx: RouteContext<Out<BS>, Out<QS>, Out<PS>, F>): Promise<unknown>;
+}): RouteDefinition {
   return {
     kind: 'buffered',
     body: def.body,
     query: def.query,
     params: def.params,
+    prefetch: def.prefetch as RouteDefinition['prefetch'],
     run: def.run as RouteDefinition['run'],
   };
 }

@@ -1,5 +1,5 @@
 import { defineRoute } from '../../core/http/route.ts';
-import { callMcpServer } from '../endpoint.service.ts';
+import { callMcpServer, findServer } from '../endpoint.service.ts';
 import { mcpQuery, serverIdParams } from '../mcp.schema.ts';
 
 /**
@@ -9,5 +9,7 @@ import { mcpQuery, serverIdParams } from '../mcp.schema.ts';
 export default defineRoute({
   params: serverIdParams,
   query: mcpQuery,
-  run: (ctx) => callMcpServer(ctx, { serverId: ctx.params.serverId }, ctx.query.version, ctx.request, ctx.ports),
+  // The server record is read while the rate limiter answers.
+  prefetch: (ctx) => findServer({ serverId: ctx.params.serverId }, ctx.ports),
+  run: (ctx) => callMcpServer(ctx, { serverId: ctx.params.serverId }, ctx.query.version, ctx.request, ctx.ports, ctx.prefetched),
 });
