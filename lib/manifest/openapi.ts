@@ -368,7 +368,9 @@ function responsesOf(group: readonly RouteSpec[], readsBody: boolean, validates:
 }
 
 function successContent(route: RouteSpec): Record<string, JsonObject> {
-  if (route.mode === 'streaming') return { 'text/plain': { schema: { type: 'string' } } };
+  // Every streaming route today is a chat stream, which answers Server-Sent Events when asked
+  // (`Accept: text/event-stream`; functions/agents/chat.stream.ts) and plain text otherwise.
+  if (route.mode === 'streaming') return { 'text/plain': { schema: { type: 'string' } }, 'text/event-stream': { schema: { type: 'string' } } };
   // The MCP host passes the MCP server's own answer through (Streamable HTTP), not an envelope.
   if (route.host === 'mcp') return { 'application/json': { schema: {} }, 'text/event-stream': { schema: { type: 'string' } } };
   return { 'application/json': { schema: SUCCESS_SCHEMA[route.style] } };
@@ -379,7 +381,7 @@ function successWords(group: readonly RouteSpec[]): string {
     .map((route) => {
       const where = group.length > 1 ? `On ${HOST_WORDS[route.host]}: ` : '';
       if (route.mode === 'streaming')
-        return `${where}a stream of text written as it is produced (\`text/plain; charset=utf-8\`); failures after it starts are reported in-band.`;
+        return `${where}a stream of text written as it is produced (\`text/plain; charset=utf-8\`), or Server-Sent Events (\`meta\`, \`text\`, \`tool\`, \`error\`, \`metrics\`) when the request sends \`Accept: text/event-stream\`; failures after it starts are reported in-band.`;
       if (route.host === 'mcp') return `${where}the MCP server's own answer (MCP Streamable HTTP: JSON-RPC as JSON or an event stream).`;
       return `${where}success in envelope ${route.style} (200, or 201 when something is created).`;
     })

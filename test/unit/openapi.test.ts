@@ -74,7 +74,7 @@ describe('the OpenAPI document of the manifest', () => {
     if (route.auth === 'public') expect(operation.security).toEqual([]);
     else expect(anonymousAllowed).toBe(route.auth === 'optional');
     const success = operation.responses['2XX'] as { content: Record<string, unknown> };
-    if (route.mode === 'streaming') expect(Object.keys(success.content)).toContain('text/plain');
+    if (route.mode === 'streaming') expect(Object.keys(success.content)).toEqual(expect.arrayContaining(['text/plain', 'text/event-stream']));
   });
 
   it.each(routes.map((r) => [`${r.method} ${r.host} ${r.path}`, r] as const))('has the request schemas of %s', (_label, route) => {
