@@ -1,18 +1,13 @@
 import { spawn } from 'node:child_process';
 import type { Agent } from 'node:http';
-import { randomUUID } from 'node:crypto';
-import type { Compute } from '../../functions/runtimes/compute.ts';
 import { createUser, startTestPlatform } from '../support/local-platform.ts';
 import { elapsedSince, type BenchModule } from './harness.ts';
 import { concurrently, get, keepAliveAgent, perSecond, type Round, type Target } from './http-load.ts';
 import { measured, versus, type MeasuredRow } from './stats.ts';
+import { runTrivialAction, TRIVIAL_HANDLER } from './trivial-action.ts';
 
-/** The trivial action: what is measured is everything around it. */
-const HANDLER = `def handler(event, context):
-    return {"statusCode": 200, "body": {"echo": event.get("x")}}
-`;
 /** The same handler run the way a fresh interpreter would: start python3, run it once, print, exit. */
-const FRESH_SCRIPT = `${HANDLER}
+const FRESH_SCRIPT = `${TRIVIAL_HANDLER}
 import json
 print(json.dumps(handler({"x": "1", "keys": {}}, None)))
 `;
@@ -50,29 +45,6 @@ function freshPython(): Promise<number> {
   });
 }
 
-/** One run through the Compute port, as the platform makes it, without HTTP, auth, credits or logs. */
-async function computeOnce(compute: Compute, tenantId: string): Promise<number> {
-  const startedAt = performance.now();
-  let ok = false;
-  const invocation = {
-    kind: 'action' as const,
-    source: HANDLER,
-    requestId: randomUUID(),
-    functionName: 'bench',
-    timeoutMs: 30_000,
-    memoryMb: 128,
-    env: { SVC_KEYS_JSON: '{}' },
-    allowHosts: [],
-    event: { x: '1' },
-  };
-  for await (const event of compute.invoke(tenantId, invocation)) {
-    if (event.type === 'result' && event.statusCode === 200) ok = true;
-    if (event.type === 'error') throw new Error(`compute.invoke: ${event.code} ${event.message}`);
-  }
-  if (!ok) throw new Error('compute.invoke gave no result');
-  return elapsedSince(startedAt);
-}
-
 /** One HTTP run; resolves with its latency and the runtime's own `executionTime` from meta. */
 async function httpOnce(agent: Agent, target: Target): Promise<{ ms: number; executionTime: number }> {
   const startedAt = performance.now();
@@ -99,7 +71,7 @@ export const actionsBench: BenchModule = {
     const user = await createUser(platform, { alias: 'benchactions', credits: 1_000_000 });
     const created = await platform.api('POST', '/action/create', {
       token: user.token,
-      body: { actionName: 'Bench echo', description: 'trivial', runtime: 'python3.12', sourceCode: HANDLER, category: 'bench', status: 'active' },
+      body: { actionName: 'Bench echo', description: 'trivial', runtime: 'python3.12', sourceCode: TRIVIAL_HANDLER, category: 'bench', status: 'active' },
     });
     if (created.status !== 200) throw new Error(`creating the action failed: ${created.status} ${created.text}`);
     const actionId = created.body.data.actionId as string;
@@ -114,7 +86,7 @@ export const actionsBench: BenchModule = {
     for (let i = 0; i < WARM_UP; i++) {
       await httpOnce(agent, router);
       await httpOnce(agent, direct);
-      await computeOnce(compute, user.userId);
+      await runTrivialAction(compute, user.userId);
     }
     await freshPython();
 
@@ -132,7 +104,7 @@ export const actionsBench: BenchModule = {
         for (let i = 0; i < PER_BLOCK; i++) record(DIRECT, (await httpOnce(agent, direct)).ms);
       },
       async () => {
-        for (let i = 0; i < PER_BLOCK; i++) record(COMPUTE, await computeOnce(compute, user.userId));
+        for (let i = 0; i < PER_BLOCK; i++) record(COMPUTE, await runTrivialAction(compute, user.userId));
       },
       async () => {
         for (let i = 0; i < FRESH_PER_BLOCK; i++) record(FRESH, await freshPython());
@@ -151,7 +123,7 @@ export const actionsBench: BenchModule = {
     for (const { concurrency, perBlock } of LEVELS) {
       const rounds = new Map<string, Round>();
       const kinds = [
-        { name: `${COMPUTE} (c=${concurrency})`, once: () => computeOnce(compute, user.userId) },
+        { name: `${COMPUTE} (c=${concurrency})`, once: () => runTrivialAction(compute, user.userId) },
         { name: `${ROUTER} (c=${concurrency})`, once: async () => (await httpOnce(agent, router)).ms },
       ];
       await concurrently(concurrency, concurrency, kinds[1]!.once);

@@ -1,6 +1,4 @@
-import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:http';
-import type { Compute } from '../../functions/runtimes/compute.ts';
 import { createEgressProxy } from '../../functions/runtimes/egress-proxy.ts';
 import { createLocalCompute } from '../../functions/runtimes/local-compute.ts';
 import { prepareOsSandbox } from '../../functions/runtimes/os-sandbox.ts';
@@ -8,11 +6,8 @@ import { startLocalPlatform, type RunningPlatform } from '../../lib/local/platfo
 import { createUser, startTestPlatform } from '../support/local-platform.ts';
 import { elapsedSince, type BenchContext, type BenchModule } from './harness.ts';
 import { measured, versus, type MeasuredRow } from './stats.ts';
+import { runTrivialAction, TRIVIAL_HANDLER } from './trivial-action.ts';
 
-/** The trivial action: what is measured is everything around it. */
-const HANDLER = `def handler(event, context):
-    return {"statusCode": 200, "body": {"echo": event.get("x")}}
-`;
 /** Each first run without a spare starts a sandbox, an interpreter and the fork server's preloads. */
 const FIRST_RUNS = 6;
 /** Each sample is a platform start on an existing data directory: seconds each. */
@@ -24,29 +19,6 @@ const RESTART_COLD = 'first run after platform start, no spare';
 const RESTART_SPARE = 'first run after platform start, spare';
 const READY_COLD = 'startLocalPlatform restart, no spare';
 const READY_SPARE = 'startLocalPlatform restart, spare warming';
-
-/** One trivial action through the Compute port; resolves with its wall time. */
-async function computeOnce(compute: Compute, tenantId: string): Promise<number> {
-  const startedAt = performance.now();
-  let ok = false;
-  const invocation = {
-    kind: 'action' as const,
-    source: HANDLER,
-    requestId: randomUUID(),
-    functionName: 'bench',
-    timeoutMs: 30_000,
-    memoryMb: 128,
-    env: { SVC_KEYS_JSON: '{}' },
-    allowHosts: [],
-    event: { x: '1' },
-  };
-  for await (const event of compute.invoke(tenantId, invocation)) {
-    if (event.type === 'result' && event.statusCode === 200) ok = true;
-    if (event.type === 'error') throw new Error(`compute.invoke: ${event.code} ${event.message}`);
-  }
-  if (!ok) throw new Error('compute.invoke gave no result');
-  return elapsedSince(startedAt);
-}
 
 function actionRun(agent: Agent, url: string, token: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -81,8 +53,8 @@ async function firstRuns(context: BenchContext): Promise<MeasuredRow[]> {
   context.defer(() => cold.close());
   context.defer(() => sparing.close());
   // The interpreter lookup and the sandbox check happen once per adapter: not part of a first run.
-  await computeOnce(cold, 'warm-up');
-  await computeOnce(sparing, 'warm-up');
+  await runTrivialAction(cold, 'warm-up');
+  await runTrivialAction(sparing, 'warm-up');
 
   const samples = { cold: [] as number[], spare: [] as number[] };
   for (let i = 0; i < FIRST_RUNS; i++) {
@@ -90,7 +62,7 @@ async function firstRuns(context: BenchContext): Promise<MeasuredRow[]> {
     // The spare that replaced the last one taken has started, as it would between two tenants.
     await sparing.warm();
     const order = i % 2 === 0 ? (['cold', 'spare'] as const) : (['spare', 'cold'] as const);
-    for (const kind of order) samples[kind].push(await computeOnce(kind === 'cold' ? cold : sparing, `tenant-${i}`));
+    for (const kind of order) samples[kind].push(await runTrivialAction(kind === 'cold' ? cold : sparing, `tenant-${i}`));
   }
   const coldRow = measured(COLD, samples.cold, { note: 'sandbox, interpreter and fork-server preloads, then the run' });
   return [coldRow, versus(measured(SPARE, samples.spare, { note: 'binding the spare to the tenant (its egress listener), then the run' }), coldRow)];
@@ -107,7 +79,7 @@ async function afterStart(context: BenchContext): Promise<MeasuredRow[]> {
   const user = await createUser(first, { alias: 'benchprewarm', credits: 1_000_000 });
   const created = await first.api('POST', '/action/create', {
     token: user.token,
-    body: { actionName: 'Bench echo', description: 'trivial', runtime: 'python3.12', sourceCode: HANDLER, category: 'bench', status: 'active' },
+    body: { actionName: 'Bench echo', description: 'trivial', runtime: 'python3.12', sourceCode: TRIVIAL_HANDLER, category: 'bench', status: 'active' },
   });
   if (created.status !== 200) throw new Error(`creating the action failed: ${created.status} ${created.text}`);
   const actionId = created.body.data.actionId as string;
