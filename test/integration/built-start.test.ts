@@ -4,7 +4,6 @@
  * tests spawn the launcher as `npm start` does, into build roots of their own (inside the project,
  * where the bundle's packages resolve), and a real edit in a temporary copy of the sources.
  */
-import { spawn } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { importFromBundle, loadAreas, loadEveryRoute } from '../../lib/local/handlers.ts';
 import { areas, routes } from '../../lib/manifest/index.ts';
+import { spawnPlatform } from '../support/platform-process.ts';
 
 const repoRoot = new URL('../../', import.meta.url).pathname;
 const cleanUp: string[] = [];
@@ -29,28 +29,7 @@ afterAll(async () => {
 
 /** `npm start`'s command, from `root`, with its own build root and data directory. */
 function startBuilt(root: string, env: { LOCAL_BUILD_DIR: string; DATA_DIR: string }) {
-  const child = spawn(process.execPath, ['--openssl-legacy-provider', 'bin/start.mjs'], {
-    cwd: root,
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const ready = new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', () => {
-      const url = /Platform ready at (\S+)/.exec(stdout)?.[1];
-      if (url) resolve(url);
-    });
-    void exited.then((code) => reject(new Error(`exited with ${code}:\n${stdout}\n${stderr}`)));
-  });
-  const stop = async () => {
-    child.kill('SIGTERM');
-    return exited;
-  };
-  return { ready, stop, output: () => ({ stdout, stderr }) };
+  return spawnPlatform(['bin/start.mjs'], { cwd: root, env: { PORT: '0', ...env } });
 }
 
 async function healthOf(url: string): Promise<{ status: number; body: { data?: Record<string, unknown> } }> {

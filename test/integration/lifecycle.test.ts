@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startLocalPlatform, StartupError } from '../../lib/local/platform.ts';
 import { digestSecret } from '../../functions/core/auth/secrets.ts';
 import { createUser, startTestPlatform } from '../support/local-platform.ts';
+import { spawnPlatform } from '../support/platform-process.ts';
 
 const repoRoot = new URL('../../', import.meta.url).pathname;
 const tempDirs: string[] = [];
@@ -38,28 +38,9 @@ async function dumpTables(client: DynamoDBClient): Promise<string> {
   return JSON.stringify(items);
 }
 
-/** Runs `bin/local.ts` as `npm start` does. */
+/** Runs `bin/local.ts` under tsx (`npm run dev`), which `npm start`'s build runs the same main as. */
 function startProcess(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--openssl-legacy-provider', '--import', 'tsx', 'bin/local.ts'], {
-    cwd: repoRoot,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const ready = new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', () => {
-      const url = /Platform ready at (\S+)/.exec(stdout)?.[1];
-      if (url) resolve(url);
-    });
-    void exited.then((code) => reject(new Error(`exited with ${code}: ${stderr}`)));
-  });
-  // Tests that expect a failed start never await `ready`.
-  ready.catch(() => undefined);
-  return { child, exited, ready, output: () => ({ stdout, stderr }) };
+  return spawnPlatform(['--import', 'tsx', 'bin/local.ts'], { cwd: repoRoot, env });
 }
 
 afterAll(async () => {
