@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { restEvent } from '../support/rest-event.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, writeAreaEntry } from '../../lib/cloud/function-entries.ts';
 import { PlatformFunction } from '../../lib/cloud/platform-function.ts';
@@ -20,21 +21,8 @@ import { cdkJsonContext } from './synth-platform.ts';
 
 const AREA_ENV = { STAGE: 'test', TABLE_PREFIX: 'unit-', BUCKET_PREFIX: 'unit-', LOG_LEVEL: 'silent', AWS_REGION: 'us-east-1', PLATFORM_VERSION: '9.9.9' };
 
-function restEvent(resource: string, path: string, pathParameters: Record<string, string> | null = null): APIGatewayProxyEvent {
-  return {
-    httpMethod: 'GET',
-    resource,
-    path,
-    pathParameters,
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
-    headers: { host: 'api.example.test' },
-    multiValueHeaders: {},
-    body: null,
-    isBase64Encoded: false,
-    stageVariables: null,
-    requestContext: { requestId: 'req-1', stage: 'prod', identity: { sourceIp: '127.0.0.1' } } as APIGatewayProxyEvent['requestContext'],
-  };
+function refEvent(resource: string, path: string, pathParameters: Record<string, string> | null = null) {
+  return restEvent({ resource, path, pathParameters, stage: 'prod' });
 }
 
 describe('the reference function bundled for the cloud', () => {
@@ -93,7 +81,7 @@ describe('the reference function bundled for the cloud', () => {
 
   it('answers the OpenAPI document from its own bundle, every handler module included', async () => {
     // Act
-    const response = await handler(restEvent('/openapi.json', '/openapi.json'));
+    const response = await handler(refEvent('/openapi.json', '/openapi.json'));
     // Assess
     expect(response.statusCode).toBe(200);
     const document = JSON.parse(response.body);
@@ -108,8 +96,8 @@ describe('the reference function bundled for the cloud', () => {
 
   it('answers the page and the viewer files', async () => {
     // Act
-    const page = await handler(restEvent('/docs', '/docs'));
-    const css = await handler(restEvent('/docs/{asset}', '/docs/swagger-ui.css', { asset: 'swagger-ui.css' }));
+    const page = await handler(refEvent('/docs', '/docs'));
+    const css = await handler(refEvent('/docs/{asset}', '/docs/swagger-ui.css', { asset: 'swagger-ui.css' }));
     // Assess
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain('docs/swagger-ui-bundle.js');

@@ -5,27 +5,10 @@
  * function that needs a port can fail for its missing configuration; and the entry passes only
  * the adapters its areas need, so one that left out a needed adapter fails at start.
  */
-import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { restEvent } from '../support/rest-event.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const AREA_ENV = { STAGE: 'test', TABLE_PREFIX: 'unit-', BUCKET_PREFIX: 'unit-', LOG_LEVEL: 'silent', AWS_REGION: 'us-east-1' };
-
-function restEvent(method: string, resource: string): APIGatewayProxyEvent {
-  return {
-    httpMethod: method,
-    resource,
-    path: resource,
-    pathParameters: null,
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
-    headers: { host: 'api.example.test' },
-    multiValueHeaders: {},
-    body: null,
-    isBase64Encoded: false,
-    stageVariables: null,
-    requestContext: { requestId: 'req-1', stage: 'test', identity: { sourceIp: '127.0.0.1' } } as APIGatewayProxyEvent['requestContext'],
-  };
-}
 
 describe("a cloud function given only its own area's configuration", () => {
   const saved = { ...process.env };
@@ -70,8 +53,8 @@ describe("a cloud function given only its own area's configuration", () => {
     );
 
     // Act
-    const answer = await handler(restEvent('GET', '/health'));
-    const found = await handler(restEvent('GET', '/.well-known/platform.json'));
+    const answer = await handler(restEvent({ resource: '/health' }));
+    const found = await handler(restEvent({ resource: '/.well-known/platform.json' }));
 
     // Assess
     expect(answer.statusCode).toBe(200);

@@ -3,25 +3,12 @@
  * it (API Gateway's `path`: a custom domain's base path, or the local host prefix, included), while
  * the match is made within the host (the `{proxy+}` parameter).
  */
-import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { restEvent } from '../support/rest-event.ts';
 import { describe, expect, it } from 'vitest';
 import { createFallbackHandler } from '../../functions/core/http/not-found.ts';
 
-function proxyEvent(method: string, path: string, proxy: string): APIGatewayProxyEvent {
-  return {
-    httpMethod: method,
-    resource: '/{proxy+}',
-    path,
-    pathParameters: { proxy },
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
-    headers: { host: 'api.example.test' },
-    multiValueHeaders: {},
-    body: null,
-    isBase64Encoded: false,
-    stageVariables: null,
-    requestContext: { requestId: 'req-1', stage: 'test', identity: { sourceIp: '127.0.0.1' } } as APIGatewayProxyEvent['requestContext'],
-  };
+function proxyEvent(method: string, path: string, proxy: string) {
+  return restEvent({ method, resource: '/{proxy+}', path, pathParameters: { proxy } });
 }
 
 describe('the fallback handler', () => {
