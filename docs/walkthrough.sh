@@ -125,10 +125,10 @@ curl -N -X POST $BASE/stream/agent/$AGENT/chat -H "Authorization: Bearer $TOKEN"
 #   data: {"conversationId":"...","agentId":"..."}
 #
 #   event: text
-#   data: {"text":"echo:"}
-#   ...
+#   data: {"text":"echo: hello (history: 0 messages)"}
+#
 #   event: metrics
-#   data: {"totalCycles":1,"totalTokens":7,"toolsUsed":[],"durationMs":12}
+#   data: {"totalCycles":0,"totalTokens":0,"toolsUsed":[],"durationMs":15}
 
 # == keys
 curl -X POST $BASE/keys/store -H "Authorization: Bearer $TOKEN" \
