@@ -35,9 +35,9 @@ export function runCli(args: readonly string[], options: CliOptions = {}): Promi
   return finished(spawnCli(args, options), options.input);
 }
 
-/** Runs `npm exec` (what `npx` is) from the checkout, for the check that the package's own bin resolves. */
-export function runNpmExec(args: readonly string[], env: Record<string, string>): Promise<CliResult> {
-  return finished(spawn('npm', ['exec', '--offline', '--', 'agent-platform', ...args], { cwd: repoRoot, env: cliEnv(env) }));
+/** Runs npm from the checkout (`npm exec` is what `npx` runs), with the CLI's settings as for `runCli`. */
+export function runNpm(npmArgs: readonly string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return finished(spawn('npm', npmArgs, { cwd: repoRoot, env: cliEnv(env) }));
 }
 
 export function finished(child: ChildProcessWithoutNullStreams, input?: string): Promise<CliResult> {

@@ -67,14 +67,21 @@ async function resolveAgent(connection: Connection, agent: string): Promise<stri
 
 async function readReply(body: ReadableStream<Uint8Array>, live: boolean): Promise<Reply> {
   const reply: Reply = { conversationId: null, agentId: null, text: '', tools: [], error: null, metrics: null };
-  const parser = createParser({ onEvent: (event) => onEvent(reply, event, live) });
+  const terminal: Terminal = { lineOpen: false };
+  const parser = createParser({ onEvent: (event) => onEvent(reply, event, live ? terminal : undefined) });
   const decoder = new TextDecoder();
   for await (const chunk of body) parser.feed(decoder.decode(chunk, { stream: true }));
   parser.feed(decoder.decode());
   return reply;
 }
 
-function onEvent(reply: Reply, event: EventSourceMessage, live: boolean): void {
+/** Whether the reply's last line on stdout is unfinished: a note on stderr then starts on a line of its own. */
+interface Terminal {
+  lineOpen: boolean;
+}
+
+/** Records the event in `reply`; prints it as it comes when `live` (not --json). */
+function onEvent(reply: Reply, event: EventSourceMessage, live: Terminal | undefined): void {
   const data = JSON.parse(event.data) as Record<string, unknown>;
   switch (event.event) {
     case 'meta':
@@ -85,13 +92,19 @@ function onEvent(reply: Reply, event: EventSourceMessage, live: boolean): void {
     case 'text': {
       const piece = typeof data['text'] === 'string' ? data['text'] : '';
       reply.text += piece;
-      if (live) process.stdout.write(piece);
+      if (live && piece !== '') {
+        process.stdout.write(piece);
+        live.lineOpen = !piece.endsWith('\n');
+      }
       break;
     }
     case 'tool': {
       const name = typeof data['name'] === 'string' ? data['name'] : '?';
       reply.tools.push(name);
-      if (live) process.stderr.write(dimError(`${reply.text === '' || reply.text.endsWith('\n') ? '' : '\n'}[tool ${name}]\n`));
+      if (live) {
+        process.stderr.write(dimError(`${live.lineOpen ? '\n' : ''}[tool ${name}]\n`));
+        live.lineOpen = false;
+      }
       break;
     }
     case 'error':
