@@ -85,6 +85,19 @@ describe('developer commands of the CLI against the local platform', () => {
     expect(named).toEqual([expect.objectContaining({ description: 'Echoes, again' })]);
   });
 
+  it('deploys over a deleted agent of the same name by restoring it', async () => {
+    // Prepare
+    const created = JSON.parse((await runCli(['agents', 'deploy', fixture('echo_agent'), '--name', 'cli-phoenix', '--json'])).stdout) as { id: string };
+    await platform.api('DELETE', '/agent/delete', { token: user.token, body: { agentId: created.id } });
+    // Act
+    const again = await runCli(['agents', 'deploy', fixture('echo_agent'), '--name', 'cli-phoenix']);
+    // Assess
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(`Restored (it had been deleted) and updated agent cli-phoenix (${created.id}).`);
+    const agent = await platform.api('GET', `/agent/${created.id}`, { token: user.token });
+    expect(agent.body.data.status).toBe('active');
+  });
+
   it('deploys an MCP server named after its file, and a second deploy writes its next version', async () => {
     // Act
     const first = await runCli(['mcp', 'deploy', join(work, 'hello-mcp.js'), '--json']);

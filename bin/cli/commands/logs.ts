@@ -41,10 +41,8 @@ export async function logs(context: Context): Promise<number> {
   const json = context.output.json;
 
   const follow = context.values.follow === true;
-  // Following reads the largest page from the start, so that its first poll knows every record it may see again.
-  const page = await latest(connection, follow ? MAX_PAGE_SIZE : limit);
-  const first = page.slice(0, limit);
   if (!follow) {
+    const first = await latest(connection, limit);
     if (json) console.log(JSON.stringify(first, null, 2));
     else {
       console.log(bold(formatRow(HEADER, WIDTHS)));
@@ -55,17 +53,19 @@ export async function logs(context: Context): Promise<number> {
 
   // Followed records are one JSON object a line with --json, so a script can read them as they come.
   const print = (record: LogSummary) => console.log(json ? JSON.stringify(record) : row(record));
-  if (!json) console.log(bold(formatRow(HEADER, WIDTHS)));
-  oldestFirst(first).forEach(print);
   const stop = new AbortController();
   const onInterrupt = () => stop.abort();
   process.once('SIGINT', onInterrupt);
   process.once('SIGTERM', onInterrupt);
-  process.stderr.write(dimError('Following new records; Ctrl-C stops.\n'));
-  // Only the newest page is read, so the ids printed so far need only cover it: a record that has
-  // left the page never comes back.
-  let printed = new Set(page.map((record) => record.requestId));
   try {
+    // The first read takes the largest page, so that the first poll knows every record it may see again.
+    const page = await latest(connection, MAX_PAGE_SIZE, stop.signal);
+    if (!json) console.log(bold(formatRow(HEADER, WIDTHS)));
+    oldestFirst(page.slice(0, limit)).forEach(print);
+    process.stderr.write(dimError('Following new records; Ctrl-C stops.\n'));
+    // Only the newest page is read, so the ids printed so far need only cover it: a record that has
+    // left the page never comes back.
+    let printed = new Set(page.map((record) => record.requestId));
     while (!stop.signal.aborted) {
       await sleep(POLL_INTERVAL_MS, undefined, { signal: stop.signal });
       const newest = await latest(connection, MAX_PAGE_SIZE, stop.signal);

@@ -23,6 +23,8 @@ interface KindApi {
   readonly nameField: string;
   readonly createPath: string;
   readonly updatePath: string;
+  /** Agents are deleted softly and keep their name: a deploy of that name restores the deleted one. */
+  readonly restorable: boolean;
   /** The fields a create needs besides name, description, source and visibility. */
   readonly createExtras: (context: Context) => Record<string, unknown>;
   readonly columns: readonly (readonly [string, (resource: Resource) => string])[];
@@ -41,6 +43,7 @@ const KINDS: Readonly<Record<Kind, KindApi>> = {
     nameField: 'agentName',
     createPath: '/agent/create',
     updatePath: '/agent/update',
+    restorable: true,
     createExtras: () => ({}),
     columns: [
       ['NAME', (r) => text(r['agentName'])],
@@ -58,6 +61,7 @@ const KINDS: Readonly<Record<Kind, KindApi>> = {
     nameField: 'actionName',
     createPath: '/action/create',
     updatePath: '/action/update',
+    restorable: false,
     createExtras: (context) => ({ runtime: 'python3.12', category: context.values.category ?? 'general' }),
     columns: [
       ['NAME', (r) => text(r['actionName'])],
@@ -76,6 +80,7 @@ const KINDS: Readonly<Record<Kind, KindApi>> = {
     nameField: 'serverName',
     createPath: '/mcp-admin/create',
     updatePath: '/mcp-admin/update',
+    restorable: false,
     createExtras: () => ({}),
     columns: [
       ['NAME', (r) => text(r['serverName'])],
@@ -97,10 +102,10 @@ export function listOwn(connection: Connection, kind: Kind, query: Record<string
 }
 
 /** The caller's resource of that exact name, if any; more than one (actions' names are not unique) is an error. */
-export async function findOwnByName(connection: Connection, kind: Kind, name: string): Promise<Resource | undefined> {
+export async function findOwnByName(connection: Connection, kind: Kind, name: string, query: Record<string, string> = {}): Promise<Resource | undefined> {
   const api = KINDS[kind];
   // Actions can be filtered by name on the server; agent and MCP server names are unique per owner anyway.
-  const candidates = await listOwn(connection, kind, kind === 'actions' ? { nameContains: name } : {});
+  const candidates = await listOwn(connection, kind, kind === 'actions' ? { ...query, nameContains: name } : query);
   const matches = candidates.filter((resource) => resource[api.nameField] === name);
   if (matches.length > 1) {
     throw new CliError(`${matches.length} of your ${kind} are named "${name}" (${matches.map((m) => text(m[api.idField])).join(', ')}): rename all but one.`);
@@ -111,7 +116,8 @@ export async function findOwnByName(connection: Connection, kind: Kind, name: st
 /**
  * `<kind> deploy <file>`: creates the resource from the file, or updates the caller's resource of
  * the same name (its source, and the description or visibility when given), so deploying twice
- * never makes a duplicate. An MCP server's update writes its next version.
+ * never makes a duplicate. An MCP server's update writes its next version; a deleted agent of that
+ * name (which keeps its name) is restored.
  */
 export async function deploy(kind: Kind, context: Context): Promise<number> {
   const api = KINDS[kind];
@@ -124,7 +130,10 @@ export async function deploy(kind: Kind, context: Context): Promise<number> {
   });
 
   const connection = await context.connect();
-  const existing = await findOwnByName(connection, kind, name);
+  const active = await findOwnByName(connection, kind, name);
+  const deleted = active === undefined && api.restorable ? await findOwnByName(connection, kind, name, { status: 'deleted' }) : undefined;
+  const existing = active ?? deleted;
+  const restore = deleted === undefined ? {} : { status: 'active' };
   const visibility = context.values.public === true ? { visibility: 'public' } : {};
   const description = context.values.description === undefined ? {} : { description: context.values.description };
   let id: string;
@@ -142,15 +151,18 @@ export async function deploy(kind: Kind, context: Context): Promise<number> {
     id = text(data[api.idField]);
   } else {
     id = text(existing[api.idField]);
-    data = await callPlatform<Resource>(connection, 'PUT', api.updatePath, { body: { [api.idField]: id, sourceCode, ...description, ...visibility } });
+    data = await callPlatform<Resource>(connection, 'PUT', api.updatePath, {
+      body: { [api.idField]: id, sourceCode, ...description, ...visibility, ...restore },
+    });
   }
-  const result = existing === undefined ? 'created' : 'updated';
+  const result = existing === undefined ? 'created' : deleted === undefined ? 'updated' : 'restored';
   if (context.output.json) {
     printJson({ result, kind, id, name, ...(data['action'] as Resource | undefined), ...withoutSource(data) });
     return 0;
   }
   const version = typeof data['version'] === 'number' ? `, version ${data['version']}` : '';
-  console.log(`${result === 'created' ? 'Created' : 'Updated'} ${api.label} ${name} (${id}${version}).`);
+  const verb = { created: 'Created', updated: 'Updated', restored: 'Restored (it had been deleted) and updated' }[result];
+  console.log(`${verb} ${api.label} ${name} (${id}${version}).`);
   const endpoint = data['endpointUrl'] ?? (data['action'] as Resource | undefined)?.['oneClickUrl'];
   if (typeof endpoint === 'string') console.log(`  ${endpoint}`);
   return 0;
