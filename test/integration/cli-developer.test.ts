@@ -63,6 +63,14 @@ describe('developer commands of the CLI against the local platform', () => {
     expect(JSON.parse(whoami.stdout)).toMatchObject({ userId: user.userId, alias: 'cli-dev' });
   });
 
+  it('never sends the stored token to another address', async () => {
+    // Act
+    const elsewhere = await runCli(['whoami', '--url', 'http://127.0.0.1:9']);
+    // Assess
+    expect(elsewhere.code).toBe(1);
+    expect(elsewhere.stderr).toMatch(/^No access token: run `agent-platform login`/);
+  });
+
   it('login refuses a token the platform does not accept, keeping the stored one', async () => {
     // Act
     const result = await runCli(['login', '--url', platform.url, '--token', 'svc_ut_not-a-real-token']);

@@ -27,6 +27,8 @@ interface KindApi {
   readonly restorable: boolean;
   /** The fields a create needs besides name, description, source and visibility. */
   readonly createExtras: (context: Context) => Record<string, unknown>;
+  /** Fields of its own kind an update changes when they are given. */
+  readonly updateExtras: (context: Context) => Record<string, unknown>;
   readonly columns: readonly (readonly [string, (resource: Resource) => string])[];
 }
 
@@ -45,6 +47,7 @@ const KINDS: Readonly<Record<Kind, KindApi>> = {
     updatePath: '/agent/update',
     restorable: true,
     createExtras: () => ({}),
+    updateExtras: () => ({}),
     columns: [
       ['NAME', (r) => text(r['agentName'])],
       ['ID', (r) => text(r['agentId'])],
@@ -63,6 +66,7 @@ const KINDS: Readonly<Record<Kind, KindApi>> = {
     updatePath: '/action/update',
     restorable: false,
     createExtras: (context) => ({ runtime: 'python3.12', category: context.values.category ?? 'general' }),
+    updateExtras: (context) => (context.values.category === undefined ? {} : { category: context.values.category }),
     columns: [
       ['NAME', (r) => text(r['actionName'])],
       ['ID', (r) => text(r['actionId'])],
@@ -82,6 +86,7 @@ const KINDS: Readonly<Record<Kind, KindApi>> = {
     updatePath: '/mcp-admin/update',
     restorable: false,
     createExtras: () => ({}),
+    updateExtras: () => ({}),
     columns: [
       ['NAME', (r) => text(r['serverName'])],
       ['ID', (r) => text(r['serverId'])],
@@ -152,12 +157,13 @@ export async function deploy(kind: Kind, context: Context): Promise<number> {
   } else {
     id = text(existing[api.idField]);
     data = await callPlatform<Resource>(connection, 'PUT', api.updatePath, {
-      body: { [api.idField]: id, sourceCode, ...description, ...visibility, ...restore },
+      body: { [api.idField]: id, sourceCode, ...description, ...visibility, ...api.updateExtras(context), ...restore },
     });
   }
   const result = existing === undefined ? 'created' : deleted === undefined ? 'updated' : 'restored';
   if (context.output.json) {
-    printJson({ result, kind, id, name, ...(data['action'] as Resource | undefined), ...withoutSource(data) });
+    // An action's update answers the action under `action`; the other kinds answer the resource itself.
+    printJson({ result, kind, id, name, ...withoutSource((data['action'] as Resource | undefined) ?? {}), ...withoutSource(data) });
     return 0;
   }
   const version = typeof data['version'] === 'number' ? `, version ${data['version']}` : '';
