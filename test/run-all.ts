@@ -1,6 +1,7 @@
 /**
  * `npm test`: every TypeScript test (vitest) and every Python runtime test (unittest), then one
- * closing line `N passed, N failed` over both. Exit status is non-zero if either suite failed.
+ * closing line `N passed, N failed` over both. Exit status is non-zero if either suite failed. With
+ * arguments (vitest's: files, filters) or `--typescript`, vitest alone.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -76,16 +77,18 @@ function runPython(interpreter: string): Tally {
   return { passed: Math.max(0, ran - failed - skipped), failed: ok ? failed : Math.max(failed, 1), skipped, ok };
 }
 
-const args = process.argv.slice(2);
+// `--typescript` (npm run test:ts): vitest only, with the same plain output when piped.
+const typescriptOnly = process.argv.includes('--typescript');
+const args = process.argv.slice(2).filter((arg) => arg !== '--typescript');
 // The whole suite is long, and silent between files for a while: say so up front (CI's figure).
-if (args.length === 0) console.log('Running every test: about 5 minutes on 2 cores (vitest, then the Python suite).\n');
+if (args.length === 0 && !typescriptOnly) console.log('Running every test: about 5 minutes on 2 cores (vitest, then the Python suite).\n');
 const ts = runVitest(args);
 // The runtime supports several Python versions; PYTHON_INTERPRETERS (comma-separated) runs its suite under each.
 const interpreters = (process.env['PYTHON_INTERPRETERS'] ?? 'python3')
   .split(',')
   .map((i) => i.trim())
   .filter(Boolean);
-const pyRuns = args.length > 0 ? [] : interpreters.map((interpreter) => ({ interpreter, tally: runPython(interpreter) }));
+const pyRuns = args.length > 0 || typescriptOnly ? [] : interpreters.map((interpreter) => ({ interpreter, tally: runPython(interpreter) }));
 const py = pyRuns.reduce(
   (sum, run) => ({
     passed: sum.passed + run.tally.passed,

@@ -130,34 +130,43 @@ export function createLambdaMcpRuntime(options: LambdaMcpRuntimeOptions): McpRun
   ): Promise<McpHttpResponse> {
     const id = jsonRpcIdOf(request.body);
     // Cancelled before it was sent: no server code ran.
-    if (signal?.aborted) return notStarted(jsonRpcErrorResponse(499, id, MCP_ERROR_CODE.connectionClosed, 'the request was cancelled'));
+    if (signal?.aborted) return notStarted(jsonRpcErrorResponse(499, id, MCP_ERROR_CODE.connectionClosed, 'the request was cancelled', 'REQUEST_CANCELLED'));
     let output: InvokeCommandOutput;
     try {
       output = await invoke(tenantId, { op: 'handle', ...handlePayload(source, request, env, requestTimeoutMs) }, signal);
     } catch (error) {
-      if (signal?.aborted) return jsonRpcErrorResponse(499, id, MCP_ERROR_CODE.connectionClosed, 'the request was cancelled');
+      if (signal?.aborted) return jsonRpcErrorResponse(499, id, MCP_ERROR_CODE.connectionClosed, 'the request was cancelled', 'REQUEST_CANCELLED');
       // Lambda refused the invocation (a 4xx: throttled, no such function, not allowed): no server code ran.
       const answer = (response: McpHttpResponse) => (isRefusal(error) ? notStarted(response) : response);
       if (nameOf(error) === 'TooManyRequestsException')
-        return answer(jsonRpcErrorResponse(429, id, MCP_ERROR_CODE.connectionClosed, `the MCP runtime is throttled (${messageOf(error)})`));
+        return answer(
+          jsonRpcErrorResponse(429, id, MCP_ERROR_CODE.connectionClosed, `the MCP runtime is throttled (${messageOf(error)})`, 'RUNTIME_THROTTLED'),
+        );
       return answer(
-        jsonRpcErrorResponse(503, id, MCP_ERROR_CODE.connectionClosed, `the MCP runtime function could not be invoked (${nameOf(error)}: ${messageOf(error)})`),
+        jsonRpcErrorResponse(
+          503,
+          id,
+          MCP_ERROR_CODE.connectionClosed,
+          `the MCP runtime function could not be invoked (${nameOf(error)}: ${messageOf(error)})`,
+          'RUNTIME_UNAVAILABLE',
+        ),
       );
     }
     try {
       const answer = decodeInvokeOutput(output);
       if (answer.kind === 'answer') return parseHttpResponse(answer.value);
       if (isFunctionTimeout(answer))
-        return jsonRpcErrorResponse(504, id, MCP_ERROR_CODE.requestTimeout, `the MCP server did not answer in time (${answer.message})`);
+        return jsonRpcErrorResponse(504, id, MCP_ERROR_CODE.requestTimeout, `the MCP server did not answer in time (${answer.message})`, 'TIMEOUT');
       return jsonRpcErrorResponse(
         502,
         id,
         MCP_ERROR_CODE.connectionClosed,
         `the MCP server's runtime failed during the request (${answer.errorType}: ${answer.message})`,
+        'MCP_SERVER_CRASHED',
       );
     } catch (error) {
       if (!(error instanceof HostProtocolError)) throw error;
-      return jsonRpcErrorResponse(502, id, MCP_ERROR_CODE.internalError, error.message);
+      return jsonRpcErrorResponse(502, id, MCP_ERROR_CODE.internalError, error.message, 'MCP_RUNTIME_ERROR');
     }
   }
 

@@ -385,12 +385,14 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
     const id = jsonRpcIdOf(request.body);
     const body = JSON.stringify(handlePayload(source, request, env, settings.requestTimeoutMs));
     for (let attempt = 0; ; attempt++) {
-      if (signal?.aborted) return notStarted(jsonRpcErrorResponse(499, id, MCP_ERROR_CODE.connectionClosed, 'the request was cancelled'));
+      if (signal?.aborted) return notStarted(jsonRpcErrorResponse(499, id, MCP_ERROR_CODE.connectionClosed, 'the request was cancelled', 'REQUEST_CANCELLED'));
       let proc: HostProcess;
       try {
         proc = await pool.acquire(tenantId);
       } catch (error) {
-        return notStarted(jsonRpcErrorResponse(503, id, MCP_ERROR_CODE.connectionClosed, `the MCP runtime is unavailable: ${messageOf(error)}`));
+        return notStarted(
+          jsonRpcErrorResponse(503, id, MCP_ERROR_CODE.connectionClosed, `the MCP runtime is unavailable: ${messageOf(error)}`, 'RUNTIME_UNAVAILABLE'),
+        );
       }
       proc.handle.secrets.addValuesOf(env);
       try {
@@ -401,26 +403,44 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
               return parseHttpResponse(outcome.value);
             } catch (error) {
               if (!(error instanceof HostProtocolError)) throw error;
-              return jsonRpcErrorResponse(502, id, MCP_ERROR_CODE.internalError, error.message);
+              return jsonRpcErrorResponse(502, id, MCP_ERROR_CODE.internalError, error.message, 'MCP_RUNTIME_ERROR');
             }
           case 'refused':
             // Refused before anything was sent (the host had just died): once more on a new one.
             if (attempt === 0) continue;
             return notStarted(
-              jsonRpcErrorResponse(503, id, MCP_ERROR_CODE.connectionClosed, 'the MCP runtime is unavailable: its process could not be reached'),
+              jsonRpcErrorResponse(
+                503,
+                id,
+                MCP_ERROR_CODE.connectionClosed,
+                'the MCP runtime is unavailable: its process could not be reached',
+                'RUNTIME_UNAVAILABLE',
+              ),
             );
           case 'timeout':
-            return jsonRpcErrorResponse(504, id, MCP_ERROR_CODE.requestTimeout, `the MCP server did not answer within ${settings.requestTimeoutMs} ms`);
+            return jsonRpcErrorResponse(
+              504,
+              id,
+              MCP_ERROR_CODE.requestTimeout,
+              `the MCP server did not answer within ${settings.requestTimeoutMs} ms`,
+              'TIMEOUT',
+            );
           case 'timed-out':
-            return jsonRpcErrorResponse(504, id, MCP_ERROR_CODE.requestTimeout, outcome.error);
+            return jsonRpcErrorResponse(504, id, MCP_ERROR_CODE.requestTimeout, outcome.error, 'TIMEOUT');
           case 'crashed':
-            return jsonRpcErrorResponse(502, id, MCP_ERROR_CODE.connectionClosed, `the MCP server's process ${outcome.detail} during the request`);
+            return jsonRpcErrorResponse(
+              502,
+              id,
+              MCP_ERROR_CODE.connectionClosed,
+              `the MCP server's process ${outcome.detail} during the request`,
+              'MCP_SERVER_CRASHED',
+            );
           case 'cancelled':
-            return jsonRpcErrorResponse(499, id, MCP_ERROR_CODE.connectionClosed, 'the request was cancelled');
+            return jsonRpcErrorResponse(499, id, MCP_ERROR_CODE.connectionClosed, 'the request was cancelled', 'REQUEST_CANCELLED');
           case 'closed':
-            return jsonRpcErrorResponse(503, id, MCP_ERROR_CODE.connectionClosed, 'the MCP runtime is shutting down');
+            return jsonRpcErrorResponse(503, id, MCP_ERROR_CODE.connectionClosed, 'the MCP runtime is shutting down', 'RUNTIME_UNAVAILABLE');
           case 'failed':
-            return jsonRpcErrorResponse(502, id, MCP_ERROR_CODE.internalError, outcome.detail);
+            return jsonRpcErrorResponse(502, id, MCP_ERROR_CODE.internalError, outcome.detail, 'MCP_RUNTIME_ERROR');
         }
       } finally {
         pool.release(proc);

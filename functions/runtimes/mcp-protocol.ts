@@ -34,9 +34,16 @@ export function handlePayload(source: McpSource, request: McpHttpRequest, env: R
   return { ...inspectPayload(source, timeoutMs), request: { method: request.method, headers: request.headers, body: request.body }, env };
 }
 
-/** A JSON-RPC error answer (id null when the request had none) with an HTTP status. */
-export function jsonRpcErrorResponse(status: number, id: string | number | null, code: number, message: string): McpHttpResponse {
-  return { status, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } }) };
+/**
+ * A JSON-RPC error answer (id null when the request had none) with an HTTP status; `data.code` is the
+ * platform's code for the condition, as on the errors the platform answers itself (core/http/json-rpc-error.ts).
+ */
+export function jsonRpcErrorResponse(status: number, id: string | number | null, code: number, message: string, platformCode: string): McpHttpResponse {
+  return {
+    status,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id, error: { code, message, data: { code: platformCode } } }),
+  };
 }
 
 /** Marks an answer given before the request reached any server code (see `McpHttpResponse.notStarted`). */

@@ -491,7 +491,11 @@ exports.createMcpServer = () => {
 
       // Assess
       expect(crashed.response.status).toBe(502);
-      expect(crashed.json).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32000, message: expect.stringContaining('exit') } });
+      expect(crashed.json).toMatchObject({
+        jsonrpc: '2.0',
+        id: 7,
+        error: { code: -32000, message: expect.stringContaining('exit'), data: { code: 'MCP_SERVER_CRASHED' } },
+      });
       expect(crashed.response.notStarted).toBeUndefined();
       expect(textOf(next.json)).toBe('3');
     });
@@ -507,7 +511,7 @@ exports.createMcpServer = () => {
       // Assess
       for (const answer of [hanging, spinning]) {
         expect(answer.response.status).toBe(504);
-        expect(answer.json).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32001 } });
+        expect(answer.json).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32001, data: { code: 'TIMEOUT' } } });
         expect(answer.response.notStarted).toBeUndefined();
       }
       expect(took).toBeGreaterThanOrEqual(2 * setup.requestTimeoutMs * 0.9);
@@ -529,7 +533,7 @@ exports.createMcpServer = () => {
 
       // Assess
       expect(cancelled.response.status).toBe(499);
-      expect(cancelled.json).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32000 } });
+      expect(cancelled.json).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32000, data: { code: 'REQUEST_CANCELLED' } } });
       expect(answeredAt - abortedAt).toBeLessThan(2000);
     });
 

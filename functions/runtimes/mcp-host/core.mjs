@@ -472,15 +472,15 @@ export function createHost(options) {
    */
   async function handle(input, signal) {
     const request = validRequest(input?.request);
-    if ('error' in request) return jsonRpcError(400, null, INTERNAL_ERROR, request.error);
+    if ('error' in request) return jsonRpcError(400, null, INTERNAL_ERROR, request.error, 'INVALID_PARAMETERS');
     const id = jsonRpcIdOf(request.body);
     const source = validSource(input);
-    if ('error' in source) return jsonRpcError(400, id, INTERNAL_ERROR, source.error);
+    if ('error' in source) return jsonRpcError(400, id, INTERNAL_ERROR, source.error, 'INVALID_PARAMETERS');
     // Stateless JSON mode: no standalone SSE stream (GET) and no session to end (DELETE). The
     // official client takes 405 on GET as "no server-initiated messages".
     if (request.method !== 'POST')
       return {
-        ...jsonRpcError(405, id, CONNECTION_CLOSED, 'Method not allowed: this MCP server is stateless; send JSON-RPC messages with POST'),
+        ...jsonRpcError(405, id, CONNECTION_CLOSED, 'Method not allowed: this MCP server is stateless; send JSON-RPC messages with POST', 'METHOD_NOT_ALLOWED'),
         headers: { 'content-type': 'application/json', allow: 'POST' },
       };
     const env = validEnv(input.env);
@@ -491,13 +491,14 @@ export function createHost(options) {
         timeoutMs,
         signal,
         async (lifetime) => exchange(source, entryOf(source), env, request, lifetime),
-        () => jsonRpcError(504, id, REQUEST_TIMEOUT, `the MCP server did not answer within ${timeoutMs} ms`),
-        () => jsonRpcError(499, id, CONNECTION_CLOSED, 'the request was cancelled'),
+        () => jsonRpcError(504, id, REQUEST_TIMEOUT, `the MCP server did not answer within ${timeoutMs} ms`, 'TIMEOUT'),
+        () => jsonRpcError(499, id, CONNECTION_CLOSED, 'the request was cancelled', 'REQUEST_CANCELLED'),
       );
     } catch (error) {
-      if (error instanceof LoadError) return jsonRpcError(500, id, INTERNAL_ERROR, `the MCP server could not be loaded: ${error.message}`);
+      if (error instanceof LoadError)
+        return jsonRpcError(500, id, INTERNAL_ERROR, `the MCP server could not be loaded: ${error.message}`, 'MCP_SERVER_LOAD_FAILED');
       log('handle failed', { serverId: source.serverId, version: source.version, error: describeError(error, null) });
-      return jsonRpcError(500, id, INTERNAL_ERROR, `the MCP server failed: ${describeError(error, null)}`);
+      return jsonRpcError(500, id, INTERNAL_ERROR, `the MCP server failed: ${describeError(error, null)}`, 'MCP_SERVER_FAILED');
     }
   }
 
@@ -671,10 +672,15 @@ function toolsPage(response) {
  * @param {unknown} id
  * @param {number} code
  * @param {string} message
+ * @param {string} platformCode the platform's code for the condition (`error.data.code`, as on the platform's own JSON-RPC errors)
  * @returns {HttpResponse}
  */
-export function jsonRpcError(status, id, code, message) {
-  return { status, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: id ?? null, error: { code, message } }) };
+export function jsonRpcError(status, id, code, message, platformCode) {
+  return {
+    status,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: id ?? null, error: { code, message, data: { code: platformCode } } }),
+  };
 }
 
 /**
