@@ -139,7 +139,8 @@ async function pdfText(bytes: Uint8Array): Promise<string> {
   const { extractText: extractPdfText, getDocumentProxy } = await unpdf;
   try {
     // pdf.js takes ownership of (and detaches) the buffer it is given: hand it a copy.
-    const document = await getDocumentProxy(new Uint8Array(bytes));
+    // Errors only: pdf.js otherwise prints its warnings (a damaged file's repairs) to the console.
+    const document = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0 });
     try {
       const { text } = await extractPdfText(document, { mergePages: false });
       return text.join('\n\n');
