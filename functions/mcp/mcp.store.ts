@@ -1,8 +1,8 @@
-import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { BlobStore } from '../core/blobs.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Page } from '../core/db/cursor.ts';
-import { countItems, type Db, writeIf, queryItems, sendIf } from '../core/db/dynamo.ts';
+import { countItems, type Db, writeIf, writeBatch, queryItems, sendIf } from '../core/db/dynamo.ts';
 import { listPage, type IndexListing, type PageRequest } from '../core/db/listing.ts';
 import { createOwnerCounts } from '../core/db/owner-count.ts';
 import { createUniqueClaims } from '../core/db/unique-claim.ts';
@@ -244,14 +244,11 @@ export function createMcpServerStore(db: Db, blobs: BlobStore, clock: Clock): Mc
       );
       const items = out.Items ?? [];
       for (const item of items) if (typeof item['sourceBlobKey'] === 'string') blobKeys.add(item['sourceBlobKey']);
-      for (let i = 0; i < items.length; i += 25) {
-        let requests = items.slice(i, i + 25).map((item) => ({ DeleteRequest: { Key: { serverId, version: item['version'] } } }));
-        for (let attempt = 0; requests.length > 0 && attempt < 5; attempt++) {
-          const result = await db.doc.send(new BatchWriteCommand({ RequestItems: { [versions]: requests } }));
-          requests = (result.UnprocessedItems?.[versions] ?? []) as typeof requests;
-          if (requests.length > 0) await sleep(20 * 2 ** attempt);
-        }
-      }
+      await writeBatch(
+        db,
+        versions,
+        items.map((item) => ({ DeleteRequest: { Key: { serverId, version: item['version'] } } })),
+      );
       start = out.LastEvaluatedKey;
     } while (start !== undefined);
     for (const key of blobKeys) await blobs.delete(key);

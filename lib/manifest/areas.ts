@@ -9,6 +9,7 @@ import { mcpArea } from '../../functions/mcp/mcp.module.ts';
 import { oauthArea } from '../../functions/oauth/oauth.module.ts';
 import { discoveryArea } from '../../functions/discovery/discovery.module.ts';
 import { referenceArea } from '../../functions/reference/reference.module.ts';
+import { searchArea } from '../../functions/search/search.module.ts';
 import { tokensArea } from '../../functions/tokens/tokens.module.ts';
 import { usersArea } from '../../functions/users/users.module.ts';
 import type { AreaModule } from './types.ts';
@@ -31,6 +32,7 @@ export const areas = [
   logsArea,
   adminArea,
   referenceArea,
+  searchArea,
   knowledgeArea,
 ] as const;
 

@@ -107,6 +107,8 @@ export interface PortResources {
   readonly runtime?: 'python' | 'mcp';
   /** Sending to the declaring area's own queue entry points (never another area's). */
   readonly queues?: 'own';
+  /** Invoking the embedding model of the search engine (Amazon Bedrock). */
+  readonly embeddings?: true;
 }
 
 /**

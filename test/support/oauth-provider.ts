@@ -30,13 +30,20 @@ export class FakeProvider {
   readonly verifiers: string[] = [];
   exchanges = 0;
   lastRefusal: string | null = null;
+  /**
+   * When set, `GET /authorize` consents at once, as a real provider does after the user's click:
+   * it registers a fresh code and redirects to the callback, so a client following redirects
+   * (the README walkthrough's `curl -L`) plays the browser without the test's help.
+   */
+  autoConsent = false;
+  private consents = 0;
   private server: Server | null = null;
   url = '';
 
   async start(): Promise<void> {
     this.server = createServer((req, res) => {
-      void this.handle(req).then(({ status, body, contentType }) => {
-        res.writeHead(status, { 'content-type': contentType ?? 'application/json' });
+      void this.handle(req).then(({ status, body, contentType, location }) => {
+        res.writeHead(status, { 'content-type': contentType ?? 'application/json', ...(location ? { location } : {}) });
         res.end(typeof body === 'string' ? body : JSON.stringify(body));
       });
     });
@@ -62,7 +69,18 @@ export class FakeProvider {
     return grant;
   }
 
-  private async handle(req: IncomingMessage): Promise<{ status: number; body: unknown; contentType?: string }> {
+  private consent(authorizationUrl: URL) {
+    this.consents += 1;
+    const code = `auto-${this.consents}`;
+    const grant = this.register(code, authorizationUrl.toString());
+    const callback = new URL(grant.redirectUri);
+    callback.searchParams.set('code', code);
+    callback.searchParams.set('state', authorizationUrl.searchParams.get('state') ?? '');
+    return { status: 302, body: '', contentType: 'text/plain', location: callback.toString() };
+  }
+
+  private async handle(req: IncomingMessage): Promise<{ status: number; body: unknown; contentType?: string; location?: string }> {
+    if (this.autoConsent && req.method === 'GET' && (req.url ?? '').startsWith('/authorize?')) return this.consent(new URL(req.url ?? '', this.url));
     if (req.method !== 'POST' || req.url !== '/token') return { status: 404, body: { error: 'not_found' } };
     this.exchanges += 1;
     const chunks: Buffer[] = [];

@@ -1,5 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient, GetCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { TableName } from '../../../lib/manifest/tables.ts';
 import type { Config } from '../config.ts';
 
@@ -93,6 +93,26 @@ export async function readItems<const R extends readonly ItemRead<unknown>[]>(db
     const item = found.get(read.table)?.find((candidate) => Object.entries(read.key).every(([name, value]) => candidate[name] === value));
     return item === undefined ? null : read.as(item);
   }) as ReadResults<R>;
+}
+
+/** One put or delete of a BatchWriteItem, in the document client's form. */
+export type BatchWriteRequest = { readonly PutRequest: { Item: Record<string, unknown> } } | { readonly DeleteRequest: { Key: Record<string, unknown> } };
+
+/**
+ * Puts and deletes on one table, 25 to a BatchWriteItem; requests DynamoDB leaves unprocessed
+ * (throttling) are sent again, bounded, with back-off, then the write fails. Not atomic: a failure
+ * may leave some requests applied, so callers write in an order that is safe to repeat.
+ */
+export async function writeBatch(db: Db, table: string, requests: readonly BatchWriteRequest[]): Promise<void> {
+  for (let i = 0; i < requests.length; i += 25) {
+    let pending = requests.slice(i, i + 25);
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt === BATCH_ATTEMPTS) throw new Error(`BatchWriteItem left requests unprocessed after ${BATCH_ATTEMPTS} attempts`);
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt));
+      const out = await db.doc.send(new BatchWriteCommand({ RequestItems: { [table]: pending.map((r) => ({ ...r })) } }));
+      pending = (out.UnprocessedItems?.[table] ?? []) as BatchWriteRequest[];
+    }
+  }
 }
 
 /** What `readQuery` read: the items, and where the Query stopped (undefined when it reached the end). */
