@@ -25,7 +25,7 @@ export const knowledgeArea = defineArea({
     { method: 'POST', path: '/knowledge/upload', handler: 'upload-file', auth: 'required', maxBodyBytes: UPLOAD_BODY_BYTES },
     { method: 'POST', path: '/knowledge/upload-url', handler: 'create-upload-url', auth: 'required' },
     // Reading: role tokens (an agent's run) may fetch and search the owner's files, not change them.
-    { method: 'POST', path: '/knowledge/download-url', handler: 'create-download-url', auth: 'required', callers: 'role' },
+    { method: 'POST', path: '/knowledge/download-url', handler: 'get-download-url', auth: 'required', callers: 'role' },
     { method: 'GET', path: '/knowledge/list', handler: 'list-files', auth: 'required', callers: 'role' },
     { method: 'POST', path: '/knowledge/delete', handler: 'delete-file', auth: 'required' },
     { method: 'DELETE', path: '/knowledge/delete', handler: 'delete-file', auth: 'required' },
