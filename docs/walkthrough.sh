@@ -254,8 +254,8 @@ curl $BASE/mcp-admin/s/bob/weather                       # by owner/name
 # indexed, so searchable, when the call returns
 curl -X POST $BASE/knowledge/upload -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' \
   -d '{"fileName":"forecast.md","folder":"notes/2026","content":"# Forecast\nRain on Tuesday, sun by the weekend."}'
-#   {"data":{"key":"users/usr_.../notes/2026/forecast.md","fileName":"forecast.md","size":48,"contentType":"text/markdown",
-#            "storageUsedMb":0.000046,"storageQuotaMb":100,"storageUsedBytes":48,"indexStatus":"indexed"}}
+#   {"data":{"key":"users/usr_.../notes/2026/forecast.md","fileName":"forecast.md","size":47,"contentType":"text/markdown",
+#            "storageUsedMb":0.000045,"storageQuotaMb":100,"storageUsedBytes":47,"indexStatus":"indexed"}}
 
 # Larger files (up to 50 MB): PUT them to a presigned URL; each is checked and indexed when it arrives
 UPLOAD=$(curl -X POST $BASE/knowledge/upload-url -H "Authorization: Bearer $TOKEN" \
