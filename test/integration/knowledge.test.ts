@@ -4,7 +4,9 @@
  * dispatcher, and search through the shared engine. A small quota and upload-URL limit (settings)
  * make the limits reachable with small files.
  */
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createS3Client } from '../../functions/core/blobs.ts';
 import { createUser, startTestPlatform, type ApiResponse, type TestPlatform } from '../support/local-platform.ts';
 
 const MB = 1024 * 1024;
@@ -364,6 +366,28 @@ describe('listing and folders', () => {
   });
 });
 
+describe('role tokens', () => {
+  it("may list, search and download the owner's files, and not change them", async () => {
+    // Prepare
+    const user = await newUser();
+    const uploaded = await upload(user, { fileName: 'guide.txt', content: 'Ocelot care guide.' });
+    const created = await platform.api('POST', '/role-token/create', { token: user.token, body: { name: 'reader' } });
+    const role: User = { userId: user.userId, token: created.body.data.token as string };
+
+    // Act
+    const listed = await list(role);
+    const found = await search(role, { query: 'ocelot' });
+    const link = await platform.api('POST', '/knowledge/download-url', { token: role.token, body: { key: uploaded.body.data.key } });
+    const write = await upload(role, { fileName: 'other.txt', content: 'x' });
+    const remove = await platform.api('POST', '/knowledge/delete', { token: role.token, body: { key: uploaded.body.data.key } });
+
+    // Assess
+    expect([listed.status, found.status, link.status]).toEqual([200, 200, 200]);
+    expect(found.body.data.count).toBe(1);
+    expect([write.status, remove.status]).toEqual([403, 403]);
+  });
+});
+
 describe('search', () => {
   it('limits results to a folder, to at most `limit` (default 5, at most 20)', async () => {
     // Prepare
@@ -402,6 +426,21 @@ describe('the storage quota', () => {
     expect(listed.body.data.files).toHaveLength(10);
     expect(listed.body.data.storageUsedBytes).toBe(10 * size);
     expect(listed.body.data.storageUsedMb).toBeCloseTo((10 * size) / MB, 6);
+  });
+
+  it('ends with the usage of the last of concurrent uploads to one key', async () => {
+    // Prepare: five versions of one file, of different sizes
+    const user = await newUser();
+    const sizes = [1000, 2000, 3000, 4000, 5000];
+
+    // Act
+    const results = await Promise.all(sizes.map((size) => upload(user, { fileName: 'same.txt', content: 's'.repeat(size) })));
+    const listed = await list(user);
+
+    // Assess: one entry, and the usage is exactly its size, whichever won
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(listed.body.data.files).toHaveLength(1);
+    expect(listed.body.data.storageUsedBytes).toBe(listed.body.data.files[0]!.size);
   });
 
   it('frees room when files are deleted', async () => {
@@ -449,6 +488,27 @@ describe('presigned uploads', () => {
     expect(found.body.data.results.map((r) => r.key)).toEqual([`users/${user.userId}/birds/census.txt`]);
     expect(listed.body.data.files).toMatchObject([{ fileName: 'census.txt', size: Buffer.byteLength(content), indexStatus: 'indexed' }]);
     expect(listed.body.data.storageUsedBytes).toBe(Buffer.byteLength(content));
+  });
+
+  it('deletes an object under incoming/ that no upload URL names, and indexes nothing of it', async () => {
+    // Prepare: written with the store's own credentials, as only the platform could
+    const user = await newUser();
+    const s3 = createS3Client(platform.running.ports.config);
+    const Bucket = `${platform.running.ports.config.BUCKET_PREFIX}knowledge`;
+    const Key = `incoming/${user.userId}/bad\\name.txt`;
+
+    // Act
+    await s3.send(new PutObjectCommand({ Bucket, Key, Body: 'Axolotl stray text.', ContentType: 'text/plain' }));
+    await platform.running.storageEvents.idle();
+    const left = await platform.running.ports.knowledgeObjects.get(Key);
+    const found = await search(user, { query: 'axolotl' });
+    const listed = await list(user);
+
+    // Assess
+    expect(left).toBeNull();
+    expect(found.body.data.results).toEqual([]);
+    expect(listed.body.data.files).toEqual([]);
+    expect(listed.body.data.folders).toEqual([]);
   });
 
   it('rejects an object over the URL size limit or the quota when it arrives, deleting it and keeping the usage', async () => {
