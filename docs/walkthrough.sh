@@ -254,7 +254,7 @@ curl $BASE/mcp-admin/s/bob/weather                       # by owner/name
 # indexed, so searchable, when the call returns
 curl -X POST $BASE/knowledge/upload -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' \
   -d '{"fileName":"forecast.md","folder":"notes/2026","content":"# Forecast\nRain on Tuesday, sun by the weekend."}'
-#   {"data":{"key":"users/usr_.../notes/2026/forecast.md","fileName":"forecast.md","size":47,"contentType":"text/markdown",
+#   {"data":{"key":"users/{userId}/notes/2026/forecast.md","fileName":"forecast.md","size":47,"contentType":"text/markdown",
 #            "storageUsedMb":0.000045,"storageQuotaMb":100,"storageUsedBytes":47,"indexStatus":"indexed"}}
 
 # Larger files (up to 50 MB): PUT them to a presigned URL; each is checked and indexed when it arrives
@@ -265,12 +265,12 @@ curl -X PUT "$(jq -r .data.uploadUrl <<<"$UPLOAD")" -H 'content-type: text/plain
 
 curl "$BASE/knowledge/list?prefix=notes&limit=50" -H "Authorization: Bearer $TOKEN"
 #   {"data":{"files":[{"key":...,"fileName":"report.txt","size":55,"contentType":"text/plain","lastModified":"2026-...Z",
-#            "indexStatus":"indexed"}],"folders":[{"key":"users/usr_.../notes/2026/","fileName":"2026"}],"prefix":"notes/",
+#            "indexStatus":"indexed"}],"folders":[{"key":"users/{userId}/notes/2026/","fileName":"2026"}],"prefix":"notes/",
 #            "nextCursor":null,...}}   (pass nextCursor back as cursor for the next page)
 curl -X POST $BASE/knowledge/search -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' \
   -d '{"query":"rain forecast","folder":"notes","fileType":"md","limit":5}'
 #   {"data":{"results":[{"fileName":"forecast.md","chunk":"# Forecast\nRain on Tuesday, ...","score":...,
-#            "key":"users/usr_.../notes/2026/forecast.md"}],"query":"rain forecast","count":1,"mode":"lexical"}}
+#            "key":"users/{userId}/notes/2026/forecast.md"}],"query":"rain forecast","count":1,"mode":"lexical"}}
 curl -X POST $BASE/knowledge/download-url -H "Authorization: Bearer $TOKEN" \
   -H 'content-type: application/json' -d '{"key":"notes/2026/forecast.md"}'    # {downloadUrl, key, expiresIn}
 curl -X POST $BASE/knowledge/create-folder -H "Authorization: Bearer $TOKEN" \
