@@ -1,5 +1,4 @@
 import * as z from 'zod';
-import { createS3Client } from '../core/blobs.ts';
 import type { KernelPorts } from '../ports.ts';
 import { defineArea, providePort, KIB } from '../../lib/manifest/define.ts';
 import { createKnowledgeObjects, type KnowledgeObjects } from './knowledge.objects.ts';
@@ -47,7 +46,7 @@ export const knowledgeArea = defineArea({
   provides: {
     knowledgeStore: providePort<KnowledgeStore>({ tables: ['knowledge-files', 'knowledge-usage'] }, ({ db }) => createKnowledgeStore(db)),
     knowledgeObjects: providePort<KnowledgeObjects>({ buckets: ['knowledge'] }, (kernel: KernelPorts): KnowledgeObjects =>
-      createKnowledgeObjects(createS3Client(kernel.config), kernel.config),
+      createKnowledgeObjects(kernel.config),
     ),
   },
   uses: ['searchIndex'],

@@ -1,4 +1,5 @@
 import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { createS3Client } from '../core/blobs.ts';
 import type { Config } from '../core/config.ts';
 
 /** The knowledge bucket: users' files under `users/`, presigned uploads landing under `incoming/`. */
@@ -18,8 +19,13 @@ export interface KnowledgeObjects {
   presignGet(key: string, options: { fileName: string; expiresIn: number }): Promise<string>;
 }
 
-export function createKnowledgeObjects(client: S3Client, config: Pick<Config, 'BUCKET_PREFIX'>): KnowledgeObjects {
+export function createKnowledgeObjects(config: Pick<Config, 'AWS_REGION' | 'S3_ENDPOINT' | 'BUCKET_PREFIX'>): KnowledgeObjects {
   const Bucket = `${config.BUCKET_PREFIX}knowledge`;
+  const client = createS3Client(config);
+  // By default the SDK signs the CRC32 of the body it has into a URL, that of an empty body for an
+  // upload URL, and S3 then refuses every upload through it: URLs are signed without checksums.
+  let signer: S3Client | undefined;
+  const presigning = () => (signer ??= createS3Client(config, { requestChecksumCalculation: 'WHEN_REQUIRED' }));
   // Only the routes that hand out URLs load the presigner.
   const presigner = () => import('@aws-sdk/s3-request-presigner');
   return {
@@ -48,14 +54,14 @@ export function createKnowledgeObjects(client: S3Client, config: Pick<Config, 'B
       const { getSignedUrl } = await presigner();
       const command = new PutObjectCommand({ Bucket, Key: key, ContentType: contentType, ...(size === undefined ? {} : { ContentLength: size }) });
       const signableHeaders = new Set(['content-type', ...(size === undefined ? [] : ['content-length'])]);
-      return getSignedUrl(client, command, { expiresIn, signableHeaders });
+      return getSignedUrl(presigning(), command, { expiresIn, signableHeaders });
     },
     async presignGet(key, { fileName, expiresIn }) {
       const { getSignedUrl } = await presigner();
       // RFC 6266/5987: an ASCII fallback and the exact UTF-8 name.
       const ascii = fileName.replace(/[^\x20-\x7e]|["\\]/g, '_');
       const disposition = `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(fileName)}`;
-      return getSignedUrl(client, new GetObjectCommand({ Bucket, Key: key, ResponseContentDisposition: disposition }), { expiresIn });
+      return getSignedUrl(presigning(), new GetObjectCommand({ Bucket, Key: key, ResponseContentDisposition: disposition }), { expiresIn });
     },
   };
 }

@@ -149,6 +149,21 @@ describe('uploads', () => {
     expect(badBase64.status).toBe(400);
   });
 
+  it('stores an empty file and a CSV, each indexed', async () => {
+    // Prepare
+    const user = await newUser();
+
+    // Act
+    const empty = await upload(user, { fileName: 'empty.txt', content: '' });
+    const csv = await upload(user, { fileName: 'stock.csv', content: 'item,count\ncapybara plush,12\n' });
+    const found = await search(user, { query: 'capybara', fileType: 'csv' });
+
+    // Assess
+    expect(empty.body.data).toMatchObject({ size: 0, indexStatus: 'indexed' });
+    expect(csv.body.data).toMatchObject({ contentType: 'text/csv', indexStatus: 'indexed' });
+    expect(found.body.data.results.map((r) => r.fileName)).toEqual(['stock.csv']);
+  });
+
   it('refuses a file over 5 MB once decoded, naming the limit, and stores nothing', async () => {
     // Prepare
     const user = await newUser();
@@ -488,6 +503,26 @@ describe('presigned uploads', () => {
     expect(found.body.data.results.map((r) => r.key)).toEqual([`users/${user.userId}/birds/census.txt`]);
     expect(listed.body.data.files).toMatchObject([{ fileName: 'census.txt', size: Buffer.byteLength(content), indexStatus: 'indexed' }]);
     expect(listed.body.data.storageUsedBytes).toBe(Buffer.byteLength(content));
+  });
+
+  it('signs the content type and the size when given, and no checksum of a body it does not have', async () => {
+    // Prepare
+    const user = await newUser();
+
+    // Act
+    const granted = await uploadUrl(user, { fileName: 'exact.txt', contentType: 'text/plain', size: 10 });
+    const url = new URL(granted.body.data.uploadUrl as string);
+    const put = await fetch(url, { method: 'PUT', body: 'ten bytes!', headers: { 'content-type': 'text/plain' } });
+    await platform.running.storageEvents.idle();
+    const listed = await list(user);
+
+    // Assess: S3 refuses a PUT whose signed headers differ (s3rver does not check them, so the URL is read)
+    expect(granted.body.data.headers).toEqual({ 'content-type': 'text/plain', 'content-length': '10' });
+    expect(url.searchParams.get('X-Amz-SignedHeaders')?.split(';')).toEqual(['content-length', 'content-type', 'host']);
+    // A CRC32 signed in would be the empty body's, and S3 would refuse every upload through the URL.
+    expect([...url.searchParams.keys()].filter((name) => name.toLowerCase().includes('checksum'))).toEqual([]);
+    expect(put.status).toBe(200);
+    expect(listed.body.data.files).toMatchObject([{ fileName: 'exact.txt', size: 10, indexStatus: 'indexed' }]);
   });
 
   it('deletes an object under incoming/ that no upload URL names, and indexes nothing of it', async () => {
