@@ -9,7 +9,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['eslint.config.js', 'bin/start.mjs', 'lib/local/current-build.mjs'] },
+        projectService: { allowDefaultProject: ['eslint.config.js', 'bin/start.mjs', 'bin/agent-platform.mjs', 'lib/local/current-build.mjs'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -39,8 +39,12 @@ export default tseslint.config(
       ],
     },
   },
-  // `npm start`'s launcher and its build check are plain ESM run by Node directly: they decide whether to build, so cannot need one.
-  { files: ['bin/start.mjs', 'lib/local/current-build.mjs'], languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } } },
+  // `npm start`'s launcher and its build check are plain ESM run by Node directly: they decide whether to build, so cannot need one;
+  // the CLI's launcher is plain ESM too, since it is what loads tsx.
+  {
+    files: ['bin/start.mjs', 'bin/agent-platform.mjs', 'lib/local/current-build.mjs'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
+  },
   // The MCP host is plain ESM run by Node directly (no tsx, no build step); it is typed with JSDoc.
   {
     files: ['functions/runtimes/mcp-host/**/*.mjs'],

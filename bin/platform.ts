@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { App } from 'aws-cdk-lib';
 import { dropBundlingLines } from '../lib/cloud/quiet-bundling.ts';
 import { oauthProvidersFromContext } from '../lib/cloud/oauth-providers.ts';
+import type { SearchEmbeddings } from '../lib/cloud/platform-function.ts';
 import { PlatformStack } from '../lib/cloud/platform-stack.ts';
 
 /**
@@ -10,7 +11,8 @@ import { PlatformStack } from '../lib/cloud/platform-stack.ts';
  * USAGE_LOG_RETENTION_DAYS and the expiry of stored log bodies), `webAdapterLayerVersion` (the
  * runtime function's Lambda Web Adapter layer), `mcpRuntimeMemorySize` (MB of the MCP runtime
  * function, default 1024), `apiIntegrationTimeoutSec` (API Gateway's integration timeout ceiling,
- * default 29; raise the account quota first) and `oauthProviders` (JSON: the OAuth providers' settings, each client
+ * default 29; raise the account quota first), `embeddingModel` (e.g. `amazon.titan-embed-text-v2:0`:
+ * hybrid search with that Bedrock model; `embeddingDimensions` 256, 512 or 1024) and `oauthProviders` (JSON: the OAuth providers' settings, each client
  * secret by the ARN of a Secrets Manager secret; see lib/cloud/oauth-providers.ts), e.g.
  * `npx cdk deploy -c stage=dev -c usageLogRetentionDays=90`. The
  * stack is environment-agnostic: synth needs no AWS account, and names that must be unique per
@@ -33,7 +35,17 @@ new PlatformStack(app, stackName, {
   mcpRuntimeMemorySize: contextInteger(app, 'mcpRuntimeMemorySize'),
   apiIntegrationTimeoutSec: contextInteger(app, 'apiIntegrationTimeoutSec'),
   oauthProviders: oauthProvidersFromContext(app.node.tryGetContext('oauthProviders')),
+  searchEmbeddings: searchEmbeddingsFromContext(app),
 });
+
+/** Hybrid search when `embeddingModel` names a Titan Text Embeddings V2 model; `embeddingDimensions` 256, 512 (default) or 1024. */
+function searchEmbeddingsFromContext(scope: App): SearchEmbeddings | undefined {
+  const modelId = contextString(scope, 'embeddingModel');
+  const dimensions = contextInteger(scope, 'embeddingDimensions') ?? 512;
+  if (modelId === undefined) return undefined;
+  if (dimensions !== 256 && dimensions !== 512 && dimensions !== 1024) throw new Error('Context "embeddingDimensions" must be 256, 512 or 1024.');
+  return { modelId, dimensions };
+}
 
 function contextString(scope: App, key: string): string | undefined {
   const value: unknown = scope.node.tryGetContext(key);

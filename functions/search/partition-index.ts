@@ -17,17 +17,39 @@ const STOP_WORDS: ReadonlySet<string> = new Set(
   ).split(' '),
 );
 
+/** Stems of recent terms: a text repeats its words, and stemming was most of the indexing time. */
+const stems = new Map<string, string | null>();
+const MAX_REMEMBERED_STEMS = 50_000;
+
 /** Lower case, stop words out, Porter stems: `Forecasting` and `forecasts` both index as `forecast`. */
 export function processTerm(term: string): string | null {
+  const known = stems.get(term);
+  if (known !== undefined) return known;
   const lower = term.toLowerCase();
-  return STOP_WORDS.has(lower) ? null : stemmer(lower);
+  const stem = STOP_WORDS.has(lower) ? null : stemmer(lower);
+  if (stems.size >= MAX_REMEMBERED_STEMS) stems.clear();
+  stems.set(term, stem);
+  return stem;
 }
 
 /** How much of a hybrid score comes from the lexical rank; the rest is vector similarity. */
 const LEXICAL_WEIGHT = 0.5;
 
+/**
+ * Common terms (Lucene's CommonTermsQuery): a query term found in more than this share of a large
+ * partition's documents adds almost nothing to BM25 (its IDF is near zero) yet costs a score for
+ * every one of them, so when the query also has rarer terms, those alone pick the hits, unless they
+ * find fewer than asked for.
+ */
+const COMMON_TERM_SHARE = 0.2;
+const COMMON_TERMS_MIN_DOCUMENTS = 1000;
+
+const tokenize = MiniSearch.getDefault('tokenize') as (text: string) => string[];
+
 interface Entry extends StoredDocument {
   readonly key: string;
+  /** Its distinct terms, to keep the document frequencies when it is removed. */
+  readonly terms: readonly string[];
 }
 
 /**
@@ -35,9 +57,22 @@ interface Entry extends StoredDocument {
  * when an embedder indexed them. Built from the stored documents and kept current by the engine.
  */
 export class PartitionIndex {
-  private readonly lexical = new MiniSearch<Entry>({ idField: 'key', fields: ['text'], storeFields: [], processTerm });
+  /** Set while a document is added: MiniSearch hands every term it indexes to processTerm. */
+  private adding: Set<string> | null = null;
+  private readonly lexical = new MiniSearch<Entry>({
+    idField: 'key',
+    fields: ['text'],
+    storeFields: [],
+    processTerm: (term) => {
+      const processed = processTerm(term);
+      if (processed !== null) this.adding?.add(processed);
+      return processed;
+    },
+  });
   private readonly entries = new Map<string, Entry>();
   private readonly byGroup = new Map<string, Set<string>>();
+  /** In how many documents each term is. */
+  private readonly frequencies = new Map<string, number>();
 
   constructor(documents: readonly StoredDocument[] = []) {
     for (const document of documents) this.add(document);
@@ -58,6 +93,11 @@ export class PartitionIndex {
     if (keys === undefined) return;
     for (const key of keys) {
       this.lexical.discard(key);
+      for (const term of this.entries.get(key)?.terms ?? []) {
+        const left = (this.frequencies.get(term) ?? 1) - 1;
+        if (left === 0) this.frequencies.delete(term);
+        else this.frequencies.set(term, left);
+      }
       this.entries.delete(key);
     }
     this.byGroup.delete(group);
@@ -73,39 +113,61 @@ export class PartitionIndex {
    * union of both candidate sets.
    */
   query(query: SearchQuery, vector: Float32Array | null): SearchHit[] {
+    const equals = Object.entries(query.equals ?? {});
+    const filtered = query.groupPrefix !== undefined || equals.length > 0;
     const passes = (entry: Entry) =>
-      (query.groupPrefix === undefined || entry.group.startsWith(query.groupPrefix)) &&
-      Object.entries(query.equals ?? {}).every(([name, value]) => entry.fields[name] === value);
+      (query.groupPrefix === undefined || entry.group.startsWith(query.groupPrefix)) && equals.every(([name, value]) => entry.fields[name] === value);
+    // MiniSearch answers best first; without filters it needs no callback per match.
+    const search = (text: string) => this.lexical.search(text, filtered ? { filter: (result) => passes(this.entries.get(result.id as string)!) } : {});
+    const rare = this.withoutCommonTerms(query.text);
+    const byRare = rare === null ? null : search(rare);
+    const lexical = byRare !== null && byRare.length >= query.limit ? byRare : search(query.text);
+    if (vector === null) return lexical.slice(0, query.limit).map((result) => this.hit(result.id as string, result.score));
     const scores = new Map<string, number>();
-    const lexical = this.lexical.search(query.text, { filter: (result) => passes(this.entries.get(result.id as string)!) });
     const best = lexical[0]?.score ?? 0;
-    const lexicalWeight = vector === null ? 1 : LEXICAL_WEIGHT;
-    for (const result of lexical) scores.set(result.id as string, vector === null ? result.score : (lexicalWeight * result.score) / best);
-    if (vector !== null) {
-      for (const entry of this.entries.values()) {
-        if (entry.vector === undefined || !passes(entry)) continue;
-        const similarity = cosine(vector, entry.vector);
-        if (similarity <= 0) continue;
-        scores.set(entry.key, (scores.get(entry.key) ?? 0) + (1 - LEXICAL_WEIGHT) * similarity);
-      }
+    for (const result of lexical) scores.set(result.id as string, (LEXICAL_WEIGHT * result.score) / best);
+    for (const entry of this.entries.values()) {
+      if (entry.vector === undefined || !passes(entry)) continue;
+      const similarity = cosine(vector, entry.vector);
+      if (similarity <= 0) continue;
+      scores.set(entry.key, (scores.get(entry.key) ?? 0) + (1 - LEXICAL_WEIGHT) * similarity);
     }
     return [...scores]
       .sort((a, b) => b[1] - a[1])
       .slice(0, query.limit)
-      .map(([key, score]) => {
-        const { group, id, text, fields } = this.entries.get(key)!;
-        return { group, id, text, fields, score };
-      });
+      .map(([key, score]) => this.hit(key, score));
+  }
+
+  /** The query's words that are not common terms, when it has both kinds in a large partition; else null. */
+  private withoutCommonTerms(text: string): string | null {
+    if (this.entries.size < COMMON_TERMS_MIN_DOCUMENTS) return null;
+    const cutoff = this.entries.size * COMMON_TERM_SHARE;
+    const words = tokenize(text).filter((word) => word !== '' && processTerm(word) !== null);
+    const rare = words.filter((word) => (this.frequencies.get(processTerm(word)!) ?? 0) <= cutoff);
+    return rare.length > 0 && rare.length < words.length ? rare.join(' ') : null;
+  }
+
+  private hit(key: string, score: number): SearchHit {
+    const { group, id, text, fields } = this.entries.get(key)!;
+    return { group, id, text, fields, score };
   }
 
   private add(document: StoredDocument): void {
     const key = `${document.group}\u0000${document.id}`;
-    const entry: Entry = { ...document, key };
-    this.entries.set(key, entry);
+    const terms = new Set<string>();
+    const entry: Entry = { ...document, key, terms: [] };
+    this.adding = terms;
+    try {
+      this.lexical.add(entry);
+    } finally {
+      this.adding = null;
+    }
+    const stored: Entry = { ...entry, terms: [...terms] };
+    for (const term of terms) this.frequencies.set(term, (this.frequencies.get(term) ?? 0) + 1);
+    this.entries.set(key, stored);
     let keys = this.byGroup.get(document.group);
     if (keys === undefined) this.byGroup.set(document.group, (keys = new Set()));
     keys.add(key);
-    this.lexical.add(entry);
   }
 }
 

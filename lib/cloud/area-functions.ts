@@ -15,7 +15,7 @@ import type { PlatformData } from './data-stores.ts';
 import { writeAreaEntry, writeFallbackEntry, writeQueueEntry, writeScheduleEntry, writeStorageEventEntry, writeStreamingEntry } from './function-entries.ts';
 import type { TaskQueues } from './task-queues.ts';
 import type { OAuthFunctionSettings } from './oauth-providers.ts';
-import { PlatformFunction, type HostUrlName, type PlatformEnvironment } from './platform-function.ts';
+import { PlatformFunction, type HostUrlName, type PlatformEnvironment, type SearchEmbeddings } from './platform-function.ts';
 
 /** Seconds a function outlives its slowest route, so the handler's own timeout answers first. */
 const TIMEOUT_MARGIN_SEC = 3;
@@ -61,6 +61,8 @@ export interface PlatformFunctionsProps {
   readonly mcpRuntime?: IFunction;
   /** The OAuth providers' settings and client secrets; functions of areas using the `secrets` port receive them. @default no OAuth provider */
   readonly oauth?: OAuthFunctionSettings;
+  /** The search engine's embedding model; functions of areas using the `searchIndex` port may invoke it. @default none: lexical search */
+  readonly searchEmbeddings?: SearchEmbeddings;
   /** Where the generated entry files are written. @default DEFAULT_ENTRIES_DIR */
   readonly entriesDir?: string;
   /** The area modules, by name: what each function's areas declare. */
@@ -291,6 +293,7 @@ export class PlatformFunctions extends Construct {
       mcpRuntime: resources.runtimes.has('mcp') ? props.mcpRuntime : undefined,
       runTokenSecret: resources.runTokenSecret ? props.data.runTokenSecret : undefined,
       oauth: resources.oauthClients ? props.oauth : undefined,
+      searchEmbeddings: resources.embeddings ? props.searchEmbeddings : undefined,
     };
   }
 }

@@ -1,4 +1,4 @@
-import type { Duration } from 'aws-cdk-lib';
+import { Stack, type Duration } from 'aws-cdk-lib';
 import { PolicyStatement, type IGrantable, type IPrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat, type ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -79,10 +79,22 @@ export interface PlatformFunctionProps {
    */
   readonly oauth?: OAuthFunctionSettings;
   /**
+   * The search engine's embedding model, for a function whose areas use the `searchIndex` port:
+   * the settings arrive as SEARCH_EMBEDDER, EMBEDDING_MODEL_ID and EMBEDDING_DIMENSIONS, and the role
+   * may invoke that one foundation model. @default no embeddings: lexical search
+   */
+  readonly searchEmbeddings?: SearchEmbeddings;
+  /**
    * Files the function's code reads at run time, relative to the repository root (`AreaModule.runtimeFiles`):
    * copied into the bundle at the same relative path, where the code finds them as it does locally. @default none
    */
   readonly runtimeFiles?: readonly string[];
+}
+
+/** The embedding model of the search engine (Amazon Bedrock Titan Text Embeddings V2). */
+export interface SearchEmbeddings {
+  readonly modelId: string;
+  readonly dimensions: 256 | 512 | 1024;
 }
 
 /** The createRequire shim lets CommonJS dependencies bundled into the ESM output call `require`. */
@@ -117,6 +129,13 @@ export class PlatformFunction extends Construct implements IGrantable {
         ...(props.mcpRuntime === undefined ? {} : { [MCP_RUNTIME_FUNCTION_NAME_VARIABLE]: props.mcpRuntime.functionName }),
         ...(props.runTokenSecret === undefined ? {} : { [RUN_TOKEN_SECRET_ARN_VARIABLE]: props.runTokenSecret.secretArn }),
         ...definedOnly(props.oauth?.environment ?? {}),
+        ...(props.searchEmbeddings === undefined
+          ? {}
+          : {
+              SEARCH_EMBEDDER: 'bedrock',
+              EMBEDDING_MODEL_ID: props.searchEmbeddings.modelId,
+              EMBEDDING_DIMENSIONS: String(props.searchEmbeddings.dimensions),
+            }),
         // Minified bundles give useless stack traces without the maps.
         NODE_OPTIONS: '--enable-source-maps',
       },
@@ -149,6 +168,15 @@ export class PlatformFunction extends Construct implements IGrantable {
     const clientSecretArns = props.oauth?.clientSecretArns ?? [];
     if (clientSecretArns.length > 0)
       this.function.addToRolePolicy(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [...clientSecretArns] }));
+    if (props.searchEmbeddings !== undefined)
+      this.function.addToRolePolicy(
+        new PolicyStatement({
+          actions: ['bedrock:InvokeModel'],
+          resources: [
+            Stack.of(this).formatArn({ service: 'bedrock', account: '', resource: 'foundation-model', resourceName: props.searchEmbeddings.modelId }),
+          ],
+        }),
+      );
   }
 
   get grantPrincipal(): IPrincipal {

@@ -12,6 +12,7 @@ import { PlatformIdentity } from './identity.ts';
 import { McpRuntimeFunction } from './mcp-runtime-function.ts';
 import { bucketPrefixFor, tablePrefixFor, validateStackName, validateStage } from './naming.ts';
 import { oauthFunctionSettings, validateOAuthProviders, type OAuthProviders } from './oauth-providers.ts';
+import type { SearchEmbeddings } from './platform-function.ts';
 import { RuntimeFunction } from './runtime-function.ts';
 import { ServiceContainers } from './service-containers.ts';
 import { servicesByHost, servicesOf } from '../manifest/services.ts';
@@ -51,6 +52,11 @@ export interface PlatformStackProps extends StackProps {
    * Checked at synth (`validateOAuthProviders`). @default none: every provider answers 400 not configured
    */
   readonly oauthProviders?: OAuthProviders;
+  /**
+   * The search engine's embedding model (the `embeddingModel` and `embeddingDimensions` context
+   * options): functions using search may invoke it, and search is hybrid. @default none: lexical search
+   */
+  readonly searchEmbeddings?: SearchEmbeddings;
   /**
    * Routes to serve; tests pass synthetic lists to check the stack limits. A route of an area with
    * no module is served with the kernel's grants only. @default the manifest's
@@ -147,6 +153,7 @@ export class PlatformStack extends Stack {
       runtime: this.runtime.function,
       mcpRuntime: this.mcpRuntime.function,
       oauth,
+      searchEmbeddings: props.searchEmbeddings,
       entriesDir: props.entriesDir,
       modules: modulesFor(modules, routes),
       taskQueues: this.taskQueues,

@@ -90,6 +90,8 @@ export interface FunctionResources {
   readonly buckets: ReadonlySet<string>;
   readonly secretsKey: 'open' | 'seal' | null;
   readonly oauthClients: boolean;
+  /** May invoke the search engine's embedding model (when the deployment configures one). */
+  readonly embeddings: boolean;
   readonly runTokenSecret: boolean;
   readonly runtimes: ReadonlySet<'python' | 'mcp'>;
   /** Areas whose own queues the function may send tasks to: those it serves that declare `tasks`. */
@@ -111,6 +113,7 @@ export function resourcesOf(
   const queueAreas = new Set<string>();
   let secretsKey: 'open' | 'seal' | null = null;
   let oauthClients = false;
+  let embeddings = false;
   const kernel = routes.some((r) => r.auth !== 'public' || r.rateLimit !== undefined);
   if (kernel) for (const t of KERNEL_RESOURCES.tables) tables.add(t);
   for (const area of served) {
@@ -120,9 +123,10 @@ export function resourcesOf(
       for (const b of needs.buckets ?? []) buckets.add(b);
       if (needs.runtime) runtimes.add(needs.runtime);
       if (needs.oauthClients) oauthClients = true;
+      if (needs.embeddings) embeddings = true;
       if (needs.queues === 'own') queueAreas.add(area.name);
       if (needs.secretsKey === 'seal' || (needs.secretsKey === 'open' && secretsKey === null)) secretsKey = needs.secretsKey;
     }
   }
-  return { tables, buckets, secretsKey, oauthClients, runTokenSecret: kernel, runtimes, queueAreas };
+  return { tables, buckets, secretsKey, oauthClients, embeddings, runTokenSecret: kernel, runtimes, queueAreas };
 }

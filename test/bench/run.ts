@@ -16,6 +16,7 @@ import { chatBench } from './chat.bench.ts';
 import { runtimeBench } from './runtime.bench.ts';
 import { mcpBench } from './mcp.bench.ts';
 import { sandboxBench } from './sandbox.bench.ts';
+import { knowledgeBench } from './knowledge.bench.ts';
 import { listingsBench } from './listings.bench.ts';
 import { bundlesBench } from './bundles.bench.ts';
 import { prewarmBench } from './prewarm.bench.ts';
@@ -31,6 +32,7 @@ const modules: readonly BenchModule[] = [
   chatBench,
   mcpBench,
   listingsBench,
+  knowledgeBench,
   bundlesBench,
   memoryBench,
 ];
@@ -97,7 +99,7 @@ console.log(`${machine.cpu} x ${machine.cores}, node ${machine.node}, ${machine.
 console.log('Ratios divide this row by the named baseline from the same run; x p99 needs n >= 50.\n');
 console.log(formatTable(rows));
 const targets = checkTargets(rows);
-console.log(`\nTargets (issue 11), from the rows above:\n${formatTargets(targets)}`);
+console.log(`\nTargets, from the rows above:\n${formatTargets(targets)}`);
 console.log(`\n${rows.length} rows in ${totalSeconds.toFixed(1)} s${failures.length > 0 ? `; FAILED: ${failures.map((f) => f.module).join(', ')}` : ''}`);
 
 const outDir = join(repoRoot, '.tmp');

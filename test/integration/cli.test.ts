@@ -1,31 +1,17 @@
-import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli as runLauncher, type CliResult } from '../support/cli.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+/** An empty config directory: the operator commands here must work without any stored login. */
+let configHome: string;
 
-interface CliResult {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs `bin/cli.ts` as `npm run cli` would, with an environment free of the caller's PLATFORM_* settings. */
+/** Runs the CLI through its launcher with no stored login. */
 function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<CliResult> {
-  const { PLATFORM_URL: _url, PLATFORM_TOKEN: _token, DATA_DIR: _dataDir, ...inherited } = process.env;
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'bin/cli.ts', ...args],
-      { cwd: repoRoot, env: { ...inherited, ...env }, timeout: 30_000 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
+  return runLauncher(args, { env: { XDG_CONFIG_HOME: configHome, ...env } });
 }
 
 /** A local port nothing listens on: bound, then released. */
@@ -40,16 +26,18 @@ function closedPort(): Promise<number> {
   });
 }
 
-describe('admin CLI against the local platform', () => {
+describe('operator commands of the CLI against the local platform', () => {
   let platform: TestPlatform;
   let asAdmin: string[];
 
   beforeAll(async () => {
+    configHome = await mkdtemp(join(tmpdir(), 'cli-config-'));
     platform = await startTestPlatform();
     asAdmin = ['--url', platform.url, '--token', platform.adminToken];
   });
   afterAll(async () => {
     await platform.stop({ removeData: true });
+    await rm(configHome, { recursive: true, force: true });
   });
 
   it('creates a user whose token works against the API', async () => {
@@ -192,7 +180,7 @@ describe('admin CLI against the local platform', () => {
     const result = await runCli([...args, ...asAdmin]);
     // Assess
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain('Usage: npm run cli -- <command> [options]');
+    expect(result.stderr).toContain('Usage: agent-platform <command> [options]');
   });
 
   it('prints the usage text for help and --help, exit 0', async () => {

@@ -1,0 +1,48 @@
+/**
+ * The in-memory index of one search partition (functions/search/partition-index.ts): terms common
+ * to most of a large partition leave the picking of hits to the query's rarer terms, without
+ * changing which documents a query can find.
+ */
+import { describe, expect, it } from 'vitest';
+import { PartitionIndex } from '../../functions/search/partition-index.ts';
+
+const doc = (i: number, text: string) => ({ group: `g${i}`, id: '0', text, fields: {} });
+
+/** 1,200 documents that all say "platform"; a few also say "walrus". */
+function largePartition(walruses: number): PartitionIndex {
+  return new PartitionIndex(Array.from({ length: 1200 }, (_, i) => doc(i, i < walruses ? `platform walrus note ${i}` : `platform note ${i}`)));
+}
+
+describe('PartitionIndex', () => {
+  it('picks hits by the rare term of a query whose other term is in nearly every document', () => {
+    const index = largePartition(8);
+    const hits = index.query({ text: 'platform walrus', limit: 5 }, null);
+    expect(hits).toHaveLength(5);
+    expect(hits.every((h) => h.text.includes('walrus'))).toBe(true);
+  });
+
+  it('still fills the page from the common term when the rare one finds fewer than asked for', () => {
+    const index = largePartition(2);
+    const hits = index.query({ text: 'platform walrus', limit: 5 }, null);
+    expect(hits).toHaveLength(5);
+    expect(hits.slice(0, 2).every((h) => h.text.includes('walrus'))).toBe(true);
+  });
+
+  it('searches a query made only of common terms as it is', () => {
+    expect(largePartition(0).query({ text: 'platform note', limit: 3 }, null)).toHaveLength(3);
+  });
+
+  it('forgets the terms of removed documents: a term gone from most documents counts again', () => {
+    // Prepare: "platform" in all 1,200, so it is common and adds nothing to a walrus's score
+    const index = largePartition(8);
+    const score = (text: string) => index.query({ text, limit: 1 }, null)[0]!.score;
+    expect(score('platform walrus')).toBe(score('walrus'));
+
+    // Act: 1,000 of the platform documents replaced by documents without it
+    for (let i = 100; i < 1100; i++) index.putGroup(`g${i}`, [doc(i, `note ${i}`)]);
+
+    // Assess: in 200 of 1,200 it is no longer common, and it adds to the score
+    expect(index.size).toBe(1200);
+    expect(score('platform walrus')).toBeGreaterThan(score('walrus'));
+  });
+});
