@@ -249,6 +249,37 @@ curl -X POST $BASE/mcp-admin/$MCP/rollback -H "Authorization: Bearer $TOKEN" \
 curl "$BASE/mcp-admin/list?visibility=public&limit=20"   # anonymous callers see public servers only
 curl $BASE/mcp-admin/s/bob/weather                       # by owner/name
 
+# == knowledge
+# Upload a text file into a folder (text as is, or base64 with "isBase64":true; up to 5 MB):
+# indexed, so searchable, when the call returns
+curl -X POST $BASE/knowledge/upload -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' \
+  -d '{"fileName":"forecast.md","folder":"notes/2026","content":"# Forecast\nRain on Tuesday, sun by the weekend."}'
+#   {"data":{"key":"users/{userId}/notes/2026/forecast.md","fileName":"forecast.md","size":47,"contentType":"text/markdown",
+#            "storageUsedMb":0.000045,"storageQuotaMb":100,"storageUsedBytes":47,"indexStatus":"indexed"}}
+
+# Larger files (up to 50 MB): PUT them to a presigned URL; each is checked and indexed when it arrives
+UPLOAD=$(curl -X POST $BASE/knowledge/upload-url -H "Authorization: Bearer $TOKEN" \
+  -H 'content-type: application/json' -d '{"fileName":"report.txt","folder":"notes","contentType":"text/plain"}')
+printf 'Quarterly report: the rain forecasting model improved.\n' > report.txt
+curl -X PUT "$(jq -r .data.uploadUrl <<<"$UPLOAD")" -H 'content-type: text/plain' --data-binary @report.txt
+
+curl "$BASE/knowledge/list?prefix=notes&limit=50" -H "Authorization: Bearer $TOKEN"
+#   {"data":{"files":[{"key":...,"fileName":"report.txt","size":55,"contentType":"text/plain","lastModified":"2026-...Z",
+#            "indexStatus":"indexed"}],"folders":[{"key":"users/{userId}/notes/2026/","fileName":"2026"}],"prefix":"notes/",
+#            "nextCursor":null,...}}   (pass nextCursor back as cursor for the next page)
+curl -X POST $BASE/knowledge/search -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' \
+  -d '{"query":"rain forecast","folder":"notes","fileType":"md","limit":5}'
+#   {"data":{"results":[{"fileName":"forecast.md","chunk":"# Forecast\nRain on Tuesday, ...","score":...,
+#            "key":"users/{userId}/notes/2026/forecast.md"}],"query":"rain forecast","count":1,"mode":"lexical"}}
+curl -X POST $BASE/knowledge/download-url -H "Authorization: Bearer $TOKEN" \
+  -H 'content-type: application/json' -d '{"key":"notes/2026/forecast.md"}'    # {downloadUrl, key, expiresIn}
+curl -X POST $BASE/knowledge/create-folder -H "Authorization: Bearer $TOKEN" \
+  -H 'content-type: application/json' -d '{"folderName":"drafts","parentFolder":"notes"}'
+curl -X DELETE $BASE/knowledge/delete -H "Authorization: Bearer $TOKEN" \
+  -H 'content-type: application/json' -d '{"key":"notes/2026/forecast.md"}'    # out of search at once
+curl -X POST $BASE/knowledge/delete-folder -H "Authorization: Bearer $TOKEN" \
+  -H 'content-type: application/json' -d '{"key":"notes/"}'                    # everything inside; irreversible
+
 # == logs
 curl "$BASE/logs?timeRange=24&status=success&resourceId=$ACTION&pageSize=50&page=0" -H "Authorization: Bearer $TOKEN"
 curl $BASE/logs/$REQUEST -H "Authorization: Bearer $TOKEN"                  # full bodies

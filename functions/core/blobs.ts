@@ -1,4 +1,4 @@
-import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import type { BucketName } from '../../lib/manifest/buckets.ts';
 import type { Config } from './config.ts';
 
@@ -10,8 +10,10 @@ export interface BlobStore {
   delete(key: string): Promise<void>;
 }
 
-export function createS3Client(config: Pick<Config, 'AWS_REGION' | 'S3_ENDPOINT'>): S3Client {
+/** `options`: client settings beyond the wiring's (a client that presigns uploads sets `requestChecksumCalculation`). */
+export function createS3Client(config: Pick<Config, 'AWS_REGION' | 'S3_ENDPOINT'>, options: Pick<S3ClientConfig, 'requestChecksumCalculation'> = {}): S3Client {
   return new S3Client({
+    ...options,
     region: config.AWS_REGION,
     // Locally s3rver: path-style addressing and its fixed credentials.
     ...(config.S3_ENDPOINT ? { endpoint: config.S3_ENDPOINT, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } } : {}),

@@ -107,8 +107,12 @@ export class GoneError extends PlatformError {
 
 export class PayloadTooLargeError extends PlatformError {
   readonly kind = 'payload-too-large';
-  constructor(readonly limitBytes: number) {
-    super(`Request body is larger than this endpoint's limit of ${limitBytes} bytes.`);
+  /** `message` when what is too large is not the request body itself (a decoded upload). */
+  constructor(
+    readonly limitBytes: number,
+    message = `Request body is larger than this endpoint's limit of ${limitBytes} bytes.`,
+  ) {
+    super(message);
   }
 }
 

@@ -225,6 +225,8 @@ export class PlatformFunctions extends Construct {
             description: `Platform area ${area.name}: ${entries.length} storage event(s)`,
             timeout: Duration.seconds(functionTimeoutSec(entries)),
             environment,
+            // What the area's code reads at run time (the PDF engine of the knowledge indexer), as for its routes.
+            runtimeFiles: area.runtimeFiles,
             ...this.portSettings(props, resources),
           });
           this.grant(props, fn, resources);

@@ -16,6 +16,7 @@ import type { SearchEmbeddings } from './platform-function.ts';
 import { RuntimeFunction } from './runtime-function.ts';
 import { ServiceContainers } from './service-containers.ts';
 import { servicesByHost, servicesOf } from '../manifest/services.ts';
+import { INCOMING_PREFIX } from '../../functions/knowledge/knowledge-paths.ts';
 
 /** Days usage-log records are kept unless the stack is told otherwise (the config's default too). */
 export const DEFAULT_USAGE_LOG_RETENTION_DAYS = 30;
@@ -101,7 +102,12 @@ export class PlatformStack extends Stack {
       tablePrefix: tablePrefixFor(stackName),
       bucketPrefix: bucketPrefixFor(this),
       // A day past the records: a record read just before its TTL still finds its body.
-      expirations: [{ bucket: 'blobs', prefix: USAGE_LOG_BLOB_PREFIX, afterDays: retentionDays + 1 }],
+      expirations: [
+        { bucket: 'blobs', prefix: USAGE_LOG_BLOB_PREFIX, afterDays: retentionDays + 1 },
+        // A presigned upload whose storage event gave up stays under incoming/, counted in no quota;
+        // a day is far past S3's last retry.
+        ...(modules.some((area) => area.buckets.some((b) => b.name === 'knowledge')) ? [{ bucket: 'knowledge', prefix: INCOMING_PREFIX, afterDays: 1 }] : []),
+      ],
     });
     this.identity = new PlatformIdentity(this, 'Identity', { userPoolName: `${stackName}-users` });
     this.runtime = new RuntimeFunction(this, 'Runtime', { webAdapterLayerVersion: props.webAdapterLayerVersion });

@@ -3,6 +3,7 @@ import { adminArea } from '../../functions/admin/admin.module.ts';
 import { agentsArea } from '../../functions/agents/agents.module.ts';
 import { coreArea } from '../../functions/core/core.module.ts';
 import { keysArea } from '../../functions/keys/keys.module.ts';
+import { knowledgeArea } from '../../functions/knowledge/knowledge.module.ts';
 import { logsArea } from '../../functions/logs/logs.module.ts';
 import { mcpArea } from '../../functions/mcp/mcp.module.ts';
 import { oauthArea } from '../../functions/oauth/oauth.module.ts';
@@ -32,6 +33,7 @@ export const areas = [
   adminArea,
   referenceArea,
   searchArea,
+  knowledgeArea,
 ] as const;
 
 const byName = new Map<string, AreaModule>(areas.map((area) => [area.name, area]));

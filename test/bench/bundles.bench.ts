@@ -83,10 +83,17 @@ function kb(bytes: number): string {
   return `${(bytes / 1024).toFixed(1)} KB`;
 }
 
-/** The entry function-entries.ts wrote for `fn`, by its naming: `<area>.entry.ts`, `stream-host-<host>.entry.ts`, `fallback.entry.ts`, ... */
+/** The entry function-entries.ts wrote for `fn`, by its naming: `<area>.entry.ts`, `stream-host-<host>.entry.ts`, `storage-<area>.entry.ts`, `fallback.entry.ts`, ... */
 function entryOf(fn: FunctionBundle, entriesDir: string): string {
   const [kind, name] = (fn.name.split('/').at(-1) ?? '').split(/-(.*)/) as [string, string | undefined];
-  const file = { Area: `${name}.entry.ts`, Stream: `stream-host-${name}.entry.ts`, Fallback: 'fallback.entry.ts' }[kind];
+  const file = {
+    Area: `${name}.entry.ts`,
+    Stream: `stream-host-${name}.entry.ts`,
+    Schedule: `schedule-${name}.entry.ts`,
+    Queue: `queue-${name}.entry.ts`,
+    Storage: `storage-${name}.entry.ts`,
+    Fallback: 'fallback.entry.ts',
+  }[kind];
   if (file === undefined || !readdirSync(entriesDir).includes(file)) throw new Error(`No entry known for ${fn.name} in ${entriesDir}`);
   return join(entriesDir, file);
 }

@@ -5,6 +5,7 @@
  * library (zod's `z` namespace object, an SDK client bundled by mistake): the failure names the
  * function, and `npm run bench -- bundles` shows what it holds next to its baseline.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -30,6 +31,10 @@ let expectedFunctions: number;
 let bundlesWithSdkCode: string[];
 /** Each function's bundled source files (repository paths), from its source map. */
 let sourcesOf: Map<string, string[]>;
+/** The knowledge functions, which load the PDF engine at run time from files shipped beside their bundles. */
+const KNOWLEDGE_FUNCTIONS = ['Functions/Area-knowledge', 'Functions/Storage-knowledge'];
+/** How importing the PDF engine from each knowledge function's asset directory went, as Lambda would from /var/task. */
+let pdfEngineLoads: Map<string, { status: number | null; stderr: string }>;
 
 beforeAll(() => {
   withScratchOutdir((outdir) => {
@@ -44,6 +49,18 @@ beforeAll(() => {
         const map = JSON.parse(readFileSync(join(f.dir, `${BUNDLE_FILE}.map`), 'utf8')) as { sources: string[] };
         return [f.name, map.sources.map((source) => relative(REPO_ROOT, resolve(f.dir, source)))];
       }),
+    );
+    // Outside the repository (the scratch directory), so only what the asset holds can resolve.
+    pdfEngineLoads = new Map(
+      assets.functions
+        .filter((f) => KNOWLEDGE_FUNCTIONS.includes(f.name))
+        .map((f) => {
+          const load = spawnSync(process.execPath, ['--input-type=module', '-e', "await import('unpdf'); await import('unpdf/pdfjs');"], {
+            cwd: f.dir,
+            encoding: 'utf8',
+          });
+          return [f.name, { status: load.status, stderr: load.stderr }];
+        }),
     );
     // The layer holds the modules a server loads, not an empty directory that passes any budget.
     expect(existsSync(join(assets.mcpLayer.dir, 'nodejs/node_modules/@modelcontextprotocol/sdk/dist/cjs/server/mcp.js'))).toBe(true);
@@ -82,6 +99,15 @@ describe('asset budgets', () => {
     expect(holding).toEqual(granted);
     expect(holding.length).toBeGreaterThan(0);
     expect(holding.length).toBeLessThan(assets.functions.length / 2);
+  });
+
+  it.each(KNOWLEDGE_FUNCTIONS)('ships the PDF engine beside the bundle of %s, loadable from it, not in it', (name) => {
+    // Act
+    const load = pdfEngineLoads.get(name);
+
+    // Assess
+    expect(load).toEqual({ status: 0, stderr: '' });
+    expect(sourcesOf.get(name)!.filter((source) => source.includes('unpdf'))).toEqual([]);
   });
 
   it(`keeps the MCP modules layer under ${MCP_LAYER_BUDGET_BYTES / MB} MB`, () => {

@@ -36,9 +36,12 @@ function areaFunction(area: string) {
 }
 
 describe('functions', () => {
-  it('has one function per area, per streaming host, the fallback and the two runtimes (Python, MCP), all in the main stack', () => {
+  it('has one function per area, per streaming host and per area with storage events, the fallback and the two runtimes (Python, MCP), all in the main stack', () => {
     // Prepare
     const platform = synthPlatform();
+    const { storageEvents } = platform.stack.functions;
+    // CDK's one handler of the S3 notification custom resource, there once any bucket notifies.
+    const notificationHandlers = storageEvents.size > 0 ? 1 : 0;
 
     // Act
     const perTemplate = allTemplates(platform).map(({ name, template }) => [name, Object.keys(template.findResources('AWS::Lambda::Function')).length]);
@@ -46,7 +49,12 @@ describe('functions', () => {
     // Assess
     expect([...platform.stack.functions.areas.keys()].sort()).toEqual([...bufferedAreas.keys()].sort());
     expect([...platform.stack.functions.streams.keys()].sort()).toEqual([...streamingHosts].sort());
-    expect(perTemplate).toEqual(allTemplates(platform).map(({ name }) => [name, name === 'main' ? bufferedAreas.size + streamingHosts.size + 3 : 0]));
+    expect(perTemplate).toEqual(
+      allTemplates(platform).map(({ name }) => [
+        name,
+        name === 'main' ? bufferedAreas.size + streamingHosts.size + 3 + storageEvents.size + notificationHandlers : 0,
+      ]),
+    );
   });
 
   it('runs every platform function on Node 22, arm64, with tracing, a month of logs and the platform configuration', () => {

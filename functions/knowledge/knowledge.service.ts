@@ -1,0 +1,403 @@
+import type * as z from 'zod';
+import { throwFirstFailure } from '../core/all-settled.ts';
+import type { UserActor } from '../core/auth/actor.ts';
+import type { Clock } from '../core/clock.ts';
+import type { Config } from '../core/config.ts';
+import type { StoredObject } from '../core/entry/storage-event.ts';
+import { AccessDeniedError, NotFoundError, PayloadTooLargeError, ValidationError } from '../core/errors.ts';
+import type { Logger } from '../core/logger.ts';
+import type { SearchDocument, SearchIndex, SearchPartition } from '../search/search-index.ts';
+import { chunkText } from './chunk-text.ts';
+import { ExtractionError, extractText, fileTypeOf, textKindOf } from './extract-text.ts';
+import {
+  checkKeyLength,
+  extensionOf,
+  fileKey,
+  filePathFromClient,
+  folderFromClient,
+  folderKey,
+  foldersOf,
+  INCOMING_PREFIX,
+  normaliseFileName,
+  normaliseFolder,
+  parseStoredKey,
+  USERS_PREFIX,
+  type FilePath,
+} from './knowledge-paths.ts';
+import type { KnowledgeObjects } from './knowledge.objects.ts';
+import {
+  DOWNLOAD_URL_EXPIRES_SEC,
+  MAX_DIRECT_UPLOAD_BYTES,
+  MB,
+  toMb,
+  UPLOAD_URL_EXPIRES_SEC,
+  type createFolderBody,
+  type listQuery,
+  type searchBody,
+  type uploadBody,
+  type uploadUrlBody,
+} from './knowledge.schema.ts';
+import type { IndexStatus, KnowledgeEntry, KnowledgeFileRecord, KnowledgeStore } from './knowledge.store.ts';
+
+export interface KnowledgePorts {
+  readonly knowledgeStore: KnowledgeStore;
+  readonly knowledgeObjects: KnowledgeObjects;
+  readonly searchIndex: SearchIndex;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly config: Pick<Config, 'KNOWLEDGE_QUOTA_MB' | 'KNOWLEDGE_UPLOAD_URL_MAX_MB'>;
+}
+
+/** What `content-type` a file gets when the client names none: by its extension, else SPEC's `text/plain`. */
+const CONTENT_TYPE_BY_EXTENSION: Readonly<Record<string, string>> = {
+  pdf: 'application/pdf',
+  md: 'text/markdown',
+  markdown: 'text/markdown',
+  csv: 'text/csv',
+  tsv: 'text/tab-separated-values',
+  json: 'application/json',
+  html: 'text/html',
+  htm: 'text/html',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  zip: 'application/zip',
+};
+
+function contentTypeFor(fileName: string, given: string | undefined): string {
+  return given ?? CONTENT_TYPE_BY_EXTENSION[extensionOf(fileName)] ?? 'text/plain';
+}
+
+const partitionOf = (userId: string): SearchPartition => ({ index: 'knowledge', owner: userId });
+
+function quotaBytes(ports: Pick<KnowledgePorts, 'config'>): number {
+  return ports.config.KNOWLEDGE_QUOTA_MB * MB;
+}
+
+function usage(bytes: number, ports: Pick<KnowledgePorts, 'config'>) {
+  return { storageUsedMb: toMb(bytes), storageQuotaMb: ports.config.KNOWLEDGE_QUOTA_MB, storageUsedBytes: bytes };
+}
+
+function quotaExceeded(usedBytes: number, neededBytes: number, ports: Pick<KnowledgePorts, 'config'>): AccessDeniedError {
+  return new AccessDeniedError(
+    `Storage quota exceeded: ${toMb(usedBytes)} MB of ${ports.config.KNOWLEDGE_QUOTA_MB} MB used, and this file needs ${toMb(neededBytes)} MB. Delete files to make room.`,
+    'STORAGE_QUOTA_EXCEEDED',
+  );
+}
+
+/** A file's documents for the index, ready before anything is written. */
+interface Prepared {
+  readonly status: Extract<IndexStatus, 'indexed' | 'unsupported' | 'failed'>;
+  readonly fileType: string;
+  readonly documents: readonly SearchDocument[];
+}
+
+async function prepareIndex(fileName: string, contentType: string, bytes: Uint8Array, log: Logger): Promise<Prepared> {
+  const kind = textKindOf(fileName, contentType);
+  const fileType = fileTypeOf(fileName, kind);
+  if (kind === null) return { status: 'unsupported', fileType, documents: [] };
+  try {
+    const chunks = chunkText(await extractText(kind, bytes));
+    return { status: 'indexed', fileType, documents: chunks.map((text, i) => ({ id: String(i), text })) };
+  } catch (error) {
+    if (!(error instanceof ExtractionError)) throw error;
+    log.warn('knowledge: text extraction failed', { fileName, error: error.message });
+    return { status: 'failed', fileType, documents: [] };
+  }
+}
+
+/**
+ * The steps every stored file goes through, for direct and presigned uploads alike: the bytes
+ * were reserved in the owner's usage by the caller and the object is in place; this indexes it
+ * (replacing what was indexed under its key, or removing it for a file without text), writes its
+ * entry and its folders', and gives back the bytes of the file it replaced.
+ */
+async function settleStoredFile(
+  userId: string,
+  path: FilePath,
+  file: { readonly size: number; readonly contentType: string; readonly prepared: Prepared },
+  ports: KnowledgePorts,
+): Promise<{ record: KnowledgeFileRecord; usedBytes: number }> {
+  const key = fileKey(userId, path);
+  const { prepared } = file;
+  let status: IndexStatus = prepared.status;
+  try {
+    if (prepared.status === 'indexed')
+      await ports.searchIndex.putGroup(partitionOf(userId), {
+        group: key,
+        fields: { fileName: path.fileName, fileType: prepared.fileType, key, folder: path.folder },
+        documents: prepared.documents,
+      });
+    else await ports.searchIndex.deleteGroup(partitionOf(userId), key);
+  } catch (error) {
+    // The file is stored either way; its entry says it is not searchable.
+    ports.log.error('knowledge: indexing failed', { key, error });
+    status = 'failed';
+  }
+  const now = ports.clock.now();
+  for (const folder of foldersOf(path.folder)) await ports.knowledgeStore.putFolder(userId, folder, now);
+  const record: KnowledgeFileRecord = {
+    userId,
+    kind: 'file',
+    folder: path.folder,
+    fileName: path.fileName,
+    size: file.size,
+    contentType: file.contentType,
+    indexStatus: status,
+    lastModified: now,
+  };
+  const replaced = await ports.knowledgeStore.putFile(record);
+  // The write answered the entry it replaced, so of concurrent uploads to one key each gives back
+  // exactly the bytes of the one before it, and the usage ends with those of the last.
+  const usedBytes =
+    replaced !== null && replaced.size > 0 ? await ports.knowledgeStore.release(userId, replaced.size) : await ports.knowledgeStore.usedBytes(userId);
+  return { record, usedBytes };
+}
+
+function decodeContent(content: string, isBase64: boolean): Buffer {
+  if (!isBase64) return Buffer.from(content, 'utf8');
+  const compact = content.replace(/\s+/g, '');
+  // Buffer.from skips what is not base64 without a word; a typo must not store a truncated file.
+  if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(compact) || compact.length % 4 === 1)
+    throw new ValidationError('Invalid parameters', ['content: is not valid base64 (isBase64 is true)']);
+  return Buffer.from(compact, 'base64');
+}
+
+/** POST /knowledge/upload: stores the file and indexes it before answering. */
+export async function uploadFile(actor: UserActor, input: z.infer<typeof uploadBody>, ports: KnowledgePorts) {
+  const { userId } = actor;
+  const path: FilePath = { folder: normaliseFolder('folder', input.folder), fileName: normaliseFileName('fileName', input.fileName) };
+  const key = fileKey(userId, path);
+  checkKeyLength('fileName', key);
+  const bytes = decodeContent(input.content, input.isBase64);
+  if (bytes.length > MAX_DIRECT_UPLOAD_BYTES)
+    throw new PayloadTooLargeError(
+      MAX_DIRECT_UPLOAD_BYTES,
+      `The file is ${bytes.length} bytes; direct uploads are limited to 5 MB (${MAX_DIRECT_UPLOAD_BYTES} bytes). Use POST /knowledge/upload-url for larger files.`,
+    );
+  const contentType = contentTypeFor(path.fileName, input.contentType);
+  // Read before anything is reserved or written: a file that cannot be read is still stored.
+  const prepared = await prepareIndex(path.fileName, contentType, bytes, ports.log);
+  const reserved = await ports.knowledgeStore.reserve(userId, bytes.length, quotaBytes(ports));
+  if (reserved === null) throw quotaExceeded(await ports.knowledgeStore.usedBytes(userId), bytes.length, ports);
+  try {
+    await ports.knowledgeObjects.put(key, bytes, contentType);
+  } catch (error) {
+    await ports.knowledgeStore.release(userId, bytes.length);
+    throw error;
+  }
+  const { record, usedBytes } = await settleStoredFile(userId, path, { size: bytes.length, contentType, prepared }, ports);
+  return { key, fileName: path.fileName, size: record.size, contentType, ...usage(usedBytes, ports), indexStatus: record.indexStatus };
+}
+
+function uploadUrlMaxBytes(ports: Pick<KnowledgePorts, 'config'>): number {
+  return ports.config.KNOWLEDGE_UPLOAD_URL_MAX_MB * MB;
+}
+
+/**
+ * POST /knowledge/upload-url: a presigned PUT for one file. The object lands under `incoming/`,
+ * where its storage event checks its real size against the limit and the quota before it becomes
+ * the user's file (`indexUploadedObject`): the checks here only spare the client a useless upload.
+ */
+export async function createUploadUrl(actor: UserActor, input: z.infer<typeof uploadUrlBody>, ports: KnowledgePorts) {
+  const { userId } = actor;
+  const path: FilePath = { folder: normaliseFolder('folder', input.folder), fileName: normaliseFileName('fileName', input.fileName) };
+  const key = fileKey(userId, path);
+  checkKeyLength('fileName', `${INCOMING_PREFIX}${key}`);
+  const maxSize = uploadUrlMaxBytes(ports);
+  if (input.size !== undefined && input.size > maxSize)
+    throw new PayloadTooLargeError(maxSize, `The file is ${input.size} bytes; uploads through a URL are limited to ${maxSize} bytes.`);
+  const usedBytes = await ports.knowledgeStore.usedBytes(userId);
+  const needed = input.size ?? 0;
+  if (usedBytes + needed > quotaBytes(ports) || (needed === 0 && usedBytes >= quotaBytes(ports))) throw quotaExceeded(usedBytes, needed, ports);
+  const contentType = contentTypeFor(path.fileName, input.contentType);
+  const uploadUrl = await ports.knowledgeObjects.presignPut(incomingKeyOf(key), { contentType, size: input.size, expiresIn: UPLOAD_URL_EXPIRES_SEC });
+  return {
+    uploadUrl,
+    method: 'PUT',
+    headers: { 'content-type': contentType, ...(input.size === undefined ? {} : { 'content-length': String(input.size) }) },
+    key,
+    contentType,
+    expiresIn: UPLOAD_URL_EXPIRES_SEC,
+    maxSize,
+  };
+}
+
+/** `users/u/a.txt` -> `incoming/u/a.txt`. */
+function incomingKeyOf(key: string): string {
+  return `${INCOMING_PREFIX}${key.slice(USERS_PREFIX.length)}`;
+}
+
+/**
+ * The storage event of an object put through an upload URL: moves it from `incoming/` to the
+ * user's key and indexes it, or deletes it when it is over the size limit or the user's quota
+ * (recording the rejection when no file of that key exists). Exactly the object's bytes are
+ * reserved, whatever the client said when it asked for the URL.
+ */
+export async function indexUploadedObject(object: StoredObject, ports: KnowledgePorts): Promise<void> {
+  const parsed = parseStoredKey(INCOMING_PREFIX, object.key);
+  if (parsed === null) {
+    // No URL names such a key; nothing may stay in `incoming/` unaccounted.
+    ports.log.warn('knowledge: unexpected object under incoming/ deleted', { key: object.key });
+    await ports.knowledgeObjects.delete(object.key);
+    return;
+  }
+  const { userId, path } = parsed;
+  const key = fileKey(userId, path);
+  const incoming = await ports.knowledgeObjects.get(object.key);
+  // A later event for the same key already moved it (each event handles what is there when it runs).
+  if (incoming === null) return;
+  const size = incoming.body.length;
+  const reject = async (reason: string) => {
+    await ports.knowledgeObjects.delete(object.key);
+    ports.log.warn('knowledge: presigned upload rejected', { key, size, reason });
+    if ((await ports.knowledgeStore.getFile(userId, path)) !== null) return;
+    await ports.knowledgeStore.putFile({
+      userId,
+      kind: 'file',
+      folder: path.folder,
+      fileName: path.fileName,
+      size: 0,
+      contentType: incoming.contentType,
+      indexStatus: 'rejected',
+      lastModified: ports.clock.now(),
+      rejectedReason: reason,
+    });
+  };
+  const maxSize = uploadUrlMaxBytes(ports);
+  if (size > maxSize) return reject(`the file is ${size} bytes; uploads through a URL are limited to ${maxSize} bytes`);
+  const prepared = await prepareIndex(path.fileName, incoming.contentType, incoming.body, ports.log);
+  if ((await ports.knowledgeStore.reserve(userId, size, quotaBytes(ports))) === null)
+    return reject(`storage quota exceeded: the file is ${size} bytes and the quota is ${ports.config.KNOWLEDGE_QUOTA_MB} MB`);
+  try {
+    await ports.knowledgeObjects.copy(object.key, key);
+  } catch (error) {
+    await ports.knowledgeStore.release(userId, size);
+    throw error;
+  }
+  await ports.knowledgeObjects.delete(object.key);
+  await settleStoredFile(userId, path, { size, contentType: incoming.contentType, prepared }, ports);
+}
+
+/** POST /knowledge/download-url */
+export async function createDownloadUrl(actor: UserActor, input: { key: string }, ports: KnowledgePorts) {
+  const path = filePathFromClient('key', actor.userId, input.key);
+  const key = fileKey(actor.userId, path);
+  const record = await ports.knowledgeStore.getFile(actor.userId, path);
+  if (record === null || record.indexStatus === 'rejected') throw new NotFoundError(`No file ${key}.`);
+  const downloadUrl = await ports.knowledgeObjects.presignGet(key, { fileName: path.fileName, expiresIn: DOWNLOAD_URL_EXPIRES_SEC });
+  return { downloadUrl, key, expiresIn: DOWNLOAD_URL_EXPIRES_SEC };
+}
+
+/** GET /knowledge/list: one folder's files and folders, a page at a time, with the owner's usage. */
+export async function listFiles(actor: UserActor, input: z.infer<typeof listQuery>, ports: KnowledgePorts) {
+  const { userId } = actor;
+  const folder = folderFromClient('prefix', userId, input.prefix);
+  const [page, usedBytes] = await Promise.all([
+    ports.knowledgeStore.listChildren(userId, folder, input.limit, input.cursor),
+    ports.knowledgeStore.usedBytes(userId),
+  ]);
+  const files = [];
+  const folders = [];
+  for (const entry of page.items) {
+    if (entry.kind === 'folder') folders.push({ key: folderKey(userId, entry.folder), fileName: entry.folder.slice(folder.length, -1) });
+    else
+      files.push({
+        key: fileKey(userId, entry),
+        fileName: entry.fileName,
+        size: entry.size,
+        contentType: entry.contentType,
+        lastModified: new Date(entry.lastModified).toISOString(),
+        indexStatus: entry.indexStatus,
+        ...(entry.rejectedReason === undefined ? {} : { rejectedReason: entry.rejectedReason }),
+      });
+  }
+  return { files, folders, prefix: folder, nextCursor: page.nextCursor, ...usage(usedBytes, ports) };
+}
+
+/** POST|DELETE /knowledge/delete: the file, its chunks in the index, and its bytes in the usage. */
+export async function deleteFile(actor: UserActor, input: { key: string }, ports: KnowledgePorts) {
+  const { userId } = actor;
+  const path = filePathFromClient('key', userId, input.key);
+  const key = fileKey(userId, path);
+  const removed = await ports.knowledgeStore.deleteFile(userId, path);
+  if (removed === null) throw new NotFoundError(`No file ${key}.`);
+  await removeFileData(userId, key, removed, ports);
+  await ports.searchIndex.deleteGroup(partitionOf(userId), key);
+  return { key, deleted: true };
+}
+
+async function removeFileData(userId: string, key: string, removed: KnowledgeFileRecord, ports: KnowledgePorts): Promise<void> {
+  await ports.knowledgeObjects.delete(key);
+  if (removed.size > 0) await ports.knowledgeStore.release(userId, removed.size);
+}
+
+/** POST /knowledge/create-folder: the folder and any missing folder above it. */
+export async function createFolder(actor: UserActor, input: z.infer<typeof createFolderBody>, ports: KnowledgePorts) {
+  const { userId } = actor;
+  const parent = folderFromClient('parentFolder', userId, input.parentFolder);
+  const folder = parent + normaliseFolder('folderName', input.folderName);
+  const key = folderKey(userId, folder);
+  checkKeyLength('folderName', key);
+  const now = ports.clock.now();
+  for (const each of foldersOf(folder)) await ports.knowledgeStore.putFolder(userId, each, now);
+  return { key };
+}
+
+/** Entries removed at once while a folder is deleted: a big folder stays within the route's timeout, and the stores are not flooded. */
+const FOLDER_DELETE_PARALLELISM = 25;
+
+/** POST /knowledge/delete-folder: everything inside, at any depth, then the folder; irreversible. */
+export async function deleteFolder(actor: UserActor, input: { key: string }, ports: KnowledgePorts) {
+  const { userId } = actor;
+  const folder = folderFromClient('key', userId, input.key);
+  if (folder === '') throw new ValidationError('Invalid parameters', ['key: must name a folder inside your space, not its root']);
+  const key = folderKey(userId, folder);
+  let found = await ports.knowledgeStore.hasFolder(userId, folder);
+  let deletedCount = 0;
+  for await (const entries of ports.knowledgeStore.listSubtree(userId, folder)) {
+    found ||= entries.length > 0;
+    for (let at = 0; at < entries.length; at += FOLDER_DELETE_PARALLELISM) {
+      const outcomes = await Promise.allSettled(entries.slice(at, at + FOLDER_DELETE_PARALLELISM).map((entry) => removeEntry(userId, entry, ports)));
+      throwFirstFailure(outcomes);
+      deletedCount += outcomes.filter((o) => o.status === 'fulfilled' && o.value).length;
+    }
+  }
+  if (!found) throw new NotFoundError(`No folder ${key}.`);
+  await ports.searchIndex.deleteGroupsWithPrefix(partitionOf(userId), key);
+  await ports.knowledgeStore.deleteFolder(userId, folder);
+  return { key, deletedCount };
+}
+
+/** Removes one entry of a folder being deleted; true when it was a file this call removed. */
+async function removeEntry(userId: string, entry: KnowledgeEntry, ports: KnowledgePorts): Promise<boolean> {
+  if (entry.kind === 'folder') {
+    await ports.knowledgeStore.deleteFolder(userId, entry.folder);
+    return false;
+  }
+  const removed = await ports.knowledgeStore.deleteFile(userId, entry);
+  // A concurrent delete of the same file gave its bytes back already.
+  if (removed === null) return false;
+  await removeFileData(userId, fileKey(userId, entry), removed, ports);
+  return true;
+}
+
+/** POST /knowledge/search: the caller's chunks best matching the query, best first. */
+export async function searchFiles(actor: UserActor, input: z.infer<typeof searchBody>, ports: KnowledgePorts) {
+  const { userId } = actor;
+  const folder = folderFromClient('folder', userId, input.folder);
+  const hits = await ports.searchIndex.query(partitionOf(userId), {
+    text: input.query,
+    limit: input.limit,
+    ...(input.fileType === undefined ? {} : { equals: { fileType: input.fileType } }),
+    ...(folder === '' ? {} : { groupPrefix: folderKey(userId, folder) }),
+  });
+  const results = hits.map((hit) => ({
+    fileName: hit.fields['fileName'] ?? hit.group.slice(hit.group.lastIndexOf('/') + 1),
+    chunk: hit.text,
+    score: hit.score,
+    key: hit.group,
+  }));
+  return { results, query: input.query, count: results.length, mode: ports.searchIndex.mode };
+}
