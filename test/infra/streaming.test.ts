@@ -245,7 +245,7 @@ describe('streaming hosts', () => {
     expect(stack.functions.streams.size).toBe(0);
     expect(Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::Url')).toEqual([]);
     for (const r of Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::Function')) {
-      expect(Object.keys(r.Properties?.['Environment'].Variables).filter((k) => k.endsWith('_URL'))).toEqual([]);
+      expect(Object.keys(r.Properties?.['Environment']?.Variables ?? {}).filter((k) => k.endsWith('_URL'))).toEqual([]);
     }
     expect(JSON.stringify(template.Outputs?.['StreamUrl']?.Value)).toMatch(/\/test\/stream"\]\]\}$/);
   });
