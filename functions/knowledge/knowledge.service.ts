@@ -7,7 +7,7 @@ import type { StoredObject } from '../core/entry/storage-event.ts';
 import { AccessDeniedError, NotFoundError, PayloadTooLargeError, ValidationError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import type { SearchDocument, SearchIndex, SearchPartition } from '../search/search-index.ts';
-import { chunkText } from './chunk-text.ts';
+import { chunkText } from '../search/chunk-text.ts';
 import { ExtractionError, extractText, fileTypeOf, textKindOf } from './extract-text.ts';
 import {
   checkKeyLength,

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ValidationError, NotFoundError } from '../../functions/core/errors.ts';
-import { chunkText } from '../../functions/knowledge/chunk-text.ts';
+import { chunkText } from '../../functions/search/chunk-text.ts';
 import { extractText, fileTypeOf, htmlText, jsonText, textKindOf } from '../../functions/knowledge/extract-text.ts';
 import { filePathFromClient, folderFromClient, foldersOf, normaliseFolder, parseStoredKey } from '../../functions/knowledge/knowledge-paths.ts';
 
