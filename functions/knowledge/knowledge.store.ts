@@ -92,20 +92,19 @@ export function createKnowledgeStore(db: Db): KnowledgeStore {
     return record;
   }
 
+  /** The owner's entries whose sort key starts with `prefix`: a folder's children, or its whole subtree. */
+  const underPrefix = (userId: string, prefix: string) => ({
+    TableName: files(),
+    KeyConditionExpression: 'userId = :u AND begins_with(#entry, :prefix)',
+    ExpressionAttributeNames: { '#entry': 'entry' },
+    ExpressionAttributeValues: { ':u': userId, ':prefix': prefix },
+    ConsistentRead: true,
+  });
+
   async function* querySubtree(userId: string, prefix: string): AsyncGenerator<KnowledgeEntry[]> {
     let start: Record<string, unknown> | undefined;
     do {
-      const read = await readQuery<Stored<KnowledgeEntry>>(
-        db,
-        {
-          TableName: files(),
-          KeyConditionExpression: 'userId = :u AND begins_with(#entry, :prefix)',
-          ExpressionAttributeNames: { '#entry': 'entry' },
-          ExpressionAttributeValues: { ':u': userId, ':prefix': prefix },
-          ConsistentRead: true,
-        },
-        { max: 500, start, maxCalls: 1 },
-      );
+      const read = await readQuery<Stored<KnowledgeEntry>>(db, underPrefix(userId, prefix), { max: 500, start, maxCalls: 1 });
       yield read.items.map((item) => strip(item));
       start = read.lastKey;
     } while (start !== undefined);
@@ -148,17 +147,7 @@ export function createKnowledgeStore(db: Db): KnowledgeStore {
       // A cursor is only taken back by the listing that made it: another user's or folder's is a 400.
       if (start !== undefined && (start['userId'] !== userId || typeof start['entry'] !== 'string' || !start['entry'].startsWith(prefix)))
         throw new ValidationError('Invalid query parameters', ['cursor: is not a cursor returned by this listing']);
-      const read = await readQuery<Stored<KnowledgeEntry>>(
-        db,
-        {
-          TableName: files(),
-          KeyConditionExpression: 'userId = :u AND begins_with(#entry, :prefix)',
-          ExpressionAttributeNames: { '#entry': 'entry' },
-          ExpressionAttributeValues: { ':u': userId, ':prefix': prefix },
-          ConsistentRead: true,
-        },
-        { max: limit + 1, start },
-      );
+      const read = await readQuery<Stored<KnowledgeEntry>>(db, underPrefix(userId, prefix), { max: limit + 1, start });
       // One item past the page tells whether there is a next one, so the last page says it is the last.
       const more = read.items.length > limit;
       const items = read.items.slice(0, limit);
