@@ -1,4 +1,4 @@
-import { CORE_SCHEMA, load, YAMLException } from 'js-yaml';
+import type * as JsYaml from 'js-yaml';
 import { MAX_DESCRIPTION_CHARS, SKILL_NAME_PATTERN } from './skill.schema.ts';
 
 /** What a SKILL.md's frontmatter says about the skill; other keys are kept in the text, not read. */
@@ -15,13 +15,26 @@ export class FrontmatterError extends Error {}
 const FRONTMATTER = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|$)/;
 
 /**
+ * The YAML parser (`js-yaml`, about 43 KB minified) is loaded on first use by a specifier the
+ * bundler does not follow: it stays out of the function bundle (200 KB budget) and is shipped beside
+ * it as runtime files (skills.module.ts), where Node finds it as it does in node_modules locally.
+ */
+const loadModule = (specifier: string) => import(specifier) as Promise<unknown>;
+let yaml: Promise<typeof JsYaml> | undefined;
+
+/** The runtime files the cloud function needs for `js-yaml` (its ESM build is self-contained). */
+export const YAML_PARSER_FILES = ['package.json', 'LICENSE', 'dist/js-yaml.mjs'].map((file) => `node_modules/js-yaml/${file}`);
+
+/**
  * Reads the YAML frontmatter with a real YAML parser (quoted strings, block scalars and comments
  * all mean what YAML says). `name` must be a valid skill name; `description`, when present, a
  * string of at most 1,024 characters.
  */
-export function parseFrontmatter(skillMd: string): SkillFrontmatter {
+export async function parseFrontmatter(skillMd: string): Promise<SkillFrontmatter> {
   const match = FRONTMATTER.exec(skillMd);
   if (match === null) throw new FrontmatterError('skillMd: must start with YAML frontmatter between "---" lines (with at least a name)');
+  yaml ??= loadModule('js-yaml') as Promise<typeof JsYaml>;
+  const { CORE_SCHEMA, load, YAMLException } = await yaml;
   let data: unknown;
   try {
     // The core schema: plain data only (no custom types), as YAML 1.2 reads it.

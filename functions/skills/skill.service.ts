@@ -69,12 +69,12 @@ function assertVisible(actor: Actor, skill: SkillRecord, label: string): void {
 }
 
 /** Over the size limit is 413; frontmatter problems are 400 naming the problem. */
-function readSkillMd(skillMd: string): SkillFrontmatter & { sizeBytes: number; sha256: string } {
+async function readSkillMd(skillMd: string): Promise<SkillFrontmatter & { sizeBytes: number; sha256: string }> {
   const sizeBytes = Buffer.byteLength(skillMd, 'utf8');
   if (sizeBytes > MAX_SKILL_MD_BYTES)
     throw new PayloadTooLargeError(MAX_SKILL_MD_BYTES, `SKILL.md is ${sizeBytes} bytes; the limit is ${MAX_SKILL_MD_BYTES} bytes (256 KB).`);
   try {
-    return { ...parseFrontmatter(skillMd), sizeBytes, sha256: sha256Hex(skillMd) };
+    return { ...(await parseFrontmatter(skillMd)), sizeBytes, sha256: sha256Hex(skillMd) };
   } catch (error) {
     if (error instanceof FrontmatterError) throw new ValidationError('Invalid request body', [error.message]);
     throw error;
@@ -135,7 +135,7 @@ export async function createSkill(
   urls: PublicUrls,
 ) {
   const owner = requireAlias(actor);
-  const read = readSkillMd(input.skillMd);
+  const read = await readSkillMd(input.skillMd);
   const description = input.description ?? read.description;
   if (description === null) throw new ValidationError('Invalid request body', ['description: give one in the request or in the SKILL.md frontmatter']);
   const taken = () => new ConflictError(`You already have a skill named "${read.name}".`);
@@ -178,7 +178,7 @@ export async function updateSkill(
   const skill = await loadOwned(actor, input, ports, 'update');
   const changes: { -readonly [K in keyof SkillChanges]: SkillChanges[K] } = {};
   if (input.skillMd !== undefined) {
-    const read = readSkillMd(input.skillMd);
+    const read = await readSkillMd(input.skillMd);
     if (read.name !== skill.skillName) {
       throw new ValidationError('Invalid request body', [
         `skillMd: the frontmatter name "${read.name}" differs from the skill's name "${skill.skillName}"; to rename, delete the skill and create it anew`,

@@ -1,4 +1,5 @@
 import { defineArea, providePort, KIB } from '../../lib/manifest/define.ts';
+import { YAML_PARSER_FILES } from './frontmatter.ts';
 import { createSkillStore } from './skill.store.ts';
 
 /**
@@ -39,4 +40,5 @@ export const skillsArea = defineArea({
     skills: providePort({ tables: ['skills', 'skill-names', 'skill-counts'] }, ({ db, clock }) => createSkillStore(db, clock)),
   },
   uses: ['users', 'searchIndex'],
+  runtimeFiles: YAML_PARSER_FILES,
 });
