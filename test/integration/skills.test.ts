@@ -87,6 +87,13 @@ describe('skills', () => {
     expect(bobs.body.data.skill.slug).toBe('bob/dup-name');
   });
 
+  it('lets exactly one of concurrent creates of one name win', async () => {
+    const results = await Promise.all(Array.from({ length: 6 }, () => create(alice.token, { skillMd: skillMd('raced-name') })));
+    expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
+    const listed = await platform.api('GET', '/skills/list?owner=alice&limit=100');
+    expect(listed.body.data.skills.filter((s: { skillName: string }) => s.skillName === 'raced-name')).toHaveLength(1);
+  });
+
   it('refuses a SKILL.md above 256 KB with 413 and accepts one at the limit', async () => {
     const head = skillMd('big-skill', 'Big', '');
     const atLimit = head + 'x'.repeat(256 * 1024 - Buffer.byteLength(head));
