@@ -291,6 +291,44 @@ curl $BASE/user/credits -H "Authorization: Bearer $TOKEN"      # balance, monthl
 curl -X POST $BASE/admin/users/$BOB_ID/credits -H "Authorization: Bearer $ADMIN" \
   -H 'content-type: application/json' -d '{"amount":50,"reason":"Walkthrough top-up"}'
 
+# == skills
+# Publish a skill from a SKILL.md file: the YAML frontmatter names it (lowercase, digits, hyphens)
+cat > SKILL.md <<'EOF'
+---
+name: release-notes
+description: Writes release notes from a list of merged changes
+---
+# Release notes
+
+1. Group the changes by area.
+2. Lead with what users will notice.
+EOF
+SKILL=$(curl -X POST $BASE/skills/create -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' \
+  -d "$(jq -n --rawfile md SKILL.md '{skillMd: $md, visibility: "public"}')" | jq -r .data.skill.skillId)
+#   201 {"data":{"message":"Skill bob/release-notes created.","skill":{"skillId":"...","skillName":"release-notes",
+#        "fullName":"bob/release-notes","slug":"bob/release-notes","rawUrl":"http://.../skills/s/bob/release-notes/SKILL.md",
+#        "visibility":"public","status":"active",...}}}
+
+# The raw text, exactly as published (public skills need no token), with an ETag and a 5-minute cache header
+curl $BASE/skills/s/bob/release-notes/SKILL.md -D headers.txt
+grep -iE '^(content-type|cache-control|etag):' headers.txt
+ETAG=$(grep -i '^etag:' headers.txt | cut -d' ' -f2 | tr -d '\r')
+EXPECT=304 curl $BASE/skills/s/bob/release-notes/SKILL.md -H "If-None-Match: $ETAG"   # unchanged: 304, no body
+
+curl $BASE/skills/$SKILL                                  # with skillMd; also /skills/s/bob/release-notes
+curl "$BASE/skills/list?visibility=public&owner=bob&limit=20"
+curl -X PUT $BASE/skills/update -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' \
+  -d '{"slug":"bob/release-notes","description":"Release notes, grouped by area"}'
+
+# Star it (agents and MCP servers too): idempotent, and the count is public
+curl -X POST $BASE/stars -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' \
+  -d "{\"resourceId\":\"$SKILL\",\"resourceType\":\"skill\"}"
+curl "$BASE/stars/check?resourceId=$SKILL" -H "Authorization: Bearer $TOKEN"   # {"resourceId":"...","starred":true}
+curl $BASE/stars/count/$SKILL                                                  # {"resourceId":"...","count":1}
+curl $BASE/stars -H "Authorization: Bearer $TOKEN"                             # your stars, with names
+curl -X DELETE $BASE/stars -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' \
+  -d "{\"resourceId\":\"$SKILL\",\"resourceType\":\"skill\"}"
+
 # == cleanup
 curl -X DELETE $BASE/agent/delete -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' \
   -d "{\"agentId\":\"$AGENT\"}"                               # soft delete; update status "active" restores
@@ -301,3 +339,5 @@ curl -X DELETE $BASE/action/delete -H "Authorization: Bearer $TOKEN" -H 'content
 curl -X DELETE $BASE/mcp-admin/delete -H "Authorization: Bearer $TOKEN" \
   -H 'content-type: application/json' -d "{\"serverId\":\"$MCP\"}"   # with its history; the name is free again
 curl -X DELETE $BASE/keys/openai -H "Authorization: Bearer $TOKEN"
+curl -X POST $BASE/skills/delete -H "Authorization: Bearer $TOKEN" \
+  -H 'content-type: application/json' -d "{\"skillId\":\"$SKILL\"}"   # the name is free again at once

@@ -10,6 +10,8 @@ import { oauthArea } from '../../functions/oauth/oauth.module.ts';
 import { discoveryArea } from '../../functions/discovery/discovery.module.ts';
 import { referenceArea } from '../../functions/reference/reference.module.ts';
 import { searchArea } from '../../functions/search/search.module.ts';
+import { skillsArea } from '../../functions/skills/skills.module.ts';
+import { starsArea } from '../../functions/stars/stars.module.ts';
 import { tokensArea } from '../../functions/tokens/tokens.module.ts';
 import { usersArea } from '../../functions/users/users.module.ts';
 import type { AreaModule } from './types.ts';
@@ -34,6 +36,8 @@ export const areas = [
   referenceArea,
   searchArea,
   knowledgeArea,
+  skillsArea,
+  starsArea,
 ] as const;
 
 const byName = new Map<string, AreaModule>(areas.map((area) => [area.name, area]));

@@ -35,6 +35,10 @@ let sourcesOf: Map<string, string[]>;
 const KNOWLEDGE_FUNCTIONS = ['Functions/Area-knowledge', 'Functions/Storage-knowledge'];
 /** How importing the PDF engine from each knowledge function's asset directory went, as Lambda would from /var/task. */
 let pdfEngineLoads: Map<string, { status: number | null; stderr: string }>;
+/** The skills function, which loads its YAML parser at run time from files shipped beside its bundle. */
+const SKILLS_FUNCTION = 'Functions/Area-skills';
+/** How importing the YAML parser from the skills function's asset directory went. */
+let yamlParserLoad: { status: number | null; stderr: string } | undefined;
 
 beforeAll(() => {
   withScratchOutdir((outdir) => {
@@ -62,6 +66,18 @@ beforeAll(() => {
           return [f.name, { status: load.status, stderr: load.stderr }];
         }),
     );
+    const skills = assets.functions.find((f) => f.name === SKILLS_FUNCTION);
+    if (skills !== undefined) {
+      const load = spawnSync(
+        process.execPath,
+        ['--input-type=module', '-e', "const { load } = await import('js-yaml'); if (load('name: x').name !== 'x') process.exit(2);"],
+        {
+          cwd: skills.dir,
+          encoding: 'utf8',
+        },
+      );
+      yamlParserLoad = { status: load.status, stderr: load.stderr };
+    }
     // The layer holds the modules a server loads, not an empty directory that passes any budget.
     expect(existsSync(join(assets.mcpLayer.dir, 'nodejs/node_modules/@modelcontextprotocol/sdk/dist/cjs/server/mcp.js'))).toBe(true);
   });
@@ -108,6 +124,12 @@ describe('asset budgets', () => {
     // Assess
     expect(load).toEqual({ status: 0, stderr: '' });
     expect(sourcesOf.get(name)!.filter((source) => source.includes('unpdf'))).toEqual([]);
+  });
+
+  it('ships the YAML parser beside the bundle of the skills function, loadable from it, not in it', () => {
+    // Assess
+    expect(yamlParserLoad).toEqual({ status: 0, stderr: '' });
+    expect(sourcesOf.get(SKILLS_FUNCTION)!.filter((source) => source.includes('js-yaml'))).toEqual([]);
   });
 
   it(`keeps the MCP modules layer under ${MCP_LAYER_BUDGET_BYTES / MB} MB`, () => {

@@ -10,6 +10,7 @@ import { App, type CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PlatformStack } from '../../lib/cloud/platform-stack.ts';
+import { areas } from '../../lib/manifest/areas.ts';
 import { cdkJsonContext, json, synthPlatform, type TemplateJson } from './synth-platform.ts';
 
 const MODEL = 'amazon.titan-embed-text-v2:0';
@@ -58,10 +59,12 @@ describe('search embeddings in the cloud stack', () => {
     expect([...searchVariables(template).values()].filter((v) => Object.keys(v).length > 0)).toEqual([]);
   });
 
-  it('lets exactly the knowledge functions invoke the one model, with its settings', () => {
+  it('lets exactly the functions of the areas using searchIndex (knowledge, skills) invoke the one model, with its settings', () => {
     // Prepare
     const { stack, template } = synthWithEmbeddings();
-    const knowledge = [stack.functions.areas.get('knowledge'), stack.functions.storageEvents.get('knowledge')];
+    const searching = areas.filter((area) => area.uses.includes('searchIndex')).map((area) => area.name);
+    expect(searching).toEqual(expect.arrayContaining(['knowledge', 'skills']));
+    const knowledge = [...searching.map((name) => stack.functions.areas.get(name)), stack.functions.storageEvents.get('knowledge')];
     const idOf = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as CfnElement);
 
     // Act

@@ -1,0 +1,9 @@
+import { requireUser } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { skillRefBody } from '../skill.schema.ts';
+import { deleteSkill } from '../skill.service.ts';
+
+export default defineRoute({
+  body: skillRefBody,
+  run: ({ actor, body, ports }) => deleteSkill(requireUser(actor), body, ports),
+});

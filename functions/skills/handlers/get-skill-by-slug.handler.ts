@@ -1,0 +1,8 @@
+import { defineRoute } from '../../core/http/route.ts';
+import { slugParams } from '../skill.schema.ts';
+import { getSkillBySlug } from '../skill.service.ts';
+
+export default defineRoute({
+  params: slugParams,
+  run: ({ actor, params, ports, urls }) => getSkillBySlug(actor, params.owner, params.slug, ports, urls),
+});

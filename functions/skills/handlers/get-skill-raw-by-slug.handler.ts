@@ -1,0 +1,9 @@
+import { defineRoute } from '../../core/http/route.ts';
+import { slugParams } from '../skill.schema.ts';
+import { rawSkillBySlug } from '../skill.service.ts';
+
+/** As `get-skill-raw`, by `{owner}/{slug}`. */
+export default defineRoute({
+  params: slugParams,
+  run: ({ actor, params, ports, request }) => rawSkillBySlug(actor, params.owner, params.slug, request.headers['if-none-match'], ports),
+});

@@ -1,0 +1,8 @@
+import { defineRoute } from '../../core/http/route.ts';
+import { checkQuery } from '../star.schema.ts';
+import { checkStar } from '../star.service.ts';
+
+export default defineRoute({
+  query: checkQuery,
+  run: ({ actor, query, ports }) => checkStar(actor, query.resourceId, ports),
+});
