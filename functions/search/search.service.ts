@@ -26,6 +26,16 @@ export async function searchResources(input: z.infer<typeof searchResourcesQuery
   });
   const results = toResourceResults(hits)
     .slice(0, input.limit)
-    .map((result) => ({ ...result, visibility: 'public' as const }));
+    // In SPEC 4.7's order; only public resources are indexed.
+    .map(({ resourceId, resourceType, name, description, slug, score, owner }) => ({
+      resourceId,
+      resourceType,
+      name,
+      description,
+      slug,
+      score,
+      owner,
+      visibility: 'public' as const,
+    }));
   return { results, query: input.q, type: input.type, count: results.length, mode: ports.searchIndex.mode };
 }
