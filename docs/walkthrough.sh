@@ -280,6 +280,15 @@ curl -X DELETE $BASE/knowledge/delete -H "Authorization: Bearer $TOKEN" \
 curl -X POST $BASE/knowledge/delete-folder -H "Authorization: Bearer $TOKEN" \
   -H 'content-type: application/json' -d '{"key":"notes/"}'                    # everything inside; irreversible
 
+# == search
+# Public agents, MCP servers, their tools and skills, for anyone; stemmed: "forecasting" finds "forecast"
+curl "$BASE/search?q=weather%20forecasting"
+#   {"data":{"results":[{"resourceId":"mcp-...","resourceType":"mcp","name":"weather","description":"Forecasts",
+#            "slug":"bob/weather","score":...,"owner":"bob","visibility":"public"},
+#           {"resourceId":"mcp-...","resourceType":"mcp-tool","name":"forecast","slug":"bob/weather",...}],
+#            "query":"weather forecasting","type":"all","count":2,"mode":"lexical"}}
+curl "$BASE/search?q=forecast&type=mcp-tool&limit=5"   # type: all (default), agent, mcp, mcp-tool, skill
+
 # == logs
 curl "$BASE/logs?timeRange=24&status=success&resourceId=$ACTION&pageSize=50&page=0" -H "Authorization: Bearer $TOKEN"
 curl $BASE/logs/$REQUEST -H "Authorization: Bearer $TOKEN"                  # full bodies

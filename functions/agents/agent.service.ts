@@ -6,6 +6,8 @@ import type { Page } from '../core/db/cursor.ts';
 import { AccessDeniedError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { uuid } from '../core/ids.ts';
 import type { Compute } from '../runtimes/compute.ts';
+import { syncResource } from '../search/resource-index.ts';
+import type { SearchIndex } from '../search/search-index.ts';
 import { checkSource } from '../runtimes/source-check.ts';
 import type { UserStore } from '../users/user.store.ts';
 import type { AgentRecord } from './agent.schema.ts';
@@ -20,6 +22,7 @@ export interface AgentPorts {
   readonly compute: Compute;
   readonly clock: Clock;
   readonly config: Config;
+  readonly searchIndex: SearchIndex;
 }
 
 /**
@@ -75,6 +78,30 @@ export function maySeeSource(actor: Actor, agent: AgentRecord): boolean {
   return (actor.kind === 'user' && actor.userId === agent.ownerId) || agent.sourceVisibility !== 'hidden';
 }
 
+/**
+ * Puts the agent in resource search as stored now (active and public), or takes it out: called by
+ * every write once the record is final, in the same request, so search never shows a private,
+ * deleted or renamed agent after the write answered.
+ */
+async function indexAgent(agent: AgentRecord, ownerAlias: string | null, ports: Pick<AgentPorts, 'searchIndex'>): Promise<void> {
+  await syncResource(
+    ports.searchIndex,
+    'agent',
+    agent.agentId,
+    // Without an alias there is no slug to show; owners have one from their first create on.
+    agent.visibility === 'public' && agent.status === 'active' && ownerAlias !== null
+      ? {
+          resourceType: 'agent',
+          resourceId: agent.agentId,
+          name: agent.agentName,
+          description: agent.description,
+          slug: `${ownerAlias}/${agent.agentName}`,
+          owner: ownerAlias,
+        }
+      : null,
+  );
+}
+
 function assertOwner(actor: UserActor, agent: AgentRecord): void {
   if (actor.userId !== agent.ownerId) throw new AccessDeniedError(`Only the owner may change agent ${agent.agentId}.`);
 }
@@ -122,6 +149,7 @@ export async function createAgent(
   const created = await ports.agents.create(agent);
   if (created === 'limit') throw new ConflictError(`An account may own at most ${MAX_AGENTS_PER_OWNER} agents.`);
   if (created === 'name-taken') throw new ConflictError(`You already have an agent named "${input.agentName}".`);
+  await indexAgent(agent, owner.alias, ports);
   return presentAgent(agent, owner.alias, urls.streamUrl, false);
 }
 
@@ -206,6 +234,7 @@ export async function updateAgent(
   const updated = await ports.agents.update(agent, changes, ports.clock.now());
   if (updated === 'name-taken') throw new ConflictError(`You already have an agent named "${input.agentName}".`);
   if (updated === 'changed') throw new ConflictError(`Agent ${agent.agentId} changed while updating; retry.`);
+  await indexAgent(updated, actor.alias, ports);
   return presentAgent(updated, actor.alias, urls.streamUrl, false);
 }
 

@@ -93,5 +93,5 @@ export const mcpArea = defineArea({
       createMcpServerStore(db, blobs, clock),
     ),
   },
-  uses: ['users', 'credits', 'keys', 'keysReader', 'mcpRuntime', 'usageLogs'],
+  uses: ['users', 'credits', 'keys', 'keysReader', 'mcpRuntime', 'usageLogs', 'searchIndex'],
 });

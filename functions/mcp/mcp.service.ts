@@ -6,6 +6,8 @@ import { AccessDeniedError, ConflictError, NotFoundError, UpstreamError, Validat
 import { randomBase62, sha256Hex } from '../core/ids.ts';
 import { McpRuntimeUnavailableError } from '../runtimes/mcp-protocol.ts';
 import type { McpRuntime } from '../runtimes/mcp-runtime.ts';
+import { syncResource } from '../search/resource-index.ts';
+import type { SearchIndex } from '../search/search-index.ts';
 import type { UserStore } from '../users/user.store.ts';
 import { MAX_SERVERS_PER_OWNER, type AuthorPricing, type McpServerRecord, type McpVersion, type McpVersionSummary } from './mcp.schema.ts';
 import type { McpServerStore, ServerFieldChanges } from './mcp.store.ts';
@@ -16,6 +18,7 @@ export interface McpPorts {
   readonly mcpRuntime: McpRuntime;
   readonly clock: Clock;
   readonly config: Config;
+  readonly searchIndex: SearchIndex;
 }
 
 /** `mcp-` and 20 random base62 characters (about 119 bits). */
@@ -50,6 +53,32 @@ export function presentServer(server: McpServerRecord, ownerAlias: string | null
     updatedAt: server.updatedAt,
     ...(sourceCode !== undefined ? { sourceCode } : {}),
   };
+}
+
+/**
+ * Puts the server and the tools of its live version in resource search as stored now (public), or
+ * takes them out (`null`: deleted): called by every write once the record is final, in the same
+ * request, so search never shows a private or deleted server, or tools the live version lacks.
+ */
+async function indexServer(serverId: string, server: McpServerRecord | null, ownerAlias: string | null, ports: Pick<McpPorts, 'searchIndex'>): Promise<void> {
+  const listed = server !== null && server.visibility === 'public' && ownerAlias !== null;
+  await syncResource(
+    ports.searchIndex,
+    'mcp',
+    serverId,
+    listed
+      ? {
+          resourceType: 'mcp',
+          resourceId: serverId,
+          name: server.serverName,
+          description: server.description,
+          slug: `${ownerAlias}/${server.serverName}`,
+          owner: ownerAlias,
+          // Versions store tool names only; a tool is found by its name (and its server's words rank the server).
+          tools: server.tools.map((name) => ({ name })),
+        }
+      : null,
+  );
 }
 
 export function isOwner(actor: Actor, server: McpServerRecord): boolean {
@@ -164,6 +193,7 @@ export async function createServer(
   if (created === 'limit') throw atLimit();
   if (created === 'name-taken') throw taken();
   const server = await loadServer(draft.serverId, ports);
+  await indexServer(server.serverId, server, owner.alias, ports);
   return { ...presentServer(server, owner.alias, urls.mcpUrl), version: 1 };
 }
 
@@ -263,6 +293,7 @@ export async function updateServer(
   }
   if (current !== null && Object.keys(changes).length > 0) current = await ports.mcpServers.updateFields(server.serverId, changes, ports.clock.now());
   if (current === null) throw new NotFoundError(`MCP server ${server.serverId} not found.`);
+  await indexServer(current.serverId, current, actor.alias, ports);
   return { ...presentServer(current, actor.alias, urls.mcpUrl), version };
 }
 
@@ -271,6 +302,7 @@ export async function deleteServer(actor: UserActor, serverId: string, ports: Mc
   const server = await loadServer(serverId, ports);
   assertOwner(actor, server, 'delete');
   if ((await ports.mcpServers.delete(server)) === 'busy') throw new ConflictError(`MCP server ${serverId} is being changed right now; retry.`);
+  await indexServer(serverId, null, actor.alias, ports);
   return { serverId, serverName: server.serverName, deleted: true, message: 'MCP server and its version history deleted.' };
 }
 
@@ -320,6 +352,7 @@ export async function rollbackServer(actor: UserActor, serverId: string, input: 
     sourceCode: target.sourceCode,
   });
   if (written.server === null) throw new NotFoundError(`MCP server ${serverId} not found.`);
+  await indexServer(serverId, written.server, actor.alias, ports);
   return {
     serverId,
     rolledBackTo: target.version,

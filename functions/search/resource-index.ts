@@ -60,7 +60,9 @@ export async function syncResource(index: SearchIndex, resourceType: ResourceTyp
   const documents = [{ id: '0', text: `${head}\n${bodyChunks[0] ?? ''}`.trim() }, ...bodyChunks.slice(1).map((text, i) => ({ id: String(i + 1), text }))];
   const writes = [index.putGroup(RESOURCE_PARTITION, { group: own, fields, documents })];
   if (resourceType === 'mcp') {
-    const toolDocuments = (resource.tools ?? []).map((tool) => ({
+    // A tool's name is its document id, and one write may not hold two items of one key.
+    const uniqueTools = [...new Map((resource.tools ?? []).map((tool) => [tool.name, tool])).values()];
+    const toolDocuments = uniqueTools.map((tool) => ({
       id: tool.name,
       text: `${tool.name.replace(/[-_]/g, ' ')} ${tool.name}\n${tool.description ?? ''}`.trim(),
     }));

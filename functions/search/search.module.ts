@@ -4,11 +4,22 @@ import type { SearchIndex } from './search-index.ts';
 import { searchSettings } from './search.settings.ts';
 
 /**
- * The search engine every area shares (knowledge files, public resources): no routes of its own,
- * the `searchIndex` port over its two tables. See docs/ARCHITECTURE.md, "Search".
+ * `GET /search` for anyone: 120 a minute per signed-in caller, 60 per address for anonymous ones
+ * (each query may rebuild the shared index in a cold container, so it is not free to repeat).
+ */
+const SEARCH_RATE_LIMIT = { limit: 120, windowSec: 60, bucket: 'search', anonymousLimit: 60 } as const;
+
+/**
+ * The search engine every area shares (knowledge files, public resources): the `searchIndex` port
+ * over its two tables, and the public resource search (SPEC 4.7) over what the agents, MCP and
+ * skills areas put in it (resource-index.ts). See docs/ARCHITECTURE.md, "Search".
  */
 export const searchArea = defineArea({
   name: 'search',
+  routes: [
+    // Envelope B; anonymous callers and role tokens (an agent's run) may search public resources.
+    { method: 'GET', path: '/search', handler: 'search-resources', auth: 'optional', callers: 'role', rateLimit: SEARCH_RATE_LIMIT },
+  ],
   tables: [
     // Every indexed document: `{index}#{owner}` partitions, `{group} {id}` sort keys (search.store.ts).
     { name: 'search-documents', partitionKey: 'partition', sortKey: 'docKey' },

@@ -17,6 +17,7 @@ import { runtimeBench } from './runtime.bench.ts';
 import { mcpBench } from './mcp.bench.ts';
 import { sandboxBench } from './sandbox.bench.ts';
 import { knowledgeBench } from './knowledge.bench.ts';
+import { searchBench } from './search.bench.ts';
 import { listingsBench } from './listings.bench.ts';
 import { bundlesBench } from './bundles.bench.ts';
 import { prewarmBench } from './prewarm.bench.ts';
@@ -33,6 +34,7 @@ const modules: readonly BenchModule[] = [
   mcpBench,
   listingsBench,
   knowledgeBench,
+  searchBench,
   bundlesBench,
   memoryBench,
 ];

@@ -15,6 +15,7 @@ import {
   KB,
   REFERENCE_BUNDLE_BUDGET_BYTES,
   REFERENCE_FUNCTION,
+  SEARCH_WRITING_BUNDLE_BUDGET_BYTES,
   bundleBudgetOf,
   MB,
   MCP_LAYER_BUDGET_BYTES,
@@ -86,7 +87,7 @@ beforeAll(() => {
 const kb = (bytes: number) => `${(bytes / KB).toFixed(1)} KB`;
 
 describe('asset budgets', () => {
-  it(`keeps every platform function's bundle under ${FUNCTION_BUNDLE_BUDGET_BYTES / KB} KB (the API reference's under ${REFERENCE_BUNDLE_BUDGET_BYTES / KB} KB)`, () => {
+  it(`keeps every platform function's bundle under ${FUNCTION_BUNDLE_BUDGET_BYTES / KB} KB (the API reference's under ${REFERENCE_BUNDLE_BUDGET_BYTES / KB} KB, those indexing public resources under ${SEARCH_WRITING_BUNDLE_BUDGET_BYTES / KB} KB)`, () => {
     // Act
     const over = assets.functions.filter((f) => f.bytes >= bundleBudgetOf(f.name)).map((f) => `${f.name}: ${kb(f.bytes)}`);
 

@@ -59,12 +59,16 @@ describe('search embeddings in the cloud stack', () => {
     expect([...searchVariables(template).values()].filter((v) => Object.keys(v).length > 0)).toEqual([]);
   });
 
-  it('lets exactly the functions of the areas using searchIndex (knowledge, skills) invoke the one model, with its settings', () => {
-    // Prepare
+  it('lets exactly the functions of the areas that search invoke the one model, with its settings', () => {
+    // Prepare: knowledge (files), search (GET /search), agents, MCP and skills (they index their public resources), and
+    // the streaming host, which serves agents' chat routes with the agents area's ports
     const { stack, template } = synthWithEmbeddings();
-    const searching = areas.filter((area) => area.uses.includes('searchIndex')).map((area) => area.name);
-    expect(searching).toEqual(expect.arrayContaining(['knowledge', 'skills']));
-    const knowledge = [...searching.map((name) => stack.functions.areas.get(name)), stack.functions.storageEvents.get('knowledge')];
+    const searching = areas.filter((area) => area.uses.includes('searchIndex') || 'searchIndex' in area.provides).map((area) => area.name);
+    const searchingFunctions = [
+      ...searching.map((area) => stack.functions.areas.get(area)),
+      stack.functions.storageEvents.get('knowledge'),
+      ...[...stack.functions.streams.values()].map((stream) => stream.function),
+    ];
     const idOf = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as CfnElement);
 
     // Act
@@ -72,11 +76,13 @@ describe('search embeddings in the cloud stack', () => {
     const grants = bedrockGrants(template);
 
     // Assess
-    expect(knowledge.every((fn) => fn !== undefined)).toBe(true);
-    const knowledgeIds = knowledge.map((fn) => idOf(fn!.function));
-    for (const id of knowledgeIds) expect(variables.get(id)).toEqual({ SEARCH_EMBEDDER: 'bedrock', EMBEDDING_MODEL_ID: MODEL, EMBEDDING_DIMENSIONS: '1024' });
-    for (const [id, v] of variables) if (!knowledgeIds.includes(id)) expect(v, id).toEqual({});
-    expect(grants.map((g) => g.roles).sort()).toEqual(knowledge.map((fn) => [{ Ref: idOf(fn!.function.role!) }]).sort());
+    expect(searching.sort()).toEqual(['agents', 'knowledge', 'mcp', 'search', 'skills']);
+    expect(searchingFunctions.every((fn) => fn !== undefined)).toBe(true);
+    const searchingIds = searchingFunctions.map((fn) => idOf(fn!.function));
+    for (const id of searchingIds) expect(variables.get(id)).toEqual({ SEARCH_EMBEDDER: 'bedrock', EMBEDDING_MODEL_ID: MODEL, EMBEDDING_DIMENSIONS: '1024' });
+    for (const [id, v] of variables) if (!searchingIds.includes(id)) expect(v, id).toEqual({});
+    const byJson = (a: unknown, b: unknown) => JSON.stringify(a).localeCompare(JSON.stringify(b));
+    expect(grants.map((g) => g.roles).sort(byJson)).toEqual(searchingFunctions.map((fn) => [{ Ref: idOf(fn!.function.role!) }]).sort(byJson));
     for (const grant of grants)
       expect(JSON.stringify(grant.resource)).toMatch(new RegExp(`:bedrock:",\\{"Ref":"AWS::Region"\\},"::foundation-model/${MODEL.replace(/[.:]/g, '\\$&')}"`));
   });

@@ -67,4 +67,11 @@ describe('resource index', () => {
     const results = await search('glaciers');
     expect(results.map((r) => r.resourceId)).toEqual(['sk-1']);
   });
+
+  it('indexes a tool listed twice once', async () => {
+    // Act
+    await syncResource(index, 'mcp', 'mcp-2', { ...weather, resourceId: 'mcp-2', name: 'marine', tools: [{ name: 'swell' }, { name: 'swell' }] });
+    // Assess
+    expect((await search('swell')).map((r) => [r.resourceType, r.name])).toEqual([['mcp-tool', 'swell']]);
+  });
 });
