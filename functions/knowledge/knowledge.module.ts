@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import type { KernelPorts } from '../ports.ts';
 import { defineArea, providePort, KIB } from '../../lib/manifest/define.ts';
+import { SEARCH_LIBRARY_FILES } from '../search/partition-index.ts';
 import { createKnowledgeObjects, type KnowledgeObjects } from './knowledge.objects.ts';
 import { createKnowledgeStore, type KnowledgeStore } from './knowledge.store.ts';
 
@@ -56,5 +57,6 @@ export const knowledgeArea = defineArea({
     /** The largest file an upload URL accepts, in MiB (direct uploads stay at SPEC's 5 MB). */
     KNOWLEDGE_UPLOAD_URL_MAX_MB: z.coerce.number().min(0).max(5000).default(50),
   },
-  runtimeFiles: PDF_ENGINE_FILES,
+  // The search libraries too: this area queries (partition-index.ts).
+  runtimeFiles: [...PDF_ENGINE_FILES, ...SEARCH_LIBRARY_FILES],
 });

@@ -1,5 +1,4 @@
-import MiniSearch from 'minisearch';
-import { stemmer } from 'stemmer';
+import type MiniSearchClass from 'minisearch';
 import type { SearchHit, SearchQuery } from './search-index.ts';
 import type { StoredDocument } from './search.store.ts';
 
@@ -17,20 +16,50 @@ const STOP_WORDS: ReadonlySet<string> = new Set(
   ).split(' '),
 );
 
-/** Stems of recent terms: a text repeats its words, and stemming was most of the indexing time. */
-const stems = new Map<string, string | null>();
-const MAX_REMEMBERED_STEMS = 50_000;
+/**
+ * The index library (MiniSearch) and the stemmer, loaded on the first index a process builds, by a
+ * specifier the bundler does not follow: functions that only write to search (agents, MCP, skills
+ * index their public resources) never load them and do not carry them (200 KB bundle budget); the
+ * areas that query ship them beside their bundles (`SEARCH_LIBRARY_FILES`), as skills ships js-yaml.
+ */
+const loadModule = (specifier: string) => import(specifier) as Promise<unknown>;
 
-/** Lower case, stop words out, Porter stems: `Forecasting` and `forecasts` both index as `forecast`. */
-export function processTerm(term: string): string | null {
-  const known = stems.get(term);
-  if (known !== undefined) return known;
-  const lower = term.toLowerCase();
-  const stem = STOP_WORDS.has(lower) ? null : stemmer(lower);
-  if (stems.size >= MAX_REMEMBERED_STEMS) stems.clear();
-  stems.set(term, stem);
-  return stem;
+/** The runtime files of the libraries, for the modules of areas whose functions query (`runtimeFiles`). */
+export const SEARCH_LIBRARY_FILES = [
+  ...['package.json', 'LICENSE.txt', 'dist/es/index.js'].map((file) => `node_modules/minisearch/${file}`),
+  ...['package.json', 'license', 'index.js'].map((file) => `node_modules/stemmer/${file}`),
+];
+
+interface TextLibraries {
+  readonly MiniSearch: typeof MiniSearchClass;
+  readonly processTerm: (term: string) => string | null;
+  readonly tokenize: (text: string) => string[];
 }
+
+let libraries: Promise<TextLibraries> | undefined;
+
+/** MiniSearch, and the one term processing of index and queries: lower case, stop words out, Porter stems. */
+export function loadTextLibraries(): Promise<TextLibraries> {
+  libraries ??= Promise.all([loadModule('minisearch'), loadModule('stemmer')]).then(([minisearch, stemmerModule]) => {
+    const MiniSearch = (minisearch as { default: typeof MiniSearchClass }).default;
+    const { stemmer } = stemmerModule as { stemmer: (word: string) => string };
+    // Stems of recent terms: a text repeats its words, and stemming was most of the indexing time.
+    const stems = new Map<string, string | null>();
+    const processTerm = (term: string): string | null => {
+      const known = stems.get(term);
+      if (known !== undefined) return known;
+      const lower = term.toLowerCase();
+      const stem = STOP_WORDS.has(lower) ? null : stemmer(lower);
+      if (stems.size >= MAX_REMEMBERED_STEMS) stems.clear();
+      stems.set(term, stem);
+      return stem;
+    };
+    return { MiniSearch, processTerm, tokenize: MiniSearch.getDefault('tokenize') as (text: string) => string[] };
+  });
+  return libraries;
+}
+
+const MAX_REMEMBERED_STEMS = 50_000;
 
 /** How much of a hybrid score comes from the lexical rank; the rest is vector similarity. */
 const LEXICAL_WEIGHT = 0.5;
@@ -43,8 +72,6 @@ const LEXICAL_WEIGHT = 0.5;
  */
 const COMMON_TERM_SHARE = 0.2;
 const COMMON_TERMS_MIN_DOCUMENTS = 1000;
-
-const tokenize = MiniSearch.getDefault('tokenize') as (text: string) => string[];
 
 interface Entry extends StoredDocument {
   readonly key: string;
@@ -59,22 +86,32 @@ interface Entry extends StoredDocument {
 export class PartitionIndex {
   /** Set while a document is added: MiniSearch hands every term it indexes to processTerm. */
   private adding: Set<string> | null = null;
-  private readonly lexical = new MiniSearch<Entry>({
-    idField: 'key',
-    fields: ['text'],
-    storeFields: [],
-    processTerm: (term) => {
-      const processed = processTerm(term);
-      if (processed !== null) this.adding?.add(processed);
-      return processed;
-    },
-  });
+  private readonly lexical: MiniSearchClass<Entry>;
+  private readonly processTerm: TextLibraries['processTerm'];
+  private readonly tokenize: TextLibraries['tokenize'];
   private readonly entries = new Map<string, Entry>();
   private readonly byGroup = new Map<string, Set<string>>();
   /** In how many documents each term is. */
   private readonly frequencies = new Map<string, number>();
 
-  constructor(documents: readonly StoredDocument[] = []) {
+  /** An index of `documents`, once the libraries are loaded. */
+  static async build(documents: readonly StoredDocument[] = []): Promise<PartitionIndex> {
+    return new PartitionIndex(await loadTextLibraries(), documents);
+  }
+
+  private constructor(libraries: TextLibraries, documents: readonly StoredDocument[]) {
+    this.processTerm = libraries.processTerm;
+    this.tokenize = libraries.tokenize;
+    this.lexical = new libraries.MiniSearch<Entry>({
+      idField: 'key',
+      fields: ['text'],
+      storeFields: [],
+      processTerm: (term) => {
+        const processed = this.processTerm(term);
+        if (processed !== null) this.adding?.add(processed);
+        return processed;
+      },
+    });
     for (const document of documents) this.add(document);
   }
 
@@ -142,8 +179,8 @@ export class PartitionIndex {
   private withoutCommonTerms(text: string): string | null {
     if (this.entries.size < COMMON_TERMS_MIN_DOCUMENTS) return null;
     const cutoff = this.entries.size * COMMON_TERM_SHARE;
-    const words = tokenize(text).filter((word) => word !== '' && processTerm(word) !== null);
-    const rare = words.filter((word) => (this.frequencies.get(processTerm(word)!) ?? 0) <= cutoff);
+    const words = this.tokenize(text).filter((word) => word !== '' && this.processTerm(word) !== null);
+    const rare = words.filter((word) => (this.frequencies.get(this.processTerm(word)!) ?? 0) <= cutoff);
     return rare.length > 0 && rare.length < words.length ? rare.join(' ') : null;
   }
 

@@ -55,8 +55,8 @@ export function createSearchEngine(options: SearchEngineOptions): SearchIndex {
     if (load === undefined) {
       load = store
         .readPartition(partition)
-        .then(({ version: read, documents }) => {
-          const built = { version: read, index: new PartitionIndex(documents) };
+        .then(async ({ version: read, documents }) => {
+          const built = { version: read, index: await PartitionIndex.build(documents) };
           const now = cache.get(key);
           if (now === undefined || now.version <= read) remember(key, built);
           return built;

@@ -1,6 +1,7 @@
 import { defineArea, providePort } from '../../lib/manifest/define.ts';
 import { createSearchIndex } from './search-engine.ts';
 import type { SearchIndex } from './search-index.ts';
+import { SEARCH_LIBRARY_FILES } from './partition-index.ts';
 import { searchSettings } from './search.settings.ts';
 
 /**
@@ -32,4 +33,6 @@ export const searchArea = defineArea({
     ),
   },
   settings: searchSettings,
+  // GET /search queries: the index libraries ship beside its bundle (partition-index.ts).
+  runtimeFiles: SEARCH_LIBRARY_FILES,
 });

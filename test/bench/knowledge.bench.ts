@@ -1,22 +1,11 @@
-import { readFileSync } from 'node:fs';
-import { processTerm } from '../../functions/search/partition-index.ts';
 import { createSearchEngine } from '../../functions/search/search-engine.ts';
 import type { SearchIndex, SearchPartition } from '../../functions/search/search-index.ts';
 import { createSearchStore } from '../../functions/search/search.store.ts';
 import { startLocalDb } from '../support/local-db.ts';
 import { elapsedSince, type BenchModule } from './harness.ts';
 import { measured, versus } from './stats.ts';
+import { random, zipfQueries, zipfWord } from './zipf-text.ts';
 
-/** Words of this project's own prose, so the corpus has an English vocabulary and stems. */
-const VOCABULARY = [
-  ...new Set(
-    ['README.md', 'docs/ARCHITECTURE.md', 'docs/SPEC.md']
-      .map((path) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8'))
-      .join(' ')
-      .toLowerCase()
-      .match(/[a-z]{3,}/g)!,
-  ),
-];
 const CHUNK_WORDS = 170;
 const CHUNKS_PER_FILE = 20;
 const SMALL = 1_000;
@@ -24,33 +13,9 @@ const LARGE = 10_000;
 const QUERIES = 300;
 const REBUILDS = 5;
 
-/** A deterministic generator, so every run searches the same corpus with the same queries. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => (state = (state * 16807) % 2147483647) / 2147483647;
-}
-
-/** Zipf-like word ranks: a few words are everywhere, most are rare, as in real text. */
-function zipfWord(next: () => number): string {
-  const rank = Math.floor(Math.exp(next() * Math.log(VOCABULARY.length)) - 1);
-  return VOCABULARY[Math.min(rank, VOCABULARY.length - 1)]!;
-}
-
 function corpus(chunks: number, seed: number): string[] {
   const next = random(seed);
   return Array.from({ length: chunks }, () => Array.from({ length: CHUNK_WORDS }, () => zipfWord(next)).join(' '));
-}
-
-/** Two-word queries of words that are not stop words, drawn like the corpus. */
-function queries(count: number): string[] {
-  const next = random(7);
-  const word = () => {
-    for (;;) {
-      const candidate = zipfWord(next);
-      if (processTerm(candidate) !== null) return candidate;
-    }
-  };
-  return Array.from({ length: count }, () => `${word()} ${word()}`);
 }
 
 async function index(engine: SearchIndex, partition: SearchPartition, chunks: readonly string[]): Promise<void> {
@@ -101,7 +66,7 @@ export const knowledgeBench: BenchModule = {
     const megabytes = largeChunks.reduce((sum, chunk) => sum + Buffer.byteLength(chunk), 0) / 1e6;
 
     progress('knowledge: searching');
-    const asked = queries(QUERIES);
+    const asked = await zipfQueries(QUERIES);
     const found = { small: 0, large: 0 };
     const samples = { small: [] as number[], large: [] as number[], scan: [] as number[] };
     for (const [i, query] of asked.entries()) {

@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { processTerm } from '../../functions/search/partition-index.ts';
 import { syncResource, type PublicResource } from '../../functions/search/resource-index.ts';
 import { createSearchEngine } from '../../functions/search/search-engine.ts';
 import { createSearchStore } from '../../functions/search/search.store.ts';
@@ -7,17 +5,8 @@ import { createUser, startTestPlatform } from '../support/local-platform.ts';
 import { elapsedSince, type BenchModule } from './harness.ts';
 import { get, keepAliveAgent } from './http-load.ts';
 import { measured, versus } from './stats.ts';
+import { random, zipfQueries, zipfWord } from './zipf-text.ts';
 
-/** Words of this project's own prose, so names and descriptions have an English vocabulary and stems. */
-const VOCABULARY = [
-  ...new Set(
-    ['README.md', 'docs/ARCHITECTURE.md', 'docs/SPEC.md']
-      .map((path) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8'))
-      .join(' ')
-      .toLowerCase()
-      .match(/[a-z]{3,}/g)!,
-  ),
-];
 const SMALL = 1_000;
 const LARGE = 10_000;
 const QUERIES = 300;
@@ -31,18 +20,6 @@ const SEED_WRITERS = 8;
 /** Below the signed-in limit of `GET /search` (120 a minute), after which the test clock moves to a fresh window. */
 const REQUESTS_PER_WINDOW = 100;
 const RATE_WINDOW_MS = 60_000;
-
-/** A deterministic generator, so every run indexes the same resources and asks the same queries. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => (state = (state * 16807) % 2147483647) / 2147483647;
-}
-
-/** Zipf-like word ranks: a few words are everywhere, most are rare, as in real text. */
-function zipfWord(next: () => number): string {
-  const rank = Math.floor(Math.exp(next() * Math.log(VOCABULARY.length)) - 1);
-  return VOCABULARY[Math.min(rank, VOCABULARY.length - 1)]!;
-}
 
 /**
  * The `i`th resource of the catalogue: agents, MCP servers with three tools each, and skills with a
@@ -63,18 +40,6 @@ function resource(i: number, next: () => number): PublicResource {
     ...(type === 'mcp' ? { tools: [0, 1, 2].map((t) => ({ name: `${words(2).join('_')}_${t}`, description: words(8).join(' ') })) } : {}),
     ...(type === 'skill' ? { body: words(120).join(' ') } : {}),
   };
-}
-
-/** Two-word queries of words that are not stop words, drawn like the catalogue's. */
-function queries(count: number): string[] {
-  const next = random(7);
-  const word = () => {
-    for (;;) {
-      const candidate = zipfWord(next);
-      if (processTerm(candidate) !== null) return candidate;
-    }
-  };
-  return Array.from({ length: count }, () => `${word()} ${word()}`);
 }
 
 /**
@@ -124,7 +89,7 @@ export const searchBench: BenchModule = {
       if (reply.status !== 200) throw new Error(`GET /search: HTTP ${reply.status} ${reply.body.slice(0, 200)}`);
       return ms;
     };
-    const asked = queries(QUERIES);
+    const asked = await zipfQueries(QUERIES);
     const measure = async (label: string) => {
       progress(`search: ${QUERIES} queries at ${label} resources`);
       for (const q of asked.slice(0, WARM_UP)) await search(q);

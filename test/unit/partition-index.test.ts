@@ -9,32 +9,32 @@ import { PartitionIndex } from '../../functions/search/partition-index.ts';
 const doc = (i: number, text: string) => ({ group: `g${i}`, id: '0', text, fields: {} });
 
 /** 1,200 documents that all say "platform"; a few also say "walrus". */
-function largePartition(walruses: number): PartitionIndex {
-  return new PartitionIndex(Array.from({ length: 1200 }, (_, i) => doc(i, i < walruses ? `platform walrus note ${i}` : `platform note ${i}`)));
+function largePartition(walruses: number): Promise<PartitionIndex> {
+  return PartitionIndex.build(Array.from({ length: 1200 }, (_, i) => doc(i, i < walruses ? `platform walrus note ${i}` : `platform note ${i}`)));
 }
 
-describe('PartitionIndex', () => {
-  it('picks hits by the rare term of a query whose other term is in nearly every document', () => {
-    const index = largePartition(8);
+describe('PartitionIndex', async () => {
+  it('picks hits by the rare term of a query whose other term is in nearly every document', async () => {
+    const index = await largePartition(8);
     const hits = index.query({ text: 'platform walrus', limit: 5 }, null);
     expect(hits).toHaveLength(5);
     expect(hits.every((h) => h.text.includes('walrus'))).toBe(true);
   });
 
-  it('still fills the page from the common term when the rare one finds fewer than asked for', () => {
-    const index = largePartition(2);
+  it('still fills the page from the common term when the rare one finds fewer than asked for', async () => {
+    const index = await largePartition(2);
     const hits = index.query({ text: 'platform walrus', limit: 5 }, null);
     expect(hits).toHaveLength(5);
     expect(hits.slice(0, 2).every((h) => h.text.includes('walrus'))).toBe(true);
   });
 
-  it('searches a query made only of common terms as it is', () => {
-    expect(largePartition(0).query({ text: 'platform note', limit: 3 }, null)).toHaveLength(3);
+  it('searches a query made only of common terms as it is', async () => {
+    expect((await largePartition(0)).query({ text: 'platform note', limit: 3 }, null)).toHaveLength(3);
   });
 
-  it('forgets the terms of removed documents: a term gone from most documents counts again', () => {
+  it('forgets the terms of removed documents: a term gone from most documents counts again', async () => {
     // Prepare: "platform" in all 1,200, so it is common and adds nothing to a walrus's score
-    const index = largePartition(8);
+    const index = await largePartition(8);
     const score = (text: string) => index.query({ text, limit: 1 }, null)[0]!.score;
     expect(score('platform walrus')).toBe(score('walrus'));
 
