@@ -329,6 +329,9 @@ curl "$BASE/skills/list?visibility=public&owner=bob&limit=20"
 curl -X PUT $BASE/skills/update -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' \
   -d '{"slug":"bob/release-notes","description":"Release notes, grouped by area"}'
 
+# Public skills are in search from the request that published them (found here by its body's words)
+curl "$BASE/search?q=grouped%20changes&type=skill"
+
 # Star it (agents and MCP servers too): idempotent, and the count is public
 curl -X POST $BASE/stars -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' \
   -d "{\"resourceId\":\"$SKILL\",\"resourceType\":\"skill\"}"
