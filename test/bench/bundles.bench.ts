@@ -19,7 +19,7 @@ import { DEFAULT_MCP_LAYER_DIR, DEFAULT_MCP_MODULES_DIR, layerPackages } from '.
 import { ESM_REQUIRE_BANNER } from '../../lib/cloud/platform-function.ts';
 import {
   filesUnder,
-  bundleBudgetOf,
+  REFERENCE_FUNCTION,
   FUNCTION_BUNDLE_BUDGET_BYTES,
   MCP_LAYER_BUDGET_BYTES,
   measurePlatformAssets,
@@ -66,9 +66,10 @@ export const bundlesBench: BenchModule = {
       const oldRow = sized(`${fn.name}, zod as one namespace (old build)`, old);
       rows.push(versus(versus(sized(fn.name, fn.bytes, { note: `source map ${kb(fn.mapBytes)} beside it` }), functionBudget), oldRow), oldRow);
     }
-    // The budget holds for each function, so the target reads the largest; the API reference's
-    // function has a budget of its own (platform-assets.ts), so it is not the one this row judges.
-    const largest = assets.functions.filter((fn) => bundleBudgetOf(fn.name) === FUNCTION_BUNDLE_BUDGET_BYTES).reduce((a, b) => (b.bytes > a.bytes ? b : a));
+    // The target reads the largest; the API reference's function serves a viewer and has a budget of
+    // its own by design (platform-assets.ts), so it is not the one this row judges. Functions held at
+    // a budget over the target (OVER_TARGET_FUNCTIONS) are judged: the target shows them missed.
+    const largest = assets.functions.filter((fn) => fn.name !== REFERENCE_FUNCTION).reduce((a, b) => (b.bytes > a.bytes ? b : a));
     const largestOld = sized(LARGEST_BUNDLE_OLD, oldBytes.get(largest)!, { note: largest.name });
     rows.push(versus(versus(sized(LARGEST_BUNDLE, largest.bytes, { note: largest.name }), functionBudget), largestOld), largestOld);
 
