@@ -97,6 +97,7 @@ async function indexAgent(agent: AgentRecord, ownerAlias: string | null, ports: 
           description: agent.description,
           slug: `${ownerAlias}/${agent.agentName}`,
           owner: ownerAlias,
+          ownerId: agent.ownerId,
         }
       : null,
   );

@@ -74,6 +74,7 @@ async function indexServer(serverId: string, server: McpServerRecord | null, own
           description: server.description,
           slug: `${ownerAlias}/${server.serverName}`,
           owner: ownerAlias,
+          ownerId: server.ownerId,
           // Versions store tool names only; a tool is found by its name (and its server's words rank the server).
           tools: server.tools.map((name) => ({ name })),
         }

@@ -22,8 +22,9 @@ export interface PublicResource {
   readonly description: string;
   /** `{alias}/{name}`. */
   readonly slug: string;
-  /** The owner's alias. */
+  /** The owner's alias when indexed; results show the owner's alias at query time (search.service.ts). */
   readonly owner: string;
+  readonly ownerId: string;
   /** More searchable text: a skill's SKILL.md body. */
   readonly body?: string;
   /** An MCP server's tools in its live version: each is a result of type `mcp-tool`. */
@@ -53,6 +54,7 @@ export async function syncResource(index: SearchIndex, resourceType: ResourceTyp
     description: resource.description,
     slug: resource.slug,
     owner: resource.owner,
+    ownerId: resource.ownerId,
   };
   // The name and description lead the first document, so they weigh in every match of it; a long body goes in chunks.
   const head = `${resource.name.replace(/[-_]/g, ' ')} ${resource.name}\n${resource.description}`;
@@ -83,6 +85,8 @@ export interface ResourceResult {
   readonly description: string;
   readonly slug: string;
   readonly owner: string;
+  /** Empty for resources indexed before owner ids were. */
+  readonly ownerId: string;
   readonly score: number;
 }
 
@@ -102,6 +106,7 @@ export function toResourceResults(hits: readonly SearchHit[]): ResourceResult[] 
       description: type === 'mcp-tool' ? hit.text.split('\n').slice(1).join('\n') : (hit.fields['description'] ?? ''),
       slug: hit.fields['slug'] ?? '',
       owner: hit.fields['owner'] ?? '',
+      ownerId: hit.fields['ownerId'] ?? '',
       score: hit.score,
     });
   }

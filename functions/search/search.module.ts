@@ -32,6 +32,8 @@ export const searchArea = defineArea({
       createSearchIndex(kernel),
     ),
   },
+  // GET /search shows each result's owner by their current alias.
+  uses: ['users'],
   settings: searchSettings,
   // GET /search queries: the index libraries ship beside its bundle (partition-index.ts).
   runtimeFiles: SEARCH_LIBRARY_FILES,

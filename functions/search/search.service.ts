@@ -1,10 +1,12 @@
 import type * as z from 'zod';
 import { RESOURCE_PARTITION, toResourceResults } from './resource-index.ts';
+import type { UserStore } from '../users/user.store.ts';
 import type { SearchIndex } from './search-index.ts';
 import type { searchResourcesQuery } from './search.schema.ts';
 
 export interface SearchPorts {
   readonly searchIndex: SearchIndex;
+  readonly users: Pick<UserStore, 'getMany'>;
 }
 
 /**
@@ -24,7 +26,18 @@ export async function searchResources(input: z.infer<typeof searchResourcesQuery
     limit: input.limit * HITS_PER_RESULT,
     ...(input.type === 'all' ? {} : { equals: { resultType: input.type } }),
   });
-  const results = toResourceResults(hits)
+  const found = toResourceResults(hits);
+  // Owners are shown by their alias now, not the one they had when the resource was indexed: an
+  // alias change re-indexes nothing, and one BatchGetItem of the page's owners keeps every slug true.
+  const owners = await ports.users.getMany(found.map((r) => r.ownerId).filter((id) => id !== ''));
+  const results = found
+    .flatMap((result) => {
+      if (result.ownerId === '') return [result];
+      const alias = owners.get(result.ownerId)?.alias ?? null;
+      // An owner gone or without an alias has no address to show: the resource is left out.
+      if (alias === null) return [];
+      return [{ ...result, owner: alias, slug: `${alias}/${result.slug.slice(result.slug.indexOf('/') + 1)}` }];
+    })
     .slice(0, input.limit)
     // In SPEC 4.7's order; only public resources are indexed.
     .map(({ resourceId, resourceType, name, description, slug, score, owner }) => ({

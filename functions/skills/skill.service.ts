@@ -91,6 +91,7 @@ function searchEntry(skill: SkillRecord | null, alias: string | null): PublicRes
     description: skill.description,
     slug: slugOf(skill, alias),
     owner: alias ?? '',
+    ownerId: skill.ownerId,
     body: skill.skillMd,
   };
 }

@@ -1,6 +1,6 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Page } from '../core/db/cursor.ts';
-import { readItem, sendIf, type Db, type ItemRead, writeIf } from '../core/db/dynamo.ts';
+import { readItem, readItems, sendIf, type Db, type ItemRead, writeIf } from '../core/db/dynamo.ts';
 import { listPage } from '../core/db/listing.ts';
 import { createUniqueClaims, type Claim } from '../core/db/unique-claim.ts';
 import type { UserRecord } from './user.schema.ts';
@@ -19,6 +19,8 @@ export interface UserStore {
   get(userId: string): Promise<UserRecord | null>;
   /** The same read as `get`, described, to be read together with other items (`readItems`). */
   read(userId: string): ItemRead<UserRecord>;
+  /** Several accounts in one BatchGetItem (up to 100 ids), by id; missing ones are absent. */
+  getMany(userIds: readonly string[]): Promise<ReadonlyMap<string, UserRecord>>;
   /** False when the user id is taken. */
   create(user: UserRecord): Promise<boolean>;
   list(limit: number, cursor: string | null): Promise<Page<UserRecord>>;
@@ -53,6 +55,11 @@ export function createUserStore(db: Db): UserStore {
   return {
     get,
     read,
+    async getMany(userIds) {
+      const ids = [...new Set(userIds)];
+      const found = ids.length === 0 ? [] : await readItems(db, ids.map(read));
+      return new Map(found.filter((user): user is UserRecord => user !== null).map((user) => [user.userId, user]));
+    },
     async create(user) {
       return writeIf(db.doc.send(new PutCommand({ TableName: users, Item: user, ConditionExpression: 'attribute_not_exists(userId)' })));
     },

@@ -7,6 +7,8 @@ import { get, keepAliveAgent } from './http-load.ts';
 import { measured, versus } from './stats.ts';
 import { random, zipfQueries, zipfWord } from './zipf-text.ts';
 
+/** Accounts owning the catalogue, so a page's results have a few owners to look up. */
+const OWNERS = 50;
 const SMALL = 1_000;
 const LARGE = 10_000;
 const QUERIES = 300;
@@ -25,10 +27,10 @@ const RATE_WINDOW_MS = 60_000;
  * The `i`th resource of the catalogue: agents, MCP servers with three tools each, and skills with a
  * short body, in turn; a two-word name and a 15-word description, as a published resource has.
  */
-function resource(i: number, next: () => number): PublicResource {
+function resource(i: number, next: () => number, owners: readonly { readonly alias: string; readonly userId: string }[]): PublicResource {
   const words = (n: number) => Array.from({ length: n }, () => zipfWord(next));
   const type = (['agent', 'mcp', 'skill'] as const)[i % 3]!;
-  const owner = `owner${i % 50}`;
+  const { alias: owner, userId: ownerId } = owners[i % owners.length]!;
   const name = `${words(2).join('-')}-${i}`;
   return {
     resourceType: type,
@@ -37,6 +39,7 @@ function resource(i: number, next: () => number): PublicResource {
     description: words(15).join(' '),
     slug: `${owner}/${name}`,
     owner,
+    ownerId,
     ...(type === 'mcp' ? { tools: [0, 1, 2].map((t) => ({ name: `${words(2).join('_')}_${t}`, description: words(8).join(' ') })) } : {}),
     ...(type === 'skill' ? { body: words(120).join(' ') } : {}),
   };
@@ -56,6 +59,10 @@ export const searchBench: BenchModule = {
     const platform = await startTestPlatform();
     defer(() => platform.stop({ removeData: true }));
     const user = await createUser(platform, { alias: 'benchsearch' });
+    // Real accounts: results show each owner's current alias, read with the page (search.service.ts).
+    const owners = await Promise.all(
+      Array.from({ length: OWNERS }, async (_, i) => ({ alias: `owner${i}`, userId: (await createUser(platform, { alias: `owner${i}` })).userId })),
+    );
     // The platform's own search tables, through engines of their own: its engine (the one answering
     // GET /search) finds the versions moved and rebuilds the partition during the warm-up queries.
     const writers = Array.from({ length: SEED_WRITERS }, () => createSearchEngine({ store: createSearchStore(platform.running.ports.db), embedder: null }));
@@ -66,7 +73,7 @@ export const searchBench: BenchModule = {
     const seedTo = async (total: number): Promise<number> => {
       const startedAt = performance.now();
       const from = seeded;
-      const all = Array.from({ length: total - from }, (_, i) => resource(from + i, next));
+      const all = Array.from({ length: total - from }, (_, i) => resource(from + i, next, owners));
       await Promise.all(
         writers.map(async (writer, w) => {
           for (let i = w; i < all.length; i += SEED_WRITERS) await syncResource(writer, all[i]!.resourceType, all[i]!.resourceId, all[i]!);

@@ -17,6 +17,7 @@ const weather: PublicResource = {
   description: 'Forecasts for any city',
   slug: 'bob/weather',
   owner: 'bob',
+  ownerId: 'user-bob',
   tools: [{ name: 'get_forecast', description: 'Tomorrow in one city' }, { name: 'alerts' }],
 };
 
@@ -62,6 +63,7 @@ describe('resource index', () => {
       description: 'Notes',
       slug: 'ann/ice-notes',
       owner: 'ann',
+      ownerId: 'user-ann',
       body,
     });
     const results = await search('glaciers');

@@ -160,6 +160,24 @@ describe('resource search (GET /search)', () => {
     expect(await found('lighthouse lamp')).toEqual([]);
   });
 
+  it("shows each result's owner by the alias they have now, after an alias change that re-indexed nothing", async () => {
+    // Prepare: an owner of their own, so the shared owner's alias stays
+    const mover = await createUser(platform, { alias: 'before-move', credits: 1000 });
+    const res = await platform.api('POST', '/agent/create', {
+      token: mover.token,
+      body: { agentName: 'tide-table', description: 'Tide tables for harbours', sourceCode: ECHO, visibility: 'public' },
+    });
+    expect(res.status).toBe(200);
+
+    // Act
+    const renamed = await platform.api('POST', '/user/alias', { token: mover.token, body: { alias: 'after-move' } });
+    const results = (await search('harbours tide')).results.filter((r) => r.name === 'tide-table');
+
+    // Assess
+    expect(renamed.status).toBe(200);
+    expect(results).toEqual([expect.objectContaining({ owner: 'after-move', slug: 'after-move/tide-table' })]);
+  });
+
   it('matches word forms through stemming: forecasting finds forecast', async () => {
     // Prepare
     await createAgent('squall-caller', 'A forecast of squalls for sailors', 'public');
