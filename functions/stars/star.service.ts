@@ -76,10 +76,9 @@ export async function listStars(actor: Actor, query: { limit: number; cursor?: s
     page.items.map(async (star) => ({ star, resource: await visibleResource(user, star.resourceType, star.resourceId, ports) })),
   );
   const visible = resolved.filter((r): r is { star: (typeof r)['star']; resource: VisibleResource } => r.resource !== null);
-  const owners = [...new Set(visible.map((r) => r.resource.ownerId))];
-  const aliases = new Map(await Promise.all(owners.map(async (id) => [id, (await ports.users.get(id))?.alias ?? null] as const)));
+  const owners = await ports.users.getMany(visible.map((r) => r.resource.ownerId));
   const stars = visible.map(({ star, resource }) => {
-    const alias = aliases.get(resource.ownerId) ?? null;
+    const alias = owners.get(resource.ownerId)?.alias ?? null;
     return {
       resourceId: star.resourceId,
       resourceType: star.resourceType,
