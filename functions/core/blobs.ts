@@ -27,16 +27,25 @@ export function createBlobStore(client: S3Client, config: Pick<Config, 'BUCKET_P
       await client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentType: contentType }));
     },
     async get(key) {
-      try {
-        const out = await client.send(new GetObjectCommand({ Bucket, Key: key }));
-        return out.Body ? Buffer.from(await out.Body.transformToByteArray()) : Buffer.alloc(0);
-      } catch (error) {
-        if (error instanceof NoSuchKey || (error as Error).name === 'NoSuchKey') return null;
-        throw error;
-      }
+      return (await readObject(client, Bucket, key))?.body ?? null;
     },
     async delete(key) {
       await client.send(new DeleteObjectCommand({ Bucket, Key: key }));
     },
   };
+}
+
+/** An object's bytes and content type; null when there is no such object. */
+export async function readObject(
+  client: S3Client,
+  bucket: string,
+  key: string,
+): Promise<{ readonly body: Buffer; readonly contentType: string | undefined } | null> {
+  try {
+    const out = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+    return { body: out.Body ? Buffer.from(await out.Body.transformToByteArray()) : Buffer.alloc(0), contentType: out.ContentType };
+  } catch (error) {
+    if (error instanceof NoSuchKey || (error as Error).name === 'NoSuchKey') return null;
+    throw error;
+  }
 }

@@ -1,5 +1,5 @@
-import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { createS3Client } from '../core/blobs.ts';
+import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { createS3Client, readObject } from '../core/blobs.ts';
 import type { Config } from '../core/config.ts';
 
 /** The knowledge bucket: users' files under `users/`, presigned uploads landing under `incoming/`. */
@@ -33,14 +33,8 @@ export function createKnowledgeObjects(config: Pick<Config, 'AWS_REGION' | 'S3_E
       await client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentType: contentType }));
     },
     async get(key) {
-      try {
-        const out = await client.send(new GetObjectCommand({ Bucket, Key: key }));
-        const body = out.Body ? Buffer.from(await out.Body.transformToByteArray()) : Buffer.alloc(0);
-        return { body, contentType: out.ContentType ?? 'application/octet-stream' };
-      } catch (error) {
-        if (error instanceof NoSuchKey || (error as Error).name === 'NoSuchKey') return null;
-        throw error;
-      }
+      const object = await readObject(client, Bucket, key);
+      return object === null ? null : { body: object.body, contentType: object.contentType ?? 'application/octet-stream' };
     },
     async copy(from, to) {
       // CopySource is `bucket/key` with the key URL-encoded (each segment; the slashes stay).

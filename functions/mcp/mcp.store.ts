@@ -3,7 +3,7 @@ import type { BlobStore } from '../core/blobs.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Page } from '../core/db/cursor.ts';
 import { countItems, type Db, writeIf, writeBatch, queryItems, sendIf } from '../core/db/dynamo.ts';
-import { listPage, type IndexListing, type PageRequest } from '../core/db/listing.ts';
+import { listPage, updateListedFields, type IndexListing, type PageRequest } from '../core/db/listing.ts';
 import { createOwnerCounts } from '../core/db/owner-count.ts';
 import { createUniqueClaims } from '../core/db/unique-claim.ts';
 import { ConflictError } from '../core/errors.ts';
@@ -309,41 +309,7 @@ export function createMcpServerStore(db: Db, blobs: BlobStore, clock: Clock): Mc
       }
       throw new ConflictError(`Too many concurrent changes to MCP server ${serverId}; retry.`);
     },
-    async updateFields(serverId, changes, now) {
-      const sets: string[] = ['#updated = :now'];
-      const removes: string[] = [];
-      const attributeNames: Record<string, string> = { '#updated': 'updatedAt' };
-      const values: Record<string, unknown> = { ':now': now };
-      for (const [field, value] of Object.entries(changes)) {
-        if (value === undefined) continue;
-        attributeNames[`#${field}`] = field;
-        values[`:${field}`] = value;
-        sets.push(`#${field} = :${field}`);
-      }
-      if (changes.visibility !== undefined) {
-        attributeNames['#listing'] = 'publicListing';
-        if (changes.visibility === 'public') {
-          values[':listing'] = 'public';
-          sets.push('#listing = :listing');
-        } else {
-          removes.push('#listing');
-        }
-      }
-      const out = await sendIf(
-        db.doc.send(
-          new UpdateCommand({
-            TableName: servers,
-            Key: { serverId },
-            UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
-            ConditionExpression: 'attribute_exists(serverId)',
-            ExpressionAttributeNames: attributeNames,
-            ExpressionAttributeValues: values,
-            ReturnValues: 'ALL_NEW',
-          }),
-        ),
-      );
-      return out === null ? null : (out.Attributes as McpServerRecord);
-    },
+    updateFields: (serverId, changes, now) => updateListedFields<McpServerRecord>(db, servers, { serverId }, changes, now),
     async delete(server) {
       // The record first: from then on the server is gone for every reader, and version writes
       // still in flight cannot make it live again (advancing needs the record). Its place on the

@@ -1,8 +1,8 @@
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Clock } from '../core/clock.ts';
 import type { Page } from '../core/db/cursor.ts';
-import { countItems, sendIf, writeIf, type Db } from '../core/db/dynamo.ts';
-import { listPage, type IndexListing, type PageRequest } from '../core/db/listing.ts';
+import { countItems, writeIf, type Db } from '../core/db/dynamo.ts';
+import { listPage, updateListedFields, type IndexListing, type PageRequest } from '../core/db/listing.ts';
 import { createOwnerCounts } from '../core/db/owner-count.ts';
 import { createUniqueClaims } from '../core/db/unique-claim.ts';
 import { MAX_SKILLS_PER_OWNER, type SkillRecord } from './skill.schema.ts';
@@ -89,41 +89,7 @@ export function createSkillStore(db: Db, clock: Clock): SkillStore {
       if (created === true) return 'created';
       return created === 'limit' ? 'limit' : 'name-taken';
     },
-    async update(skillId, changes, now) {
-      const sets: string[] = ['#updated = :now'];
-      const removes: string[] = [];
-      const attributeNames: Record<string, string> = { '#updated': 'updatedAt' };
-      const values: Record<string, unknown> = { ':now': now };
-      for (const [field, value] of Object.entries(changes)) {
-        if (value === undefined) continue;
-        attributeNames[`#${field}`] = field;
-        values[`:${field}`] = value;
-        sets.push(`#${field} = :${field}`);
-      }
-      if (changes.visibility !== undefined) {
-        attributeNames['#listing'] = 'publicListing';
-        if (changes.visibility === 'public') {
-          values[':listing'] = 'public';
-          sets.push('#listing = :listing');
-        } else {
-          removes.push('#listing');
-        }
-      }
-      const out = await sendIf(
-        db.doc.send(
-          new UpdateCommand({
-            TableName: skills,
-            Key: { skillId },
-            UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
-            ConditionExpression: 'attribute_exists(skillId)',
-            ExpressionAttributeNames: attributeNames,
-            ExpressionAttributeValues: values,
-            ReturnValues: 'ALL_NEW',
-          }),
-        ),
-      );
-      return out === null ? null : (out.Attributes as SkillRecord);
-    },
+    update: (skillId, changes, now) => updateListedFields<SkillRecord>(db, skills, { skillId }, changes, now),
     async delete(skill) {
       const removed = await counts.remove(skill.ownerId, skill.skillId, () =>
         writeIf(db.doc.send(new DeleteCommand({ TableName: skills, Key: { skillId: skill.skillId }, ConditionExpression: 'attribute_exists(skillId)' }))),

@@ -1,6 +1,6 @@
-import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { decodeCursor, encodeCursor, type Page } from './cursor.ts';
-import { readQuery, type Db } from './dynamo.ts';
+import { readQuery, sendIf, type Db } from './dynamo.ts';
 import { ValidationError } from '../errors.ts';
 
 /**
@@ -129,4 +129,53 @@ function startKeyOf(listing: IndexListing, cursor: string | null | undefined): R
     key[listing.partitionKey] === listing.partitionValue;
   if (!fits) throw new ValidationError('Invalid query parameters', ['cursor: is not a cursor returned by this listing']);
   return key;
+}
+
+/**
+ * Sets the given fields of an existing record (undefined ones are left alone) and its `updatedAt`,
+ * and keeps the sparse `publicListing` key in step with a `visibility` change, so a public index
+ * (`listing`) holds exactly the public records. Null when no record has that key.
+ */
+export async function updateListedFields<T>(
+  db: Db,
+  table: string,
+  key: Readonly<Record<string, string>>,
+  changes: Readonly<Record<string, unknown>> & { readonly visibility?: 'public' | 'private' | undefined },
+  now: number,
+): Promise<T | null> {
+  const sets: string[] = ['#updated = :now'];
+  const removes: string[] = [];
+  const attributeNames: Record<string, string> = { '#updated': 'updatedAt' };
+  const values: Record<string, unknown> = { ':now': now };
+  for (const [field, value] of Object.entries(changes)) {
+    if (value === undefined) continue;
+    attributeNames[`#${field}`] = field;
+    values[`:${field}`] = value;
+    sets.push(`#${field} = :${field}`);
+  }
+  if (changes.visibility !== undefined) {
+    attributeNames['#listing'] = 'publicListing';
+    if (changes.visibility === 'public') {
+      values[':listing'] = 'public';
+      sets.push('#listing = :listing');
+    } else {
+      removes.push('#listing');
+    }
+  }
+  const [keyName] = Object.keys(key);
+  attributeNames['#key'] = keyName!;
+  const out = await sendIf(
+    db.doc.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: key,
+        UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
+        ConditionExpression: 'attribute_exists(#key)',
+        ExpressionAttributeNames: attributeNames,
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }),
+    ),
+  );
+  return out === null ? null : (out.Attributes as T);
 }
