@@ -19,7 +19,7 @@ export interface UserStore {
   get(userId: string): Promise<UserRecord | null>;
   /** The same read as `get`, described, to be read together with other items (`readItems`). */
   read(userId: string): ItemRead<UserRecord>;
-  /** Several accounts in one BatchGetItem (up to 100 ids), by id; missing ones are absent. */
+  /** Several accounts read together (`readItems`), by id; missing ones are absent. */
   getMany(userIds: readonly string[]): Promise<ReadonlyMap<string, UserRecord>>;
   /** False when the user id is taken. */
   create(user: UserRecord): Promise<boolean>;

@@ -487,6 +487,19 @@ describe('store helpers on dynalite', () => {
       expect(t).toEqual({ tokenId: 'batch-t', userId: 'batch-a' });
       expect(a).toEqual({ userId: 'batch-a', alias: 'alpha' });
     });
+
+    it('reads more keys than one BatchGetItem takes (100), each in its place', async () => {
+      // Prepare: 150 accounts, every third one missing
+      const ids = Array.from({ length: 150 }, (_, i) => `many-${i}`);
+      for (const [i, id] of ids.entries()) if (i % 3 !== 0) await putAccount(id, null);
+      const account = (userId: string): ItemRead<string> => ({ table: db.table('users'), key: { userId }, as: (item) => item['userId'] as string });
+
+      // Act
+      const read = await readItems(db, ids.map(account));
+
+      // Assess
+      expect(read).toEqual(ids.map((id, i) => (i % 3 === 0 ? null : id)));
+    });
   });
 
   describe('conditional writes', () => {

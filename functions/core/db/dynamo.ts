@@ -73,22 +73,30 @@ type ReadResults<R extends readonly ItemRead<unknown>[]> = { -readonly [K in key
 /** Attempts at the keys DynamoDB leaves unprocessed (throttling) before the read fails. */
 const BATCH_ATTEMPTS = 5;
 
+/** The most keys one BatchGetItem may ask for. */
+const BATCH_GET_KEYS = 100;
+
 /**
- * Several items in one BatchGetItem, each read strongly consistent, as if each were read with
- * `readItem` at the same moment; null where an item does not exist. Keys DynamoDB leaves
- * unprocessed are asked again (bounded, with back-off); up to 100 keys.
+ * Several items in one BatchGetItem (one per 100 keys, sent together), each read strongly
+ * consistent, as if each were read with `readItem` at the same moment; null where an item does not
+ * exist. Keys DynamoDB leaves unprocessed are asked again (bounded, with back-off).
  */
 export async function readItems<const R extends readonly ItemRead<unknown>[]>(db: Db, reads: R): Promise<ReadResults<R>> {
   const found = new Map<string, Record<string, unknown>[]>();
-  let pending: Record<string, { Keys: Record<string, unknown>[]; ConsistentRead: true }> = {};
-  for (const read of reads) (pending[read.table] ??= { Keys: [], ConsistentRead: true }).Keys.push({ ...read.key });
-  for (let attempt = 0; Object.keys(pending).length > 0; attempt++) {
-    if (attempt === BATCH_ATTEMPTS) throw new Error(`BatchGetItem left keys unprocessed after ${BATCH_ATTEMPTS} attempts`);
-    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt));
-    const out = await db.doc.send(new BatchGetCommand({ RequestItems: pending }));
-    for (const [table, items] of Object.entries(out.Responses ?? {})) found.set(table, [...(found.get(table) ?? []), ...items]);
-    pending = (out.UnprocessedKeys ?? {}) as typeof pending;
-  }
+  const readBatch = async (batch: readonly ItemRead<unknown>[]) => {
+    let pending: Record<string, { Keys: Record<string, unknown>[]; ConsistentRead: true }> = {};
+    for (const read of batch) (pending[read.table] ??= { Keys: [], ConsistentRead: true }).Keys.push({ ...read.key });
+    for (let attempt = 0; Object.keys(pending).length > 0; attempt++) {
+      if (attempt === BATCH_ATTEMPTS) throw new Error(`BatchGetItem left keys unprocessed after ${BATCH_ATTEMPTS} attempts`);
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt));
+      const out = await db.doc.send(new BatchGetCommand({ RequestItems: pending }));
+      for (const [table, items] of Object.entries(out.Responses ?? {})) found.set(table, [...(found.get(table) ?? []), ...items]);
+      pending = (out.UnprocessedKeys ?? {}) as typeof pending;
+    }
+  };
+  const batches: ItemRead<unknown>[][] = [];
+  for (let i = 0; i < reads.length; i += BATCH_GET_KEYS) batches.push(reads.slice(i, i + BATCH_GET_KEYS));
+  await Promise.all(batches.map(readBatch));
   return reads.map((read) => {
     const item = found.get(read.table)?.find((candidate) => Object.entries(read.key).every(([name, value]) => candidate[name] === value));
     return item === undefined ? null : read.as(item);
