@@ -21,6 +21,7 @@ export const PORT_RESOURCES = {
   usageLogs: { tables: ['usage-logs'], buckets: ['blobs'] },
   blobs: { buckets: ['blobs'] },
   tasks: { queues: 'own' },
+  schedules: { schedules: true },
 } as const satisfies Record<string, PortResources & { tables?: readonly TableName[] }>;
 
 /** A kernel port an area may declare. */
@@ -46,7 +47,7 @@ export function resourcesOfPort(port: string, modules: readonly AreaModule[]): P
  * stream decoding code, which most functions never run. The DynamoDB client is the one every
  * function loads: credential lookup and rate limits need it.
  */
-export const CLOUD_ADAPTER_PORTS = ['compute', 'mcpRuntime', 'secretBox', 'taskQueue', 'blobs'] as const;
+export const CLOUD_ADAPTER_PORTS = ['compute', 'mcpRuntime', 'secretBox', 'taskQueue', 'blobs', 'schedules'] as const;
 export type CloudAdapterPort = (typeof CLOUD_ADAPTER_PORTS)[number];
 
 /** The adapter behind each resource a port may need: the same resources `resourcesOf` grants. */
@@ -58,6 +59,7 @@ function adapterPortsOfResources(resources: PortResources): CloudAdapterPort[] {
     ...(resources.queues === 'own' ? (['taskQueue'] as const) : []),
     // The kernel's `blobs` store (createPorts); a port over an area's own bucket builds its own client.
     ...(resources.buckets?.includes('blobs') ? (['blobs'] as const) : []),
+    ...(resources.schedules === true ? (['schedules'] as const) : []),
   ];
 }
 
