@@ -38,7 +38,10 @@ export const cronIdParams = z.object({ cronId: cronIdSchema });
 const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 const inputMessage = z.string().min(1, 'must not be empty').max(100_000, 'must be at most 100000 characters');
 const agentId = z.uuid({ error: 'must be an agent id (UUID)' });
-const scheduleTimezone = z.string().max(64, 'must be at most 64 characters').refine(isTimeZone, { error: (issue) => `"${String(issue.input)}" is not an IANA time zone` });
+const scheduleTimezone = z
+  .string()
+  .max(64, 'must be at most 64 characters')
+  .refine(isTimeZone, { error: (issue) => `"${String(issue.input)}" is not an IANA time zone` });
 const schedule = z.string().max(256, 'must be at most 256 characters');
 
 export const createCronBody = z.object({
@@ -60,7 +63,9 @@ export const updateCronBody = z
     inputMessage: inputMessage.optional(),
     status: z.enum(['active', 'paused'], { error: 'must be active or paused' }).optional(),
   })
-  .refine((body) => Object.values(body).some((value) => value !== undefined), { error: 'give at least one of name, agentId, schedule, scheduleTimezone, inputMessage, status' });
+  .refine((body) => Object.values(body).some((value) => value !== undefined), {
+    error: 'give at least one of name, agentId, schedule, scheduleTimezone, inputMessage, status',
+  });
 
 export const listCronsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),

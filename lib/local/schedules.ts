@@ -78,7 +78,9 @@ export function createLocalSchedules(): LocalSchedules {
     if (queue === undefined) platform.log.error('local scheduler: no such queue entry point', { schedule: entry.schedule.id, queue: entry.schedule.queue });
     else {
       const body = JSON.stringify({ ...entry.schedule.input, scheduledTime: entry.due.toISOString() });
-      taskQueue.enqueue(queue.spec, body, 0).catch((error: unknown) => platform.log.error('local scheduler: sending a due time failed', { schedule: entry.schedule.id, error }));
+      taskQueue
+        .enqueue(queue.spec, body, 0)
+        .catch((error: unknown) => platform.log.error('local scheduler: sending a due time failed', { schedule: entry.schedule.id, error }));
     }
     arm(entry.schedule, entry.timetable, entry.due);
   }

@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cronArea } from '../../functions/cron/cron.module.ts';
+import { entryPointsOf } from '../../lib/manifest/define.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 
 /** The runtime's own plain-Python test agents (python-runtime/tests/fixtures). */
@@ -8,6 +10,13 @@ const ECHO = fixture('echo_agent');
 const RAISING = fixture('raising_agent');
 
 type User = Awaited<ReturnType<typeof createUser>>;
+/** The queue entry point every job's schedule sends its due times to. */
+const RUN_QUEUE = entryPointsOf(cronArea, 'queue')[0]!;
+/** Delivers one due time of a job as its schedule would (the local scheduler sends exactly this). */
+const deliverDueTime = async (platform: TestPlatform, cronId: string, scheduledTime: string) => {
+  await platform.running.tasks.enqueue(RUN_QUEUE, JSON.stringify({ cronId, scheduledTime }), 0);
+  await platform.running.tasks.idle();
+};
 
 /** Cron jobs over HTTP against the real local platform (SPEC 4.8, parts 3, 5.8 and 8). */
 describe('cron jobs', () => {
@@ -74,7 +83,7 @@ describe('cron jobs', () => {
     ['cron(0 8 * * *)', /six fields/],
     ['cron(0 8 * * MON *)', /exactly one of day-of-month and day-of-week/],
     ['cron(0 8 ? * 2/2 *)', /day-of-week/],
-    ['cron(0 24 * * ? *)', /hours "24"/],
+    ['cron(0 24 * * ? *)', /hours \\"24\\"/],
     ['cron(0 8 ? * 2#6 *)', /2#6/],
     ['0 8 * * *', /0 8 \* \* \*/],
   ])('refuses %s with a 400 naming the expression', async (schedule, message) => {
@@ -123,7 +132,13 @@ describe('cron jobs', () => {
 
   it('runs now as the owner through the chat, and lists, reads, updates and deletes a job; others get 404', async () => {
     // Prepare
-    const created = await createJob(owner, { name: 'morning', agentId: echoId, schedule: 'cron(0 8 * * ? *)', scheduleTimezone: 'Europe/Berlin', inputMessage: 'good morning' });
+    const created = await createJob(owner, {
+      name: 'morning',
+      agentId: echoId,
+      schedule: 'cron(0 8 * * ? *)',
+      scheduleTimezone: 'Europe/Berlin',
+      inputMessage: 'good morning',
+    });
     const cronId = created.body.data.cronId as string;
     const stranger = await createUser(platform, { alias: 'cron-stranger', credits: 10 });
 
@@ -165,6 +180,8 @@ describe('cron jobs', () => {
     const runs = [];
     for (let i = 0; i < 3; i++) runs.push(await platform.api('POST', `/cron/${cronId}/run`, { token: owner.token }));
     const broken = await platform.api('GET', `/cron/${cronId}`, { token: owner.token });
+    await deliverDueTime(platform, cronId, new Date(Date.now() + 60_000).toISOString());
+    const afterDue = await platform.api('GET', `/cron/${cronId}`, { token: owner.token });
     const resumed = await platform.api('PUT', `/cron/${cronId}`, { token: owner.token, body: { status: 'active' } });
     const paused = await platform.api('PUT', `/cron/${cronId}`, { token: owner.token, body: { status: 'paused' } });
 
@@ -174,34 +191,35 @@ describe('cron jobs', () => {
     expect(broken.body.data).toMatchObject({ status: 'error', consecutiveFailures: 3, lastRunStatus: 'error', nextRunAt: null });
     expect(broken.body.data.lastRunError).toMatch(/broke on purpose/);
     expect(platform.running.schedules.nextDue(cronId)).toBeNull();
+    // A due time reaching a job in error runs nothing.
+    expect(afterDue.body.data).toMatchObject({ consecutiveFailures: 3, lastRunAt: broken.body.data.lastRunAt });
     expect(resumed.body.data).toMatchObject({ status: 'active', consecutiveFailures: 0 });
+    expect(resumed.body.data.nextRunAt).toEqual(expect.any(String));
     expect(paused.body.data).toMatchObject({ status: 'paused', nextRunAt: null });
     expect(platform.running.schedules.nextDue(cronId)).toBeNull();
   });
 
   it('stops running once the owner has no active user token, checked at run time', async () => {
-    // Prepare: a user whose only token is then revoked; the job keeps no token
+    // Prepare: a user with two tokens; the job keeps none
     const user = await createUser(platform, { alias: 'cron-revoked', credits: 10 });
     const agentId = await createAgent(user, 'revoked-echo', ECHO);
     const created = await createJob(user, { name: 'r', agentId, schedule: 'rate(1 hour)', inputMessage: 'hi' });
     const cronId = created.body.data.cronId as string;
-    const second = await platform.api('POST', '/user/tokens', { token: user.token, body: { name: 'second' } });
-    const secondToken = second.body.data.token as string;
+    const second = await platform.api('POST', '/user/token/create', { token: user.token, body: { name: 'second' } });
+    const secretKeyHeaders = { 'x-svc-userid': user.userId, 'x-svc-secretkey': user.secretKey };
 
-    // Act
-    await platform.api('POST', '/user/tokens/revoke', { token: secondToken, body: { tokenId: user.tokenId } });
-    const stillOne = await platform.api('POST', `/cron/${cronId}/run`, { token: secondToken });
-    await platform.api('POST', '/user/tokens/revoke', { token: secondToken, body: { tokenId: second.body.data.tokenId } });
+    // Act: revoke one token, run; revoke the other, run (authenticated by the secret key, which is not a user token)
+    await platform.api('POST', '/user/token/revoke', { token: user.token, body: { tokenId: user.tokenId } });
+    const withOne = await platform.api('POST', `/cron/${cronId}/run`, { headers: secretKeyHeaders });
+    await platform.api('POST', '/user/token/revoke', { token: second.body.data.token, body: { tokenId: second.body.data.tokenId } });
+    const withNone = await platform.api('POST', `/cron/${cronId}/run`, { headers: secretKeyHeaders });
     const stored = await platform.running.ports.cronJobs.get(cronId);
 
     // Assess
     expect(second.status).toBe(200);
-    expect(stillOne.body.data.status).toBe('success');
+    expect(withOne.body.data.status).toBe('success');
+    expect(withNone.body.data).toMatchObject({ status: 'error', error: expect.stringMatching(/no active user token/) });
     expect(JSON.stringify(stored)).not.toMatch(/svc_/);
-    // The run-now route needs a credential itself, so the scheduled path shows the refusal.
-    const { runScheduled } = await import('../../functions/cron/cron-run.service.ts');
-    const outcome = await runScheduled(cronId, new Date(), { ...platform.running.ports });
-    expect(outcome).toMatchObject({ status: 'error', error: expect.stringMatching(/no active user token/) });
   });
 
   it('shows the run and the chat it caused in /logs, joined by lineage', async () => {
@@ -221,4 +239,53 @@ describe('cron jobs', () => {
     expect(trace.body.data.root).toMatchObject({ requestId, resourceId: cronId });
     expect(trace.body.data.root.children).toEqual([expect.objectContaining({ resourceId: echoId, parentRequestId: requestId })]);
   });
+
+  // The one slow test: a real due time of rate(1 minute) on the running platform, then a restart on
+  // the same data directory.
+  it(
+    'fires a rate(1 minute) job on the running platform, and after a restart neither repeats a due time nor replays missed ones',
+    { timeout: 150_000 },
+    async () => {
+      // Prepare: a platform of its own, to restart
+      const own = await startTestPlatform();
+      const user = await createUser(own, { alias: 'cron-timer', credits: 100 });
+      const agent = await own.api('POST', '/agent/create', { token: user.token, body: { agentName: 'timer-echo', description: 'e', sourceCode: ECHO } });
+      const created = await own.api('POST', '/cron', {
+        token: user.token,
+        body: { name: 'every minute', agentId: agent.body.data.agentId, schedule: 'rate(1 minute)', inputMessage: 'tick' },
+      });
+      const cronId = created.body.data.cronId as string;
+      const firstDue = created.body.data.nextRunAt as string;
+      let restarted: TestPlatform | undefined;
+      try {
+        // Act: wait for the first due time to run
+        const ran = await eventually(
+          () => own.api('GET', `/cron/${cronId}`, { token: user.token }),
+          (res) => res.body.data.lastRunStatus !== null,
+          100_000,
+        );
+        await own.running.tasks.idle();
+        await own.stop();
+        restarted = await startTestPlatform({ dataDir: own.dataDir });
+        const startedAt = Date.now();
+        // The same due time delivered again (a task left pending at the stop, or SQS's second delivery).
+        await deliverDueTime(restarted, cronId, firstDue);
+        const logs = await restarted.api('GET', `/logs?resourceId=${cronId}`, { token: user.token });
+        const after = await restarted.api('GET', `/cron/${cronId}`, { token: user.token });
+
+        // Assess: it ran once, at the due time it announced, as a scheduled run with the chat under it
+        expect(ran.body.data).toMatchObject({ lastRunStatus: 'success', consecutiveFailures: 0 });
+        const runs = logs.body.data.logs.filter((l: { resourceType: string }) => l.resourceType === 'cron');
+        expect(runs).toHaveLength(1);
+        const full = await restarted.api('GET', `/logs/${runs[0].requestId}`, { token: user.token });
+        expect(JSON.stringify(full.body)).toContain(firstDue);
+        // Assess: after the restart the next due time is ahead, not a replay of ones missed while stopped
+        expect(Date.parse(after.body.data.nextRunAt)).toBeGreaterThan(startedAt);
+        expect(restarted.running.schedules.nextDue(cronId)?.toISOString()).toBe(after.body.data.nextRunAt);
+        expect(after.body.data.lastRunAt).toBe(ran.body.data.lastRunAt);
+      } finally {
+        await (restarted ?? own).stop({ removeData: true });
+      }
+    },
+  );
 });
