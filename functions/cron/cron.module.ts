@@ -32,5 +32,5 @@ export const cronArea = defineArea({
   provides: {
     cronJobs: providePort({ tables: ['cron-jobs', 'cron-counts'] }, ({ db }) => createCronStore(db)),
   },
-  uses: ['agents', 'tokens', 'usageLogs', 'schedules'],
+  uses: ['agents', 'tokens', 'usageLogs', 'schedules', 'runTokens'],
 });

@@ -22,6 +22,9 @@ export const PORT_RESOURCES = {
   blobs: { buckets: ['blobs'] },
   tasks: { queues: 'own' },
   schedules: { schedules: true },
+  // Declared only by an area minting run tokens outside authenticated routes (cron runs from a
+  // queue); routes that authenticate get the secret anyway (KERNEL_RESOURCES).
+  runTokens: { runTokenSecret: true },
 } as const satisfies Record<string, PortResources & { tables?: readonly TableName[] }>;
 
 /** A kernel port an area may declare. */

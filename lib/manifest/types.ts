@@ -111,6 +111,8 @@ export interface PortResources {
   readonly embeddings?: true;
   /** Managing run-time schedules (EventBridge Scheduler) in the stack's group, which send to the area's own queues. */
   readonly schedules?: true;
+  /** The secret keying run tokens, to mint them where no authenticated route brings it. */
+  readonly runTokenSecret?: true;
 }
 
 /**
