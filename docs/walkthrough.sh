@@ -341,6 +341,17 @@ curl $BASE/stars -H "Authorization: Bearer $TOKEN"                             #
 curl -X DELETE $BASE/stars -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' \
   -d "{\"resourceId\":\"$SKILL\",\"resourceType\":\"skill\"}"
 
+# == cron
+# Every morning at 8 in Paris (EventBridge Scheduler syntax: 6 fields, one of day-of-month and day-of-week "?")
+CRON=$(curl -X POST $BASE/cron -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' \
+  -d "{\"name\":\"morning brief\",\"agentId\":\"$AGENT\",\"schedule\":\"cron(0 8 * * ? *)\",\"scheduleTimezone\":\"Europe/Paris\",\"inputMessage\":\"Summarise the news\"}" |
+  jq -r .data.cronId)
+curl -X POST $BASE/cron/$CRON/run -H "Authorization: Bearer $TOKEN"    # run now: {status, response, requestId}
+curl -X PUT $BASE/cron/$CRON -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"status":"paused"}'
+curl -X PUT $BASE/cron/$CRON -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"status":"active"}'
+curl $BASE/cron -H "Authorization: Bearer $TOKEN"                       # {crons, count}, each with nextRunAt
+curl -X DELETE $BASE/cron/$CRON -H "Authorization: Bearer $TOKEN"
+
 # == cleanup
 curl -X DELETE $BASE/agent/delete -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' \
   -d "{\"agentId\":\"$AGENT\"}"                               # soft delete; update status "active" restores

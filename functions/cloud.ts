@@ -80,6 +80,7 @@ function buildCloudPlatform(modules: readonly AreaModule[], adapters: CloudAdapt
       secretBox: adapterOf('secretBox', config, adapters),
       taskQueue: adapterOf('taskQueue', config, adapters),
       blobs: adapterOf('blobs', config, adapters),
+      schedules: adapterOf('schedules', config, adapters),
       secrets,
     },
     modules,

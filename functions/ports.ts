@@ -17,6 +17,7 @@ import type { Compute } from './runtimes/compute.ts';
 import type { McpRuntime } from './runtimes/mcp-runtime.ts';
 import { createTokenStore, type TokenStore } from './tokens/token.store.ts';
 import { createCredentialLookup } from './users/credential-lookup.ts';
+import type { Schedules } from './core/tasks/schedules.ts';
 import { createUserStore, type UserStore } from './users/user.store.ts';
 
 /**
@@ -52,6 +53,8 @@ export interface KernelPorts {
   readonly mcpRuntime: McpRuntime;
   /** Hands work to the area's own queue entry points; usable only through an area's view (`portsForArea`). */
   readonly tasks: Tasks;
+  /** Timetables made at run time (cron jobs), each sending its due times to a queue entry point. */
+  readonly schedules: Schedules;
 }
 
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
@@ -78,6 +81,8 @@ export interface PortAdapters {
   readonly mcpRuntime: McpRuntime;
   /** Keeps tasks until their queue entry point runs them: SQS in the cloud, the local persistent queue. */
   readonly taskQueue: TaskQueue;
+  /** Run-time schedules: EventBridge Scheduler in the cloud, the local platform's timers. */
+  readonly schedules: Schedules;
   /**
    * The `blobs` bucket: S3 in both wirings (s3rver locally). An adapter, not built here, so a cloud
    * function that uses neither blobs nor usage logs does not load the S3 client at cold start.
@@ -115,6 +120,7 @@ export function createPorts(config: Config, adapters: PortAdapters, modules: rea
     compute: adapters.compute,
     mcpRuntime: adapters.mcpRuntime,
     tasks: createPlatformTasks(adapters.taskQueue),
+    schedules: adapters.schedules,
     identity: adapters.identity,
     runTokens: adapters.runTokens,
     credentials: createCredentialLookup({ users, tokens, credits, clock, db }),

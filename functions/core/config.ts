@@ -38,6 +38,12 @@ const kernelSchema = z.object({
   TASK_QUEUES: z.string().min(1).optional(),
   /** The dead-letter queues of a queue consumer's entry points (cloud), JSON like TASK_QUEUES: where it sets aside unreadable tasks. */
   TASK_DEAD_LETTER_QUEUES: z.string().min(1).optional(),
+  /** The EventBridge Scheduler group run-time schedules (cron jobs) live in (cloud). */
+  SCHEDULE_GROUP: z.string().min(1).optional(),
+  /** The role Scheduler assumes to deliver a schedule's due time; it may only send to the schedule target queues (cloud). */
+  SCHEDULER_ROLE_ARN: z.string().min(1).optional(),
+  /** The queues run-time schedules may target (cloud): a JSON object of queue entry-point id to queue ARN. */
+  SCHEDULE_TARGETS: z.string().min(1).optional(),
   /** KMS key that wraps the data keys of stored third-party keys (cloud). */
   KEYS_KMS_KEY_ID: z.string().min(1).optional(),
   /** Credits added once per calendar month (UTC) on an account's first activity; 0 turns it off. */

@@ -1,6 +1,6 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Page } from '../core/db/cursor.ts';
-import { countItems, readItem, sendIf, writeIf, type Db, type ItemRead } from '../core/db/dynamo.ts';
+import { countItems, queryItems, readItem, sendIf, writeIf, type Db, type ItemRead } from '../core/db/dynamo.ts';
 import { listPage } from '../core/db/listing.ts';
 import type { TokenRecord } from './token.schema.ts';
 
@@ -22,6 +22,8 @@ export interface TokenStore {
   create(token: TokenRecord): Promise<void>;
   listByUser(userId: string, options: { limit: number; cursor: string | undefined; kind: TokenRecord['kind'] }): Promise<Page<TokenRecord>>;
   countActive(userId: string, kind: TokenRecord['kind']): Promise<number>;
+  /** Whether the user holds a token of `kind` that is neither revoked nor expired at `now` (cron runs, SPEC 5.8). */
+  hasUsable(userId: string, kind: TokenRecord['kind'], now: number): Promise<boolean>;
   rename(tokenId: string, userId: string, name: string, now: number): Promise<TokenRecord | null>;
   /** Moves an active token to a new digest; false if it was revoked or changed meanwhile. */
   replaceDigest(token: TokenRecord, digest: string, tokenPrefix: string, now: number): Promise<boolean>;
@@ -94,6 +96,22 @@ export function createTokenStore(db: Db): TokenStore {
         ExpressionAttributeNames: { '#s': 'status' },
         ExpressionAttributeValues: { ':u': userId, ':k': kind, ':active': 'active' },
       });
+    },
+    async hasUsable(userId, kind, now) {
+      const found = await queryItems(
+        db,
+        {
+          TableName: tokens,
+          IndexName: 'byUser',
+          KeyConditionExpression: 'userId = :u',
+          FilterExpression: 'kind = :k AND #s = :active AND (expiresAt = :null OR expiresAt > :now)',
+          ExpressionAttributeNames: { '#s': 'status' },
+          ExpressionAttributeValues: { ':u': userId, ':k': kind, ':active': 'active', ':null': null, ':now': now },
+          ProjectionExpression: 'tokenId',
+        },
+        1,
+      );
+      return found.length > 0;
     },
     async rename(tokenId, userId, name, now) {
       const out = await sendIf(

@@ -13,6 +13,7 @@ import { entryPointsOf } from '../manifest/routes.ts';
 import type { AreaModule, Host, RouteSpec } from '../manifest/types.ts';
 import type { PlatformData } from './data-stores.ts';
 import { writeAreaEntry, writeFallbackEntry, writeQueueEntry, writeScheduleEntry, writeStorageEventEntry, writeStreamingEntry } from './function-entries.ts';
+import type { RuntimeSchedules } from './runtime-schedules.ts';
 import type { TaskQueues } from './task-queues.ts';
 import type { OAuthFunctionSettings } from './oauth-providers.ts';
 import { PlatformFunction, type HostUrlName, type PlatformEnvironment, type SearchEmbeddings } from './platform-function.ts';
@@ -69,6 +70,8 @@ export interface PlatformFunctionsProps {
   readonly modules: ReadonlyMap<string, AreaModule>;
   /** The SQS queues of the modules' queue entry points: their consumers and the functions sending to them are made here. */
   readonly taskQueues: TaskQueues;
+  /** The group and delivery role of run-time schedules; functions of areas using the `schedules` port manage them. @default none */
+  readonly schedules?: RuntimeSchedules;
 }
 
 /** The function of one streaming host and its public URL. */
@@ -284,6 +287,9 @@ export class PlatformFunctions extends Construct {
   private grant(props: PlatformFunctionsProps, fn: PlatformFunction, resources: FunctionResources): void {
     props.data.grant(fn, resources);
     for (const [name, value] of Object.entries(this.taskQueues.grantSend(fn, resources.queueAreas))) fn.function.addEnvironment(name, value);
+    if (resources.scheduleAreas.size > 0 && props.schedules === undefined)
+      throw new Error(`Areas ${[...resources.scheduleAreas].join(', ')} use the schedules port, but the stack made no RuntimeSchedules.`);
+    for (const [name, value] of Object.entries(props.schedules?.grantManage(fn, resources.scheduleAreas) ?? {})) fn.function.addEnvironment(name, value);
   }
 
   /** The runtimes, run-token secret and OAuth settings a function gets: those its resources include. */

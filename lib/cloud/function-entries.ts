@@ -24,6 +24,7 @@ export const CLOUD_ADAPTER_IMPORTS: Readonly<Record<CloudAdapterPort, { readonly
   secretBox: { path: 'functions/cloud-adapters/kms-secret-box.ts', exportName: 'kmsSecretBox' },
   taskQueue: { path: 'functions/cloud-adapters/sqs.ts', exportName: 'sqsTaskQueue' },
   blobs: { path: 'functions/cloud-adapters/s3-blobs.ts', exportName: 's3Blobs' },
+  schedules: { path: 'functions/cloud-adapters/scheduler.ts', exportName: 'eventBridgeSchedules' },
 };
 
 /** What a queue function adds to its ports' adapters: the consumer of its SQS events. */

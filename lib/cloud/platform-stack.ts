@@ -7,6 +7,8 @@ import type { AreaModule, Host, RouteSpec } from '../manifest/types.ts';
 import { PlatformApi } from './api.ts';
 import { functionTimeoutSec, PlatformFunctions } from './area-functions.ts';
 import { TaskQueues } from './task-queues.ts';
+import { RuntimeSchedules } from './runtime-schedules.ts';
+import { resourcesOf } from '../manifest/ports.ts';
 import { PlatformData } from './data-stores.ts';
 import { PlatformIdentity } from './identity.ts';
 import { McpRuntimeFunction } from './mcp-runtime-function.ts';
@@ -83,6 +85,8 @@ export class PlatformStack extends Stack {
   readonly api: PlatformApi;
   /** The SQS queue and dead-letter queue of every queue entry point. */
   readonly taskQueues: TaskQueues;
+  /** The group and delivery role of run-time schedules, when an area manages them. */
+  readonly schedules: RuntimeSchedules | undefined;
   /** The containers of the areas' services (the voice bridge); none, and no VPC, when no area declares one. */
   readonly services: ServiceContainers | undefined;
 
@@ -126,6 +130,9 @@ export class PlatformStack extends Stack {
     };
     // Before the services and functions: both send tasks to them.
     this.taskQueues = new TaskQueues(this, 'TaskQueues', { modules, consumerTimeoutSec: functionTimeoutSec });
+    // Only when an area manages run-time schedules (cron jobs): the group and the delivery role.
+    const scheduleAreas = new Set(modules.filter((area) => resourcesOf([area], [], modules).scheduleAreas.size > 0).map((area) => area.name));
+    this.schedules = scheduleAreas.size === 0 ? undefined : new RuntimeSchedules(this, 'Schedules', { taskQueues: this.taskQueues, areas: scheduleAreas });
     servicesByHost(modules, routes);
     const services = servicesOf(modules);
     this.services =
@@ -157,6 +164,7 @@ export class PlatformStack extends Stack {
       entriesDir: props.entriesDir,
       modules: modulesFor(modules, routes),
       taskQueues: this.taskQueues,
+      ...(this.schedules ? { schedules: this.schedules } : {}),
       // A service's host URL (VOICE_URL) for every function: discovery reports it, and nothing
       // there depends back on the functions.
       environment: { ...environment, ...this.services?.hostUrls },

@@ -23,6 +23,7 @@ import { createPorts, type Ports } from '../../functions/ports.ts';
 import { createAccount } from '../../functions/users/user.service.ts';
 import { loadAreas, type ImportHandlerModule } from './handlers.ts';
 import { startLocalScheduler, type LocalScheduler } from './scheduler.ts';
+import { createLocalSchedules, type LocalSchedules } from './schedules.ts';
 import { startLocalServices, type LocalServices } from './services.ts';
 import { createLocalServer, LOCAL_HOST_PREFIX } from './server.ts';
 import { startLocalStorageEvents, type LocalStorageEvents } from './storage-events.ts';
@@ -100,6 +101,8 @@ export interface RunningPlatform {
   readonly scheduler: LocalScheduler;
   /** The persistent in-process queue running the areas' queue entry points (tasks sent with the `tasks` port). */
   readonly tasks: LocalTaskQueue;
+  /** The run-time schedules (cron jobs) and their timers. */
+  readonly schedules: LocalSchedules;
   /** Runs the areas' storage events for objects written to the local blob store. */
   readonly storageEvents: LocalStorageEvents;
   close(): Promise<void>;
@@ -209,6 +212,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     cleanup.push(() => mcpRuntime.close());
     // Tasks sent before it starts below cannot happen: routes answer 503 until the platform is ready.
     const tasks = createLocalTaskQueue();
+    const schedules = createLocalSchedules();
     const ready = createPorts(
       config,
       {
@@ -218,6 +222,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
         compute,
         mcpRuntime,
         taskQueue: tasks,
+        schedules,
         blobs: createBlobStore(createS3Client(config), config, 'blobs'),
         secrets: options.secrets ?? null,
         log,
@@ -240,6 +245,9 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     // which may send tasks (cleanup runs in reverse), before the stores its deliveries write to.
     await tasks.start({ queues: loaded.queues, platform: ready });
     cleanup.push(() => tasks.close());
+    // Arms the run-time schedules (cron jobs) from now; stopped before the task queue they send to.
+    await schedules.start({ queues: loaded.queues, taskQueue: tasks, platform: ready });
+    cleanup.push(() => schedules.close());
     const storageEvents = startLocalStorageEvents({
       storageEvents: loaded.storageEvents,
       platform: ready,
@@ -263,6 +271,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       ports: ready,
       scheduler,
       tasks,
+      schedules,
       storageEvents,
       // In-flight requests finish before the runtimes and the stores behind them are stopped. The
       // services drain meanwhile: the server counts their upgraded sockets as open connections, so

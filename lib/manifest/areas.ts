@@ -2,6 +2,7 @@ import { actionsArea } from '../../functions/actions/actions.module.ts';
 import { adminArea } from '../../functions/admin/admin.module.ts';
 import { agentsArea } from '../../functions/agents/agents.module.ts';
 import { coreArea } from '../../functions/core/core.module.ts';
+import { cronArea } from '../../functions/cron/cron.module.ts';
 import { keysArea } from '../../functions/keys/keys.module.ts';
 import { knowledgeArea } from '../../functions/knowledge/knowledge.module.ts';
 import { logsArea } from '../../functions/logs/logs.module.ts';
@@ -38,6 +39,7 @@ export const areas = [
   knowledgeArea,
   skillsArea,
   starsArea,
+  cronArea,
 ] as const;
 
 const byName = new Map<string, AreaModule>(areas.map((area) => [area.name, area]));

@@ -96,6 +96,8 @@ export interface FunctionResources {
   readonly runtimes: ReadonlySet<'python' | 'mcp'>;
   /** Areas whose own queues the function may send tasks to: those it serves that declare `tasks`. */
   readonly queueAreas: ReadonlySet<string>;
+  /** Areas whose run-time schedules (to their own queues) the function may manage: those it serves that declare `schedules`. */
+  readonly scheduleAreas: ReadonlySet<string>;
 }
 
 /**
@@ -111,6 +113,8 @@ export function resourcesOf(
   const buckets = new Set<string>();
   const runtimes = new Set<'python' | 'mcp'>();
   const queueAreas = new Set<string>();
+  const scheduleAreas = new Set<string>();
+  let runTokenSecret = false;
   let secretsKey: 'open' | 'seal' | null = null;
   let oauthClients = false;
   let embeddings = false;
@@ -125,8 +129,10 @@ export function resourcesOf(
       if (needs.oauthClients) oauthClients = true;
       if (needs.embeddings) embeddings = true;
       if (needs.queues === 'own') queueAreas.add(area.name);
+      if (needs.schedules) scheduleAreas.add(area.name);
+      if (needs.runTokenSecret) runTokenSecret = true;
       if (needs.secretsKey === 'seal' || (needs.secretsKey === 'open' && secretsKey === null)) secretsKey = needs.secretsKey;
     }
   }
-  return { tables, buckets, secretsKey, oauthClients, embeddings, runTokenSecret: kernel, runtimes, queueAreas };
+  return { tables, buckets, secretsKey, oauthClients, embeddings, runTokenSecret: kernel || runTokenSecret, runtimes, queueAreas, scheduleAreas };
 }

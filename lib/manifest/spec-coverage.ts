@@ -64,6 +64,8 @@ const PLATFORM_EXTRAS: readonly { readonly host: Host; readonly path: string; re
   { host: 'base', path: '/keys/{serviceName}', prefix: false },
   // OAuth redirect target: the SPEC lists only the start (authorize); the provider must send the code somewhere.
   { host: 'base', path: '/oauth/callback/{provider}', prefix: false },
+  // "Run now" of a cron job (issue 16): the same run as a scheduled one, for users and tests.
+  { host: 'base', path: '/cron/{cronId}/run', prefix: false },
 ];
 
 /** Where the method and the address sit in an endpoint table; the same index when one cell holds both. */

@@ -109,6 +109,10 @@ export interface PortResources {
   readonly queues?: 'own';
   /** Invoking the embedding model of the search engine (Amazon Bedrock). */
   readonly embeddings?: true;
+  /** Managing run-time schedules (EventBridge Scheduler) in the stack's group, which send to the area's own queues. */
+  readonly schedules?: true;
+  /** The secret keying run tokens, to mint them where no authenticated route brings it. */
+  readonly runTokenSecret?: true;
 }
 
 /**

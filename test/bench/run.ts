@@ -22,6 +22,7 @@ import { listingsBench } from './listings.bench.ts';
 import { bundlesBench } from './bundles.bench.ts';
 import { prewarmBench } from './prewarm.bench.ts';
 import { memoryBench } from './memory.bench.ts';
+import { cronBench } from './cron.bench.ts';
 
 const modules: readonly BenchModule[] = [
   startupBench,
@@ -37,6 +38,7 @@ const modules: readonly BenchModule[] = [
   searchBench,
   bundlesBench,
   memoryBench,
+  cronBench,
 ];
 
 // The SDK's Node 20 notice is a plain `Warning` whose text merely starts with its name, so

@@ -54,7 +54,8 @@ describe('queue entry points in the cloud', () => {
     const consumerTimeout = template.Resources[id(consumer.function)]!.Properties!['Timeout'];
 
     // Assess
-    expect(queues).toHaveLength(4);
+    // The sample's two, the neighbour's two, and the cron area's run queue with its dead letters.
+    expect(queues).toHaveLength(6);
     expect(props).toMatchObject({
       RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [id(sample.deadLetter), 'Arn'] }, maxReceiveCount: 3 },
       SqsManagedSseEnabled: true,
@@ -80,8 +81,8 @@ describe('queue entry points in the cloud', () => {
     const env = template.Resources[id(consumer.function)]!.Properties!['Environment'].Variables;
 
     // Assess
-    expect([...stack.functions.queueConsumers.keys()].sort()).toEqual(['neighbour', 'sample']);
-    expect(mappings).toHaveLength(2);
+    expect([...stack.functions.queueConsumers.keys()].sort()).toEqual(['cron', 'neighbour', 'sample']);
+    expect(mappings).toHaveLength(3);
     expect(mappings).toContainEqual(
       expect.objectContaining({
         EventSourceArn: { 'Fn::GetAtt': [id(stack.taskQueues.queues.get('sample.file-note')!.queue), 'Arn'] },
@@ -107,6 +108,8 @@ describe('queue entry points in the cloud', () => {
     name('sample consumer', functions.queueConsumers.get('sample'));
     name('sample storage', functions.storageEvents.get('sample'));
     name('neighbour consumer', functions.queueConsumers.get('neighbour'));
+    name('cron consumer', functions.queueConsumers.get('cron'));
+    roleOf.set(id(stack.schedules!.role), 'cron schedule delivery');
     roleOf.set(id(stack.services!.hosts.get('voice')!.taskDefinition.taskRole), 'sample voice service');
     const queueName = new Map<string, string>();
     for (const [entry, q] of stack.taskQueues.queues) {
@@ -142,6 +145,9 @@ describe('queue entry points in the cloud', () => {
         'sqs:SendMessage neighbour.file-note',
         'sqs:SendMessage neighbour.file-note (dead letters)',
       ].sort(),
+      // EventBridge Scheduler's role sends due times to the run queue (test/infra/cron-schedules.test.ts).
+      'cron schedule delivery': ['sqs:SendMessage cron.run-scheduled'],
+      'cron consumer': [...consume('cron.run-scheduled'), 'sqs:SendMessage cron.run-scheduled (dead letters)'].sort(),
     });
   });
 });

@@ -145,10 +145,12 @@ describe('run-token secret', () => {
   function secret() {
     const platform = synthPlatform();
     const template = json(platform.main);
-    const { areas, streams } = platform.stack.functions;
+    const { areas, streams, queueConsumers } = platform.stack.functions;
+    // Those authenticating requests, and those declaring `runTokens` to mint them elsewhere (the cron runs' queue consumer).
     const authenticating = [
       ...[...areas].filter(([area]) => resourcesOf([areaNamed(area)]).runTokenSecret).map(([, fn]) => fn),
       ...[...streams.values()].map((s) => s.function),
+      ...[...queueConsumers].filter(([area]) => resourcesOf([areaNamed(area)], []).runTokenSecret).map(([, fn]) => fn),
     ];
     return { platform, template, secretId: logicalIdOf(platform, platform.stack.data.runTokenSecret), authenticating };
   }
@@ -170,7 +172,7 @@ describe('run-token secret', () => {
     expect(resource.Properties?.['SecretString']).toBeUndefined();
   });
 
-  it('is read by the functions that authenticate requests only, which find it in RUN_TOKEN_SECRET_ARN', () => {
+  it('is read by the functions that authenticate requests or mint run tokens only, which find it in RUN_TOKEN_SECRET_ARN', () => {
     // Prepare
     const { platform, template, secretId, authenticating } = secret();
     const { fallback } = platform.stack.functions;

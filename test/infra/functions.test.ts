@@ -36,10 +36,10 @@ function areaFunction(area: string) {
 }
 
 describe('functions', () => {
-  it('has one function per area, per streaming host and per area with storage events, the fallback and the two runtimes (Python, MCP), all in the main stack', () => {
+  it('has one function per area, per streaming host and per area with storage events or queues, the fallback and the two runtimes (Python, MCP), all in the main stack', () => {
     // Prepare
     const platform = synthPlatform();
-    const { storageEvents } = platform.stack.functions;
+    const { storageEvents, queueConsumers } = platform.stack.functions;
     // CDK's one handler of the S3 notification custom resource, there once any bucket notifies.
     const notificationHandlers = storageEvents.size > 0 ? 1 : 0;
 
@@ -52,7 +52,7 @@ describe('functions', () => {
     expect(perTemplate).toEqual(
       allTemplates(platform).map(({ name }) => [
         name,
-        name === 'main' ? bufferedAreas.size + streamingHosts.size + 3 + storageEvents.size + notificationHandlers : 0,
+        name === 'main' ? bufferedAreas.size + streamingHosts.size + 3 + storageEvents.size + queueConsumers.size + notificationHandlers : 0,
       ]),
     );
   });

@@ -35,9 +35,19 @@ export const REFERENCE_BUNDLE_BUDGET_BYTES = 400 * KB;
 export const OVER_TARGET_FUNCTIONS: readonly string[] = ['Functions/Area-agents', 'Functions/Stream-stream'];
 export const OVER_TARGET_BUNDLE_BUDGET_BYTES = 208 * KB;
 
+/**
+ * Over the target, known: the cron functions hold croner (27 KB minified), the calendar behind the
+ * platform's one schedule parser (L, W, #, time zones; functions/core/entry/schedule-expression.ts),
+ * which validates and computes `nextRunAt` on the API side and next due times on the run side. They
+ * measure 212 and 201 KB (the Scheduler client is not bundled: `@aws-sdk/*` is the runtime's).
+ */
+export const CRON_FUNCTIONS: readonly string[] = ['Functions/Area-cron', 'Functions/Queue-cron'];
+export const CRON_BUNDLE_BUDGET_BYTES = 216 * KB;
+
 /** The budget of one function's bundle, by its construct path. */
 export function bundleBudgetOf(name: string): number {
   if (name === REFERENCE_FUNCTION) return REFERENCE_BUNDLE_BUDGET_BYTES;
+  if (CRON_FUNCTIONS.includes(name)) return CRON_BUNDLE_BUDGET_BYTES;
   return OVER_TARGET_FUNCTIONS.includes(name) ? OVER_TARGET_BUNDLE_BUDGET_BYTES : FUNCTION_BUNDLE_BUDGET_BYTES;
 }
 

@@ -79,6 +79,7 @@ describe('cloudAdapterPortsOf', () => {
         ...(granted.secretsKey !== null ? ['secretBox'] : []),
         ...(granted.queueAreas.size > 0 ? ['taskQueue'] : []),
         ...(granted.buckets.has('blobs') ? ['blobs'] : []),
+        ...(granted.scheduleAreas.size > 0 ? ['schedules'] : []),
       ].sort(),
     );
   });

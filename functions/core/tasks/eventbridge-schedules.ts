@@ -1,0 +1,74 @@
+import {
+  ConflictException,
+  CreateScheduleCommand,
+  DeleteScheduleCommand,
+  ResourceNotFoundException,
+  UpdateScheduleCommand,
+  type CreateScheduleCommandInput,
+  type SchedulerClient,
+} from '@aws-sdk/client-scheduler';
+import { parseScheduleExpression } from '../entry/schedule-expression.ts';
+import type { Clock } from '../clock.ts';
+import type { ScheduleDefinitionInput, Schedules } from './schedules.ts';
+
+export interface EventBridgeSchedulesOptions {
+  readonly scheduler: SchedulerClient;
+  /** The stack's schedule group: the cron function may manage schedules in it and nowhere else. */
+  readonly group: string;
+  /** The role Scheduler assumes to deliver; it may only send to the target queues. */
+  readonly roleArn: string;
+  /** Queue entry-point id -> queue ARN, for the queues schedules may send to. */
+  readonly targets: Readonly<Record<string, string>>;
+  readonly clock: Clock;
+}
+
+/**
+ * Run-time schedules as EventBridge Scheduler schedules, one per id, in the stack's group. Each
+ * sends `{...input, scheduledTime: <aws.scheduler.scheduled-time>}` (Scheduler's context attribute,
+ * the due time) to its queue entry point's SQS queue, whose consumer runs the same handler as the
+ * local scheduler's deliveries. No flexible window (a job runs at its minute, as locally) and no
+ * retries (the next due time is the retry, and a late second delivery of a due time runs nothing).
+ * A rate starts at the next multiple of its period since the epoch, where the local timetable
+ * fires, so both wirings fire at the same times.
+ */
+export function createEventBridgeSchedules(options: EventBridgeSchedulesOptions): Schedules {
+  const request = (schedule: ScheduleDefinitionInput): CreateScheduleCommandInput => {
+    const target = options.targets[schedule.queue];
+    if (target === undefined) throw new Error(`No schedule target queue for ${schedule.queue} (SCHEDULE_TARGETS).`);
+    const isRate = schedule.expression.trim().startsWith('rate(');
+    return {
+      Name: schedule.id,
+      GroupName: options.group,
+      ScheduleExpression: schedule.expression,
+      ScheduleExpressionTimezone: schedule.timezone,
+      ...(isRate ? { StartDate: parseScheduleExpression(schedule.expression).next(new Date(options.clock.now())) } : {}),
+      State: schedule.enabled ? 'ENABLED' : 'DISABLED',
+      FlexibleTimeWindow: { Mode: 'OFF' },
+      Target: {
+        Arn: target,
+        RoleArn: options.roleArn,
+        Input: JSON.stringify({ ...schedule.input, scheduledTime: '<aws.scheduler.scheduled-time>' }),
+        RetryPolicy: { MaximumRetryAttempts: 0 },
+      },
+    };
+  };
+  return {
+    async put(schedule) {
+      const input = request(schedule);
+      try {
+        await options.scheduler.send(new CreateScheduleCommand(input));
+      } catch (error) {
+        if (!(error instanceof ConflictException)) throw error;
+        // UpdateSchedule replaces every field, so an existing schedule ends up exactly as asked.
+        await options.scheduler.send(new UpdateScheduleCommand(input));
+      }
+    },
+    async remove(id) {
+      try {
+        await options.scheduler.send(new DeleteScheduleCommand({ Name: id, GroupName: options.group }));
+      } catch (error) {
+        if (!(error instanceof ResourceNotFoundException)) throw error;
+      }
+    },
+  };
+}

@@ -1,0 +1,108 @@
+import * as z from 'zod';
+import { isTimeZone, parseScheduleExpression, ScheduleExpressionError } from '../core/entry/schedule-expression.ts';
+
+/** SPEC part 8. */
+export const MAX_CRON_JOBS_PER_OWNER = 20;
+/** SPEC part 8: the third consecutive failure moves a job to `error` and disables its schedule. */
+export const MAX_CONSECUTIVE_FAILURES = 3;
+
+export type CronStatus = 'active' | 'paused' | 'error';
+
+/** A cron job as stored (SPEC part 2, "Cron job"); times are epoch ms, shown as ISO. */
+export interface CronRecord {
+  readonly cronId: string;
+  readonly ownerId: string;
+  readonly name: string;
+  readonly agentId: string;
+  readonly agentName: string | null;
+  readonly schedule: string;
+  readonly scheduleTimezone: string;
+  readonly inputMessage: string;
+  readonly status: CronStatus;
+  readonly consecutiveFailures: number;
+  readonly lastRunAt: number | null;
+  readonly lastRunStatus: 'success' | 'error' | null;
+  readonly lastRunError: string | null;
+  /**
+   * The latest due time a scheduled run claimed (epoch ms): a delivery of a due time at or before
+   * it is a repeat (Scheduler and SQS deliver at least once; a local restart resumes a pending one).
+   */
+  readonly lastScheduledTime: number | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+export const cronIdSchema = z.string().regex(/^cron_[0-9A-Za-z]{21}$/, 'is not a cron job id');
+export const cronIdParams = z.object({ cronId: cronIdSchema });
+
+const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
+const inputMessage = z.string().min(1, 'must not be empty').max(100_000, 'must be at most 100000 characters');
+const agentId = z.uuid({ error: 'must be an agent id (UUID)' });
+const scheduleTimezone = z
+  .string()
+  .max(64, 'must be at most 64 characters')
+  .refine(isTimeZone, { error: (issue) => `"${String(issue.input)}" is not an IANA time zone` });
+const schedule = z.string().max(256, 'must be at most 256 characters');
+
+export const createCronBody = z.object({
+  name,
+  agentId,
+  schedule,
+  scheduleTimezone: scheduleTimezone.default('UTC'),
+  // Optional in SPEC 4.8; a job without one sends its name, so a run always has a prompt.
+  inputMessage: inputMessage.optional(),
+  agentName: z.string().max(200, 'must be at most 200 characters').optional(),
+});
+
+export const updateCronBody = z
+  .object({
+    name: name.optional(),
+    agentId: agentId.optional(),
+    schedule: schedule.optional(),
+    scheduleTimezone: scheduleTimezone.optional(),
+    inputMessage: inputMessage.optional(),
+    status: z.enum(['active', 'paused'], { error: 'must be active or paused' }).optional(),
+  })
+  .refine((body) => Object.values(body).some((value) => value !== undefined), {
+    error: 'give at least one of name, agentId, schedule, scheduleTimezone, inputMessage, status',
+  });
+
+export const listCronsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  cursor: z.string().max(2048).optional(),
+});
+
+/** The expression's next fire time after `after`, or a 400 naming the expression. */
+export function nextFireTime(expression: string, timezone: string, after: Date): Date {
+  try {
+    return parseScheduleExpression(expression, timezone).next(after);
+  } catch (error) {
+    if (error instanceof ScheduleExpressionError) throw error;
+    throw new ScheduleExpressionError(`Schedule "${expression}" is not a valid expression.`);
+  }
+}
+
+/** How a job appears to its owner: every field of SPEC part 2 plus `nextRunAt` (null when it does not run). */
+export function presentCron(job: CronRecord, now: Date) {
+  return {
+    cronId: job.cronId,
+    name: job.name,
+    agentId: job.agentId,
+    agentName: job.agentName,
+    schedule: job.schedule,
+    scheduleTimezone: job.scheduleTimezone,
+    inputMessage: job.inputMessage,
+    status: job.status,
+    consecutiveFailures: job.consecutiveFailures,
+    lastRunAt: iso(job.lastRunAt),
+    lastRunStatus: job.lastRunStatus,
+    lastRunError: job.lastRunError,
+    nextRunAt: job.status === 'active' ? nextFireTime(job.schedule, job.scheduleTimezone, now).toISOString() : null,
+    createdAt: new Date(job.createdAt).toISOString(),
+    updatedAt: new Date(job.updatedAt).toISOString(),
+  };
+}
+
+function iso(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}

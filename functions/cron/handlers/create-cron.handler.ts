@@ -1,0 +1,9 @@
+import { requireUser } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { createCronBody } from '../cron.schema.ts';
+import { createCron } from '../cron.service.ts';
+
+export default defineRoute({
+  body: createCronBody,
+  run: ({ actor, body, ports }) => createCron(requireUser(actor), body, ports),
+});

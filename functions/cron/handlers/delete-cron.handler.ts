@@ -1,0 +1,9 @@
+import { requireUser } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { cronIdParams } from '../cron.schema.ts';
+import { deleteCron } from '../cron.service.ts';
+
+export default defineRoute({
+  params: cronIdParams,
+  run: ({ actor, params, ports }) => deleteCron(requireUser(actor), params.cronId, ports),
+});

@@ -1,0 +1,9 @@
+import { requireUser } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { listCronsQuery } from '../cron.schema.ts';
+import { listCrons } from '../cron.service.ts';
+
+export default defineRoute({
+  query: listCronsQuery,
+  run: ({ actor, query, ports }) => listCrons(requireUser(actor), query, ports),
+});

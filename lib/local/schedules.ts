@@ -1,0 +1,124 @@
+import { DeleteCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import type { BoundQueue } from '../../functions/core/entry/queue.ts';
+import { parseScheduleExpression, type Timetable } from '../../functions/core/entry/schedule-expression.ts';
+import type { ScheduleDefinitionInput, Schedules } from '../../functions/core/tasks/schedules.ts';
+import type { TaskQueue } from '../../functions/core/tasks/tasks.ts';
+import type { Ports } from '../../functions/ports.ts';
+import type { TableSpec } from '../manifest/types.ts';
+import { ensureTables } from './stores.ts';
+
+/**
+ * Where the local scheduler keeps its schedules: a table of its own in dynalite, as EventBridge
+ * Scheduler keeps them apart from the platform's tables in the cloud (so not in the manifest).
+ */
+export const SCHEDULE_TABLE: TableSpec = { name: 'local-schedules', partitionKey: 'id' };
+
+/** The in-process stand-in for EventBridge Scheduler's run-time schedules behind `npm start`. */
+export interface LocalSchedules extends Schedules {
+  /** Creates the table when missing, loads every schedule and arms the enabled ones from now. */
+  start(options: { readonly queues: readonly BoundQueue[]; readonly taskQueue: TaskQueue; readonly platform: Ports }): Promise<void>;
+  /** The next due time of schedule `id`, or null when it is disabled or unknown (tests, bench). */
+  nextDue(id: string): Date | null;
+  /** Stops the timers; schedules stay in the table for the next start. */
+  close(): Promise<void>;
+}
+
+interface Armed {
+  readonly schedule: ScheduleDefinitionInput;
+  readonly timetable: Timetable;
+  due: Date;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * One timer per enabled schedule, set for its next due time, which sends `{...input,
+ * scheduledTime}` to the schedule's queue entry point through the local task queue, as Scheduler
+ * sends it to SQS: so the same queue handler runs, with the queue's delivery rules. Due times are
+ * computed from now at start, so slots missed while the platform was stopped are not replayed
+ * (Scheduler does not replay them either); a due time sent just before a stop is still in the
+ * task queue and is delivered after the restart, and the handler's claim keeps it from running
+ * twice. Timers do not keep the process alive.
+ */
+export function createLocalSchedules(): LocalSchedules {
+  const armed = new Map<string, Armed>();
+  let started: { queues: Map<string, BoundQueue>; taskQueue: TaskQueue; platform: Ports; table: string } | undefined;
+  let closed = false;
+
+  const running = () => {
+    if (started === undefined) throw new Error('The local scheduler is not started yet.');
+    return started;
+  };
+
+  const disarm = (id: string) => {
+    const entry = armed.get(id);
+    if (entry !== undefined) clearTimeout(entry.timer);
+    armed.delete(id);
+  };
+
+  const arm = (schedule: ScheduleDefinitionInput, timetable: Timetable, after: Date) => {
+    disarm(schedule.id);
+    if (!schedule.enabled || closed) return;
+    const { platform } = running();
+    const due = timetable.next(after);
+    // setTimeout holds at most about 24.8 days; a later due time is reached in steps.
+    const delay = Math.min(Math.max(due.getTime() - platform.clock.now(), 0), 2 ** 31 - 1);
+    const entry: Armed = { schedule, timetable, due, timer: setTimeout(() => fire(entry), delay) };
+    entry.timer.unref();
+    armed.set(schedule.id, entry);
+  };
+
+  function fire(entry: Armed): void {
+    if (armed.get(entry.schedule.id) !== entry) return;
+    const { platform, queues, taskQueue } = running();
+    if (platform.clock.now() < entry.due.getTime()) {
+      arm(entry.schedule, entry.timetable, new Date(entry.due.getTime() - 1));
+      return;
+    }
+    const queue = queues.get(entry.schedule.queue);
+    if (queue === undefined) platform.log.error('local scheduler: no such queue entry point', { schedule: entry.schedule.id, queue: entry.schedule.queue });
+    else {
+      const body = JSON.stringify({ ...entry.schedule.input, scheduledTime: entry.due.toISOString() });
+      taskQueue
+        .enqueue(queue.spec, body, 0)
+        .catch((error: unknown) => platform.log.error('local scheduler: sending a due time failed', { schedule: entry.schedule.id, error }));
+    }
+    arm(entry.schedule, entry.timetable, entry.due);
+  }
+
+  return {
+    async start({ queues, taskQueue, platform }) {
+      const table = `${platform.config.TABLE_PREFIX}${SCHEDULE_TABLE.name}`;
+      await ensureTables(platform.db.doc, platform.config.TABLE_PREFIX, [SCHEDULE_TABLE]);
+      started = { queues: new Map(queues.map((q) => [q.spec.id, q])), taskQueue, platform, table };
+      let start: Record<string, unknown> | undefined;
+      const now = new Date(platform.clock.now());
+      do {
+        const page = await platform.db.doc.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start, ConsistentRead: true }));
+        for (const item of (page.Items ?? []) as ScheduleDefinitionInput[]) {
+          try {
+            arm(item, parseScheduleExpression(item.expression, item.timezone), now);
+          } catch (error) {
+            platform.log.error('local scheduler: a stored schedule no longer parses; it stays disarmed', { schedule: item.id, error });
+          }
+        }
+        start = page.LastEvaluatedKey;
+      } while (start !== undefined);
+    },
+    async put(schedule) {
+      const { platform, table } = running();
+      const timetable = parseScheduleExpression(schedule.expression, schedule.timezone);
+      await platform.db.doc.send(new PutCommand({ TableName: table, Item: schedule }));
+      arm(schedule, timetable, new Date(platform.clock.now()));
+    },
+    async remove(id) {
+      const { platform, table } = running();
+      disarm(id);
+      await platform.db.doc.send(new DeleteCommand({ TableName: table, Key: { id } }));
+    },
+    nextDue: (id) => armed.get(id)?.due ?? null,
+    async close() {
+      closed = true;
+      for (const id of [...armed.keys()]) disarm(id);
+    },
+  };
+}
