@@ -2,6 +2,14 @@ import { defineArea, providePort } from '../../lib/manifest/define.ts';
 import { createCronStore } from './cron.store.ts';
 
 /**
+ * croner, the calendar behind the schedule parser (core/entry/schedule-expression.ts), which both
+ * of this area's functions use: shipped beside their bundles and imported from there (a package
+ * shipped as runtime files is external to the bundle, platform-function.ts), so its 27 KB are not
+ * inside them (issue 11's 200 KB budget). Locally the repository's node_modules has it.
+ */
+const SCHEDULE_ENGINE_FILES = ['package.json', 'LICENSE', 'dist/croner.js'].map((file) => `node_modules/croner/${file}`);
+
+/**
  * Cron jobs (SPEC 4.8): scheduled runs of an agent with a fixed prompt. Each job has one schedule in
  * the `schedules` port (EventBridge Scheduler in the cloud, the local platform's timers), which
  * sends its due times to the `run-scheduled` queue entry point; both wirings run that handler.
@@ -33,4 +41,5 @@ export const cronArea = defineArea({
     cronJobs: providePort({ tables: ['cron-jobs', 'cron-counts'] }, ({ db }) => createCronStore(db)),
   },
   uses: ['agents', 'tokens', 'usageLogs', 'schedules', 'runTokens'],
+  runtimeFiles: SCHEDULE_ENGINE_FILES,
 });

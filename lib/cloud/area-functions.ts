@@ -178,6 +178,7 @@ export class PlatformFunctions extends Construct {
             description: `Platform area ${area.name}: ${schedules.length} schedule(s)`,
             timeout: Duration.seconds(functionTimeoutSec(schedules)),
             environment,
+            runtimeFiles: area.runtimeFiles,
             ...this.portSettings(props, resources),
           });
           this.grant(props, fn, resources);
@@ -204,6 +205,7 @@ export class PlatformFunctions extends Construct {
             description: `Platform area ${area.name}: ${queues.length} queue(s)`,
             timeout: Duration.seconds(functionTimeoutSec(queues)),
             environment,
+            runtimeFiles: area.runtimeFiles,
             ...this.portSettings(props, resources),
           });
           this.grant(props, fn, resources);

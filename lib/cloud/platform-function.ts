@@ -151,8 +151,9 @@ export class PlatformFunction extends Construct implements IGrantable {
         // esbuild's own default (info) prints a size table per function on every synth and deploy
         // (`npm run bench -- bundles` gives the sizes).
         logLevel: LogLevel.WARNING,
-        // The Node 22 runtime ships SDK v3; bundling it would only add cold-start weight.
-        externalModules: ['@aws-sdk/*'],
+        // The Node 22 runtime ships SDK v3; bundling it would only add cold-start weight. A package
+        // the function ships as runtime files is imported from there, not bundled a second time.
+        externalModules: ['@aws-sdk/*', ...packagesOf(props.runtimeFiles ?? [])],
         ...(props.runtimeFiles === undefined || props.runtimeFiles.length === 0 ? {} : { commandHooks: copyIntoBundle(props.runtimeFiles) }),
       },
     });
@@ -182,6 +183,12 @@ export class PlatformFunction extends Construct implements IGrantable {
   get grantPrincipal(): IPrincipal {
     return this.function.grantPrincipal;
   }
+}
+
+/** The npm packages `files` ship whole (`node_modules/<name>/...`, scoped names included). */
+export function packagesOf(files: readonly string[]): string[] {
+  const names = files.flatMap((file) => /^node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(file)?.[1] ?? []);
+  return [...new Set(names)];
 }
 
 /**

@@ -18,7 +18,9 @@ import { build, type Plugin } from 'esbuild';
 import { DEFAULT_MCP_LAYER_DIR, DEFAULT_MCP_MODULES_DIR, layerPackages } from '../../lib/cloud/mcp-runtime-function.ts';
 import { ESM_REQUIRE_BANNER } from '../../lib/cloud/platform-function.ts';
 import {
+  BUNDLE_FILE,
   filesUnder,
+  importedPackages,
   REFERENCE_FUNCTION,
   FUNCTION_BUNDLE_BUDGET_BYTES,
   MCP_LAYER_BUDGET_BYTES,
@@ -59,7 +61,9 @@ export const bundlesBench: BenchModule = {
     for (const fn of assets.functions) {
       context.progress(`rebuilding ${fn.name} the old way...`);
       const entry = entryOf(fn, entriesDir);
-      const [current, old] = await Promise.all([bundleBytes(entry, false), bundleBytes(entry, true)]);
+      // The packages it ships beside itself stay external, as PlatformFunction makes them.
+      const external = ['@aws-sdk/*', ...importedPackages(readFileSync(join(fn.dir, BUNDLE_FILE), 'utf8'))];
+      const [current, old] = await Promise.all([bundleBytes(entry, external, false), bundleBytes(entry, external, true)]);
       if (Math.abs(current - fn.bytes) > fn.bytes * REBUILD_TOLERANCE)
         throw new Error(`${fn.name}: rebuilt ${current} bytes, synthesized ${fn.bytes}: align this bench's esbuild options with PlatformFunction's`);
       oldBytes.set(fn, old);
@@ -112,7 +116,7 @@ const zodAsOneNamespace: Plugin = {
 };
 
 /** Bytes of `entry` bundled with PlatformFunction's esbuild options (lib/cloud/platform-function.ts), the old way if `old`. */
-async function bundleBytes(entry: string, old: boolean): Promise<number> {
+async function bundleBytes(entry: string, external: readonly string[], old: boolean): Promise<number> {
   const result = await build({
     entryPoints: [entry],
     bundle: true,
@@ -123,7 +127,7 @@ async function bundleBytes(entry: string, old: boolean): Promise<number> {
     mainFields: ['module', 'main'],
     banner: { js: ESM_REQUIRE_BANNER },
     minify: true,
-    external: ['@aws-sdk/*'],
+    external: [...external],
     outfile: join(repoRoot, '.tmp', 'bench-bundle', 'index.mjs'),
     plugins: old ? [zodAsOneNamespace] : [],
     logLevel: 'silent',

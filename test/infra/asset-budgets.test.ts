@@ -16,6 +16,7 @@ import {
   REFERENCE_BUNDLE_BUDGET_BYTES,
   REFERENCE_FUNCTION,
   bundleBudgetOf,
+  importedPackages,
   OVER_TARGET_BUNDLE_BUDGET_BYTES,
   MB,
   MCP_LAYER_BUDGET_BYTES,
@@ -43,6 +44,10 @@ let yamlParserLoad: { status: number | null; stderr: string } | undefined;
 /** The functions that query the search engine, which loads MiniSearch and the stemmer at run time from files beside their bundles. */
 const SEARCHING_FUNCTIONS = ['Functions/Area-knowledge', 'Functions/Area-search'];
 let searchLibraryLoads: Map<string, { status: number | null; stderr: string }>;
+/** Per function, the packages its bundle imports rather than holds (other than the runtime's SDK and Node's own), and how resolving them from its asset went. */
+let externalImports: Map<string, { packages: string[]; status: number | null; stderr: string }>;
+/** The cron functions, whose schedule parser imports croner from files shipped beside their bundles. */
+const CRON_FUNCTIONS = ['Functions/Area-cron', 'Functions/Queue-cron'];
 
 /** Runs `script` as an ES module from an asset's directory, as Lambda would from /var/task: only what the asset holds resolves. */
 function importFrom(dir: string, script: string): { status: number | null; stderr: string } {
@@ -86,6 +91,13 @@ beforeAll(() => {
             "const { default: MiniSearch } = await import('minisearch'); const { stemmer } = await import('stemmer'); if (typeof MiniSearch !== 'function' || stemmer('forecasting') !== 'forecast') process.exit(2);",
           ),
         ]),
+    );
+    externalImports = new Map(
+      assets.functions.map((f) => {
+        const packages = importedPackages(readFileSync(join(f.dir, BUNDLE_FILE), 'utf8'));
+        const script = `for (const p of ${JSON.stringify(packages)}) import.meta.resolve(p);`;
+        return [f.name, { packages, ...(packages.length === 0 ? { status: 0, stderr: '' } : importFrom(f.dir, script)) }];
+      }),
     );
     // The layer holds the modules a server loads, not an empty directory that passes any budget.
     expect(existsSync(join(assets.mcpLayer.dir, 'nodejs/node_modules/@modelcontextprotocol/sdk/dist/cjs/server/mcp.js'))).toBe(true);
@@ -147,6 +159,22 @@ describe('asset budgets', () => {
     expect(
       assets.functions.filter((f) => sourcesOf.get(f.name)!.some((source) => /node_modules\/(minisearch|stemmer)\//.test(source))).map((f) => f.name),
     ).toEqual([]);
+  });
+
+  it('resolves every package a bundle imports from its own asset, as Lambda would from /var/task', () => {
+    // Act
+    const unresolved = [...externalImports]
+      .filter(([, load]) => load.status !== 0)
+      .map(([name, load]) => `${name}: ${load.packages.join(', ')}\n${load.stderr}`);
+
+    // Assess: the cron functions import croner from beside their bundles, so the check saw at least those.
+    expect(unresolved.join('\n')).toBe('');
+    for (const name of CRON_FUNCTIONS) expect(externalImports.get(name)?.packages).toContain('croner');
+  });
+
+  it.each(CRON_FUNCTIONS)('imports croner from beside the bundle of %s rather than holding it', (name) => {
+    // Assess: the API reference's bundle holds the whole manifest, croner with it, within its own budget.
+    expect(sourcesOf.get(name)!.filter((source) => source.includes('node_modules/croner/'))).toEqual([]);
   });
 
   it(`keeps the MCP modules layer under ${MCP_LAYER_BUDGET_BYTES / MB} MB`, () => {

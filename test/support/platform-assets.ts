@@ -5,6 +5,7 @@
  * same thing; no vitest here, as the bench runs outside it.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
 import { join } from 'node:path';
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { REPO_ROOT } from '../../lib/cloud/function-entries.ts';
@@ -35,19 +36,9 @@ export const REFERENCE_BUNDLE_BUDGET_BYTES = 400 * KB;
 export const OVER_TARGET_FUNCTIONS: readonly string[] = ['Functions/Area-agents', 'Functions/Stream-stream'];
 export const OVER_TARGET_BUNDLE_BUDGET_BYTES = 208 * KB;
 
-/**
- * Over the target, known: the cron functions hold croner (27 KB minified), the calendar behind the
- * platform's one schedule parser (L, W, #, time zones; functions/core/entry/schedule-expression.ts),
- * which validates and computes `nextRunAt` on the API side and next due times on the run side. They
- * measure 212 and 201 KB (the Scheduler client is not bundled: `@aws-sdk/*` is the runtime's).
- */
-export const CRON_FUNCTIONS: readonly string[] = ['Functions/Area-cron', 'Functions/Queue-cron'];
-export const CRON_BUNDLE_BUDGET_BYTES = 216 * KB;
-
 /** The budget of one function's bundle, by its construct path. */
 export function bundleBudgetOf(name: string): number {
   if (name === REFERENCE_FUNCTION) return REFERENCE_BUNDLE_BUDGET_BYTES;
-  if (CRON_FUNCTIONS.includes(name)) return CRON_BUNDLE_BUDGET_BYTES;
   return OVER_TARGET_FUNCTIONS.includes(name) ? OVER_TARGET_BUNDLE_BUDGET_BYTES : FUNCTION_BUNDLE_BUDGET_BYTES;
 }
 
@@ -68,6 +59,16 @@ export interface FunctionBundle {
   readonly mapBytes: number;
   /** Names of the variables its environment sets (RUNTIME_FUNCTION_NAME when it may run user code, ...). */
   readonly environment: readonly string[];
+}
+
+/**
+ * Bare specifiers of a minified ESM bundle's static imports and of its dynamic imports with a
+ * literal, other than Node's own modules and the runtime's SDK: the packages the bundle expects to
+ * find beside it (a function's runtime files, lib/cloud/platform-function.ts).
+ */
+export function importedPackages(code: string): string[] {
+  const specifiers = [...code.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)["']([^"'./][^"']*)["']/g)].map((m) => m[1]!);
+  return [...new Set(specifiers.filter((s) => !isBuiltin(s) && !s.startsWith('@aws-sdk/')))].sort();
 }
 
 export interface PlatformAssets {
