@@ -4,33 +4,25 @@ import type { UserActor } from '../core/auth/actor.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import type { StoredObject } from '../core/entry/storage-event.ts';
-import { AccessDeniedError, NotFoundError, PayloadTooLargeError, ValidationError } from '../core/errors.ts';
+
+import { NotFoundError, PayloadTooLargeError, ValidationError, type AccessDeniedError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import type { SearchDocument, SearchIndex, SearchPartition } from '../search/search-index.ts';
 import { chunkText } from '../search/chunk-text.ts';
 import { ExtractionError, extractText, fileTypeOf, textKindOf } from './extract-text.ts';
+import { checkKeyLength, extensionOf, foldersOf, normaliseFileName, normaliseFolder, parseStoredKey, type FilePath } from '../core/files/paths.ts';
+import { fileKey, filePathFromClient, folderFromClient, folderKey, INCOMING_PREFIX, USERS_PREFIX } from './knowledge-paths.ts';
+import type { BucketObjects } from '../core/files/bucket-objects.ts';
 import {
-  checkKeyLength,
-  extensionOf,
-  fileKey,
-  filePathFromClient,
-  folderFromClient,
-  folderKey,
-  foldersOf,
-  INCOMING_PREFIX,
-  normaliseFileName,
-  normaliseFolder,
-  parseStoredKey,
-  USERS_PREFIX,
-  type FilePath,
-} from './knowledge-paths.ts';
-import type { KnowledgeObjects } from './knowledge.objects.ts';
-import {
+  decodeContent,
   DOWNLOAD_URL_EXPIRES_SEC,
   MAX_DIRECT_UPLOAD_BYTES,
   MB,
+  storageQuotaExceeded,
   toMb,
   UPLOAD_URL_EXPIRES_SEC,
+} from '../core/files/uploads.ts';
+import {
   type createFolderBody,
   type listQuery,
   type searchBody,
@@ -41,7 +33,7 @@ import type { IndexStatus, KnowledgeEntry, KnowledgeFileRecord, KnowledgeStore }
 
 export interface KnowledgePorts {
   readonly knowledgeStore: KnowledgeStore;
-  readonly knowledgeObjects: KnowledgeObjects;
+  readonly knowledgeObjects: BucketObjects;
   readonly searchIndex: SearchIndex;
   readonly clock: Clock;
   readonly log: Logger;
@@ -80,10 +72,7 @@ function usage(bytes: number, ports: Pick<KnowledgePorts, 'config'>) {
 }
 
 function quotaExceeded(usedBytes: number, neededBytes: number, ports: Pick<KnowledgePorts, 'config'>): AccessDeniedError {
-  return new AccessDeniedError(
-    `Storage quota exceeded: ${toMb(usedBytes)} MB of ${ports.config.KNOWLEDGE_QUOTA_MB} MB used, and this file needs ${toMb(neededBytes)} MB. Delete files to make room.`,
-    'STORAGE_QUOTA_EXCEEDED',
-  );
+  return storageQuotaExceeded(usedBytes, neededBytes, ports.config.KNOWLEDGE_QUOTA_MB);
 }
 
 /** A file's documents for the index, ready before anything is written. */
@@ -155,22 +144,13 @@ async function settleStoredFile(
   return { record, usedBytes };
 }
 
-function decodeContent(content: string, isBase64: boolean): Buffer {
-  if (!isBase64) return Buffer.from(content, 'utf8');
-  const compact = content.replace(/\s+/g, '');
-  // Buffer.from skips what is not base64 without a word; a typo must not store a truncated file.
-  if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(compact) || compact.length % 4 === 1)
-    throw new ValidationError('Invalid parameters', ['content: is not valid base64 (isBase64 is true)']);
-  return Buffer.from(compact, 'base64');
-}
-
 /** POST /knowledge/upload: stores the file and indexes it before answering. */
 export async function uploadFile(actor: UserActor, input: z.infer<typeof uploadBody>, ports: KnowledgePorts) {
   const { userId } = actor;
   const path: FilePath = { folder: normaliseFolder('folder', input.folder), fileName: normaliseFileName('fileName', input.fileName) };
   const key = fileKey(userId, path);
   checkKeyLength('fileName', key);
-  const bytes = decodeContent(input.content, input.isBase64);
+  const bytes = decodeContent(input.content, input.isBase64, 'isBase64 is true');
   if (bytes.length > MAX_DIRECT_UPLOAD_BYTES)
     throw new PayloadTooLargeError(
       MAX_DIRECT_UPLOAD_BYTES,

@@ -14,6 +14,7 @@ import { skillsArea } from '../../functions/skills/skills.module.ts';
 import { starsArea } from '../../functions/stars/stars.module.ts';
 import { tokensArea } from '../../functions/tokens/tokens.module.ts';
 import { usersArea } from '../../functions/users/users.module.ts';
+import { websitesArea } from '../../functions/websites/websites.module.ts';
 import type { AreaModule } from './types.ts';
 
 /**
@@ -38,6 +39,7 @@ export const areas = [
   knowledgeArea,
   skillsArea,
   starsArea,
+  websitesArea,
 ] as const;
 
 const byName = new Map<string, AreaModule>(areas.map((area) => [area.name, area]));

@@ -1,0 +1,47 @@
+import * as z from 'zod';
+import { contentType } from '../core/files/uploads.ts';
+
+export const DEFAULT_LIST_LIMIT = 100;
+export const MAX_LIST_LIMIT = 1000;
+
+export const uploadBody = z.object({
+  fileName: z.string().min(1, 'must not be empty'),
+  content: z.string(),
+  contentType: contentType.optional(),
+  folder: z.string().optional(),
+  encoding: z.enum(['text', 'base64']).default('text'),
+});
+
+export const uploadUrlBody = z.object({
+  fileName: z.string().min(1, 'must not be empty'),
+  contentType: contentType.optional(),
+  folder: z.string().optional(),
+  /** Bytes the client will send, when it knows: checked against the quota now. */
+  size: z.number().int().min(0).optional(),
+});
+
+export const keyBody = z.object({ key: z.string().min(1, 'must not be empty') });
+
+export const folderBody = z.object({ folder: z.string().min(1, 'must not be empty') });
+
+export const createFolderBody = z.object({
+  folder: z.string().min(1, 'must not be empty'),
+  parent: z.string().optional(),
+});
+
+export const listQuery = z.object({
+  prefix: z.string().optional(),
+  limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).default(DEFAULT_LIST_LIMIT),
+  cursor: z.string().optional(),
+});
+
+/** CloudFront accepts up to 3,000 paths in progress; one request may ask for this many. */
+export const MAX_INVALIDATION_PATHS = 100;
+
+export const invalidateBody = z.object({
+  paths: z
+    .array(z.string().min(1, 'must not be empty').max(1024))
+    .min(1, 'must name at least one path')
+    .max(MAX_INVALIDATION_PATHS, `at most ${MAX_INVALIDATION_PATHS} paths per request`)
+    .default(['/*']),
+});
