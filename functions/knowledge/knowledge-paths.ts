@@ -56,4 +56,3 @@ export function folderFromClient(field: string, userId: string, input: string | 
   if (input === undefined) return '';
   return normaliseFolder(field, relativeToCaller(field, userId, input));
 }
-

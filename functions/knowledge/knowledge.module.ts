@@ -46,7 +46,9 @@ export const knowledgeArea = defineArea({
   buckets: [{ name: 'knowledge', purpose: "users' knowledge files (users/), and presigned uploads on their way in (incoming/)" }],
   provides: {
     knowledgeStore: providePort<KnowledgeStore>({ tables: ['knowledge-files', 'knowledge-usage'] }, ({ db }) => createKnowledgeStore(db)),
-    knowledgeObjects: providePort<BucketObjects>({ buckets: ['knowledge'] }, (kernel: KernelPorts): BucketObjects => createBucketObjects(kernel.config, 'knowledge')),
+    knowledgeObjects: providePort<BucketObjects>({ buckets: ['knowledge'] }, (kernel: KernelPorts): BucketObjects =>
+      createBucketObjects(kernel.config, 'knowledge'),
+    ),
   },
   uses: ['searchIndex'],
   settings: {

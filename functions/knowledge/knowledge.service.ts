@@ -22,13 +22,7 @@ import {
   toMb,
   UPLOAD_URL_EXPIRES_SEC,
 } from '../core/files/uploads.ts';
-import {
-  type createFolderBody,
-  type listQuery,
-  type searchBody,
-  type uploadBody,
-  type uploadUrlBody,
-} from './knowledge.schema.ts';
+import { type createFolderBody, type listQuery, type searchBody, type uploadBody, type uploadUrlBody } from './knowledge.schema.ts';
 import type { IndexStatus, KnowledgeEntry, KnowledgeFileRecord, KnowledgeStore } from './knowledge.store.ts';
 
 export interface KnowledgePorts {

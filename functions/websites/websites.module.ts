@@ -45,7 +45,9 @@ export const websitesArea = defineArea({
       { tables: ['website-files', 'website-usage', 'website-invalidations'] },
       ({ db, clock }: KernelPorts): WebsiteStore => createWebsiteStore(db, () => clock.now()),
     ),
-    websiteObjects: providePort<BucketObjects>({ buckets: ['websites'] }, (kernel: KernelPorts): BucketObjects => createBucketObjects(kernel.config, 'websites')),
+    websiteObjects: providePort<BucketObjects>({ buckets: ['websites'] }, (kernel: KernelPorts): BucketObjects =>
+      createBucketObjects(kernel.config, 'websites'),
+    ),
     siteCache: providePort<SiteCache>({ siteCache: true }, ({ config }: KernelPorts): SiteCache =>
       config.SITE_DISTRIBUTION_ID === undefined
         ? createLocalSiteCache()

@@ -22,15 +22,7 @@ import type { Lineage } from '../core/http/lineage.ts';
 import type { Logger } from '../core/logger.ts';
 import { contentTypeOf } from './content-types.ts';
 import type { SiteCache } from './site-cache.ts';
-import {
-  INCOMING_PREFIX,
-  incomingObjectKey,
-  INDEX_FILE,
-  relativeKey,
-  siteFolderFromClient,
-  siteObjectKey,
-  sitePathFromClient,
-} from './websites-paths.ts';
+import { INCOMING_PREFIX, incomingObjectKey, INDEX_FILE, relativeKey, siteFolderFromClient, siteObjectKey, sitePathFromClient } from './websites-paths.ts';
 import type { createFolderBody, invalidateBody, listQuery, uploadBody, uploadUrlBody } from './websites.schema.ts';
 import type { WebsiteEntry, WebsiteFileRecord, WebsiteStore } from './websites.store.ts';
 
@@ -116,7 +108,15 @@ function newPath(input: { fileName: string; folder?: string | undefined }): File
 async function settleStoredFile(userId: string, path: FilePath, file: { size: number; contentType: string }, ports: WebsitePorts): Promise<number> {
   const now = ports.clock.now();
   for (const folder of foldersOf(path.folder)) await ports.websiteStore.putFolder(userId, folder, now);
-  const record: WebsiteFileRecord = { userId, kind: 'file', folder: path.folder, fileName: path.fileName, size: file.size, contentType: file.contentType, lastModified: now };
+  const record: WebsiteFileRecord = {
+    userId,
+    kind: 'file',
+    folder: path.folder,
+    fileName: path.fileName,
+    size: file.size,
+    contentType: file.contentType,
+    lastModified: now,
+  };
   const replaced = await ports.websiteStore.putFile(record);
   // The write answered the entry it replaced, so of concurrent uploads to one key each gives back
   // exactly the bytes of the one before it.
@@ -161,7 +161,10 @@ export async function createUploadUrl(actor: UserActor, input: z.infer<typeof up
   const key = relativeKey(path);
   checkKeyLength('fileName', incomingObjectKey(userId, key));
   if (input.size !== undefined && input.size > MAX_PRESIGNED_UPLOAD_BYTES)
-    throw new PayloadTooLargeError(MAX_PRESIGNED_UPLOAD_BYTES, `The file is ${input.size} bytes; uploads through a URL are limited to 25 MB (${MAX_PRESIGNED_UPLOAD_BYTES} bytes).`);
+    throw new PayloadTooLargeError(
+      MAX_PRESIGNED_UPLOAD_BYTES,
+      `The file is ${input.size} bytes; uploads through a URL are limited to 25 MB (${MAX_PRESIGNED_UPLOAD_BYTES} bytes).`,
+    );
   const quota = quotaOf(actor, ports);
   const usedBytes = await ports.websiteStore.usedBytes(userId);
   const needed = input.size ?? 0;
@@ -231,7 +234,10 @@ export async function createDownloadUrl(actor: UserActor, input: { key: string }
 export async function listFiles(actor: UserActor, input: z.infer<typeof listQuery>, ports: WebsitePorts) {
   const { userId } = actor;
   const folder = siteFolderFromClient('prefix', input.prefix);
-  const [page, usedBytes] = await Promise.all([ports.websiteStore.listChildren(userId, folder, input.limit, input.cursor), ports.websiteStore.usedBytes(userId)]);
+  const [page, usedBytes] = await Promise.all([
+    ports.websiteStore.listChildren(userId, folder, input.limit, input.cursor),
+    ports.websiteStore.usedBytes(userId),
+  ]);
   const files = [];
   const folders = [];
   for (const entry of page.items) {

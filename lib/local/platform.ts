@@ -196,7 +196,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     const serverDrains = [() => (serverClosed ??= closeServer(server))];
     const drainServer = () => Promise.all(serverDrains.map((drain) => drain())).then(() => undefined);
     cleanup.push(drainServer);
-    const origin = (listening: Server) => `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${(listening.address() as AddressInfo).port}`;
+    const origin = (listening: Server) =>
+      `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${(listening.address() as AddressInfo).port}`;
     const url = origin(server);
     // Hosts on ports of their own (the site host): a second listener, drained with the first.
     const ownPort = new Map<Host, string>();

@@ -99,6 +99,8 @@ export function filePathOf(field: string, relative: string): FilePath {
   if (relative === '' || relative.endsWith('/')) throw invalid(field, 'must name a file (a folder key ends with "/")');
   if (relative.startsWith('/')) throw invalid(field, 'must be a path inside your space, not an absolute path');
   const slash = relative.lastIndexOf('/');
+  // `a//b.txt`: the folder part `a/` would lose its empty segment to normaliseFolder's trailing slash.
+  if (slash > 0 && relative[slash - 1] === '/') throw invalid(field, 'must not contain empty segments ("//")');
   const folder = normaliseFolder(field, slash < 0 ? '' : relative.slice(0, slash));
   return { folder, fileName: normaliseFileName(field, relative.slice(slash + 1)) };
 }
