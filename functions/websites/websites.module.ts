@@ -12,16 +12,16 @@ const UPLOAD_BODY_BYTES = 7 * 1024 * KIB;
 export const websitesArea = defineArea({
   name: 'websites',
   routes: [
-    { method: 'GET', path: '/website/list', handler: 'list-files', auth: 'required', callers: 'role', style: 'website' },
-    { method: 'POST', path: '/website/upload', handler: 'upload-file', auth: 'required', style: 'website', maxBodyBytes: UPLOAD_BODY_BYTES },
-    { method: 'POST', path: '/website/upload-url', handler: 'create-upload-url', auth: 'required', style: 'website' },
-    { method: 'POST', path: '/website/download-url', handler: 'get-download-url', auth: 'required', callers: 'role', style: 'website' },
-    { method: 'POST', path: '/website/delete', handler: 'delete-file', auth: 'required', style: 'website' },
-    { method: 'POST', path: '/website/delete-folder', handler: 'delete-folder', auth: 'required', style: 'website' },
-    { method: 'POST', path: '/website/create-folder', handler: 'create-folder', auth: 'required', style: 'website' },
-    { method: 'GET', path: '/website/usage', handler: 'get-usage', auth: 'required', callers: 'role', style: 'website' },
-    { method: 'GET', path: '/website/info', handler: 'get-info', auth: 'required', callers: 'role', style: 'website' },
-    { method: 'POST', path: '/website/invalidate', handler: 'invalidate-cache', auth: 'required', style: 'website' },
+    { method: 'GET', path: '/website/list', handler: 'list-site-files', auth: 'required', callers: 'role', style: 'website' },
+    { method: 'POST', path: '/website/upload', handler: 'upload-site-file', auth: 'required', style: 'website', maxBodyBytes: UPLOAD_BODY_BYTES },
+    { method: 'POST', path: '/website/upload-url', handler: 'create-site-upload-url', auth: 'required', style: 'website' },
+    { method: 'POST', path: '/website/download-url', handler: 'get-site-download-url', auth: 'required', callers: 'role', style: 'website' },
+    { method: 'POST', path: '/website/delete', handler: 'delete-site-file', auth: 'required', style: 'website' },
+    { method: 'POST', path: '/website/delete-folder', handler: 'delete-site-folder', auth: 'required', style: 'website' },
+    { method: 'POST', path: '/website/create-folder', handler: 'create-site-folder', auth: 'required', style: 'website' },
+    { method: 'GET', path: '/website/usage', handler: 'get-site-usage', auth: 'required', callers: 'role', style: 'website' },
+    { method: 'GET', path: '/website/info', handler: 'get-site-info', auth: 'required', callers: 'role', style: 'website' },
+    { method: 'POST', path: '/website/invalidate', handler: 'invalidate-site-cache', auth: 'required', style: 'website' },
     // The site host: every path, answered by serve-site.ts (HEAD too: the route table serves HEAD
     // with GET routes). Streaming, so files are piped from the bucket rather than buffered, and in
     // the cloud it is the function URL behind the site distribution (lib/cloud/site-distribution.ts).

@@ -64,6 +64,8 @@ const PLATFORM_EXTRAS: readonly { readonly host: Host; readonly path: string; re
   { host: 'base', path: '/keys/{serviceName}', prefix: false },
   // OAuth redirect target: the SPEC lists only the start (authorize); the provider must send the code somewhere.
   { host: 'base', path: '/oauth/callback/{provider}', prefix: false },
+  // Users' sites: SPEC 4.11 says "Files are public at {site_url}/{alias}/{path}" in prose, not in a row.
+  { host: 'site', path: '/{site+}', prefix: false },
 ];
 
 /** Where the method and the address sit in an endpoint table; the same index when one cell holds both. */
