@@ -31,11 +31,21 @@ export function createLocalSiteCache(): SiteCache {
  * CloudFront's CreateInvalidation on the site distribution. The SDK is imported on the first call,
  * so no other route's bundle or start pays for it.
  */
-export function createCloudFrontSiteCache(options: { distributionId: string; region: string; endpoint?: string | undefined }): SiteCache {
+export function createCloudFrontSiteCache(options: {
+  distributionId: string;
+  region: string;
+  /** Another endpoint and fixed credentials: tests point the adapter at moto. */
+  endpoint?: string | undefined;
+  credentials?: { accessKeyId: string; secretAccessKey: string };
+}): SiteCache {
   let client: Promise<{ send: (paths: readonly string[], ref: string) => Promise<SiteCacheInvalidation> }> | undefined;
   const load = async () => {
     const { CloudFrontClient, CreateInvalidationCommand } = await import('@aws-sdk/client-cloudfront');
-    const cloudFront = new CloudFrontClient({ region: options.region, ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }) });
+    const cloudFront = new CloudFrontClient({
+      region: options.region,
+      ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
+      ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
+    });
     return {
       async send(paths: readonly string[], ref: string) {
         const out = await cloudFront.send(
@@ -52,7 +62,11 @@ export function createCloudFrontSiteCache(options: { distributionId: string; reg
   };
   return {
     async invalidate(paths, callerReference) {
-      client ??= load();
+      // A failed load (it cannot, short of a broken install) is tried again by the next call.
+      client ??= load().catch((error: unknown) => {
+        client = undefined;
+        throw error;
+      });
       return (await client).send(paths, callerReference);
     },
   };
