@@ -22,6 +22,7 @@ import { listingsBench } from './listings.bench.ts';
 import { bundlesBench } from './bundles.bench.ts';
 import { prewarmBench } from './prewarm.bench.ts';
 import { memoryBench } from './memory.bench.ts';
+import { websitesBench } from './websites.bench.ts';
 
 const modules: readonly BenchModule[] = [
   startupBench,
@@ -35,6 +36,7 @@ const modules: readonly BenchModule[] = [
   listingsBench,
   knowledgeBench,
   searchBench,
+  websitesBench,
   bundlesBench,
   memoryBench,
 ];

@@ -9,6 +9,7 @@ import type { UserActor } from '../../functions/core/auth/actor.ts';
 import { createCredits } from '../../functions/core/credits.ts';
 import type { Db } from '../../functions/core/db/dynamo.ts';
 import { InsufficientCreditsError } from '../../functions/core/errors.ts';
+import { lineageOf } from '../../functions/core/http/lineage.ts';
 import { createLogger } from '../../functions/core/logger.ts';
 import { createLocalSiteCache, type SiteCache } from '../../functions/websites/site-cache.ts';
 import {
@@ -57,7 +58,7 @@ describe('website invalidation billing on dynalite', () => {
     (await db.doc.send(new GetCommand({ TableName: db.table('users'), Key: { userId }, ConsistentRead: true }))).Item?.['credits'] as number;
   const month = () => new Date(clock.now()).toISOString().slice(0, 7);
   const paths = (n: number, tag = 'p') => Array.from({ length: n }, (_, i) => `/${tag}${i}.html`);
-  const lineage = (requestId: string) => ({ requestId, rootRequestId: requestId, parentRequestId: null });
+  const lineage = (requestId: string) => lineageOf(requestId, undefined);
 
   it('charges nothing within the allowance, then CREDITS_PER_INVALIDATION_PATH for each path past it', async () => {
     // Prepare: 990 paths already invalidated this month
