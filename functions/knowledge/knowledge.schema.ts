@@ -1,11 +1,10 @@
 import * as z from 'zod';
-import { contentType } from '../core/files/uploads.ts';
+import { contentType } from '../core/files/schemas.ts';
+export { listQuery } from '../core/files/schemas.ts';
 
 /** SPEC part 8: search answers 5 results unless asked, at most 20. */
 export const DEFAULT_SEARCH_LIMIT = 5;
 export const MAX_SEARCH_LIMIT = 20;
-export const DEFAULT_LIST_LIMIT = 100;
-export const MAX_LIST_LIMIT = 1000;
 
 export const uploadBody = z.object({
   fileName: z.string().min(1, 'must not be empty'),
@@ -24,12 +23,6 @@ export const uploadUrlBody = z.object({
 });
 
 export const keyBody = z.object({ key: z.string().min(1, 'must not be empty') });
-
-export const listQuery = z.object({
-  prefix: z.string().optional(),
-  limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).default(DEFAULT_LIST_LIMIT),
-  cursor: z.string().optional(),
-});
 
 export const createFolderBody = z.object({
   folderName: z.string().min(1, 'must not be empty'),

@@ -1,8 +1,6 @@
 import * as z from 'zod';
-import { contentType } from '../core/files/uploads.ts';
-
-export const DEFAULT_LIST_LIMIT = 100;
-export const MAX_LIST_LIMIT = 1000;
+import { contentType } from '../core/files/schemas.ts';
+export { listQuery } from '../core/files/schemas.ts';
 
 export const uploadBody = z.object({
   fileName: z.string().min(1, 'must not be empty'),
@@ -27,12 +25,6 @@ export const folderBody = z.object({ folder: z.string().min(1, 'must not be empt
 export const createFolderBody = z.object({
   folder: z.string().min(1, 'must not be empty'),
   parent: z.string().optional(),
-});
-
-export const listQuery = z.object({
-  prefix: z.string().optional(),
-  limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).default(DEFAULT_LIST_LIMIT),
-  cursor: z.string().optional(),
 });
 
 /** CloudFront accepts up to 3,000 paths in progress; one request may ask for this many. */

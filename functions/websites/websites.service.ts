@@ -1,5 +1,4 @@
 import type * as z from 'zod';
-import { throwFirstFailure } from '../core/all-settled.ts';
 import type { UserActor } from '../core/auth/actor.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
@@ -7,7 +6,8 @@ import { CREDIT_PRICE_USD, roundCredits, type Credits } from '../core/credits.ts
 import type { StoredObject } from '../core/entry/storage-event.ts';
 import { AliasRequiredError, NotFoundError, PayloadTooLargeError, ValidationError } from '../core/errors.ts';
 import type { BucketObjects } from '../core/files/bucket-objects.ts';
-import { checkKeyLength, checkSegments, foldersOf, normaliseFileName, parseStoredKey, type FilePath } from '../core/files/paths.ts';
+import { putFolders, removeFile, removeSubtree, settleFile, writeWithinQuota } from '../core/files/file-tree.ts';
+import { checkKeyLength, checkSegments, normaliseFileName, parseStoredKey, type FilePath } from '../core/files/paths.ts';
 import {
   decodeContent,
   DOWNLOAD_URL_EXPIRES_SEC,
@@ -24,7 +24,7 @@ import { contentTypeOf } from './content-types.ts';
 import type { SiteCache } from './site-cache.ts';
 import { INCOMING_PREFIX, incomingObjectKey, INDEX_FILE, relativeKey, siteFolderFromClient, siteObjectKey, sitePathFromClient } from './websites-paths.ts';
 import type { createFolderBody, invalidateBody, listQuery, uploadBody, uploadUrlBody } from './websites.schema.ts';
-import type { WebsiteEntry, WebsiteFileRecord, WebsiteStore } from './websites.store.ts';
+import type { WebsiteFileRecord, WebsiteStore } from './websites.store.ts';
 
 export interface WebsitePorts {
   readonly websiteStore: WebsiteStore;
@@ -104,10 +104,8 @@ function newPath(input: { fileName: string; folder?: string | undefined }): File
   return path;
 }
 
-/** Writes the entry of a stored file and its folders', and gives back the bytes of the file it replaced. */
-async function settleStoredFile(userId: string, path: FilePath, file: { size: number; contentType: string }, ports: WebsitePorts): Promise<number> {
-  const now = ports.clock.now();
-  for (const folder of foldersOf(path.folder)) await ports.websiteStore.putFolder(userId, folder, now);
+/** Writes the entry of a stored file and its folders', giving back the bytes of the file it replaced. */
+function settleStoredFile(userId: string, path: FilePath, file: { size: number; contentType: string }, ports: WebsitePorts): Promise<number> {
   const record: WebsiteFileRecord = {
     userId,
     kind: 'file',
@@ -115,12 +113,9 @@ async function settleStoredFile(userId: string, path: FilePath, file: { size: nu
     fileName: path.fileName,
     size: file.size,
     contentType: file.contentType,
-    lastModified: now,
+    lastModified: ports.clock.now(),
   };
-  const replaced = await ports.websiteStore.putFile(record);
-  // The write answered the entry it replaced, so of concurrent uploads to one key each gives back
-  // exactly the bytes of the one before it.
-  return replaced !== null && replaced.size > 0 ? ports.websiteStore.release(userId, replaced.size) : ports.websiteStore.usedBytes(userId);
+  return settleFile(ports.websiteStore, record);
 }
 
 /** POST /website/upload: at most 5 MB (decoded), within the tier's quota. */
@@ -138,14 +133,8 @@ export async function uploadFile(actor: UserActor, input: z.infer<typeof uploadB
     );
   const contentType = input.contentType ?? contentTypeOf(path.fileName, 'text/html');
   const quota = quotaOf(actor, ports);
-  if ((await ports.websiteStore.reserve(userId, bytes.length, quota.quotaBytes)) === null)
+  if (!(await writeWithinQuota(ports.websiteStore, userId, bytes.length, quota.quotaBytes, () => ports.websiteObjects.put(objectKey, bytes, contentType))))
     throw storageQuotaExceeded(await ports.websiteStore.usedBytes(userId), bytes.length, quota.quotaMb);
-  try {
-    await ports.websiteObjects.put(objectKey, bytes, contentType);
-  } catch (error) {
-    await ports.websiteStore.release(userId, bytes.length);
-    throw error;
-  }
   await settleStoredFile(userId, path, { size: bytes.length, contentType }, ports);
   return { message: 'File uploaded', key, size: bytes.length, contentType, url: fileUrl(siteUrlOf(actor, urls), key) };
 }
@@ -210,13 +199,8 @@ export async function publishUploadedObject(object: StoredObject, ports: Website
   };
   if (incoming.size > MAX_PRESIGNED_UPLOAD_BYTES) return reject(`over the ${MAX_PRESIGNED_UPLOAD_BYTES}-byte limit of upload URLs`);
   const quota = quotaOf({ userId }, ports);
-  if ((await ports.websiteStore.reserve(userId, incoming.size, quota.quotaBytes)) === null) return reject('storage quota exceeded');
-  try {
-    await ports.websiteObjects.copy(object.key, siteObjectKey(userId, key));
-  } catch (error) {
-    await ports.websiteStore.release(userId, incoming.size);
-    throw error;
-  }
+  const copy = () => ports.websiteObjects.copy(object.key, siteObjectKey(userId, key));
+  if (!(await writeWithinQuota(ports.websiteStore, userId, incoming.size, quota.quotaBytes, copy))) return reject('storage quota exceeded');
   await ports.websiteObjects.delete(object.key);
   await settleStoredFile(userId, path, { size: incoming.size, contentType: incoming.contentType ?? contentTypeOf(path.fileName) }, ports);
 }
@@ -260,57 +244,32 @@ export async function listFiles(actor: UserActor, input: z.infer<typeof listQuer
 export async function deleteFile(actor: UserActor, input: { key: string }, ports: WebsitePorts) {
   const path = sitePathFromClient('key', input.key);
   const key = relativeKey(path);
-  if (!(await removeFile(actor.userId, path, ports))) throw new NotFoundError(`No file ${key}.`);
+  if (!(await removeSiteFile(actor.userId, path, ports))) throw new NotFoundError(`No file ${key}.`);
   return { key, deleted: true };
 }
 
 /** Removes a file's entry, object and bytes; false when there was no such file (or a concurrent delete took it). */
-async function removeFile(userId: string, path: FilePath, ports: WebsitePorts): Promise<boolean> {
-  const removed = await ports.websiteStore.deleteFile(userId, path);
-  if (removed === null) return false;
-  await ports.websiteObjects.delete(siteObjectKey(userId, relativeKey(path)));
-  if (removed.size > 0) await ports.websiteStore.release(userId, removed.size);
-  return true;
+async function removeSiteFile(userId: string, path: FilePath, ports: WebsitePorts): Promise<boolean> {
+  return (await removeFile(ports.websiteStore, userId, path, () => ports.websiteObjects.delete(siteObjectKey(userId, relativeKey(path))))) !== null;
 }
 
 /** POST /website/create-folder: the folder (inside `parent` when given) and any missing folder above it. */
 export async function createFolder(actor: UserActor, input: z.infer<typeof createFolderBody>, ports: WebsitePorts) {
   const folder = siteFolderFromClient('parent', input.parent) + siteFolderFromClient('folder', input.folder);
   checkKeyLength('folder', siteObjectKey(actor.userId, folder));
-  const now = ports.clock.now();
-  for (const each of foldersOf(folder)) await ports.websiteStore.putFolder(actor.userId, each, now);
+  await putFolders(ports.websiteStore, actor.userId, folder, ports.clock.now());
   return { key: folder };
 }
-
-/** Entries removed at once while a folder is deleted. */
-const FOLDER_DELETE_PARALLELISM = 25;
 
 /** POST /website/delete-folder: everything inside, at any depth, then the folder; irreversible. */
 export async function deleteFolder(actor: UserActor, input: { folder: string }, ports: WebsitePorts) {
   const { userId } = actor;
   const folder = siteFolderFromClient('folder', input.folder);
   if (folder === '') throw new ValidationError('Invalid parameters', ['folder: must name a folder inside your site, not its root']);
-  let found = await ports.websiteStore.hasFolder(userId, folder);
-  let deletedCount = 0;
-  for await (const entries of ports.websiteStore.listSubtree(userId, folder)) {
-    found ||= entries.length > 0;
-    for (let at = 0; at < entries.length; at += FOLDER_DELETE_PARALLELISM) {
-      const outcomes = await Promise.allSettled(entries.slice(at, at + FOLDER_DELETE_PARALLELISM).map((entry) => removeEntry(userId, entry, ports)));
-      throwFirstFailure(outcomes);
-      deletedCount += outcomes.filter((o) => o.status === 'fulfilled' && o.value).length;
-    }
-  }
+  const { found, deletedCount } = await removeSubtree(ports.websiteStore, userId, folder, (file) => removeSiteFile(userId, file, ports));
   if (!found) throw new NotFoundError(`No folder ${folder}.`);
   await ports.websiteStore.deleteFolder(userId, folder);
   return { folder, deletedCount };
-}
-
-async function removeEntry(userId: string, entry: WebsiteEntry, ports: WebsitePorts): Promise<boolean> {
-  if (entry.kind === 'folder') {
-    await ports.websiteStore.deleteFolder(userId, entry.folder);
-    return false;
-  }
-  return removeFile(userId, entry, ports);
 }
 
 /** GET /website/usage */

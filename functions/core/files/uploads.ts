@@ -1,4 +1,3 @@
-import * as z from 'zod';
 import { AccessDeniedError, ValidationError } from '../errors.ts';
 
 /** What the file areas (knowledge, websites) share about uploads and their owners' quotas. */
@@ -35,11 +34,3 @@ export function decodeContent(content: string, isBase64: boolean, flag: string):
     throw new ValidationError('Invalid parameters', [`content: is not valid base64 (${flag})`]);
   return Buffer.from(compact, 'base64');
 }
-
-/** A media type such as `text/plain`, as clients give it. */
-export const contentType = z
-  .string()
-  .trim()
-  .min(3)
-  .max(255)
-  .regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'must be a media type such as text/plain');
