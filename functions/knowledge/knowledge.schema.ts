@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { contentType } from '../core/files/schemas.ts';
-export { listQuery } from '../core/files/schemas.ts';
+export { keyBody, listQuery, uploadUrlBody } from '../core/files/schemas.ts';
 
 /** SPEC part 8: search answers 5 results unless asked, at most 20. */
 export const DEFAULT_SEARCH_LIMIT = 5;
@@ -13,16 +13,6 @@ export const uploadBody = z.object({
   folder: z.string().optional(),
   isBase64: z.boolean().default(false),
 });
-
-export const uploadUrlBody = z.object({
-  fileName: z.string().min(1, 'must not be empty'),
-  contentType: contentType.optional(),
-  folder: z.string().optional(),
-  /** Bytes the client will send: checked now, and signed into the URL so S3 refuses another length. */
-  size: z.number().int().min(0).optional(),
-});
-
-export const keyBody = z.object({ key: z.string().min(1, 'must not be empty') });
 
 export const createFolderBody = z.object({
   folderName: z.string().min(1, 'must not be empty'),

@@ -9,8 +9,8 @@ import type { Logger } from '../core/logger.ts';
 import type { SearchDocument, SearchIndex, SearchPartition } from '../search/search-index.ts';
 import { chunkText } from '../search/chunk-text.ts';
 import { ExtractionError, extractText, fileTypeOf, textKindOf } from './extract-text.ts';
-import { putFolders, removeFile, removeSubtree, settleFile, writeWithinQuota } from '../core/files/file-tree.ts';
-import { checkKeyLength, extensionOf, normaliseFileName, normaliseFolder, parseStoredKey, type FilePath } from '../core/files/paths.ts';
+import { assertRoomFor, incomingUpload, putFolders, removeFile, removeSubtree, settleFile, writeWithinQuota } from '../core/files/file-tree.ts';
+import { checkKeyLength, extensionOf, normaliseFileName, normaliseFolder, type FilePath } from '../core/files/paths.ts';
 import { fileKey, filePathFromClient, folderFromClient, folderKey, INCOMING_PREFIX, USERS_PREFIX } from './knowledge-paths.ts';
 import type { BucketObjects } from '../core/files/bucket-objects.ts';
 import {
@@ -169,9 +169,7 @@ export async function createUploadUrl(actor: UserActor, input: z.infer<typeof up
   const maxSize = uploadUrlMaxBytes(ports);
   if (input.size !== undefined && input.size > maxSize)
     throw new PayloadTooLargeError(maxSize, `The file is ${input.size} bytes; uploads through a URL are limited to ${maxSize} bytes.`);
-  const usedBytes = await ports.knowledgeStore.usedBytes(userId);
-  const needed = input.size ?? 0;
-  if (usedBytes + needed > quotaBytes(ports) || (needed === 0 && usedBytes >= quotaBytes(ports))) throw quotaExceeded(usedBytes, needed, ports);
+  await assertRoomFor(ports.knowledgeStore, userId, input.size, { quotaBytes: quotaBytes(ports), quotaMb: ports.config.KNOWLEDGE_QUOTA_MB });
   const contentType = contentTypeFor(path.fileName, input.contentType);
   const uploadUrl = await ports.knowledgeObjects.presignPut(incomingKeyOf(key), { contentType, size: input.size, expiresIn: UPLOAD_URL_EXPIRES_SEC });
   return {
@@ -197,13 +195,8 @@ function incomingKeyOf(key: string): string {
  * reserved, whatever the client said when it asked for the URL.
  */
 export async function indexUploadedObject(object: StoredObject, ports: KnowledgePorts): Promise<void> {
-  const parsed = parseStoredKey(INCOMING_PREFIX, object.key);
-  if (parsed === null) {
-    // No URL names such a key; nothing may stay in `incoming/` unaccounted.
-    ports.log.warn('knowledge: unexpected object under incoming/ deleted', { key: object.key });
-    await ports.knowledgeObjects.delete(object.key);
-    return;
-  }
+  const parsed = await incomingUpload(INCOMING_PREFIX, object.key, ports.knowledgeObjects, ports.log);
+  if (parsed === null) return;
   const { userId, path } = parsed;
   const key = fileKey(userId, path);
   const incoming = await ports.knowledgeObjects.get(object.key);

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { contentType } from '../core/files/schemas.ts';
-export { listQuery } from '../core/files/schemas.ts';
+export { keyBody, listQuery, uploadUrlBody } from '../core/files/schemas.ts';
 
 export const uploadBody = z.object({
   fileName: z.string().min(1, 'must not be empty'),
@@ -9,16 +9,6 @@ export const uploadBody = z.object({
   folder: z.string().optional(),
   encoding: z.enum(['text', 'base64']).default('text'),
 });
-
-export const uploadUrlBody = z.object({
-  fileName: z.string().min(1, 'must not be empty'),
-  contentType: contentType.optional(),
-  folder: z.string().optional(),
-  /** Bytes the client will send, when it knows: checked against the quota now. */
-  size: z.number().int().min(0).optional(),
-});
-
-export const keyBody = z.object({ key: z.string().min(1, 'must not be empty') });
 
 export const folderBody = z.object({ folder: z.string().min(1, 'must not be empty') });
 

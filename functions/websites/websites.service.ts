@@ -6,8 +6,8 @@ import { CREDIT_PRICE_USD, roundCredits, type Credits } from '../core/credits.ts
 import type { StoredObject } from '../core/entry/storage-event.ts';
 import { AliasRequiredError, NotFoundError, PayloadTooLargeError, ValidationError } from '../core/errors.ts';
 import type { BucketObjects } from '../core/files/bucket-objects.ts';
-import { putFolders, removeFile, removeSubtree, settleFile, writeWithinQuota } from '../core/files/file-tree.ts';
-import { checkKeyLength, checkSegments, normaliseFileName, parseStoredKey, type FilePath } from '../core/files/paths.ts';
+import { assertRoomFor, incomingUpload, putFolders, removeFile, removeSubtree, settleFile, writeWithinQuota } from '../core/files/file-tree.ts';
+import { checkKeyLength, checkSegments, normaliseFileName, type FilePath } from '../core/files/paths.ts';
 import {
   decodeContent,
   DOWNLOAD_URL_EXPIRES_SEC,
@@ -155,9 +155,7 @@ export async function createUploadUrl(actor: UserActor, input: z.infer<typeof up
       `The file is ${input.size} bytes; uploads through a URL are limited to 25 MB (${MAX_PRESIGNED_UPLOAD_BYTES} bytes).`,
     );
   const quota = quotaOf(actor, ports);
-  const usedBytes = await ports.websiteStore.usedBytes(userId);
-  const needed = input.size ?? 0;
-  if (usedBytes + needed > quota.quotaBytes || (needed === 0 && usedBytes >= quota.quotaBytes)) throw storageQuotaExceeded(usedBytes, needed, quota.quotaMb);
+  await assertRoomFor(ports.websiteStore, userId, input.size, quota);
   const contentType = input.contentType ?? contentTypeOf(path.fileName, 'text/html');
   const post = await ports.websiteObjects.presignPost(incomingObjectKey(userId, key), {
     contentType,
@@ -182,12 +180,8 @@ export async function createUploadUrl(actor: UserActor, input: z.infer<typeof up
  * policy, like the local one) or over the owner's quota. Exactly the object's bytes are reserved.
  */
 export async function publishUploadedObject(object: StoredObject, ports: WebsitePorts): Promise<void> {
-  const parsed = parseStoredKey(INCOMING_PREFIX, object.key);
-  if (parsed === null) {
-    ports.log.warn('websites: unexpected object under incoming/ deleted', { key: object.key });
-    await ports.websiteObjects.delete(object.key);
-    return;
-  }
+  const parsed = await incomingUpload(INCOMING_PREFIX, object.key, ports.websiteObjects, ports.log);
+  if (parsed === null) return;
   const { userId, path } = parsed;
   const key = relativeKey(path);
   const incoming = await ports.websiteObjects.open(object.key, { head: true });

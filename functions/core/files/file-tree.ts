@@ -1,6 +1,9 @@
 import { throwFirstFailure } from '../all-settled.ts';
 import type { FileTreeEntry, FileTreeFile, FileTreeStore } from './file-tree.store.ts';
-import { foldersOf, type FilePath } from './paths.ts';
+import type { BucketObjects } from './bucket-objects.ts';
+import { foldersOf, parseStoredKey, type FilePath } from './paths.ts';
+import { storageQuotaExceeded } from './uploads.ts';
+import type { Logger } from '../logger.ts';
 
 /**
  * The steps of the file areas (knowledge, websites) over their file tree store, so both keep
@@ -93,4 +96,37 @@ export async function removeSubtree<F extends FileTreeFile>(
     }
   }
   return { found, deletedCount };
+}
+
+/**
+ * Before an upload URL is handed out: 403 `storage quota exceeded` when the owner's usage leaves no
+ * room for `neededBytes` (or none at all, when the client did not say). Only spares a useless
+ * upload: the storage event reserves the real size.
+ */
+export async function assertRoomFor<F extends FileTreeFile>(
+  store: FileTreeStore<F>,
+  userId: string,
+  neededBytes: number | undefined,
+  quota: { readonly quotaBytes: number; readonly quotaMb: number },
+): Promise<void> {
+  const usedBytes = await store.usedBytes(userId);
+  const needed = neededBytes ?? 0;
+  if (usedBytes + needed > quota.quotaBytes || (needed === 0 && usedBytes >= quota.quotaBytes)) throw storageQuotaExceeded(usedBytes, needed, quota.quotaMb);
+}
+
+/**
+ * The owner and path of an object put through an upload URL under `prefix`; null, with the object
+ * deleted, for a key no URL names: nothing may stay there unaccounted.
+ */
+export async function incomingUpload(
+  prefix: string,
+  key: string,
+  objects: Pick<BucketObjects, 'delete'>,
+  log: Logger,
+): Promise<{ userId: string; path: FilePath } | null> {
+  const parsed = parseStoredKey(prefix, key);
+  if (parsed !== null) return parsed;
+  log.warn('unexpected object under an upload prefix deleted', { key });
+  await objects.delete(key);
+  return null;
 }

@@ -19,3 +19,15 @@ export const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).default(DEFAULT_LIST_LIMIT),
   cursor: z.string().optional(),
 });
+
+/** An upload URL's request (SPEC 4.6, 4.11). */
+export const uploadUrlBody = z.object({
+  fileName: z.string().min(1, 'must not be empty'),
+  contentType: contentType.optional(),
+  folder: z.string().optional(),
+  /** Bytes the client will send, when it knows: checked against the limits now (knowledge also signs it into the URL). */
+  size: z.number().int().min(0).optional(),
+});
+
+/** A file named by its key. */
+export const keyBody = z.object({ key: z.string().min(1, 'must not be empty') });
