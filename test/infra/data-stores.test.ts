@@ -1,6 +1,6 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { areaNamed, buckets, resourcesOf, tables } from '../../lib/manifest/index.ts';
+import { areaNamed, buckets, resourcesOf, routes, tables } from '../../lib/manifest/index.ts';
 import type { TableSpec } from '../../lib/manifest/types.ts';
 import { RUN_TOKEN_SECRET_LENGTH } from '../../lib/cloud/data-stores.ts';
 import { json, logicalIdOf, platformFunctions, synthPlatform, TEST_STACK } from './synth-platform.ts';
@@ -148,7 +148,16 @@ describe('run-token secret', () => {
     const { areas, streams } = platform.stack.functions;
     const authenticating = [
       ...[...areas].filter(([area]) => resourcesOf([areaNamed(area)]).runTokenSecret).map(([, fn]) => fn),
-      ...[...streams.values()].map((s) => s.function),
+      // A streaming host authenticates when one of its routes does (the site host's only route is public).
+      ...[...streams]
+        .filter(
+          ([host]) =>
+            resourcesOf(
+              [],
+              routes.filter((r) => r.host === host && r.mode === 'streaming'),
+            ).runTokenSecret,
+        )
+        .map(([, s]) => s.function),
     ];
     return { platform, template, secretId: logicalIdOf(platform, platform.stack.data.runTokenSecret), authenticating };
   }
