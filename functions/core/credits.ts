@@ -75,6 +75,12 @@ export class CreditsRefusedError extends InsufficientCreditsError {
   }
 }
 
+/**
+ * What one credit is worth, in USD: the rate at which the platform turns what a resource costs it
+ * (a CloudFront invalidation path) into credits. Documented in README (Credits).
+ */
+export const CREDIT_PRICE_USD = 0.01;
+
 /** Credits are kept to 4 decimal places so per-second billing adds up exactly in DynamoDB. */
 export function roundCredits(amount: number): number {
   return Math.round(amount * 10_000) / 10_000;

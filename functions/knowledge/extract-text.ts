@@ -1,5 +1,5 @@
 import type * as Unpdf from 'unpdf';
-import { extensionOf } from './knowledge-paths.ts';
+import { extensionOf } from '../core/files/paths.ts';
 
 /** The kinds of file the knowledge area reads text from; every other file is stored and listed only. */
 export type TextKind = 'text' | 'markdown' | 'csv' | 'json' | 'html' | 'pdf';

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import type { KernelPorts } from '../ports.ts';
 import { defineArea, providePort, KIB } from '../../lib/manifest/define.ts';
 import { SEARCH_LIBRARY_FILES } from '../search/partition-index.ts';
-import { createKnowledgeObjects, type KnowledgeObjects } from './knowledge.objects.ts';
+import { createBucketObjects, type BucketObjects } from '../core/files/bucket-objects.ts';
 import { createKnowledgeStore, type KnowledgeStore } from './knowledge.store.ts';
 
 /**
@@ -46,8 +46,8 @@ export const knowledgeArea = defineArea({
   buckets: [{ name: 'knowledge', purpose: "users' knowledge files (users/), and presigned uploads on their way in (incoming/)" }],
   provides: {
     knowledgeStore: providePort<KnowledgeStore>({ tables: ['knowledge-files', 'knowledge-usage'] }, ({ db }) => createKnowledgeStore(db)),
-    knowledgeObjects: providePort<KnowledgeObjects>({ buckets: ['knowledge'] }, (kernel: KernelPorts): KnowledgeObjects =>
-      createKnowledgeObjects(kernel.config),
+    knowledgeObjects: providePort<BucketObjects>({ buckets: ['knowledge'] }, (kernel: KernelPorts): BucketObjects =>
+      createBucketObjects(kernel.config, 'knowledge'),
     ),
   },
   uses: ['searchIndex'],

@@ -1,25 +1,10 @@
 import * as z from 'zod';
+import { contentType } from '../core/files/schemas.ts';
+export { keyBody, listQuery, uploadUrlBody } from '../core/files/schemas.ts';
 
-export const MB = 1024 * 1024;
-
-/** SPEC part 8: direct uploads carry at most 5 MB of file (decoded). */
-export const MAX_DIRECT_UPLOAD_BYTES = 5 * MB;
-/** SPEC part 8: a presigned upload URL is valid for an hour. */
-export const UPLOAD_URL_EXPIRES_SEC = 3600;
-/** A download link is handed to a browser right away; a quarter of an hour leaves room for a slow start. */
-export const DOWNLOAD_URL_EXPIRES_SEC = 900;
 /** SPEC part 8: search answers 5 results unless asked, at most 20. */
 export const DEFAULT_SEARCH_LIMIT = 5;
 export const MAX_SEARCH_LIMIT = 20;
-export const DEFAULT_LIST_LIMIT = 100;
-export const MAX_LIST_LIMIT = 1000;
-
-const contentType = z
-  .string()
-  .trim()
-  .min(3)
-  .max(255)
-  .regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'must be a media type such as text/plain');
 
 export const uploadBody = z.object({
   fileName: z.string().min(1, 'must not be empty'),
@@ -27,22 +12,6 @@ export const uploadBody = z.object({
   contentType: contentType.optional(),
   folder: z.string().optional(),
   isBase64: z.boolean().default(false),
-});
-
-export const uploadUrlBody = z.object({
-  fileName: z.string().min(1, 'must not be empty'),
-  contentType: contentType.optional(),
-  folder: z.string().optional(),
-  /** Bytes the client will send: checked now, and signed into the URL so S3 refuses another length. */
-  size: z.number().int().min(0).optional(),
-});
-
-export const keyBody = z.object({ key: z.string().min(1, 'must not be empty') });
-
-export const listQuery = z.object({
-  prefix: z.string().optional(),
-  limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).default(DEFAULT_LIST_LIMIT),
-  cursor: z.string().optional(),
 });
 
 export const createFolderBody = z.object({
@@ -63,8 +32,3 @@ export const searchBody = z.object({
     .optional(),
   limit: z.number().int().min(1).max(MAX_SEARCH_LIMIT).default(DEFAULT_SEARCH_LIMIT),
 });
-
-/** Megabytes (MiB) as the API shows them: six decimals, about a byte; `storageUsedBytes` is exact. */
-export function toMb(bytes: number): number {
-  return Math.round((bytes / MB) * 1e6) / 1e6;
-}

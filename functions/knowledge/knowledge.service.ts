@@ -1,47 +1,33 @@
 import type * as z from 'zod';
-import { throwFirstFailure } from '../core/all-settled.ts';
 import type { UserActor } from '../core/auth/actor.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import type { StoredObject } from '../core/entry/storage-event.ts';
-import { AccessDeniedError, NotFoundError, PayloadTooLargeError, ValidationError } from '../core/errors.ts';
+
+import { NotFoundError, PayloadTooLargeError, ValidationError, type AccessDeniedError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import type { SearchDocument, SearchIndex, SearchPartition } from '../search/search-index.ts';
 import { chunkText } from '../search/chunk-text.ts';
 import { ExtractionError, extractText, fileTypeOf, textKindOf } from './extract-text.ts';
+import { assertRoomFor, incomingUpload, putFolders, removeFile, removeSubtree, settleFile, writeWithinQuota } from '../core/files/file-tree.ts';
+import { checkKeyLength, extensionOf, normaliseFileName, normaliseFolder, type FilePath } from '../core/files/paths.ts';
+import { fileKey, filePathFromClient, folderFromClient, folderKey, INCOMING_PREFIX, USERS_PREFIX } from './knowledge-paths.ts';
+import type { BucketObjects } from '../core/files/bucket-objects.ts';
 import {
-  checkKeyLength,
-  extensionOf,
-  fileKey,
-  filePathFromClient,
-  folderFromClient,
-  folderKey,
-  foldersOf,
-  INCOMING_PREFIX,
-  normaliseFileName,
-  normaliseFolder,
-  parseStoredKey,
-  USERS_PREFIX,
-  type FilePath,
-} from './knowledge-paths.ts';
-import type { KnowledgeObjects } from './knowledge.objects.ts';
-import {
+  decodeContent,
   DOWNLOAD_URL_EXPIRES_SEC,
   MAX_DIRECT_UPLOAD_BYTES,
   MB,
+  storageQuotaExceeded,
   toMb,
   UPLOAD_URL_EXPIRES_SEC,
-  type createFolderBody,
-  type listQuery,
-  type searchBody,
-  type uploadBody,
-  type uploadUrlBody,
-} from './knowledge.schema.ts';
-import type { IndexStatus, KnowledgeEntry, KnowledgeFileRecord, KnowledgeStore } from './knowledge.store.ts';
+} from '../core/files/uploads.ts';
+import { type createFolderBody, type listQuery, type searchBody, type uploadBody, type uploadUrlBody } from './knowledge.schema.ts';
+import type { IndexStatus, KnowledgeFileRecord, KnowledgeStore } from './knowledge.store.ts';
 
 export interface KnowledgePorts {
   readonly knowledgeStore: KnowledgeStore;
-  readonly knowledgeObjects: KnowledgeObjects;
+  readonly knowledgeObjects: BucketObjects;
   readonly searchIndex: SearchIndex;
   readonly clock: Clock;
   readonly log: Logger;
@@ -80,10 +66,7 @@ function usage(bytes: number, ports: Pick<KnowledgePorts, 'config'>) {
 }
 
 function quotaExceeded(usedBytes: number, neededBytes: number, ports: Pick<KnowledgePorts, 'config'>): AccessDeniedError {
-  return new AccessDeniedError(
-    `Storage quota exceeded: ${toMb(usedBytes)} MB of ${ports.config.KNOWLEDGE_QUOTA_MB} MB used, and this file needs ${toMb(neededBytes)} MB. Delete files to make room.`,
-    'STORAGE_QUOTA_EXCEEDED',
-  );
+  return storageQuotaExceeded(usedBytes, neededBytes, ports.config.KNOWLEDGE_QUOTA_MB);
 }
 
 /** A file's documents for the index, ready before anything is written. */
@@ -135,8 +118,6 @@ async function settleStoredFile(
     ports.log.error('knowledge: indexing failed', { key, error });
     status = 'failed';
   }
-  const now = ports.clock.now();
-  for (const folder of foldersOf(path.folder)) await ports.knowledgeStore.putFolder(userId, folder, now);
   const record: KnowledgeFileRecord = {
     userId,
     kind: 'file',
@@ -145,23 +126,9 @@ async function settleStoredFile(
     size: file.size,
     contentType: file.contentType,
     indexStatus: status,
-    lastModified: now,
+    lastModified: ports.clock.now(),
   };
-  const replaced = await ports.knowledgeStore.putFile(record);
-  // The write answered the entry it replaced, so of concurrent uploads to one key each gives back
-  // exactly the bytes of the one before it, and the usage ends with those of the last.
-  const usedBytes =
-    replaced !== null && replaced.size > 0 ? await ports.knowledgeStore.release(userId, replaced.size) : await ports.knowledgeStore.usedBytes(userId);
-  return { record, usedBytes };
-}
-
-function decodeContent(content: string, isBase64: boolean): Buffer {
-  if (!isBase64) return Buffer.from(content, 'utf8');
-  const compact = content.replace(/\s+/g, '');
-  // Buffer.from skips what is not base64 without a word; a typo must not store a truncated file.
-  if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(compact) || compact.length % 4 === 1)
-    throw new ValidationError('Invalid parameters', ['content: is not valid base64 (isBase64 is true)']);
-  return Buffer.from(compact, 'base64');
+  return { record, usedBytes: await settleFile(ports.knowledgeStore, record) };
 }
 
 /** POST /knowledge/upload: stores the file and indexes it before answering. */
@@ -170,7 +137,7 @@ export async function uploadFile(actor: UserActor, input: z.infer<typeof uploadB
   const path: FilePath = { folder: normaliseFolder('folder', input.folder), fileName: normaliseFileName('fileName', input.fileName) };
   const key = fileKey(userId, path);
   checkKeyLength('fileName', key);
-  const bytes = decodeContent(input.content, input.isBase64);
+  const bytes = decodeContent(input.content, input.isBase64, 'isBase64 is true');
   if (bytes.length > MAX_DIRECT_UPLOAD_BYTES)
     throw new PayloadTooLargeError(
       MAX_DIRECT_UPLOAD_BYTES,
@@ -179,14 +146,8 @@ export async function uploadFile(actor: UserActor, input: z.infer<typeof uploadB
   const contentType = contentTypeFor(path.fileName, input.contentType);
   // Read before anything is reserved or written: a file that cannot be read is still stored.
   const prepared = await prepareIndex(path.fileName, contentType, bytes, ports.log);
-  const reserved = await ports.knowledgeStore.reserve(userId, bytes.length, quotaBytes(ports));
-  if (reserved === null) throw quotaExceeded(await ports.knowledgeStore.usedBytes(userId), bytes.length, ports);
-  try {
-    await ports.knowledgeObjects.put(key, bytes, contentType);
-  } catch (error) {
-    await ports.knowledgeStore.release(userId, bytes.length);
-    throw error;
-  }
+  if (!(await writeWithinQuota(ports.knowledgeStore, userId, bytes.length, quotaBytes(ports), () => ports.knowledgeObjects.put(key, bytes, contentType))))
+    throw quotaExceeded(await ports.knowledgeStore.usedBytes(userId), bytes.length, ports);
   const { record, usedBytes } = await settleStoredFile(userId, path, { size: bytes.length, contentType, prepared }, ports);
   return { key, fileName: path.fileName, size: record.size, contentType, ...usage(usedBytes, ports), indexStatus: record.indexStatus };
 }
@@ -208,9 +169,7 @@ export async function createUploadUrl(actor: UserActor, input: z.infer<typeof up
   const maxSize = uploadUrlMaxBytes(ports);
   if (input.size !== undefined && input.size > maxSize)
     throw new PayloadTooLargeError(maxSize, `The file is ${input.size} bytes; uploads through a URL are limited to ${maxSize} bytes.`);
-  const usedBytes = await ports.knowledgeStore.usedBytes(userId);
-  const needed = input.size ?? 0;
-  if (usedBytes + needed > quotaBytes(ports) || (needed === 0 && usedBytes >= quotaBytes(ports))) throw quotaExceeded(usedBytes, needed, ports);
+  await assertRoomFor(ports.knowledgeStore, userId, input.size, { quotaBytes: quotaBytes(ports), quotaMb: ports.config.KNOWLEDGE_QUOTA_MB });
   const contentType = contentTypeFor(path.fileName, input.contentType);
   const uploadUrl = await ports.knowledgeObjects.presignPut(incomingKeyOf(key), { contentType, size: input.size, expiresIn: UPLOAD_URL_EXPIRES_SEC });
   return {
@@ -236,13 +195,8 @@ function incomingKeyOf(key: string): string {
  * reserved, whatever the client said when it asked for the URL.
  */
 export async function indexUploadedObject(object: StoredObject, ports: KnowledgePorts): Promise<void> {
-  const parsed = parseStoredKey(INCOMING_PREFIX, object.key);
-  if (parsed === null) {
-    // No URL names such a key; nothing may stay in `incoming/` unaccounted.
-    ports.log.warn('knowledge: unexpected object under incoming/ deleted', { key: object.key });
-    await ports.knowledgeObjects.delete(object.key);
-    return;
-  }
+  const parsed = await incomingUpload(INCOMING_PREFIX, object.key, ports.knowledgeObjects, ports.log);
+  if (parsed === null) return;
   const { userId, path } = parsed;
   const key = fileKey(userId, path);
   const incoming = await ports.knowledgeObjects.get(object.key);
@@ -268,14 +222,8 @@ export async function indexUploadedObject(object: StoredObject, ports: Knowledge
   const maxSize = uploadUrlMaxBytes(ports);
   if (size > maxSize) return reject(`the file is ${size} bytes; uploads through a URL are limited to ${maxSize} bytes`);
   const prepared = await prepareIndex(path.fileName, incoming.contentType, incoming.body, ports.log);
-  if ((await ports.knowledgeStore.reserve(userId, size, quotaBytes(ports))) === null)
+  if (!(await writeWithinQuota(ports.knowledgeStore, userId, size, quotaBytes(ports), () => ports.knowledgeObjects.copy(object.key, key))))
     return reject(`storage quota exceeded: the file is ${size} bytes and the quota is ${ports.config.KNOWLEDGE_QUOTA_MB} MB`);
-  try {
-    await ports.knowledgeObjects.copy(object.key, key);
-  } catch (error) {
-    await ports.knowledgeStore.release(userId, size);
-    throw error;
-  }
   await ports.knowledgeObjects.delete(object.key);
   await settleStoredFile(userId, path, { size, contentType: incoming.contentType, prepared }, ports);
 }
@@ -321,16 +269,9 @@ export async function deleteFile(actor: UserActor, input: { key: string }, ports
   const { userId } = actor;
   const path = filePathFromClient('key', userId, input.key);
   const key = fileKey(userId, path);
-  const removed = await ports.knowledgeStore.deleteFile(userId, path);
-  if (removed === null) throw new NotFoundError(`No file ${key}.`);
-  await removeFileData(userId, key, removed, ports);
+  if ((await removeFile(ports.knowledgeStore, userId, path, () => ports.knowledgeObjects.delete(key))) === null) throw new NotFoundError(`No file ${key}.`);
   await ports.searchIndex.deleteGroup(partitionOf(userId), key);
   return { key, deleted: true };
-}
-
-async function removeFileData(userId: string, key: string, removed: KnowledgeFileRecord, ports: KnowledgePorts): Promise<void> {
-  await ports.knowledgeObjects.delete(key);
-  if (removed.size > 0) await ports.knowledgeStore.release(userId, removed.size);
 }
 
 /** POST /knowledge/create-folder: the folder and any missing folder above it. */
@@ -340,13 +281,9 @@ export async function createFolder(actor: UserActor, input: z.infer<typeof creat
   const folder = parent + normaliseFolder('folderName', input.folderName);
   const key = folderKey(userId, folder);
   checkKeyLength('folderName', key);
-  const now = ports.clock.now();
-  for (const each of foldersOf(folder)) await ports.knowledgeStore.putFolder(userId, each, now);
+  await putFolders(ports.knowledgeStore, userId, folder, ports.clock.now());
   return { key };
 }
-
-/** Entries removed at once while a folder is deleted: a big folder stays within the route's timeout, and the stores are not flooded. */
-const FOLDER_DELETE_PARALLELISM = 25;
 
 /** POST /knowledge/delete-folder: everything inside, at any depth, then the folder; irreversible. */
 export async function deleteFolder(actor: UserActor, input: { key: string }, ports: KnowledgePorts) {
@@ -354,33 +291,15 @@ export async function deleteFolder(actor: UserActor, input: { key: string }, por
   const folder = folderFromClient('key', userId, input.key);
   if (folder === '') throw new ValidationError('Invalid parameters', ['key: must name a folder inside your space, not its root']);
   const key = folderKey(userId, folder);
-  let found = await ports.knowledgeStore.hasFolder(userId, folder);
-  let deletedCount = 0;
-  for await (const entries of ports.knowledgeStore.listSubtree(userId, folder)) {
-    found ||= entries.length > 0;
-    for (let at = 0; at < entries.length; at += FOLDER_DELETE_PARALLELISM) {
-      const outcomes = await Promise.allSettled(entries.slice(at, at + FOLDER_DELETE_PARALLELISM).map((entry) => removeEntry(userId, entry, ports)));
-      throwFirstFailure(outcomes);
-      deletedCount += outcomes.filter((o) => o.status === 'fulfilled' && o.value).length;
-    }
-  }
+  // The index is cleared for the whole folder at once below, so files only lose their objects here.
+  const { found, deletedCount } = await removeSubtree(ports.knowledgeStore, userId, folder, async (file) => {
+    const fileKeyOf = fileKey(userId, file);
+    return (await removeFile(ports.knowledgeStore, userId, file, () => ports.knowledgeObjects.delete(fileKeyOf))) !== null;
+  });
   if (!found) throw new NotFoundError(`No folder ${key}.`);
   await ports.searchIndex.deleteGroupsWithPrefix(partitionOf(userId), key);
   await ports.knowledgeStore.deleteFolder(userId, folder);
   return { key, deletedCount };
-}
-
-/** Removes one entry of a folder being deleted; true when it was a file this call removed. */
-async function removeEntry(userId: string, entry: KnowledgeEntry, ports: KnowledgePorts): Promise<boolean> {
-  if (entry.kind === 'folder') {
-    await ports.knowledgeStore.deleteFolder(userId, entry.folder);
-    return false;
-  }
-  const removed = await ports.knowledgeStore.deleteFile(userId, entry);
-  // A concurrent delete of the same file gave its bytes back already.
-  if (removed === null) return false;
-  await removeFileData(userId, fileKey(userId, entry), removed, ports);
-  return true;
 }
 
 /** POST /knowledge/search: the caller's chunks best matching the query, best first. */

@@ -14,6 +14,7 @@ import type { AreaModule, Host, RouteSpec } from '../manifest/types.ts';
 import type { PlatformData } from './data-stores.ts';
 import { writeAreaEntry, writeFallbackEntry, writeQueueEntry, writeScheduleEntry, writeStorageEventEntry, writeStreamingEntry } from './function-entries.ts';
 import type { RuntimeSchedules } from './runtime-schedules.ts';
+import { SiteDistribution } from './site-distribution.ts';
 import type { TaskQueues } from './task-queues.ts';
 import type { OAuthFunctionSettings } from './oauth-providers.ts';
 import { PlatformFunction, type HostUrlName, type PlatformEnvironment, type SearchEmbeddings } from './platform-function.ts';
@@ -34,6 +35,12 @@ export const STREAMING_HOST_URL_VARIABLES: Readonly<Partial<Record<Host, HostUrl
   site: 'SITE_URL',
   code: 'CODE_URL',
 };
+
+/**
+ * Hosts whose function URL is the origin of a CloudFront distribution, which is their public URL:
+ * the site host, whose answers the edge caches (lib/cloud/site-distribution.ts).
+ */
+export const CDN_FRONTED_HOSTS: ReadonlySet<Host> = new Set(['site']);
 
 /**
  * Timeout of a function serving `routes` (or entry points): the slowest one plus the margin, within Lambda's 900 s
@@ -101,6 +108,8 @@ export class PlatformFunctions extends Construct {
   readonly areas: ReadonlyMap<string, PlatformFunction>;
   /** The function and URL of each host with streaming routes. */
   readonly streams: ReadonlyMap<Host, StreamingHostFunction>;
+  /** The site host's distribution, when an area serves the site host. */
+  siteDistribution: SiteDistribution | undefined;
   readonly fallback: PlatformFunction;
   /** The function running each area's schedules, keyed by area (only areas that have schedules). */
   readonly schedules: ReadonlyMap<string, PlatformFunction>;
@@ -125,6 +134,12 @@ export class PlatformFunctions extends Construct {
           description: `Platform ${host} host (response streaming): ${routes.length} route(s)`,
           environment: props.environment,
         });
+        if (CDN_FRONTED_HOSTS.has(host)) {
+          // Reachable only through its distribution: AWS_IAM, which CloudFront's origin access control signs for.
+          const url = fn.function.addFunctionUrl({ authType: FunctionUrlAuthType.AWS_IAM, invokeMode: InvokeMode.RESPONSE_STREAM });
+          this.siteDistribution = new SiteDistribution(this, `Distribution-${host}`, { functionUrl: url });
+          return [host, { function: fn, url, baseUrl: this.siteDistribution.url, variable }];
+        }
         const url = fn.function.addFunctionUrl({
           // Public on purpose: the platform authenticates every request itself (tokens, secret keys,
           // Cognito ID tokens; routes/auth modes from the manifest), exactly as behind API Gateway,
@@ -282,6 +297,13 @@ export class PlatformFunctions extends Construct {
       ...this.portSettings(props, resources),
     });
     this.grant(props, fn, resources);
+    // Only route functions created after the distribution: the site function is its origin, and
+    // reading the distribution's id would make a cycle (nor does serving sites invalidate them).
+    const site = this.siteDistribution;
+    if (resources.siteCache && site !== undefined) {
+      fn.function.addEnvironment('SITE_DISTRIBUTION_ID', site.distribution.distributionId);
+      site.distribution.grantCreateInvalidation(fn.function);
+    }
     return fn;
   }
 

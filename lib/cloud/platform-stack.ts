@@ -110,7 +110,9 @@ export class PlatformStack extends Stack {
         { bucket: 'blobs', prefix: USAGE_LOG_BLOB_PREFIX, afterDays: retentionDays + 1 },
         // A presigned upload whose storage event gave up stays under incoming/, counted in no quota;
         // a day is far past S3's last retry.
-        ...(modules.some((area) => area.buckets.some((b) => b.name === 'knowledge')) ? [{ bucket: 'knowledge', prefix: INCOMING_PREFIX, afterDays: 1 }] : []),
+        ...(['knowledge', 'websites'] as const)
+          .filter((bucket) => modules.some((area) => area.buckets.some((b) => b.name === bucket)))
+          .map((bucket) => ({ bucket, prefix: INCOMING_PREFIX, afterDays: 1 })),
       ],
     });
     this.identity = new PlatformIdentity(this, 'Identity', { userPoolName: `${stackName}-users` });

@@ -9,6 +9,8 @@ import { readFile } from 'node:fs/promises';
 /** The settings `npm start` reads from its environment (README, "Configuration"). */
 const environment = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+  /** The port users' sites are served on, another origin than the API's (default PORT + 1). */
+  SITE_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATA_DIR: z.string().min(1).default('.data'),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
@@ -71,6 +73,7 @@ export async function runLocalPlatform(built: BuiltParts = {}): Promise<void> {
     const running = await startLocalPlatform({
       ...built,
       port: env.data.PORT,
+      ...(env.data.SITE_PORT !== undefined ? { sitePort: env.data.SITE_PORT } : {}),
       host: env.data.HOST,
       dataDir: env.data.DATA_DIR,
       logLevel: env.data.LOG_LEVEL,
@@ -91,6 +94,7 @@ export async function runLocalPlatform(built: BuiltParts = {}): Promise<void> {
     const token = running.createdAdminToken ?? (await readFile(tokenFile, 'utf8').catch(() => '')).trim();
     // performance.now() counts from process start, so the figure includes module loading.
     console.log(`Platform ready at ${running.url} in ${Math.round(performance.now())} ms (data in ${running.dataDir})`);
+    if (running.siteUrl !== null) console.log(`Users' sites are served at ${running.siteUrl}/{alias}/`);
     if (running.createdAdminToken) console.log(`Created the admin account; its token is in ${tokenFile} (mode 600).`);
     if (token) console.log(`Try it:\n  curl -H "Authorization: Bearer $(cat ${tokenFile})" ${running.url}/user/info`);
 

@@ -25,13 +25,18 @@ import { loadAreas, type ImportHandlerModule } from './handlers.ts';
 import { startLocalScheduler, type LocalScheduler } from './scheduler.ts';
 import { createLocalSchedules, type LocalSchedules } from './schedules.ts';
 import { startLocalServices, type LocalServices } from './services.ts';
-import { createLocalServer, LOCAL_HOST_PREFIX } from './server.ts';
+import { createLocalServer, LOCAL_HOST_PREFIX, LOCAL_OWN_PORT_HOSTS } from './server.ts';
 import { startLocalStorageEvents, type LocalStorageEvents } from './storage-events.ts';
 import { ensureBuckets, ensureTables, startLocalStores } from './stores.ts';
 import { createLocalTaskQueue, type LocalTaskQueue } from './task-queue.ts';
 
 export interface LocalPlatformOptions {
   readonly port: number;
+  /**
+   * The port of the site host (SITE_PORT), another origin than the API's. @default `port + 1`, or
+   * 0 (any free port) when `port` is 0
+   */
+  readonly sitePort?: number;
   readonly host: string;
   readonly dataDir: string;
   readonly logLevel?: LogLevel;
@@ -92,6 +97,8 @@ export interface LocalPlatformOptions {
 
 export interface RunningPlatform {
   readonly url: string;
+  /** The site host's origin (its own port), when an area serves the site host. */
+  readonly siteUrl: string | null;
   readonly dataDir: string;
   /** Set when this start created the admin account. */
   readonly createdAdminToken: string | null;
@@ -189,13 +196,26 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     await listen(server, options.port, options.host);
     // Memoized: close() drains the server first, then the undo steps find it already closed.
     let serverClosed: Promise<void> | undefined;
-    const drainServer = () => (serverClosed ??= closeServer(server));
+    const serverDrains = [() => (serverClosed ??= closeServer(server))];
+    const drainServer = () => Promise.all(serverDrains.map((drain) => drain())).then(() => undefined);
     cleanup.push(drainServer);
-    const address = server.address() as AddressInfo;
-    const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${address.port}`;
+    const origin = (listening: Server) =>
+      `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${(listening.address() as AddressInfo).port}`;
+    const url = origin(server);
+    // Hosts on ports of their own (the site host): a second listener, drained with the first.
+    const ownPort = new Map<Host, string>();
+    for (const host of LOCAL_OWN_PORT_HOSTS) {
+      if (![...loaded.buffered, ...loaded.streaming].some((route) => route.spec.host === host)) continue;
+      const hostServer = createLocalServer({ routes: loaded.buffered, streamRoutes: loaded.streaming, platform: () => platform, only: host });
+      await listen(hostServer, options.sitePort ?? (options.port === 0 ? 0 : options.port + 1), options.host, 'SITE_PORT');
+      let hostClosed: Promise<void> | undefined;
+      const drainHost = () => (hostClosed ??= closeServer(hostServer));
+      serverDrains.push(drainHost);
+      ownPort.set(host, origin(hostServer));
+    }
 
     const stores = await storesStarting;
-    const config = localConfig(url, stores, options.logLevel ?? 'info', options.env ?? process.env, served);
+    const config = localConfig(url, ownPort, stores, options.logLevel ?? 'info', options.env ?? process.env, served);
     const masterKey = await loadMasterKey(dataDir);
     const secretBox = createLocalSecretBox(masterKey);
     const runTokenKey = deriveRunTokenKey(masterKey);
@@ -266,6 +286,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
 
     return {
       url,
+      siteUrl: ownPort.get('site') ?? null,
       dataDir,
       createdAdminToken,
       ports: ready,
@@ -291,12 +312,13 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
 
 function localConfig(
   url: string,
+  ownPort: ReadonlyMap<Host, string>,
   stores: { dynamoEndpoint: string; s3Endpoint: string },
   logLevel: LogLevel,
   env: Readonly<Record<string, string | undefined>>,
   modules: readonly AreaModule[],
 ): Config {
-  const at = (host: keyof typeof LOCAL_HOST_PREFIX) => url + LOCAL_HOST_PREFIX[host];
+  const at = (host: Host) => ownPort.get(host) ?? url + LOCAL_HOST_PREFIX[host];
   // The API's hosts and the streaming host always; the others only when an area serves them (a
   // route or a service there), as the stack does, so discovery lists no host answering only 404.
   // Explicitly unset otherwise: a value left in the environment would advertise nothing too.
@@ -381,10 +403,10 @@ function isAlive(pid: number): boolean {
   }
 }
 
-function listen(server: Server, port: number, host: string): Promise<void> {
+function listen(server: Server, port: number, host: string, setting = 'PORT'): Promise<void> {
   return new Promise((resolveListen, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'EADDRINUSE') reject(new StartupError(`Port ${port} on ${host} is already in use; set PORT to a free port.`));
+      if (error.code === 'EADDRINUSE') reject(new StartupError(`Port ${port} on ${host} is already in use; set ${setting} to a free port.`));
       else if (error.code === 'EADDRNOTAVAIL') reject(new StartupError(`Cannot listen on ${host}: no such local address; check HOST.`));
       else reject(error);
     });

@@ -23,16 +23,26 @@ import { toRestEvent } from './rest-event.ts';
 import { installStreamingShim, LocalResponseStream } from './streaming-shim.ts';
 import { toUrlEvent } from './url-event.ts';
 
-/** Path prefix of each host on the one local port; the base and MCP hosts are the root. */
+/**
+ * Path prefix of each host on the API's local port; the base and MCP hosts are the root. The site
+ * host has none: it is served on a port of its own (`LOCAL_OWN_PORT_HOSTS`).
+ */
 export const LOCAL_HOST_PREFIX: Record<Host, string> = {
   base: '',
   mcp: '',
   stream: '/stream',
   voice: '/voice',
   cdn: '/cdn',
-  site: '/sites',
+  site: '',
   code: '/code',
 };
+
+/**
+ * Hosts served on a port of their own, whole, rather than under a prefix of the API's port: users'
+ * sites, whose scripts must run on another origin than the API's so they can never act on it
+ * with a visitor's credentials for the API.
+ */
+export const LOCAL_OWN_PORT_HOSTS: ReadonlySet<Host> = new Set(['site']);
 
 interface Located {
   readonly host: Host;
@@ -58,6 +68,8 @@ export interface LocalServerOptions {
    * running service with the host's prefix removed; null before it starts and while it stops (503).
    */
   readonly services?: { readonly hosts: ReadonlySet<Host>; forHost(host: Host): StartedService | null };
+  /** Serve this host alone, at the root of the port (one of `LOCAL_OWN_PORT_HOSTS`); every host by prefix otherwise. */
+  readonly only?: Host;
 }
 
 /**
@@ -127,7 +139,7 @@ export function createLocalServer(options: LocalServerOptions): Server {
     const requestId = randomUUID();
     const url = new URL(req.url ?? '/', 'http://local');
     const method = (req.method ?? 'GET').toUpperCase();
-    const located = locate(url.pathname);
+    const located: Located = options.only === undefined ? locate(url.pathname) : { host: options.only, path: url.pathname };
     // A service answers its whole host itself, preflights included, as its load balancer passes them on.
     if (services?.hosts.has(located.host)) {
       const service = services.forHost(located.host);

@@ -198,7 +198,7 @@ export function buildOpenApiDocument(input: OpenApiInput): OpenApiDocument {
   const paths: Record<string, OpenApiPathItem> = {};
   for (const group of grouped.values()) {
     const first = group[0]!;
-    const item = (paths[first.path] ??= {});
+    const item = (paths[openApiPath(first.path)] ??= {});
     item[lowerMethod(first.method)] = operationOf(group, input.definitionOf, (idCounts.get(first.id) ?? 0) > 1);
   }
   const tags = [...new Set(input.routes.map((r) => r.area))].map((name) => ({ name }));
@@ -304,8 +304,16 @@ function hasReferences(value: unknown): boolean {
 }
 
 /** Every `{name}` of the template, in order, from the params schema when it has one, else a string. */
+/**
+ * A route's path as OpenAPI writes it: a last `{rest+}` (the rest of the path, the site host's)
+ * is a plain `{rest}`, which OpenAPI's templates know; its operation's description says more.
+ */
+export function openApiPath(path: string): string {
+  return path.replace(/\{(\w+)\+\}/g, '{$1}');
+}
+
 function pathParameters(path: string, params: JsonObject | undefined, label: string): OpenApiParameter[] {
-  const names = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
+  const names = [...openApiPath(path).matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
   const declared = params ? objectParameters(params, 'path', label) : [];
   const extra = declared.filter((p) => !names.includes(p.name));
   if (extra.length > 0) throw new Error(`${label}: path parameters ${extra.map((p) => p.name).join(', ')} are not in the path template.`);

@@ -92,6 +92,8 @@ export interface FunctionResources {
   readonly oauthClients: boolean;
   /** May invoke the search engine's embedding model (when the deployment configures one). */
   readonly embeddings: boolean;
+  /** May invalidate the site distribution's cache. */
+  readonly siteCache: boolean;
   readonly runTokenSecret: boolean;
   readonly runtimes: ReadonlySet<'python' | 'mcp'>;
   /** Areas whose own queues the function may send tasks to: those it serves that declare `tasks`. */
@@ -118,6 +120,7 @@ export function resourcesOf(
   let secretsKey: 'open' | 'seal' | null = null;
   let oauthClients = false;
   let embeddings = false;
+  let siteCache = false;
   const kernel = routes.some((r) => r.auth !== 'public' || r.rateLimit !== undefined);
   if (kernel) for (const t of KERNEL_RESOURCES.tables) tables.add(t);
   for (const area of served) {
@@ -128,11 +131,12 @@ export function resourcesOf(
       if (needs.runtime) runtimes.add(needs.runtime);
       if (needs.oauthClients) oauthClients = true;
       if (needs.embeddings) embeddings = true;
+      if (needs.siteCache) siteCache = true;
       if (needs.queues === 'own') queueAreas.add(area.name);
       if (needs.schedules) scheduleAreas.add(area.name);
       if (needs.runTokenSecret) runTokenSecret = true;
       if (needs.secretsKey === 'seal' || (needs.secretsKey === 'open' && secretsKey === null)) secretsKey = needs.secretsKey;
     }
   }
-  return { tables, buckets, secretsKey, oauthClients, embeddings, runTokenSecret: kernel || runTokenSecret, runtimes, queueAreas, scheduleAreas };
+  return { tables, buckets, secretsKey, oauthClients, embeddings, siteCache, runTokenSecret: kernel || runTokenSecret, runtimes, queueAreas, scheduleAreas };
 }

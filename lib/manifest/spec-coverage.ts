@@ -66,6 +66,8 @@ const PLATFORM_EXTRAS: readonly { readonly host: Host; readonly path: string; re
   { host: 'base', path: '/oauth/callback/{provider}', prefix: false },
   // "Run now" of a cron job (issue 16): the same run as a scheduled one, for users and tests.
   { host: 'base', path: '/cron/{cronId}/run', prefix: false },
+  // Users' sites: SPEC 4.11 says "Files are public at {site_url}/{alias}/{path}" in prose, not in a row.
+  { host: 'site', path: '/{site+}', prefix: false },
 ];
 
 /** Where the method and the address sit in an endpoint table; the same index when one cell holds both. */

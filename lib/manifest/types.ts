@@ -33,7 +33,10 @@ export interface RouteSpec {
   /** `area.handler`: routes served by one handler module (POST and PUT /user/alias) share it. */
   readonly id: string;
   readonly method: HttpMethod;
-  /** Path template with `{param}` segments, relative to the host. */
+  /**
+   * Path template with `{param}` segments, relative to the host; a last `{name+}` segment takes the
+   * rest of the path (one segment or more, still URL-encoded).
+   */
   readonly path: string;
   readonly host: Host;
   /** Area name (its folder under `functions/` unless `folder` says otherwise); one cloud function per area. */
@@ -113,6 +116,8 @@ export interface PortResources {
   readonly schedules?: true;
   /** The secret keying run tokens, to mint them where no authenticated route brings it. */
   readonly runTokenSecret?: true;
+  /** Invalidating the site host's CDN cache (CloudFront CreateInvalidation on the site distribution). */
+  readonly siteCache?: true;
 }
 
 /**

@@ -23,6 +23,7 @@ import { bundlesBench } from './bundles.bench.ts';
 import { prewarmBench } from './prewarm.bench.ts';
 import { memoryBench } from './memory.bench.ts';
 import { cronBench } from './cron.bench.ts';
+import { websitesBench } from './websites.bench.ts';
 
 const modules: readonly BenchModule[] = [
   startupBench,
@@ -36,6 +37,7 @@ const modules: readonly BenchModule[] = [
   listingsBench,
   knowledgeBench,
   searchBench,
+  websitesBench,
   bundlesBench,
   memoryBench,
   cronBench,

@@ -165,6 +165,15 @@ export const TARGETS: readonly Target[] = [
       met: large!.p50 < 50,
     }),
   },
+  {
+    figure: 'a 10 KB page through the site host vs the same object read from the store (issue 15)',
+    target: 'at most +5 ms p50: serving adds the alias read and HTTP, nothing proportional to the file',
+    rows: ['websites/site host, 10 KB page', 'websites/store read, same object'],
+    evaluate: ([site, store]) => ({
+      measured: `p50 ${fixed(site!.p50)} vs ${fixed(store!.p50)} ms (+${fixed(site!.p50 - store!.p50)} ms); p99 ${fixed(site!.p99)} vs ${fixed(store!.p99)} ms`,
+      met: site!.p50 - store!.p50 <= 5,
+    }),
+  },
 ];
 
 /** Every target against this run's rows. */

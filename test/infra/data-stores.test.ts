@@ -1,6 +1,6 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { areaNamed, buckets, resourcesOf, tables } from '../../lib/manifest/index.ts';
+import { areaNamed, buckets, resourcesOf, routes, tables } from '../../lib/manifest/index.ts';
 import type { TableSpec } from '../../lib/manifest/types.ts';
 import { RUN_TOKEN_SECRET_LENGTH } from '../../lib/cloud/data-stores.ts';
 import { json, logicalIdOf, platformFunctions, synthPlatform, TEST_STACK } from './synth-platform.ts';
@@ -149,7 +149,16 @@ describe('run-token secret', () => {
     // Those authenticating requests, and those declaring `runTokens` to mint them elsewhere (the cron runs' queue consumer).
     const authenticating = [
       ...[...areas].filter(([area]) => resourcesOf([areaNamed(area)]).runTokenSecret).map(([, fn]) => fn),
-      ...[...streams.values()].map((s) => s.function),
+      // A streaming host authenticates when one of its routes does (the site host's only route is public).
+      ...[...streams]
+        .filter(
+          ([host]) =>
+            resourcesOf(
+              [],
+              routes.filter((r) => r.host === host && r.mode === 'streaming'),
+            ).runTokenSecret,
+        )
+        .map(([, s]) => s.function),
       ...[...queueConsumers].filter(([area]) => resourcesOf([areaNamed(area)], []).runTokenSecret).map(([, fn]) => fn),
     ];
     return { platform, template, secretId: logicalIdOf(platform, platform.stack.data.runTokenSecret), authenticating };

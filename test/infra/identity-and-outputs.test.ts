@@ -48,18 +48,23 @@ describe('outputs', () => {
     if (select !== undefined && select[0] === 2 && select[1]['Fn::Split'][0] === '/' && select[1]['Fn::Split'][1]['Fn::GetAtt'][1] === 'FunctionUrl') {
       return `{url host of ${select[1]['Fn::Split'][1]['Fn::GetAtt'][0]}}`;
     }
+    const domain = (value as { 'Fn::GetAtt'?: [string, string] })['Fn::GetAtt'];
+    if (domain !== undefined && domain[1] === 'DomainName') return `{domain of ${domain[0]}}`;
     const ref = (value as { Ref?: string }).Ref;
     if (ref !== undefined) return ref.startsWith('AWS::') ? `{${ref}}` : '{api}';
     throw new Error(`Unexpected output part ${JSON.stringify(value)}`);
   }
 
-  it('gives every host URL: the streaming function URL, the others mirroring the local layout on the API stage', () => {
+  it('gives every host URL: the streaming function URL, the site distribution, the others mirroring the local layout on the API stage', () => {
     // Prepare
     const platform = synthPlatform();
     const outputs = json(platform.main).Outputs ?? {};
     const base = `https://{api}.execute-api.{AWS::Region}.{AWS::URLSuffix}/${TEST_STAGE}`;
     const stream = platform.stack.functions.streams.get('stream');
     const streamUrl = stream === undefined ? `${base}/stream` : `https://{url host of ${logicalIdOf(platform, stream.url)}}`;
+    // The site host is its CloudFront distribution (site-distribution.ts).
+    const site = platform.stack.functions.siteDistribution;
+    const siteUrl = site === undefined ? `${base}/sites` : `https://{domain of ${logicalIdOf(platform, site.distribution)}}`;
 
     // Act
     const urls = Object.fromEntries(
@@ -74,7 +79,7 @@ describe('outputs', () => {
       McpUrl: base,
       VoiceUrl: `${base.replace('https:', 'wss:')}/voice`,
       CdnUrl: `${base}/cdn`,
-      SiteUrl: `${base}/sites`,
+      SiteUrl: siteUrl,
       CodeUrl: `${base}/code`,
     });
   });

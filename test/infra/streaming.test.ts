@@ -24,7 +24,7 @@ const SYNTHETIC: readonly RouteSpec[] = [
   route({ method: 'POST', path: '/agent/{agentId}/chat', area: 'agents', handler: 'chat-stream', host: 'stream', mode: 'streaming', timeoutSec: 900 }),
   route({ method: 'GET', path: '/agent/{agentId}/chat', area: 'agents', handler: 'chat-browser', host: 'stream', mode: 'streaming', timeoutSec: 900 }),
   route({ method: 'POST', path: '/demo/{id}/watch', area: 'demo', handler: 'watch', host: 'stream', mode: 'streaming', timeoutSec: 120 }),
-  route({ method: 'GET', path: '/preview/{id}', area: 'demo', handler: 'preview', host: 'site', mode: 'streaming', timeoutSec: 60 }),
+  route({ method: 'GET', path: '/preview/{id}', area: 'demo', handler: 'preview', host: 'code', mode: 'streaming', timeoutSec: 60 }),
 ];
 
 // Entries of the synthetic stacks go to their own directory inside the project, not among the real ones.
@@ -113,7 +113,7 @@ describe('streaming hosts', () => {
     const entry = readFileSync(join(scratchEntries, 'stream-host-stream.entry.ts'), 'utf8');
 
     // Assess
-    expect([...stack.functions.streams.keys()].sort()).toEqual(['site', 'stream']);
+    expect([...stack.functions.streams.keys()].sort()).toEqual(['code', 'stream']);
     expect([...stack.functions.areas.keys()]).toEqual(['demo']);
     expect(entry).toMatch(/^export const handler = streamingHandler\("stream", \[\w+Area(, \w+Area)*\], \{[^}]*\}, \{$/m);
     for (const r of SYNTHETIC.filter((r) => r.host === 'stream')) {
@@ -170,11 +170,11 @@ describe('streaming hosts', () => {
     const { stack, template, id } = synthWith(SYNTHETIC);
 
     // Act
-    const timeout = (host: 'stream' | 'site') => template.Resources[id(stack.functions.streams.get(host)!.function.function)]!.Properties?.['Timeout'];
+    const timeout = (host: 'stream' | 'code') => template.Resources[id(stack.functions.streams.get(host)!.function.function)]!.Properties?.['Timeout'];
 
     // Assess
     expect(timeout('stream')).toBe(900);
-    expect(timeout('site')).toBe(63);
+    expect(timeout('code')).toBe(63);
     expect(functionTimeoutSec([route({ method: 'GET', path: '/x', area: 'a', handler: 'h', timeoutSec: 897 })])).toBe(900);
     expect(
       functionTimeoutSec([
@@ -219,7 +219,7 @@ describe('streaming hosts', () => {
     // Prepare
     const { stack, template, id } = synthWith(SYNTHETIC);
     const streamUrl = urlHostOf(id(stack.functions.streams.get('stream')!.url));
-    const siteUrl = urlHostOf(id(stack.functions.streams.get('site')!.url));
+    const codeUrl = urlHostOf(id(stack.functions.streams.get('code')!.url));
     const variables = (fn: { function: { node: { defaultChild?: unknown } } }) => template.Resources[id(fn.function)]!.Properties?.['Environment'].Variables;
 
     // Act
@@ -227,11 +227,11 @@ describe('streaming hosts', () => {
     const streams = [...stack.functions.streams.values()].map((s) => variables(s.function));
 
     // Assess
-    for (const v of others) expect(v).toMatchObject({ STREAM_URL: streamUrl, SITE_URL: siteUrl });
+    for (const v of others) expect(v).toMatchObject({ STREAM_URL: streamUrl, CODE_URL: codeUrl });
     for (const v of streams) expect(Object.keys(v).filter((k) => k.endsWith('_URL'))).toEqual([]);
     expect(findCycle(template)).toBeNull();
     expect(template.Outputs?.['StreamUrl']?.Value).toEqual(streamUrl);
-    expect(template.Outputs?.['SiteUrl']?.Value).toEqual(siteUrl);
+    expect(template.Outputs?.['CodeUrl']?.Value).toEqual(codeUrl);
   });
 
   it('leave the URL outputs and variables as before when no route streams', () => {

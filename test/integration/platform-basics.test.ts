@@ -25,11 +25,13 @@ describe('local platform basics', () => {
   it('publishes the discovery document with the hosts the areas serve, and no others', async () => {
     const res = await platform.api('GET', '/.well-known/platform.json');
     expect(res.status).toBe(200);
-    // No area serves the voice, CDN, site or code host yet: their URLs would answer only 404.
+    // No area serves the voice, CDN or code host yet: their URLs would answer only 404. Sites are
+    // served on a port of their own, another origin than the API's.
     expect(res.body.data).toEqual({
       baseUrl: platform.url,
       streamUrl: `${platform.url}/stream`,
       mcpUrl: platform.url,
+      siteUrl: platform.siteUrl,
       openApiUrl: `${platform.url}/openapi.json`,
       docsUrl: `${platform.url}/docs`,
       version: expect.any(String),

@@ -39,6 +39,8 @@ export class SteppableClock {
 
 export interface TestPlatform {
   readonly url: string;
+  /** The site host's origin: its own port (null when no area serves sites). */
+  readonly siteUrl: string | null;
   readonly dataDir: string;
   readonly adminToken: string;
   readonly running: RunningPlatform;
@@ -91,6 +93,7 @@ export async function startTestPlatform(
   const adminToken = (await readFile(join(dataDir, ADMIN_TOKEN_FILE), 'utf8')).trim();
   return {
     url: running.url,
+    siteUrl: running.siteUrl,
     dataDir,
     adminToken,
     running,

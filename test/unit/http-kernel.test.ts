@@ -89,6 +89,35 @@ describe('route table', () => {
     expect(table.match('GET', '/user/token/%E0%A4%A')).toEqual({ kind: 'none' });
   });
 
+  it('gives a last {rest+} the rest of the path, still encoded, after literal and {param} routes', () => {
+    // Prepare
+    const withRest = new RouteTable([
+      { method: 'GET' as const, path: '/files/list' },
+      { method: 'GET' as const, path: '/files/{id}' },
+      { method: 'GET' as const, path: '/files/{path+}' },
+      { method: 'GET' as const, path: '/{site+}' },
+    ]);
+
+    // Act
+    const literal = withRest.match('GET', '/files/list');
+    const param = withRest.match('GET', '/files/f1');
+    const rest = withRest.match('GET', '/files/a/b%20c/d.txt');
+    const top = withRest.match('GET', '/alice/docs/');
+
+    // Assess
+    expect(literal).toMatchObject({ kind: 'found', route: { path: '/files/list' } });
+    expect(param).toMatchObject({ kind: 'found', params: { id: 'f1' } });
+    expect(rest).toMatchObject({ kind: 'found', route: { path: '/files/{path+}' }, params: { path: 'a/b%20c/d.txt' } });
+    expect(top).toMatchObject({ kind: 'found', route: { path: '/{site+}' }, params: { site: 'alice/docs' } });
+    expect(withRest.match('GET', '/')).toEqual({ kind: 'none' });
+  });
+
+  it('answers HEAD with a GET route unless a HEAD route exists', () => {
+    // Assess
+    expect(table.match('HEAD', '/user/token/list')).toMatchObject({ kind: 'found', route: { method: 'GET', path: '/user/token/list' } });
+    expect(table.match('HEAD', '/user/alias')).toEqual({ kind: 'wrong-method', allowed: ['POST', 'PUT'] });
+  });
+
   it('refuses duplicate routes', () => {
     expect(
       () =>

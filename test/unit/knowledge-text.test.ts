@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { ValidationError, NotFoundError } from '../../functions/core/errors.ts';
 import { chunkText } from '../../functions/search/chunk-text.ts';
 import { extractText, fileTypeOf, htmlText, jsonText, textKindOf } from '../../functions/knowledge/extract-text.ts';
-import { filePathFromClient, folderFromClient, foldersOf, normaliseFolder, parseStoredKey } from '../../functions/knowledge/knowledge-paths.ts';
+import { foldersOf, normaliseFolder, parseStoredKey } from '../../functions/core/files/paths.ts';
+import { filePathFromClient, folderFromClient } from '../../functions/knowledge/knowledge-paths.ts';
 
 describe('knowledge paths', () => {
   it('normalises folders to one trailing slash and NFC', () => {

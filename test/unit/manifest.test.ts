@@ -59,8 +59,11 @@ describe('manifest routes', () => {
 
   it('have well-formed path templates', () => {
     for (const route of routes) {
-      // Assess: a leading slash, no empty or trailing segments, parameters as whole `{name}` segments.
-      expect(route.path, formatRoute(route)).toMatch(/^\/(?:[\w.-]+|\{[A-Za-z]\w*\})(?:\/(?:[\w.-]+|\{[A-Za-z]\w*\}))*$|^\/$/);
+      // Assess: a leading slash, no empty or trailing segments, parameters as whole `{name}` segments,
+      // and at most a last `{name+}` (the rest of the path).
+      expect(route.path, formatRoute(route)).toMatch(
+        /^\/(?:[\w.-]+|\{[A-Za-z]\w*\})(?:\/(?:[\w.-]+|\{[A-Za-z]\w*\}))*(?:\/\{[A-Za-z]\w*\+\})?$|^\/(?:\{[A-Za-z]\w*\+\})?$/,
+      );
     }
   });
 

@@ -7,7 +7,7 @@ import { publicUrls } from '../../functions/core/http/public-urls.ts';
 import { openApiDocument } from '../../functions/reference/reference.service.ts';
 import { loadAreas } from '../../lib/local/handlers.ts';
 import { areas } from '../../lib/manifest/areas.ts';
-import { buildOpenApiDocument, withServers, type JsonObject, type OpenApiDocument, type OpenApiOperation } from '../../lib/manifest/openapi.ts';
+import { buildOpenApiDocument, openApiPath, withServers, type JsonObject, type OpenApiDocument, type OpenApiOperation } from '../../lib/manifest/openapi.ts';
 import { routes } from '../../lib/manifest/routes.ts';
 import type { RouteSpec } from '../../lib/manifest/types.ts';
 
@@ -22,7 +22,7 @@ function inputSchema(schema: z.ZodType): JsonObject {
 }
 
 function operationOf(document: OpenApiDocument, route: RouteSpec): OpenApiOperation {
-  const operation = document.paths[route.path]?.[route.method.toLowerCase() as 'get'];
+  const operation = document.paths[openApiPath(route.path)]?.[route.method.toLowerCase() as 'get'];
   if (operation === undefined) throw new Error(`${route.method} ${route.path} (${route.id}) is not in the document`);
   return operation;
 }
@@ -105,7 +105,7 @@ describe('the OpenAPI document of the manifest', () => {
       }
     }
     // Every `{name}` of the template is a path parameter, whether or not the handler validates it.
-    const templated = [...route.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+    const templated = [...openApiPath(route.path).matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
     expect((operation.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name)).toEqual(templated);
   });
 

@@ -8,14 +8,16 @@ export type RouteMatch<R extends Pick<RouteSpec, 'method' | 'path'>> =
 interface Node<R> {
   literal: Map<string, Node<R>>;
   param: { name: string; node: Node<R> } | undefined;
+  /** A last `{name+}` segment: the rest of the path, one segment or more. */
+  rest: { name: string; routes: Map<string, R> } | undefined;
   routes: Map<string, R>;
 }
 
-const newNode = <R>(): Node<R> => ({ literal: new Map(), param: undefined, routes: new Map() });
+const newNode = <R>(): Node<R> => ({ literal: new Map(), param: undefined, rest: undefined, routes: new Map() });
 
 /**
- * Matches paths against route templates, literal segments before `{param}` ones, so
- * `/user/token/list` wins over `/user/token/{tokenId}`. Used by the local server and by the cloud
+ * Matches paths against route templates, literal segments before `{param}` ones and those before
+ * a last `{rest+}`, so `/user/token/list` wins over `/user/token/{tokenId}`. Used by the local server and by the cloud
  * fallback function that answers unknown routes and wrong methods.
  */
 export class RouteTable<R extends Pick<RouteSpec, 'method' | 'path'>> {
@@ -27,7 +29,10 @@ export class RouteTable<R extends Pick<RouteSpec, 'method' | 'path'>> {
 
   private add(route: R): void {
     let node = this.root;
-    for (const segment of segmentsOf(route.path)) {
+    const segments = segmentsOf(route.path);
+    const greedy = /^\{(\w+)\+\}$/.exec(segments[segments.length - 1] ?? '')?.[1];
+    if (greedy !== undefined) segments.pop();
+    for (const segment of segments) {
       const param = /^\{(\w+)\}$/.exec(segment)?.[1];
       if (param === undefined) {
         let next = node.literal.get(segment);
@@ -39,16 +44,24 @@ export class RouteTable<R extends Pick<RouteSpec, 'method' | 'path'>> {
         node = node.param.node;
       }
     }
-    if (node.routes.has(route.method)) throw new Error(`Duplicate route ${route.method} ${route.path}`);
-    node.routes.set(route.method, route);
+    let routes = node.routes;
+    if (greedy !== undefined) {
+      if (node.rest && node.rest.name !== greedy) throw new Error(`Conflicting parameter names at ${route.path}`);
+      node.rest ??= { name: greedy, routes: new Map() };
+      routes = node.rest.routes;
+    }
+    if (routes.has(route.method)) throw new Error(`Duplicate route ${route.method} ${route.path}`);
+    routes.set(route.method, route);
   }
 
   match(method: string, path: string): RouteMatch<R> {
     const found = this.find(this.root, segmentsOf(path), 0, {});
     if (!found) return { kind: 'none' };
-    const route = found.node.routes.get(method.toUpperCase());
+    const upper = method.toUpperCase();
+    // HEAD is GET without the body (RFC 9110): a GET route answers it unless a HEAD route exists.
+    const route = found.routes.get(upper) ?? (upper === 'HEAD' ? found.routes.get('GET') : undefined);
     if (route) return { kind: 'found', route, params: found.params };
-    return { kind: 'wrong-method', allowed: [...found.node.routes.keys()].sort() };
+    return { kind: 'wrong-method', allowed: [...found.routes.keys()].sort() };
   }
 
   private find(
@@ -56,20 +69,30 @@ export class RouteTable<R extends Pick<RouteSpec, 'method' | 'path'>> {
     segments: string[],
     index: number,
     params: Record<string, string>,
-  ): { node: Node<R>; params: Record<string, string> } | undefined {
-    if (index === segments.length) return node.routes.size > 0 ? { node, params } : undefined;
+  ): { routes: Map<string, R>; params: Record<string, string> } | undefined {
+    if (index === segments.length) return node.routes.size > 0 ? { routes: node.routes, params } : undefined;
     const segment = segments[index]!;
     const literal = node.literal.get(segment);
     const viaLiteral = literal && this.find(literal, segments, index + 1, params);
     if (viaLiteral) return viaLiteral;
-    if (!node.param) return undefined;
+    const viaParam = node.param && this.findParam(node.param, segments, index, params);
+    if (viaParam) return viaParam;
+    return node.rest ? { routes: node.rest.routes, params: { ...params, [node.rest.name]: segments.slice(index).join('/') } } : undefined;
+  }
+
+  private findParam(
+    param: { name: string; node: Node<R> },
+    segments: string[],
+    index: number,
+    params: Record<string, string>,
+  ): { routes: Map<string, R>; params: Record<string, string> } | undefined {
     let value: string;
     try {
-      value = decodeURIComponent(segment);
+      value = decodeURIComponent(segments[index]!);
     } catch {
       return undefined;
     }
-    return this.find(node.param.node, segments, index + 1, { ...params, [node.param.name]: value });
+    return this.find(param.node, segments, index + 1, { ...params, [param.name]: value });
   }
 }
 

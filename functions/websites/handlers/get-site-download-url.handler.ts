@@ -1,0 +1,9 @@
+import { requireUser } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { keyBody } from '../websites.schema.ts';
+import { createDownloadUrl } from '../websites.service.ts';
+
+export default defineRoute({
+  body: keyBody,
+  run: ({ actor, body, ports }) => createDownloadUrl(requireUser(actor), body, ports),
+});

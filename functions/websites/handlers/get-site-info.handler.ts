@@ -1,0 +1,7 @@
+import { requireUser } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { getInfo } from '../websites.service.ts';
+
+export default defineRoute({
+  run: ({ actor, ports, urls }) => getInfo(requireUser(actor), ports, urls),
+});

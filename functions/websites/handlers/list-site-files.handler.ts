@@ -1,0 +1,9 @@
+import { requireUser } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { listQuery } from '../websites.schema.ts';
+import { listFiles } from '../websites.service.ts';
+
+export default defineRoute({
+  query: listQuery,
+  run: ({ actor, query, ports }) => listFiles(requireUser(actor), query, ports),
+});
