@@ -284,15 +284,15 @@ curl -X POST $BASE/knowledge/delete-folder -H "Authorization: Bearer $TOKEN" \
 # 1. Upload a page (text, or base64 with "encoding":"base64"; up to 5 MB; contentType follows the extension)
 curl -X POST $BASE/website/upload -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' \
   -d '{"fileName":"index.html","content":"<!doctype html><link rel=stylesheet href=style.css><h1>Hello from bob</h1>"}'
-#   {"message":"File uploaded","key":"index.html","size":74,"contentType":"text/html; charset=utf-8",
-#    "url":"http://127.0.0.1:8788/bob/index.html"}
+#   {"data":{"message":"File uploaded","key":"index.html","size":74,"contentType":"text/html; charset=utf-8",
+#            "url":"http://127.0.0.1:8788/bob/index.html"},"requestId":...}
 # 2. And its stylesheet
 curl -X POST $BASE/website/upload -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' \
   -d '{"fileName":"style.css","content":"h1 { color: teal }"}'
 # 3. Its address: open it in a browser (sites are served on their own port, another origin than the API)
-SITE=$(curl $BASE/website/info -H "Authorization: Bearer $TOKEN" | jq -r .siteUrl)
-#   {"siteUrl":"http://127.0.0.1:8788/bob/","alias":"bob","hasIndexHtml":true,"fileCount":2,
-#    "storageUsedMb":0.00009,"status":"published"}
+SITE=$(curl $BASE/website/info -H "Authorization: Bearer $TOKEN" | jq -r .data.siteUrl)
+#   {"data":{"siteUrl":"http://127.0.0.1:8788/bob/","alias":"bob","hasIndexHtml":true,"fileCount":2,
+#            "storageUsedMb":0.00009,"status":"published"},"requestId":...}
 curl $SITE
 
 # Larger files (up to 25 MB): a presigned form POST; the signed policy caps the size, and the file
@@ -301,26 +301,26 @@ UPLOAD=$(curl -X POST $BASE/website/upload-url -H "Authorization: Bearer $TOKEN"
   -H 'content-type: application/json' -d '{"fileName":"notes.txt","folder":"docs"}')
 printf 'Site notes.\n' > notes.txt
 FIELDS=()
-while IFS= read -r field; do FIELDS+=(--form-string "$field"); done < <(jq -r '.fields | to_entries[] | "\(.key)=\(.value)"' <<<"$UPLOAD")
-curl -X POST "$(jq -r .uploadUrl <<<"$UPLOAD")" "${FIELDS[@]}" -F file=@notes.txt
+while IFS= read -r field; do FIELDS+=(--form-string "$field"); done < <(jq -r '.data.fields | to_entries[] | "\(.key)=\(.value)"' <<<"$UPLOAD")
+curl -X POST "$(jq -r .data.uploadUrl <<<"$UPLOAD")" "${FIELDS[@]}" -F file=@notes.txt
 
 curl "$BASE/website/list?prefix=&limit=50" -H "Authorization: Bearer $TOKEN"
-#   {"files":[{"key":"index.html","fileName":"index.html","size":74,"contentType":"text/html; charset=utf-8",
+#   {"data":{"files":[{"key":"index.html","fileName":"index.html","size":74,"contentType":"text/html; charset=utf-8",
 #    "lastModified":"2026-...Z","type":"file"},...],"folders":[...],"prefix":"","nextCursor":null,
-#    "storageUsedMb":...,"storageQuotaMb":50,"tier":"free"}
-curl $BASE/website/usage -H "Authorization: Bearer $TOKEN"   # {storageUsedMb, storageQuotaMb, percentUsed, tier}
+#    "storageUsedMb":...,"storageQuotaMb":50,"tier":"free"},"requestId":...}
+curl $BASE/website/usage -H "Authorization: Bearer $TOKEN"   # data: {storageUsedMb, storageQuotaMb, percentUsed, tier}
 curl -X POST $BASE/website/create-folder -H "Authorization: Bearer $TOKEN" \
-  -H 'content-type: application/json' -d '{"folder":"drafts","parent":"docs"}'      # {"key":"docs/drafts/"}
+  -H 'content-type: application/json' -d '{"folder":"drafts","parent":"docs"}'      # data: {"key":"docs/drafts/"}
 curl -X POST $BASE/website/download-url -H "Authorization: Bearer $TOKEN" \
-  -H 'content-type: application/json' -d '{"key":"style.css"}'                      # {downloadUrl, key, expiresIn}
+  -H 'content-type: application/json' -d '{"key":"style.css"}'                      # data: {downloadUrl, key, expiresIn}
 # After changing files: clear the CDN's copies (default ["/*"]; paths are inside your site)
 curl -X POST $BASE/website/invalidate -H "Authorization: Bearer $TOKEN" \
   -H 'content-type: application/json' -d '{"paths":["/*"]}'
-#   {"invalidationId":"local-...","status":"Completed","paths":["/bob/*"],"creditsCharged":0}
+#   {"data":{"invalidationId":"local-...","status":"Completed","paths":["/bob/*"],"creditsCharged":0},...}
 curl -X POST $BASE/website/delete -H "Authorization: Bearer $TOKEN" \
-  -H 'content-type: application/json' -d '{"key":"style.css"}'                      # {"key":"style.css","deleted":true}
+  -H 'content-type: application/json' -d '{"key":"style.css"}'                      # data: {"key":"style.css","deleted":true}
 curl -X POST $BASE/website/delete-folder -H "Authorization: Bearer $TOKEN" \
-  -H 'content-type: application/json' -d '{"folder":"docs"}'                        # {"folder":"docs/","deletedCount":...}
+  -H 'content-type: application/json' -d '{"folder":"docs"}'                        # data: {"folder":"docs/","deletedCount":...}
 
 # == search
 # Public agents, MCP servers, their tools and skills, for anyone; stemmed: "forecasting" finds "forecast"

@@ -158,7 +158,8 @@ const ENVELOPE_SCHEMAS: Readonly<Record<string, JsonObject>> = {
 const SUCCESS_SCHEMA: Readonly<Record<EnvelopeStyle, JsonObject>> = {
   A: { $ref: '#/components/schemas/SuccessA' },
   B: { $ref: '#/components/schemas/SuccessB' },
-  website: {},
+  // Website hosting answers like style B; only its errors differ (envelope.ts).
+  website: { $ref: '#/components/schemas/SuccessB' },
 };
 
 const ERROR_SCHEMA: Readonly<Record<EnvelopeStyle, JsonObject>> = {

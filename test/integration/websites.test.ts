@@ -32,8 +32,15 @@ async function newUser(credits = 100): Promise<User> {
   return { userId: user.userId, alias, token: user.token };
 }
 
-function call<T = any>(user: User, method: string, path: string, body?: unknown): Promise<ApiResponse<T>> {
-  return platform.api<T>(method, path, { token: user.token, ...(body === undefined ? {} : { body }) });
+/**
+ * A website call; a success's body is its `data`, after checking the envelope around it (SPEC 4.11
+ * answers `data: {...}` with the request ids), and an error's body is as sent (`{error}` alone).
+ */
+async function call<T = any>(user: User, method: string, path: string, body?: unknown): Promise<ApiResponse<T>> {
+  const answer = await platform.api<any>(method, path, { token: user.token, ...(body === undefined ? {} : { body }) });
+  if (answer.status >= 300) return answer;
+  expect(Object.keys(answer.body).sort()).toEqual(['data', 'parentRequestId', 'requestId', 'rootRequestId']);
+  return { ...answer, body: answer.body.data as T };
 }
 
 function upload(user: User, body: Record<string, unknown>) {

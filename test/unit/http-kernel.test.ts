@@ -15,7 +15,7 @@ describe('envelopes', () => {
     expect(successBody('B', { a: 1 }, lineage)).toEqual({ data: { a: 1 }, requestId: 'req-1', rootRequestId: 'req-1', parentRequestId: null });
     expect(successBody('A', { a: 1 }, lineage)).toEqual({ success: true, data: { a: 1 } });
     expect(successBody('A', { a: 1 }, lineage, { requestId: 'req-1' })).toEqual({ success: true, data: { a: 1 }, meta: { requestId: 'req-1' } });
-    expect(successBody('website', { a: 1 }, lineage)).toEqual({ a: 1 });
+    expect(successBody('website', { a: 1 }, lineage)).toEqual(successBody('B', { a: 1 }, lineage));
   });
 
   it('shapes error bodies in styles A, B and website', () => {
