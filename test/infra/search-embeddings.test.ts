@@ -11,6 +11,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PlatformStack } from '../../lib/cloud/platform-stack.ts';
 import { areas } from '../../lib/manifest/areas.ts';
+import { routes } from '../../lib/manifest/routes.ts';
 import { cdkJsonContext, json, synthPlatform, type TemplateJson } from './synth-platform.ts';
 
 const MODEL = 'amazon.titan-embed-text-v2:0';
@@ -61,13 +62,15 @@ describe('search embeddings in the cloud stack', () => {
 
   it('lets exactly the functions of the areas that search invoke the one model, with its settings', () => {
     // Prepare: knowledge (files), search (GET /search), agents, MCP and skills (they index their public resources), and
-    // the streaming host, which serves agents' chat routes with the agents area's ports
+    // the streaming host, which serves agents' chat routes with the agents area's ports (not the site host: websites do not search)
     const { stack, template } = synthWithEmbeddings();
     const searching = areas.filter((area) => area.uses.includes('searchIndex') || 'searchIndex' in area.provides).map((area) => area.name);
     const searchingFunctions = [
       ...searching.map((area) => stack.functions.areas.get(area)),
       stack.functions.storageEvents.get('knowledge'),
-      ...[...stack.functions.streams.values()].map((stream) => stream.function),
+      ...[...stack.functions.streams]
+        .filter(([host]) => routes.some((r) => r.host === host && r.mode === 'streaming' && searching.includes(r.area)))
+        .map(([, stream]) => stream.function),
     ];
     const idOf = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as CfnElement);
 

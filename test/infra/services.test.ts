@@ -8,7 +8,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App } from 'aws-cdk-lib';
+import { App, CfnResource, Stack } from 'aws-cdk-lib';
+import type { IConstruct } from 'constructs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../lib/cloud/function-entries.ts';
 import { PlatformStack } from '../../lib/cloud/platform-stack.ts';
@@ -49,6 +50,13 @@ function ofType(template: TemplateJson, type: string) {
   return Object.entries(template.Resources).filter(([, r]) => r.Type === type);
 }
 
+/** Logical ids of the CloudFormation resources under `scope`: the site host's distribution is a CloudFront one too, and no service's. */
+function resourceIdsUnder(scope: IConstruct | undefined): Set<string> {
+  if (scope === undefined) return new Set();
+  const stack = Stack.of(scope);
+  return new Set(scope.node.findAll().flatMap((c) => (c instanceof CfnResource ? [stack.getLogicalId(c)] : [])));
+}
+
 /** The message a synth with `modules` added fails with. */
 function synthFails(modules: readonly AreaModule[]): string {
   const dir = mkdtempSync(join(tmpdir(), 'platform-infra-services-'));
@@ -63,14 +71,16 @@ function synthFails(modules: readonly AreaModule[]): string {
 }
 
 describe('services', () => {
-  it('exist only when a module declares one: the manifest alone has no VPC, cluster, load balancer or distribution, and no VOICE_URL', () => {
+  it('exist only when a module declares one: the manifest alone has no VPC, cluster, load balancer or service distribution (the site host has its own), and no VOICE_URL', () => {
     // Prepare
     const platform = synthPlatform();
     const template = json(platform.main);
 
     // Act
-    const serviceResources = Object.values(template.Resources)
-      .map((r) => r.Type)
+    const site = resourceIdsUnder(platform.stack.functions.siteDistribution);
+    const serviceResources = Object.entries(template.Resources)
+      .filter(([logicalId]) => !site.has(logicalId))
+      .map(([, r]) => r.Type)
       .filter((type) => SERVICE_TYPES.test(type));
     const withVoiceUrl = ofType(template, 'AWS::Lambda::Function').filter(([, r]) => r.Properties?.['Environment']?.['Variables']?.['VOICE_URL'] !== undefined);
 
@@ -93,6 +103,7 @@ describe('services', () => {
     const targetGroup = template.Resources[id(host.targetGroup)]!.Properties!;
     const loadBalancer = template.Resources[id(host.loadBalancer)]!.Properties!;
     const distribution = template.Resources[id(host.distribution)]!.Properties!['DistributionConfig'];
+    const site = resourceIdsUnder(stack.functions.siteDistribution);
 
     // Assess
     for (const type of [
@@ -105,7 +116,10 @@ describe('services', () => {
       'AWS::CloudFront::Distribution',
       'AWS::EC2::VPC',
     ])
-      expect(ofType(template, type), type).toHaveLength(1);
+      expect(
+        ofType(template, type).filter(([logicalId]) => !site.has(logicalId)),
+        type,
+      ).toHaveLength(1);
     expect(ofType(template, 'AWS::EC2::NatGateway')).toEqual([]);
     expect(ofType(template, 'AWS::EC2::Subnet').map(([, s]) => s.Properties?.['MapPublicIpOnLaunch'])).toEqual([true, true]);
     expect(task).toMatchObject({ Cpu: '256', Memory: '512', RuntimePlatform: { CpuArchitecture: 'ARM64' }, RequiresCompatibilities: ['FARGATE'] });

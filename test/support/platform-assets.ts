@@ -22,9 +22,11 @@ export const FUNCTION_BUNDLE_BUDGET_BYTES = 200 * KB;
  * The API reference's function, the one exception: it holds every handler module by design (their
  * schemas make the OpenAPI document; docs/ARCHITECTURE.md, The API reference), loaded on its first
  * request only. It serves no API traffic, so its larger cold start costs a reader of `/docs` alone.
+ * It grows with the API, about 25 KB an area: 400 KB with websites and cron. The way to a fixed size
+ * is the document built at synth and shipped as a file, instead of the handlers.
  */
 export const REFERENCE_FUNCTION = 'Functions/Area-reference';
-export const REFERENCE_BUNDLE_BUDGET_BYTES = 400 * KB;
+export const REFERENCE_BUNDLE_BUDGET_BYTES = 480 * KB;
 
 /**
  * Over the 200 KB target (issue 11), known: the agents function and the streaming host serving its
