@@ -95,6 +95,8 @@ export interface FunctionResources {
   /** May invalidate the site distribution's cache. */
   readonly siteCache: boolean;
   readonly runTokenSecret: boolean;
+  /** Some served route takes credentials, so the function may verify identity-provider session tokens. */
+  readonly authenticates: boolean;
   readonly runtimes: ReadonlySet<'python' | 'mcp'>;
   /** Areas whose own queues the function may send tasks to: those it serves that declare `tasks`. */
   readonly queueAreas: ReadonlySet<string>;
@@ -138,5 +140,18 @@ export function resourcesOf(
       if (needs.secretsKey === 'seal' || (needs.secretsKey === 'open' && secretsKey === null)) secretsKey = needs.secretsKey;
     }
   }
-  return { tables, buckets, secretsKey, oauthClients, embeddings, siteCache, runTokenSecret: kernel || runTokenSecret, runtimes, queueAreas, scheduleAreas };
+  const authenticates = routes.some((r) => r.auth !== 'public');
+  return {
+    tables,
+    buckets,
+    secretsKey,
+    oauthClients,
+    embeddings,
+    siteCache,
+    runTokenSecret: kernel || runTokenSecret,
+    authenticates,
+    runtimes,
+    queueAreas,
+    scheduleAreas,
+  };
 }

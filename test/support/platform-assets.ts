@@ -28,20 +28,9 @@ export const FUNCTION_BUNDLE_BUDGET_BYTES = 200 * KB;
 export const REFERENCE_FUNCTION = 'Functions/Area-reference';
 export const REFERENCE_BUNDLE_BUDGET_BYTES = 480 * KB;
 
-/**
- * Over the 200 KB target (issue 11), known: the agents function and the streaming host serving its
- * chat now index public agents in the request (SPEC 4.7), which brings the search engine's write
- * path and its in-memory index code (about 11 KB; MiniSearch itself is loaded at run time only where
- * search is queried, partition-index.ts). They measure 206 and 202 KB; this holds them there until
- * the way back under 200 KB (zod/mini, or a write-only search port in a module of its own) lands.
- */
-export const OVER_TARGET_FUNCTIONS: readonly string[] = ['Functions/Area-agents', 'Functions/Stream-stream'];
-export const OVER_TARGET_BUNDLE_BUDGET_BYTES = 208 * KB;
-
 /** The budget of one function's bundle, by its construct path. */
 export function bundleBudgetOf(name: string): number {
-  if (name === REFERENCE_FUNCTION) return REFERENCE_BUNDLE_BUDGET_BYTES;
-  return OVER_TARGET_FUNCTIONS.includes(name) ? OVER_TARGET_BUNDLE_BUDGET_BYTES : FUNCTION_BUNDLE_BUDGET_BYTES;
+  return name === REFERENCE_FUNCTION ? REFERENCE_BUNDLE_BUDGET_BYTES : FUNCTION_BUNDLE_BUDGET_BYTES;
 }
 
 /** The MCP modules layer, every file of it, must stay under this (issue 11: 21 MB before). */
