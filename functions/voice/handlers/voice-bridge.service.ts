@@ -1,0 +1,16 @@
+import { defineService } from '../../core/entry/service.ts';
+import { createVoiceBridge } from '../bridge.ts';
+
+/** The voice host (SPEC 4.2): the WebSocket bridge, `/health` and `/metrics`. */
+export default defineService({
+  start({ ports, log }) {
+    const { config } = ports;
+    return createVoiceBridge(ports, log, {
+      maxSessionSec: config.VOICE_MAX_SESSION_SEC,
+      idleTimeoutSec: config.VOICE_IDLE_TIMEOUT_SEC,
+      maxFrameBytes: config.VOICE_MAX_FRAME_BYTES,
+      maxSessionsPerUser: config.VOICE_MAX_SESSIONS_PER_USER,
+      billingTickSec: config.VOICE_BILLING_TICK_SEC,
+    });
+  },
+});
