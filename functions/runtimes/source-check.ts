@@ -23,22 +23,9 @@ export async function checkSource(
     throw error;
   }
   const violations = result.ok ? [] : result.violations.map((v) => `${field}: line ${v.line}: ${v.message}`);
-  if (entryPoint !== undefined && !definesFunction(source, entryPoint)) {
-    const other = entryPoint === 'create_agent' ? 'create_bidi_agent' : 'create_agent';
-    const kind = entryPoint === 'create_agent' ? 'a text agent (agentType omitted or "text")' : 'a voice agent (agentType "bidi")';
-    const hint = definesFunction(source, other)
-      ? `; it defines ${other}(), which is for ${entryPoint === 'create_agent' ? 'voice agents' : 'text agents'}`
-      : '';
-    violations.push(`${field}: line 1: the source of ${kind} must define ${entryPoint}() at the top level${hint}`);
-  }
+  // The runtime calls this function (create_agent for text agents, create_bidi_agent for voice ones).
+  if (entryPoint !== undefined && !new RegExp(`^(async\\s+)?def\\s+${entryPoint}\\s*\\(`, 'm').test(source))
+    violations.push(`${field}: line 1: must define ${entryPoint}() at the top level`);
   if (violations.length > 0) throw new ValidationError('Invalid request body', violations);
 }
 
-/**
- * Whether the source defines `name` as a top-level function: the entry point the runtime calls
- * (`create_agent()` for text agents, `create_bidi_agent()` for voice agents). The runtime's checker
- * has parsed the source by now, so a line-based look at unindented `def`s is exact enough.
- */
-function definesFunction(source: string, name: string): boolean {
-  return new RegExp(`^(?:async\\s+)?def\\s+${name}\\s*\\(`, 'm').test(source);
-}

@@ -9,9 +9,10 @@
  * computed once per fractional phase, which the platform's rates (8, 16, 24 kHz and the like)
  * keep to a handful.
  */
-import alawmulaw from 'alawmulaw';
+import * as alawmulaw from 'alawmulaw';
 
-const { mulaw } = alawmulaw;
+/** Node loads the package's CommonJS build (the codecs under `default`), esbuild its ES module (named exports). */
+const { mulaw } = 'mulaw' in alawmulaw ? alawmulaw : (alawmulaw as unknown as { default: typeof alawmulaw }).default;
 
 const HALF_TAPS = 16;
 const MAX_CACHED_PHASES = 4096;

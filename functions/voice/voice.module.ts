@@ -8,7 +8,11 @@ import { defineArea, KIB } from '../../lib/manifest/define.ts';
  */
 export const voiceArea = defineArea({
   name: 'voice',
-  entryPoints: [{ kind: 'service', handler: 'voice-bridge', host: 'voice', cpu: 1024, memoryMb: 2048, desiredCount: 1 }],
+  // A task bridges audio only (sessions run in the runtime function in the cloud): a vCPU carries
+  // a few hundred calls; more tasks start on connections per task.
+  entryPoints: [
+    { kind: 'service', handler: 'voice-bridge', host: 'voice', cpu: 1024, memoryMb: 2048, desiredCount: 1, scaling: { maxCount: 10, connectionsPerTask: 200 } },
+  ],
   uses: ['agents', 'credits', 'keysReader', 'compute', 'usageLogs', 'users', 'tokens'],
   settings: {
     /** Longest a session may last; it then ends with an error frame `SESSION_LIMIT` and close 1000. */

@@ -239,35 +239,26 @@ def main(argv: list[str] | None = None) -> int:
     budget = [runner._MAX_LOG_BYTES]
     sys.stdout = runner._LogStream(emitter, "stdout", budget)
     sys.stderr = runner._LogStream(emitter, "stderr", budget)
-    code = runner.EXIT_OK
-    try:
-        voice = str(config.get("voice") or "voice_1")
-        # Like SVC_KEYS_JSON: user code cannot read the environment, so the session's voice (the
-        # model's name for it) is a global of the module.
-        module.__dict__["SVC_VOICE"] = VOICES.get(voice, VOICES["voice_1"])
-        module.__dict__["SVC_VOICE_ID"] = voice
-        module = runner.load_user_module(config["source"], module)
-        factory = module.__dict__.get("create_bidi_agent")
+    voice = str(config.get("voice") or "voice_1")
+    # Like SVC_KEYS_JSON: user code cannot read the environment, so the session's voice (the
+    # model's name for it) is a global of the module.
+    module.__dict__["SVC_VOICE"] = VOICES.get(voice, VOICES["voice_1"])
+    module.__dict__["SVC_VOICE_ID"] = voice
+
+    def run() -> int:
+        loaded = runner.load_user_module(config["source"], module)
+        factory = loaded.__dict__.get("create_bidi_agent")
         if not callable(factory):
             emitter.emit(runner._error_event("AGENT_EXECUTION_FAILED",
                                              message="the source does not define create_bidi_agent()"))
-            code = runner.EXIT_ERROR
-        else:
-            created = factory()
-            agent = created[0] if isinstance(created, (tuple, list)) else created
-            asyncio.run(run_session(agent, emitter, pending, config.get("initialPrompt") or None))
-    except BaseException as exc:  # user code: report, never re-raise
-        try:
-            code = runner._report_failure(exc, "agent", "AGENT_EXECUTION_FAILED", emitter)
-        except MemoryError:
-            code = runner.EXIT_MEMORY
-    finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except Exception:
-            pass
-        emitter.emit({"type": "end"})
+            return runner.EXIT_ERROR
+        created = factory()
+        agent = created[0] if isinstance(created, (tuple, list)) else created
+        asyncio.run(run_session(agent, emitter, pending, config.get("initialPrompt") or None))
+        return runner.EXIT_OK
+
+    code = runner.run_guarded(run, "agent", "AGENT_EXECUTION_FAILED", emitter)
+    emitter.emit({"type": "end"})
     return code
 
 

@@ -16,7 +16,7 @@ import { SERVICE_BASE_IMAGE } from '../../lib/cloud/service-image.ts';
 import { areas, resourcesOf, type AreaModule } from '../../lib/manifest/index.ts';
 import { defineArea } from '../../lib/manifest/define.ts';
 import { sampleArea, serviceOnRoutedHostArea } from '../fixtures/sample-area/sample.module.ts';
-import { cdkJsonContext, json, roleStatements, synthPlatform, type TemplateJson, scratchEntriesDir } from './synth-platform.ts';
+import { cdkJsonContext, roleStatements, type TemplateJson, scratchEntriesDir } from './synth-platform.ts';
 
 mkdirSync(join(REPO_ROOT, '.tmp'), { recursive: true });
 const scratchEntries = scratchEntriesDir('service-entries-');
@@ -26,7 +26,8 @@ afterAll(() => {
   rmSync(outdir, { recursive: true, force: true });
 });
 
-const SERVICE_TYPES = /^AWS::(ECS|EC2|ElasticLoadBalancingV2|CloudFront)::|^Custom::(AWS|VpcRestrictDefaultSG)$/;
+// CloudFront is left out: the websites area has a distribution of its own (the site host).
+const SERVICE_TYPES = /^AWS::(ECS|EC2|ElasticLoadBalancingV2|ApplicationAutoScaling)::|^Custom::(AWS|VpcRestrictDefaultSG)$/;
 
 function app(dir: string) {
   return new App({ outdir: dir, analyticsReporting: false, context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
@@ -38,7 +39,12 @@ let cached: { stack: PlatformStack; template: TemplateJson; id: (c: { node: { de
 function synthWithService() {
   if (cached !== undefined) return cached;
   const root = app(outdir);
-  const stack = new PlatformStack(root, 'service-test', { stage: 'test', version: '0', areas: [...areas, sampleArea], entriesDir: scratchEntries });
+  const stack = new PlatformStack(root, 'service-test', {
+    stage: 'test',
+    version: '0',
+    areas: [...areas.filter((area) => area.name !== 'voice'), sampleArea],
+    entriesDir: scratchEntries,
+  });
   root.synth();
   const template = JSON.parse(readFileSync(join(outdir, 'service-test.template.json'), 'utf8')) as TemplateJson;
   cached = { stack, template, id: (c) => stack.getLogicalId(c.node.defaultChild as never) };
@@ -53,7 +59,12 @@ function ofType(template: TemplateJson, type: string) {
 function synthFails(modules: readonly AreaModule[]): string {
   const dir = mkdtempSync(join(tmpdir(), 'platform-infra-services-'));
   try {
-    new PlatformStack(app(dir), 'service-fail', { stage: 'test', version: '0', areas: [...areas, ...modules], entriesDir: scratchEntries });
+    new PlatformStack(app(dir), 'service-fail', {
+      stage: 'test',
+      version: '0',
+      areas: [...areas.filter((area) => area.name !== 'voice'), ...modules],
+      entriesDir: scratchEntries,
+    });
     return 'synthesized';
   } catch (error) {
     return (error as Error).message;
@@ -63,10 +74,19 @@ function synthFails(modules: readonly AreaModule[]): string {
 }
 
 describe('services', () => {
-  it('exist only when a module declares one: the manifest alone has no VPC, cluster, load balancer or distribution, and no VOICE_URL', () => {
+  it('exist only when a module declares one: without the voice area, no VPC, cluster, load balancer or distribution, and no VOICE_URL', () => {
     // Prepare
-    const platform = synthPlatform();
-    const template = json(platform.main);
+    const dir = mkdtempSync(join(tmpdir(), 'platform-infra-services-'));
+    const root = app(dir);
+    const stack = new PlatformStack(root, 'no-service', {
+      stage: 'test',
+      version: '0',
+      areas: areas.filter((area) => area.name !== 'voice'),
+      entriesDir: scratchEntries,
+    });
+    root.synth();
+    const template = JSON.parse(readFileSync(join(dir, 'no-service.template.json'), 'utf8')) as TemplateJson;
+    rmSync(dir, { recursive: true, force: true });
 
     // Act
     const serviceResources = Object.values(template.Resources)
@@ -75,7 +95,7 @@ describe('services', () => {
     const withVoiceUrl = ofType(template, 'AWS::Lambda::Function').filter(([, r]) => r.Properties?.['Environment']?.['Variables']?.['VOICE_URL'] !== undefined);
 
     // Assess
-    expect(platform.stack.services).toBeUndefined();
+    expect(stack.services).toBeUndefined();
     expect(serviceResources).toEqual([]);
     expect(withVoiceUrl).toEqual([]);
     expect(JSON.stringify(template.Outputs?.['VoiceUrl']?.Value)).toMatch(/\/voice"\]\]\}$/);
@@ -102,10 +122,11 @@ describe('services', () => {
       'AWS::ElasticLoadBalancingV2::LoadBalancer',
       'AWS::ElasticLoadBalancingV2::Listener',
       'AWS::ElasticLoadBalancingV2::TargetGroup',
-      'AWS::CloudFront::Distribution',
       'AWS::EC2::VPC',
     ])
       expect(ofType(template, type), type).toHaveLength(1);
+    // The service's distribution, and the site host's (the websites area).
+    expect(ofType(template, 'AWS::CloudFront::Distribution')).toHaveLength(2);
     expect(ofType(template, 'AWS::EC2::NatGateway')).toEqual([]);
     expect(ofType(template, 'AWS::EC2::Subnet').map(([, s]) => s.Properties?.['MapPublicIpOnLaunch'])).toEqual([true, true]);
     expect(task).toMatchObject({ Cpu: '256', Memory: '512', RuntimePlatform: { CpuArchitecture: 'ARM64' }, RequiresCompatibilities: ['FARGATE'] });

@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import alawmulaw from 'alawmulaw';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { mulawToPcm, pcmToMulaw } from '../../functions/voice/audio.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 
 /** A plain-Python voice agent with Strands' BidiAgent interface (see the file for what it does). */
@@ -97,6 +97,15 @@ describe('voice agents over the WebSocket bridge', () => {
     });
   }
 
+  /** A new user with `credits` and a voice agent of theirs, and a session with it that is ready. */
+  async function readySession(alias: string, credits: number) {
+    const user = await createUser(platform, { alias, credits });
+    const agentId = await createAgent(user.token, { agentName: `${alias}-agent` });
+    const client = await open(`/ws/${agentId}?token=${user.token}`);
+    await client.json((f) => f.type === 'ready');
+    return { user, agentId, client };
+  }
+
   beforeAll(async () => {
     platform = await startTestPlatform({ env: { VOICE_BILLING_TICK_SEC: '1', VOICE_MAX_SESSIONS_PER_USER: '2' } });
     voiceUrl = (await platform.api('GET', '/.well-known/platform.json')).body.data.voiceUrl;
@@ -128,9 +137,9 @@ describe('voice agents over the WebSocket bridge', () => {
       // Assess
       expect(got.body.data).toMatchObject({ agentType: 'bidi', voice: 'voice_2', initialPrompt: null });
       expect(textAsVoice.status).toBe(400);
-      expect(JSON.stringify(textAsVoice.body)).toContain('must define create_bidi_agent()');
+      expect(JSON.stringify(textAsVoice.body)).toContain('must define create_bidi_agent() at the top level');
       expect(voiceAsText.status).toBe(400);
-      expect(JSON.stringify(voiceAsText.body)).toContain('must define create_agent()');
+      expect(JSON.stringify(voiceAsText.body)).toContain('must define create_agent() at the top level');
       expect(badVoice.status).toBe(400);
     });
 
@@ -330,7 +339,7 @@ describe('voice agents over the WebSocket bridge', () => {
       await client.until(() => client.received.json.some((f) => f.event === 'media'));
 
       // Act: the caller speaks loudly over the agent (20 ms μ-law frames)
-      const loud = Buffer.from(alawmulaw.mulaw.encode(Int16Array.from({ length: 160 }, (_, i) => (i % 2 ? 30000 : -30000))));
+      const loud = pcmToMulaw(Int16Array.from({ length: 160 }, (_, i) => (i % 2 ? 30000 : -30000)));
       for (let i = 0; i < 5; i++)
         client.send({ event: 'media', streamSid: 'MZ123', media: { track: 'inbound', chunk: String(i), payload: loud.toString('base64') } });
       const clear = await client.json((f) => f.event === 'clear');
@@ -346,7 +355,7 @@ describe('voice agents over the WebSocket bridge', () => {
         expect(frame.streamSid).toBe('MZ123');
         expect(Buffer.from(frame.media.payload, 'base64').length).toBe(160);
       }
-      const level = alawmulaw.mulaw.decode(new Uint8Array(Buffer.from(media[5]!.media.payload, 'base64')));
+      const level = mulawToPcm(Buffer.from(media[5]!.media.payload, 'base64'));
       expect(Math.abs(level[80]! - 1000)).toBeLessThan(64);
       expect(closed.code).toBe(1000);
     });
@@ -355,7 +364,7 @@ describe('voice agents over the WebSocket bridge', () => {
       // Prepare
       const client = await open(`/ws/twilio/${echoId}?token=${owner.token}`);
       client.send({ event: 'start', start: { streamSid: 'MZ9', customParameters: {} }, streamSid: 'MZ9' });
-      const tone = Buffer.from(alawmulaw.mulaw.encode(Int16Array.from({ length: 160 }, () => 2000)));
+      const tone = pcmToMulaw(Int16Array.from({ length: 160 }, () => 2000));
 
       // Act: 200 ms in 20 ms frames
       for (let i = 0; i < 10; i++) client.send({ event: 'media', streamSid: 'MZ9', media: { payload: tone.toString('base64') } });
@@ -365,7 +374,7 @@ describe('voice agents over the WebSocket bridge', () => {
 
       // Assess
       const media = client.received.json.filter((f) => f.event === 'media');
-      const level = alawmulaw.mulaw.decode(new Uint8Array(Buffer.from(media[4]!.media.payload, 'base64')));
+      const level = mulawToPcm(Buffer.from(media[4]!.media.payload, 'base64'));
       expect(Math.abs(level[80]! - 2000)).toBeLessThan(100);
     });
   });
@@ -373,10 +382,7 @@ describe('voice agents over the WebSocket bridge', () => {
   describe('billing and the end of a session', () => {
     it('bills 50 credits a minute per second, debited while the session runs, and records the session', async () => {
       // Prepare
-      const user = await createUser(platform, { alias: 'voice-billed', credits: 500 });
-      const agentId = await createAgent(user.token, { agentName: 'billed-voice' });
-      const client = await open(`/ws/${agentId}?token=${user.token}`);
-      await client.json((f) => f.type === 'ready');
+      const { user, agentId, client } = await readySession('voice-billed', 500);
 
       // Act: 90 s pass on the platform's clock; the meter pays for them while the session runs
       platform.clock.advance(90_000);
@@ -415,10 +421,7 @@ describe('voice agents over the WebSocket bridge', () => {
 
     it('stops a session whose balance runs out: an error frame, then close 4402', async () => {
       // Prepare: 3 credits pay the minimum and 1.2 s more
-      const user = await createUser(platform, { alias: 'voice-runs-out', credits: 3 });
-      const agentId = await createAgent(user.token, { agentName: 'runs-out-voice' });
-      const client = await open(`/ws/${agentId}?token=${user.token}`);
-      await client.json((f) => f.type === 'ready');
+      const { user, client } = await readySession('voice-runs-out', 3);
 
       // Act
       platform.clock.advance(30_000);
@@ -437,10 +440,7 @@ describe('voice agents over the WebSocket bridge', () => {
 
     it('ends the process and bills the session when the client vanishes mid-stream', async () => {
       // Prepare
-      const user = await createUser(platform, { alias: 'voice-vanish', credits: 100 });
-      const agentId = await createAgent(user.token, { agentName: 'vanish-voice' });
-      const client = await open(`/ws/${agentId}?token=${user.token}`);
-      await client.json((f) => f.type === 'ready');
+      const { user, agentId, client } = await readySession('voice-vanish', 100);
       for (let i = 0; i < 5; i++) client.send(pcm(500, 320));
       await client.until(() => client.received.binary.length > 0);
       const sessionProcesses = () =>

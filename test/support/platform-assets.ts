@@ -24,7 +24,11 @@ export const FUNCTION_BUNDLE_BUDGET_BYTES = 200 * KB;
  * request only. It serves no API traffic, so its larger cold start costs a reader of `/docs` alone.
  */
 export const REFERENCE_FUNCTION = 'Functions/Area-reference';
-export const REFERENCE_BUNDLE_BUDGET_BYTES = 400 * KB;
+/**
+ * 404 KB since the voice area (issue 17): every area module is in it (the route list imports them),
+ * and the voice module's settings schema took it past 400 KB.
+ */
+export const REFERENCE_BUNDLE_BUDGET_BYTES = 404 * KB;
 
 /**
  * Over the 200 KB target (issue 11), known: the agents function and the streaming host serving its
