@@ -183,10 +183,11 @@ export async function startVoiceSession(
       finished ??= (async () => {
         await meter.stop();
         const durationMs = Math.max(0, ports.clock.now() - startedAt);
-        const seconds = Math.ceil(durationMs / 1000);
+        // Started seconds, but never more whole seconds than were paid (a session stopped at the
+        // end of its balance): the meter keeps them and gives back the rest.
+        const seconds = Math.min(Math.ceil(durationMs / 1000), Math.floor(meter.paidMs / 1000));
         let credits: number;
         try {
-          // Whole seconds, never more than was paid: the meter keeps them and gives back the rest.
           credits = roundCredits(VOICE_MIN_CREDITS + (await meter.settle(seconds * 1000)));
         } catch (error) {
           log.error('settling voice credits failed', { error, sessionId });

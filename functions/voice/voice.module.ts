@@ -19,7 +19,7 @@ export const voiceArea = defineArea({
     VOICE_MAX_SESSION_SEC: z.coerce
       .number()
       .int()
-      .min(10)
+      .min(1)
       .max(4 * 3600)
       .default(1800),
     /** A session with nothing from the caller (audio or text) for this long ends with close 4408. */

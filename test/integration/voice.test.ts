@@ -97,6 +97,15 @@ describe('voice agents over the WebSocket bridge', () => {
     });
   }
 
+  /** Waits until the bridge holds no session (a closed one ends, is billed and recorded, after its socket). */
+  async function sessionsGone(): Promise<void> {
+    for (;;) {
+      const health = await fetch(`${voiceUrl.replace(/^ws/, 'http')}/health`).then((r) => r.json() as Promise<{ activeSessions: number }>);
+      if (health.activeSessions === 0) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
   /** A new user with `credits` and a voice agent of theirs, and a session with it that is ready. */
   async function readySession(alias: string, credits: number) {
     const user = await createUser(platform, { alias, credits });
@@ -300,6 +309,20 @@ describe('voice agents over the WebSocket bridge', () => {
       expect(await credits(poor.token)).toBe(1);
     });
 
+    it('1009 for a message over the frame size cap', async () => {
+      // Prepare
+      const client = await open(`/ws/${echoId}?token=${owner.token}`);
+      await client.json((f) => f.type === 'ready');
+
+      // Act: 64 KiB is the cap
+      client.send(Buffer.alloc(64 * 1024 + 2));
+      const closed = await client.closed;
+
+      // Assess
+      expect(closed.code).toBe(1009);
+      await sessionsGone();
+    });
+
     it('4429 past the per-user limit of sessions at once', async () => {
       // Prepare: the platform allows two
       const first = await open(`/ws/${echoId}?token=${owner.token}`);
@@ -393,7 +416,7 @@ describe('voice agents over the WebSocket bridge', () => {
       const logs = await platform.api('GET', '/logs', { token: user.token });
 
       // Assess
-      expect(end.seconds).toBeGreaterThanOrEqual(91);
+      expect(end.seconds).toBeGreaterThanOrEqual(90);
       expect(end.credits).toBe(Math.round(((end.seconds * 50) / 60) * 10_000) / 10_000);
       expect(await credits(user.token)).toBeCloseTo(500 - end.credits, 3);
       const record = logs.body.data.logs.find((log: any) => log.resourceType === 'voice');
@@ -432,10 +455,9 @@ describe('voice agents over the WebSocket bridge', () => {
       // Assess
       expect(error).toMatchObject({ type: 'error', code: 'INSUFFICIENT_CREDITS' });
       expect(closed.code).toBe(4402);
-      expect(end.credits).toBeLessThanOrEqual(3);
-      const left = await credits(user.token);
-      expect(left).toBeGreaterThanOrEqual(0);
-      expect(left).toBeLessThan(0.1);
+      // Billed by the whole seconds the balance paid for: 3 of the 3.6 s.
+      expect(end).toMatchObject({ seconds: 3, credits: 2.5 });
+      expect(await credits(user.token)).toBeCloseTo(0.5, 3);
     });
 
     it('ends the process and bills the session when the client vanishes mid-stream', async () => {
@@ -457,11 +479,7 @@ describe('voice agents over the WebSocket bridge', () => {
 
       // Act: the connection drops without a close frame
       client.ws.terminate();
-      for (;;) {
-        const health = await fetch(`${voiceUrl.replace(/^ws/, 'http')}/health`).then((r) => r.json() as Promise<{ activeSessions: number }>);
-        if (health.activeSessions === 0) break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await sessionsGone();
       const logs = await platform.api('GET', '/logs', { token: user.token });
 
       // Assess
@@ -488,5 +506,59 @@ describe('voice agents over the WebSocket bridge', () => {
       expect(body.totalSessions).toBeGreaterThan(0);
       expect(Object.values(body).every((v) => typeof v === 'number')).toBe(true);
     });
+  });
+});
+
+describe('voice session limits', () => {
+  let platform: TestPlatform;
+  let voiceUrl: string;
+  let user: Awaited<ReturnType<typeof createUser>>;
+  let agentId: string;
+
+  beforeAll(async () => {
+    platform = await startTestPlatform({ env: { VOICE_IDLE_TIMEOUT_SEC: '1', VOICE_MAX_SESSION_SEC: '3' } });
+    voiceUrl = (await platform.api('GET', '/.well-known/platform.json')).body.data.voiceUrl;
+    user = await createUser(platform, { alias: 'voice-limits', credits: 100 });
+    const created = await platform.api('POST', '/agent/create', {
+      token: user.token,
+      body: { agentName: 'limits-voice', description: 'd', sourceCode: ECHO, agentType: 'bidi' },
+    });
+    agentId = created.body.data.agentId;
+  });
+
+  afterAll(async () => {
+    await platform?.stop({ removeData: true });
+  });
+
+  const session = async () => {
+    const ws = new WebSocket(`${voiceUrl}/ws/${agentId}?token=${user.token}`);
+    const client = new Client(ws);
+    await new Promise((resolve) => ws.once('open', resolve));
+    await client.json((f) => f.type === 'ready');
+    return client;
+  };
+
+  it('ends a session the caller leaves silent with IDLE_TIMEOUT and close 4408, billed', async () => {
+    // Act: nothing is sent
+    const client = await session();
+    const closed = await client.closed;
+
+    // Assess
+    expect(client.received.json.find((f) => f.type === 'error')).toMatchObject({ code: 'IDLE_TIMEOUT' });
+    expect(client.received.json.find((f) => f.type === 'session_end')?.credits).toBeGreaterThanOrEqual(2);
+    expect(closed.code).toBe(4408);
+  });
+
+  it('ends a session at its maximum length with SESSION_LIMIT', async () => {
+    // Act: the caller keeps talking, past the 3 s limit
+    const client = await session();
+    const talking = setInterval(() => client.send(pcm(0, 320)), 200);
+    const closed = await client.closed;
+    clearInterval(talking);
+
+    // Assess
+    expect(client.received.json.find((f) => f.type === 'error')).toMatchObject({ code: 'SESSION_LIMIT' });
+    expect(client.received.json.find((f) => f.type === 'session_end')).toBeDefined();
+    expect(closed.code).toBe(1000);
   });
 });
