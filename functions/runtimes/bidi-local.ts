@@ -87,19 +87,7 @@ export async function startBidiSession(deps: BidiSandboxDeps, tenantId: string, 
 
 function superviseSession(child: ChildProcess, secrets: SecretSet, logger: Logger | undefined, release: () => Promise<void>): BidiSession {
   const pgid = child.pid;
-  const queue: BidiEvent[] = [];
-  let wake: (() => void) | null = null;
-  let finished = false;
-  let sawEnd = false;
-  const push = (event: BidiEvent) => {
-    if (finished) return;
-    if (event.type === 'end') {
-      if (sawEnd) return;
-      sawEnd = true;
-    }
-    queue.push(event);
-    wake?.();
-  };
+  const { push, sawEnd, events } = bidiEventQueue();
   let pending = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
     pending += chunk;
@@ -111,7 +99,7 @@ function superviseSession(child: ChildProcess, secrets: SecretSet, logger: Logge
     for (let cut = pending.indexOf('\n'); cut >= 0; cut = pending.indexOf('\n')) {
       const line = pending.slice(0, cut);
       pending = pending.slice(cut + 1);
-      const event = parseLine(line, secrets);
+      const event = parseBidiLine(line, secrets);
       if (event !== null) push(event);
     }
   });
@@ -125,7 +113,7 @@ function superviseSession(child: ChildProcess, secrets: SecretSet, logger: Logge
       resolve();
     });
     child.once('close', (code, signal) => {
-      if (!sawEnd) push({ type: 'error', code: 'RUNTIME_CRASHED', message: `the voice runtime stopped (${signal ?? `exit ${code}`})` });
+      if (!sawEnd()) push({ type: 'error', code: 'RUNTIME_CRASHED', message: `the voice runtime stopped (${signal ?? `exit ${code}`})` });
       resolve();
     });
   }).then(async () => {
@@ -147,25 +135,8 @@ function superviseSession(child: ChildProcess, secrets: SecretSet, logger: Logge
     await gone;
   }
 
-  async function* events(): AsyncGenerator<BidiEvent> {
-    try {
-      for (;;) {
-        const event = queue.shift();
-        if (event !== undefined) {
-          yield event;
-          if (event.type === 'end') return;
-          continue;
-        }
-        await new Promise<void>((resolve) => (wake = resolve));
-        wake = null;
-      }
-    } finally {
-      finished = true;
-    }
-  }
-
   return {
-    events: events(),
+    events,
     sendAudio(pcm) {
       // A process that does not keep up loses caller audio rather than holding it without bound.
       if (child.stdin!.writableLength > MAX_PENDING_STDIN_BYTES) return false;
@@ -186,8 +157,45 @@ function superviseSession(child: ChildProcess, secrets: SecretSet, logger: Logge
   };
 }
 
-/** One line of the process as an event; lines that are not the protocol's are dropped. */
-function parseLine(line: string, secrets: SecretSet): BidiEvent | null {
+/**
+ * Events in arrival order for one consumer; after `end` nothing more is taken. Shared by the
+ * local process and a session handed to the runtime function (its lines come over a WebSocket).
+ */
+export function bidiEventQueue(): { push(event: BidiEvent): void; readonly sawEnd: () => boolean; events: AsyncGenerator<BidiEvent> } {
+  const queue: BidiEvent[] = [];
+  let wake: (() => void) | null = null;
+  let finished = false;
+  let ended = false;
+  async function* events(): AsyncGenerator<BidiEvent> {
+    try {
+      for (;;) {
+        const event = queue.shift();
+        if (event !== undefined) {
+          yield event;
+          if (event.type === 'end') return;
+          continue;
+        }
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = null;
+      }
+    } finally {
+      finished = true;
+    }
+  }
+  return {
+    push(event) {
+      if (finished || ended) return;
+      if (event.type === 'end') ended = true;
+      queue.push(event);
+      wake?.();
+    },
+    sawEnd: () => ended,
+    events: events(),
+  };
+}
+
+/** One line of a session's process as an event; lines that are not the protocol's are dropped. */
+export function parseBidiLine(line: string, secrets: SecretSet): BidiEvent | null {
   let raw: Record<string, unknown>;
   try {
     raw = JSON.parse(line) as Record<string, unknown>;

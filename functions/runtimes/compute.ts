@@ -177,3 +177,22 @@ export interface BidiCompute {
 export function canHoldBidiSessions(compute: Compute): compute is Compute & BidiCompute {
   return typeof (compute as Partial<BidiCompute>).openBidiSession === 'function';
 }
+
+/** Where a handed-over session's runtime connects back to the bridge, and the one-time token it shows. */
+export interface BidiHandoff {
+  readonly url: string;
+  readonly token: string;
+}
+
+/**
+ * Compute adapters that hand voice sessions to the runtime function (the cloud): the runtime starts
+ * the session's process and connects back to the bridge at `handoff.url` for the audio.
+ */
+export interface RemoteBidiCompute {
+  /** Resolves when the runtime's invocation is over (the call ended); rejects when it could not be made. */
+  handOffBidiSession(tenantId: string, spec: BidiSessionSpec, handoff: BidiHandoff): Promise<void>;
+}
+
+export function canHandOffBidiSessions(compute: Compute): compute is Compute & RemoteBidiCompute {
+  return typeof (compute as Partial<RemoteBidiCompute>).handOffBidiSession === 'function';
+}

@@ -28,4 +28,3 @@ export async function checkSource(
     violations.push(`${field}: line 1: must define ${entryPoint}() at the top level`);
   if (violations.length > 0) throw new ValidationError('Invalid request body', violations);
 }
-

@@ -19,6 +19,7 @@ import type { Logger } from '../core/logger.ts';
 import type { Ports } from '../ports.ts';
 import type { BidiEvent } from '../runtimes/compute.ts';
 import { mulawToPcm, pcmBytes, pcmSamples, pcmToMulaw, Resampler } from './audio.ts';
+import { createRendezvous } from './handoff.ts';
 import { authorizeVoice, CLOSE, startVoiceSession, VoiceRefusal, type VoiceSession } from './voice-session.service.ts';
 
 /** The bridge's limits (voice.module.ts settings). */
@@ -80,6 +81,8 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
     droppedFramesOut: 0,
     interruptions: 0,
   };
+  // Runtimes of handed-over sessions (the cloud) connect back here; the URL is the host's own.
+  const rendezvous = ports.config.VOICE_URL !== undefined ? createRendezvous(wss, ports.config.VOICE_URL) : undefined;
   const sessionsByUser = new Map<string, number>();
   const connections = new Set<Connection>();
   let closing = false;
@@ -98,6 +101,8 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
 
   function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const url = new URL(req.url ?? '/', 'http://voice');
+    const runtime = /^\/runtime\/([0-9a-f-]{36})$/.exec(url.pathname);
+    if (runtime !== null && rendezvous !== undefined) return rendezvous.accept(runtime[1]!, req, socket, head);
     const match = /^\/ws\/(?:(twilio)\/)?([^/]+)$/.exec(url.pathname);
     if (match === null || closing) {
       socket.end(`HTTP/1.1 ${closing ? '503 Service Unavailable' : '404 Not Found'}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
@@ -261,7 +266,9 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
         this.userId = actor.userId;
         userCounted = true;
         if (this.isGone()) return this.release();
-        const session = await startVoiceSession(actor, agent, ports, settings, lineage, log.child({ requestId: lineage.requestId }));
+        const session = await startVoiceSession(actor, agent, ports, settings, lineage, log.child({ requestId: lineage.requestId }), {
+          ...(rendezvous !== undefined ? { rendezvous } : {}),
+        });
         this.session = session;
         counters.activeSessions++;
         counters.totalSessions++;

@@ -22,7 +22,8 @@ import { publicUrls } from '../core/http/public-urls.ts';
 import { childLineageHeader, LINEAGE_HEADER, type Lineage } from '../core/http/lineage.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Ports } from '../ports.ts';
-import { canHoldBidiSessions, type BidiSession } from '../runtimes/compute.ts';
+import { canHandOffBidiSessions, canHoldBidiSessions, type BidiSession, type BidiSessionSpec, type RemoteBidiCompute } from '../runtimes/compute.ts';
+import { remoteBidiSession, type Rendezvous } from './handoff.ts';
 
 /** SPEC part 8: about 50 credits a minute connected. */
 export const VOICE_CREDITS_PER_MINUTE = 50;
@@ -110,10 +111,12 @@ export async function startVoiceSession(
   limits: VoiceLimits,
   lineage: Lineage,
   log: Logger,
-  options: { initialPrompt?: string | null } = {},
+  options: { initialPrompt?: string | null; rendezvous?: Rendezvous } = {},
 ): Promise<VoiceSession> {
   const { compute } = ports;
-  if (!canHoldBidiSessions(compute)) throw new VoiceRefusal(CLOSE.unavailable, 'voice sessions cannot run here', 'RUNTIME_UNAVAILABLE');
+  const { rendezvous } = options;
+  if (!canHoldBidiSessions(compute) && !(canHandOffBidiSessions(compute) && rendezvous !== undefined))
+    throw new VoiceRefusal(CLOSE.unavailable, 'voice sessions cannot run here', 'RUNTIME_UNAVAILABLE');
   const sessionId = randomUUID();
   const reason = `voice ${agent.agentName}`;
   try {
@@ -134,7 +137,7 @@ export async function startVoiceSession(
       { userId: agent.ownerId, keys: actor.userId === agent.ownerId && actor.scope === 'role' ? actor.roleKeys : null },
       limits.maxSessionSec * 1000 + 60_000,
     );
-    process = await compute.openBidiSession(agent.ownerId, {
+    const spec: BidiSessionSpec = {
       source: agent.sourceCode,
       requestId: lineage.requestId,
       env: { SVC_KEYS_JSON: JSON.stringify(keys), AWS_REGION: ports.config.AWS_REGION, ...modelCredentials(keys), SVC_AGENT_ID: agent.agentId },
@@ -144,7 +147,9 @@ export async function startVoiceSession(
       maxSeconds: limits.maxSessionSec,
       voice: voiceOf(agent),
       initialPrompt: options.initialPrompt ?? agent.initialPrompt,
-    });
+    };
+    if (canHoldBidiSessions(compute)) process = await compute.openBidiSession(agent.ownerId, spec);
+    else process = await handOff(compute as RemoteBidiCompute, rendezvous!, sessionId, agent.ownerId, spec);
   } catch (error) {
     await refund().catch((refundError: unknown) => log.error('voice credit refund failed', { error: refundError }));
     if (error instanceof VoiceRefusal) throw error;
@@ -216,6 +221,15 @@ export async function startVoiceSession(
       return finished;
     },
   };
+}
+
+/** Hands the session to the runtime function and waits for it to connect back (handoff.ts). */
+async function handOff(compute: RemoteBidiCompute, rendezvous: Rendezvous, sessionId: string, tenantId: string, spec: BidiSessionSpec): Promise<BidiSession> {
+  const slot = rendezvous.open(sessionId);
+  const invocation = compute.handOffBidiSession(tenantId, spec, slot.handoff);
+  // An invocation that fails before the runtime connected fails the session's start.
+  invocation.catch((error: unknown) => slot.cancel(error instanceof Error ? error : new Error(String(error))));
+  return remoteBidiSession(await slot.connected, invocation, spec.env);
 }
 
 /** The agent's voice; agents stored before voices existed speak with the first. */

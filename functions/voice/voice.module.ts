@@ -8,11 +8,10 @@ import { defineArea, KIB } from '../../lib/manifest/define.ts';
  */
 export const voiceArea = defineArea({
   name: 'voice',
-  // A task bridges audio only (sessions run in the runtime function in the cloud): a vCPU carries
-  // a few hundred calls; more tasks start on connections per task.
-  entryPoints: [
-    { kind: 'service', handler: 'voice-bridge', host: 'voice', cpu: 1024, memoryMb: 2048, desiredCount: 1, scaling: { maxCount: 10, connectionsPerTask: 200 } },
-  ],
+  // One task: a session handed to the runtime function connects back through the load balancer,
+  // which must bring it to the task holding the call; with several tasks it may not (ARCHITECTURE.md,
+  // Voice agents). A task bridges audio only, so one vCPU carries a few hundred calls.
+  entryPoints: [{ kind: 'service', handler: 'voice-bridge', host: 'voice', cpu: 1024, memoryMb: 2048, desiredCount: 1 }],
   uses: ['agents', 'credits', 'keysReader', 'compute', 'usageLogs', 'users', 'tokens'],
   settings: {
     /** Longest a session may last; it then ends with an error frame `SESSION_LIMIT` and close 1000. */

@@ -154,6 +154,23 @@ describe('services', () => {
     });
   });
 
+  it('scale on active connections per healthy task when the service declares scaling (metric math in the target tracking policy)', () => {
+    // Prepare
+    const { template } = synthWithService();
+
+    // Act
+    const [target] = ofType(template, 'AWS::ApplicationAutoScaling::ScalableTarget').map(([, r]) => r.Properties!);
+    const [policy] = ofType(template, 'AWS::ApplicationAutoScaling::ScalingPolicy').map(([, r]) => r.Properties!);
+    const tracking = policy!['TargetTrackingScalingPolicyConfiguration'];
+    const metrics = JSON.stringify(tracking['CustomizedMetricSpecification']['Metrics']);
+
+    // Assess: the sample declares 1 to 4 tasks, 100 calls each (each call counts on both legs)
+    expect(target).toMatchObject({ MinCapacity: 1, MaxCapacity: 4, ScalableDimension: 'ecs:service:DesiredCount' });
+    expect(tracking.TargetValue).toBe(200);
+    expect(metrics).toContain('ActiveConnectionCount');
+    expect(metrics).toContain('HealthyHostCount');
+  });
+
   it("grant the task role exactly the area's declared resources", () => {
     // Prepare
     const { stack, template, id } = synthWithService();
