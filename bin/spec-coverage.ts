@@ -1,6 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { routes } from '../lib/manifest/index.ts';
+import { areas, routes } from '../lib/manifest/index.ts';
+import { servicesOf } from '../lib/manifest/services.ts';
 import {
   checkCoverage,
   findUnspecifiedRoutes,
@@ -8,6 +9,7 @@ import {
   formatRoute,
   groupBySection,
   isPlatformExtra,
+  isServed,
   parseSpecEndpoints,
   statusTable,
   withStatusTable,
@@ -25,7 +27,11 @@ const mode = process.argv.includes('--readme') ? 'readme' : process.argv.include
 
 try {
   const endpoints = parseSpecEndpoints(await readFile(specFile, 'utf8'));
-  const entries = checkCoverage(endpoints, routes);
+  const entries = checkCoverage(
+    endpoints,
+    routes,
+    servicesOf(areas).map((s) => s.spec),
+  );
   if (mode !== 'report') {
     const table = statusTable(groupBySection(entries));
     if (mode === 'markdown') console.log(table);
@@ -38,8 +44,9 @@ try {
     for (const group of groupBySection(entries)) {
       console.log(`${group.section}: ${group.implemented} of ${group.entries.length}`);
       for (const entry of group.entries) {
-        const served = entry.routes.length > 0 ? `  <- ${entry.routes.map((r) => r.id).join(', ')}` : '';
-        console.log(`  ${entry.routes.length > 0 ? 'implemented' : 'missing    '}  ${formatEndpoint(entry.endpoint)}${served}`);
+        const by = [...entry.routes.map((r) => r.id), ...(entry.service ? [`${entry.service.id} (service)`] : [])];
+        const served = by.length > 0 ? `  <- ${by.join(', ')}` : '';
+        console.log(`  ${isServed(entry) ? 'implemented' : 'missing    '}  ${formatEndpoint(entry.endpoint)}${served}`);
       }
       console.log('');
     }
@@ -49,7 +56,7 @@ try {
     const unspecified = findUnspecifiedRoutes(endpoints, routes);
     if (unspecified.length > 0) console.log(`Routes in neither the SPEC nor the extras: ${unspecified.map(formatRoute).join(', ')}`);
 
-    const implemented = entries.filter((entry) => entry.routes.length > 0).length;
+    const implemented = entries.filter(isServed).length;
     console.log(`${implemented} of ${entries.length} endpoints implemented`);
   }
 } catch (error) {

@@ -21,6 +21,15 @@ const sourceCodeSchema = z
   .refine((s) => Buffer.byteLength(s, 'utf8') <= MAX_SOURCE_BYTES, `must be at most ${MAX_SOURCE_BYTES} bytes`);
 
 const visibilitySchema = z.enum(['private', 'public']);
+/**
+ * A voice agent's voice (SPEC part 2 names them neutrally). The voice runtime hands user code the
+ * model's name for it as the global `SVC_VOICE`: voice_1 is `tiffany` (warm professional female,
+ * en-US), voice_2 `matthew` (clear friendly male, en-US), voice_3 `amy` (British English female),
+ * Nova Sonic's voices.
+ */
+export const VOICES = { voice_1: 'tiffany', voice_2: 'matthew', voice_3: 'amy' } as const;
+export type VoiceId = keyof typeof VOICES;
+const voiceSchema = z.enum(['voice_1', 'voice_2', 'voice_3']);
 /** `hidden` hides the source from everyone but the owner, as it does for MCP servers; `visible` is the default. */
 const sourceVisibilitySchema = z.enum(['visible', 'hidden']);
 
@@ -35,6 +44,8 @@ export const createAgentBody = z.object({
   timeoutSec: z.number().int().min(1).max(MAX_AGENT_TIMEOUT_SEC).default(AGENT_DEFAULTS.timeoutSec),
   agentType: z.enum(['text', 'bidi']).default('text'),
   initialPrompt: z.string().max(4000).optional(),
+  /** Voice agents only; `voice_1` when omitted. */
+  voice: voiceSchema.optional(),
 });
 
 export const updateAgentBody = z.object({
@@ -46,6 +57,8 @@ export const updateAgentBody = z.object({
   sourceVisibility: sourceVisibilitySchema.optional(),
   status: z.enum(['active', 'deleted']).optional(),
   initialPrompt: z.string().max(4000).nullable().optional(),
+  agentType: z.enum(['text', 'bidi']).optional(),
+  voice: voiceSchema.optional(),
   memoryMb: z.number().int().min(128).max(10240).optional(),
   timeoutSec: z.number().int().min(1).max(MAX_AGENT_TIMEOUT_SEC).optional(),
 });
@@ -81,6 +94,8 @@ export interface AgentRecord {
   readonly memoryMb: number;
   readonly timeoutSec: number;
   readonly initialPrompt: string | null;
+  /** Voice agents: the voice (absent on agents stored before voices existed: `voice_1`). */
+  readonly voice?: VoiceId | null;
   /** Present only on active public agents: the sparse `publicAgents` index lists them without a Scan. */
   readonly publicListing?: 'public';
   readonly invocationMonth: string | null;

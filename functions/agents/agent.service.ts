@@ -10,7 +10,7 @@ import { syncResource } from '../search/resource-index.ts';
 import type { SearchIndex } from '../search/search-index.ts';
 import { checkSource } from '../runtimes/source-check.ts';
 import type { UserStore } from '../users/user.store.ts';
-import type { AgentRecord } from './agent.schema.ts';
+import type { AgentRecord, VoiceId } from './agent.schema.ts';
 import { MAX_AGENTS_PER_OWNER, type AgentStore } from './agent.store.ts';
 import { conversationSummary } from './conversation.schema.ts';
 import type { ConversationStore } from './conversation.store.ts';
@@ -43,6 +43,7 @@ export function presentAgent(agent: AgentRecord, ownerAlias: string | null, stre
     timeoutSec: agent.timeoutSec,
     agentType: agent.agentType,
     initialPrompt: agent.initialPrompt,
+    voice: agent.agentType === 'bidi' ? (agent.voice ?? 'voice_1') : null,
     owner: ownerAlias,
     slug: ownerAlias === null ? null : `${ownerAlias}/${agent.agentName}`,
     invocationsPerMonth: agent.invocationMonth === month ? agent.invocationsThisMonth : 0,
@@ -54,8 +55,8 @@ export function presentAgent(agent: AgentRecord, ownerAlias: string | null, stre
 }
 
 /** Runs the runtime's static checker; every violation is listed with its line (SPEC part 2). */
-export async function checkAgentSource(source: string, ports: Pick<AgentPorts, 'compute'>): Promise<void> {
-  await checkSource(ports.compute, source);
+export async function checkAgentSource(source: string, agentType: 'text' | 'bidi', ports: Pick<AgentPorts, 'compute'>): Promise<void> {
+  await checkSource(ports.compute, source, 'sourceCode', agentType === 'bidi' ? 'create_bidi_agent' : 'create_agent');
 }
 
 /** The agent, or AGENT_NOT_FOUND; deleted agents are found (callers decide what that means). */
@@ -120,12 +121,13 @@ export async function createAgent(
     timeoutSec: number;
     agentType: 'text' | 'bidi';
     initialPrompt?: string | undefined;
+    voice?: VoiceId | undefined;
   },
   ports: AgentPorts,
   urls: PublicUrls,
 ) {
   const owner = requireAlias(actor);
-  await checkAgentSource(input.sourceCode, ports);
+  await checkAgentSource(input.sourceCode, input.agentType, ports);
   const now = ports.clock.now();
   const agent: AgentRecord = {
     agentId: uuid(),
@@ -141,6 +143,7 @@ export async function createAgent(
     memoryMb: input.memoryMb,
     timeoutSec: input.timeoutSec,
     initialPrompt: input.initialPrompt ?? null,
+    voice: input.agentType === 'bidi' ? (input.voice ?? 'voice_1') : null,
     invocationMonth: null,
     invocationsThisMonth: 0,
     createdAt: now,
@@ -221,6 +224,8 @@ export async function updateAgent(
     sourceVisibility?: 'visible' | 'hidden' | undefined;
     status?: 'active' | 'deleted' | undefined;
     initialPrompt?: string | null | undefined;
+    agentType?: 'text' | 'bidi' | undefined;
+    voice?: VoiceId | undefined;
     memoryMb?: number | undefined;
     timeoutSec?: number | undefined;
   },
@@ -229,7 +234,11 @@ export async function updateAgent(
 ) {
   const agent = await loadAgent(input.agentId, ports);
   assertOwner(actor, agent);
-  if (input.sourceCode !== undefined && input.sourceCode !== agent.sourceCode) await checkAgentSource(input.sourceCode, ports);
+  const agentType = input.agentType ?? agent.agentType;
+  // A new source, or a new type the old source must now suit (create_agent or create_bidi_agent).
+  if ((input.sourceCode !== undefined && input.sourceCode !== agent.sourceCode) || agentType !== agent.agentType) {
+    await checkAgentSource(input.sourceCode ?? agent.sourceCode, agentType, ports);
+  }
   const { agentId: _id, ...fields } = input;
   const changes = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as Partial<AgentRecord>;
   const updated = await ports.agents.update(agent, changes, ports.clock.now());

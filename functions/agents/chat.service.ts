@@ -415,7 +415,7 @@ async function saveConversation(ctx: RunContext, promptAt: number, rawReply: str
  * AWS variables, so Strands' BedrockModel finds them. The platform's own credentials never reach
  * user code; without these keys a model call fails with AWS_CREDENTIALS_REQUIRED.
  */
-function modelCredentials(keys: Readonly<Record<string, string>>): Record<string, string> {
+export function modelCredentials(keys: Readonly<Record<string, string>>): Record<string, string> {
   const id = keys['aws_access_key_id'];
   const secret = keys['aws_secret_access_key'];
   if (!id || !secret) return {};
@@ -428,10 +428,10 @@ function modelCredentials(keys: Readonly<Record<string, string>>): Record<string
 }
 
 /** Model provider endpoints an agent may reach besides the platform itself. */
-const MODEL_PROVIDER_HOSTS = ['*.amazonaws.com'];
+export const MODEL_PROVIDER_HOSTS = ['*.amazonaws.com'];
 
 /** The platform's own hosts an agent may call: its MCP host (and the base host, where MCP lives locally). */
-function platformHostsOf(urls: PublicUrls): string[] {
+export function platformHostsOf(urls: PublicUrls): string[] {
   return [...new Set([urls.mcpUrl, urls.baseUrl].map((url) => new URL(url).host))];
 }
 

@@ -44,6 +44,8 @@ export interface RunMeterOptions {
   /** Reason and request id of the ledger lines. */
   readonly change: CreditChange;
   readonly memoryMb: number;
+  /** A flat rate instead of the memory-based one (voice time: 50 credits a minute). */
+  readonly creditsPerSecond?: number;
   /** Run time already paid for by what was taken before the run. */
   readonly includedMs: number;
   /** Run time each debit pays for ahead (rounded up to whole steps). */
@@ -85,6 +87,9 @@ export function startRunMeter(options: RunMeterOptions): RunMeter {
   let stopped = false;
   let cancelTimer: (() => void) | null = null;
   let inFlight: Promise<void> | null = null;
+  const rate = options.creditsPerSecond;
+  const costOf = (ms: number) =>
+    rate === undefined ? runTimeCredits(options.memoryMb, ms) : roundCredits((rate * Math.ceil(Math.max(0, ms) / RUN_TIME_STEP_MS) * RUN_TIME_STEP_MS) / 1000);
 
   function scheduleNext(): void {
     if (stopped) return;
@@ -109,7 +114,7 @@ export function startRunMeter(options: RunMeterOptions): RunMeter {
       await pay(tickMs);
     } catch (error) {
       if (!(error instanceof InsufficientCreditsError)) throw error;
-      const stepCost = runTimeCredits(options.memoryMb, RUN_TIME_STEP_MS);
+      const stepCost = costOf(RUN_TIME_STEP_MS);
       // The epsilon keeps 0.3 / 0.1 from flooring to 2.
       const affordable = Math.min(Math.floor(error.available / stepCost + 1e-9), tickMs / RUN_TIME_STEP_MS - 1);
       if (affordable < 1) throw error;
@@ -118,7 +123,7 @@ export function startRunMeter(options: RunMeterOptions): RunMeter {
   }
 
   async function pay(ms: number): Promise<void> {
-    const cost = runTimeCredits(options.memoryMb, ms);
+    const cost = costOf(ms);
     await options.credits.debit(options.userId, cost, options.change);
     paidMs += ms;
     paidCredits = roundCredits(paidCredits + cost);
@@ -141,7 +146,7 @@ export function startRunMeter(options: RunMeterOptions): RunMeter {
     },
     async settle(usedMs) {
       const billedMs = Math.min(Math.max(0, usedMs - options.includedMs), paidMs - options.includedMs);
-      const kept = Math.min(runTimeCredits(options.memoryMb, billedMs), paidCredits);
+      const kept = Math.min(costOf(billedMs), paidCredits);
       const unused = roundCredits(paidCredits - kept);
       if (unused > 0) {
         await options.credits.grant(options.userId, unused, { reason: `${options.change.reason}: unused`, requestId: options.change.requestId });

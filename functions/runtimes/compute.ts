@@ -122,3 +122,77 @@ export interface Compute {
    */
   invoke(tenantId: string, invocation: Invocation, signal?: AbortSignal): AsyncIterable<RuntimeEvent>;
 }
+
+/** What a voice (bidi) session's process runs: the agent, its keys and its limits. */
+export interface BidiSessionSpec {
+  readonly source: string;
+  readonly requestId: string;
+  /** Environment of the session only (`SVC_KEYS_JSON`, the owner's model credentials). */
+  readonly env: Readonly<Record<string, string>>;
+  readonly allowHosts: readonly string[];
+  readonly platformCalls?: { readonly hosts: readonly string[]; readonly headers: Readonly<Record<string, string>> };
+  readonly memoryMb: number;
+  /** The longest the session may last; the process's CPU limit follows it. */
+  readonly maxSeconds: number;
+  /** `voice_1`, `voice_2` or `voice_3`. */
+  readonly voice: string;
+  /** Sent as text right after `start()`, so the agent speaks first. */
+  readonly initialPrompt: string | null;
+}
+
+/** What a voice session's process reports (python-runtime/platform_runtime/bidi_session.py); the last is `end`. */
+export type BidiEvent =
+  | { readonly type: 'started' }
+  | { readonly type: 'audio'; readonly audio: Buffer; readonly sampleRate: number }
+  | { readonly type: 'transcript'; readonly text: string; readonly role: string; readonly isFinal: boolean }
+  | { readonly type: 'interruption' }
+  | { readonly type: 'responseComplete' }
+  | { readonly type: 'usage'; readonly inputTokens?: number; readonly outputTokens?: number; readonly totalTokens?: number }
+  | { readonly type: 'tool'; readonly name: string }
+  | { readonly type: 'log'; readonly stream: string; readonly data: string }
+  | { readonly type: 'error'; readonly code: string; readonly message: string }
+  | { readonly type: 'end' };
+
+/** A running voice session's process, one per call. */
+export interface BidiSession {
+  /** Events in order; ends after `end` (also when the process died: an `error` then `end`). */
+  readonly events: AsyncIterable<BidiEvent>;
+  /** PCM16LE 16 kHz mono from the caller. False when the process is not keeping up and the frame was dropped. */
+  sendAudio(pcm: Buffer): boolean;
+  sendText(text: string): void;
+  /** The caller is done: the agent is stopped and the process exits. */
+  end(): void;
+  /** Stops the process group at once (billing ran out, limits, shutdown); resolves when it is gone. */
+  kill(): Promise<void>;
+  /** Resolves once the process has exited and what it held is released. */
+  readonly exited: Promise<void>;
+}
+
+/** Compute adapters that can hold voice sessions (the local OS sandbox, and the voice service's tasks). */
+export interface BidiCompute {
+  openBidiSession(tenantId: string, spec: BidiSessionSpec): Promise<BidiSession>;
+}
+
+/** Whether `compute` can hold voice sessions. */
+export function canHoldBidiSessions(compute: Compute): compute is Compute & BidiCompute {
+  return typeof (compute as Partial<BidiCompute>).openBidiSession === 'function';
+}
+
+/** Where a handed-over session's runtime connects back to the bridge, and the one-time token it shows. */
+export interface BidiHandoff {
+  readonly url: string;
+  readonly token: string;
+}
+
+/**
+ * Compute adapters that hand voice sessions to the runtime function (the cloud): the runtime starts
+ * the session's process and connects back to the bridge at `handoff.url` for the audio.
+ */
+export interface RemoteBidiCompute {
+  /** Resolves when the runtime's invocation is over (the call ended); rejects when it could not be made. */
+  handOffBidiSession(tenantId: string, spec: BidiSessionSpec, handoff: BidiHandoff): Promise<void>;
+}
+
+export function canHandOffBidiSessions(compute: Compute): compute is Compute & RemoteBidiCompute {
+  return typeof (compute as Partial<RemoteBidiCompute>).handOffBidiSession === 'function';
+}

@@ -11,7 +11,7 @@
  */
 import { InvokeCommand, InvokeWithResponseStreamCommand, type InvokeWithResponseStreamResponseEvent, type LambdaClient } from '@aws-sdk/client-lambda';
 import { randomUUID } from 'node:crypto';
-import type { Compute, Invocation, RuntimeEvent, SourceViolation } from './compute.ts';
+import type { BidiHandoff, BidiSessionSpec, Compute, Invocation, RemoteBidiCompute, RuntimeEvent, SourceViolation } from './compute.ts';
 import {
   COMPUTE_ERROR,
   errorEvent,
@@ -46,7 +46,7 @@ const MAX_PRELUDE_BYTES = 64 * 1024;
  * payload v2) shape. lambda_http recognises it by `requestContext.http.method`; LWA forwards
  * `rawPath`, the headers and the body. `content-length` is given because the server requires it.
  */
-export function lwaRequestEvent(path: '/invoke' | '/check', body: string, now = new Date()): Record<string, unknown> {
+export function lwaRequestEvent(path: '/invoke' | '/check' | '/bidi', body: string, now = new Date()): Record<string, unknown> {
   return {
     version: '2.0',
     routeKey: '$default',
@@ -206,9 +206,18 @@ function nameOf(error: unknown): string {
   return error instanceof Error ? error.name : 'Error';
 }
 
-export function createLambdaCompute(options: LambdaComputeOptions): Compute {
+export function createLambdaCompute(options: LambdaComputeOptions): Compute & RemoteBidiCompute {
   const { lambda, functionName, qualifier } = options;
   const checkTenantId = options.checkTenantId ?? 'platform-source-check';
+  /** A streamed invocation of the runtime server's `path` for `tenantId` (tenant isolation). */
+  const streamedRequest = (tenantId: string, path: '/invoke' | '/bidi', body: string) =>
+    new InvokeWithResponseStreamCommand({
+      FunctionName: functionName,
+      ...(qualifier ? { Qualifier: qualifier } : {}),
+      InvocationType: 'RequestResponse',
+      TenantId: tenantId,
+      Payload: new TextEncoder().encode(JSON.stringify(lwaRequestEvent(path, body))),
+    });
 
   async function* invoke(tenantId: string, invocation: Invocation, signal?: AbortSignal): AsyncGenerator<RuntimeEvent, void, undefined> {
     const startedAt = Date.now();
@@ -226,15 +235,7 @@ export function createLambdaCompute(options: LambdaComputeOptions): Compute {
     try {
       let events: AsyncIterable<InvokeWithResponseStreamResponseEvent>;
       try {
-        const payload = new TextEncoder().encode(JSON.stringify(lwaRequestEvent('/invoke', invocationBody(invocation))));
-        const command = new InvokeWithResponseStreamCommand({
-          FunctionName: functionName,
-          ...(qualifier ? { Qualifier: qualifier } : {}),
-          InvocationType: 'RequestResponse',
-          TenantId: tenantId,
-          Payload: payload,
-        });
-        const response = await lambda.send(command, { abortSignal: combined });
+        const response = await lambda.send(streamedRequest(tenantId, '/invoke', invocationBody(invocation)), { abortSignal: combined });
         if (!response.EventStream) throw new StreamFormatError('the Lambda answer carried no event stream');
         events = response.EventStream;
       } catch (error) {
@@ -272,5 +273,16 @@ export function createLambdaCompute(options: LambdaComputeOptions): Compute {
     return parseCheckResult(answer.body);
   }
 
-  return { invoke, check };
+  /**
+   * A voice session handed to the runtime function (bidi_relay.py): the invocation starts the
+   * session's process, which connects back to the bridge for the audio, and ends with the call.
+   */
+  async function handOffBidiSession(tenantId: string, spec: BidiSessionSpec, handoff: BidiHandoff): Promise<void> {
+    const response = await lambda.send(streamedRequest(tenantId, '/bidi', JSON.stringify({ session: spec, connect: handoff })));
+    if (!response.EventStream) throw new StreamFormatError('the Lambda answer carried no event stream');
+    // The answer is only the session's exit status; a refusal or a failure of the function throws here.
+    for await (const chunk of streamedBody(response.EventStream)) void chunk;
+  }
+
+  return { invoke, check, handOffBidiSession };
 }

@@ -26,7 +26,18 @@ import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../core/logger.ts';
 import { SecretSet } from '../core/secret-scope.ts';
-import { ComputeUnavailableError, PUBLIC_RUN_ENV, type Compute, type Invocation, type RuntimeEvent, type SourceViolation } from './compute.ts';
+import {
+  ComputeUnavailableError,
+  PUBLIC_RUN_ENV,
+  type BidiCompute,
+  type BidiSession,
+  type BidiSessionSpec,
+  type Compute,
+  type Invocation,
+  type RuntimeEvent,
+  type SourceViolation,
+} from './compute.ts';
+import { startBidiSession } from './bidi-local.ts';
 import { createEgressProxy, type EgressListener, type EgressProxy } from './egress-proxy.ts';
 import { prepareOsSandbox, spawnPlan, unreadableBy, type OsSandbox } from './os-sandbox.ts';
 import { createProcessPool, get, launch, post, readBody } from './process-pool.ts';
@@ -106,7 +117,7 @@ export interface RuntimeProcessExit extends ExitStatus {
 }
 
 /** The local adapter: the Compute port plus what its owner and its tests need. */
-export interface LocalCompute extends Compute, SupervisedProcesses<RuntimeProcessInfo, RuntimeProcessExit>, WarmProcesses {
+export interface LocalCompute extends Compute, BidiCompute, SupervisedProcesses<RuntimeProcessInfo, RuntimeProcessExit>, WarmProcesses {
   /** The `/health` answer of a tenant's running server (its fork server, active runs), or null when none runs. */
   health(tenantId: string): Promise<unknown>;
   /**
@@ -477,12 +488,39 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
     }
   }
 
+  /** A voice session: a process of its own in the same sandbox as the tenant's runs (bidi-local.ts). */
+  async function openBidiSession(tenantId: string, spec: BidiSessionSpec): Promise<BidiSession> {
+    const lookup = findInterpreter();
+    let sandbox: OsSandbox;
+    try {
+      sandbox = await sandboxReady;
+    } catch (error) {
+      throw new ComputeUnavailableError(messageOf(error));
+    }
+    const python = await lookup.catch((error: unknown) => {
+      throw new ComputeUnavailableError(messageOf(error));
+    });
+    return startBidiSession(
+      {
+        sandbox,
+        python,
+        egress,
+        runtimeDir: settings.runtimeDir,
+        pythonPath: options.pythonPath ?? [],
+        baseEnv: runtimeEnv(),
+        ...(options.logger ? { logger: options.logger } : {}),
+      },
+      tenantId,
+      spec,
+    );
+  }
+
   async function close(): Promise<void> {
     await pool.close();
     if (!options.egress) await egress.close();
   }
 
-  return { check, invoke, health, interpreter: findInterpreter, stats: pool.stats, onProcessExit: pool.onProcessExit, warm: pool.warm, close };
+  return { check, invoke, openBidiSession, health, interpreter: findInterpreter, stats: pool.stats, onProcessExit: pool.onProcessExit, warm: pool.warm, close };
 }
 
 const CONTROL_SOCKET = 'runtime.sock';

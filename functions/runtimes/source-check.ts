@@ -7,7 +7,12 @@ import { ComputeUnavailableError, type Compute } from './compute.ts';
  * name of the field that carried the source (`sourceCode`, or `code` for inline actions). No
  * runtime to check with is a 503 `RUNTIME_UNAVAILABLE`.
  */
-export async function checkSource(compute: Pick<Compute, 'check'>, source: string, field = 'sourceCode'): Promise<void> {
+export async function checkSource(
+  compute: Pick<Compute, 'check'>,
+  source: string,
+  field = 'sourceCode',
+  entryPoint?: 'create_agent' | 'create_bidi_agent',
+): Promise<void> {
   let result: Awaited<ReturnType<Compute['check']>>;
   try {
     result = await compute.check(source);
@@ -17,10 +22,9 @@ export async function checkSource(compute: Pick<Compute, 'check'>, source: strin
     if (error instanceof ComputeUnavailableError) throw new ServiceUnavailableError(`User code cannot run here now: ${error.message}`, 'RUNTIME_UNAVAILABLE');
     throw error;
   }
-  if (!result.ok) {
-    throw new ValidationError(
-      'Invalid request body',
-      result.violations.map((v) => `${field}: line ${v.line}: ${v.message}`),
-    );
-  }
+  const violations = result.ok ? [] : result.violations.map((v) => `${field}: line ${v.line}: ${v.message}`);
+  // The runtime calls this function (create_agent for text agents, create_bidi_agent for voice ones).
+  if (entryPoint !== undefined && !new RegExp(`^(async\\s+)?def\\s+${entryPoint}\\s*\\(`, 'm').test(source))
+    violations.push(`${field}: line 1: must define ${entryPoint}() at the top level`);
+  if (violations.length > 0) throw new ValidationError('Invalid request body', violations);
 }

@@ -1,4 +1,5 @@
 import { Duration, Stack } from 'aws-cdk-lib';
+import { CfnScalingPolicy, ScalableTarget, ServiceNamespace } from 'aws-cdk-lib/aws-applicationautoscaling';
 import { AllowedMethods, CachePolicy, Distribution, OriginProtocolPolicy, OriginRequestPolicy, ViewerProtocolPolicy } from 'aws-cdk-lib/aws-cloudfront';
 import { LoadBalancerV2Origin } from 'aws-cdk-lib/aws-cloudfront-origins';
 import { Peer, Port, SecurityGroup, SubnetType, Vpc, type IPeer } from 'aws-cdk-lib/aws-ec2';
@@ -174,6 +175,7 @@ export class ServiceContainers extends Construct {
           deregistrationDelay: Duration.seconds(SERVICE_DRAIN_SEC),
           healthCheck: { path: SERVICE_HEALTH_PATH, interval: Duration.seconds(15), timeout: Duration.seconds(5), healthyThresholdCount: 2 },
         });
+        if (spec.scaling !== undefined) this.scaleOnConnections(service, front.loadBalancer, targetGroup, spec);
         const host: ServiceHost = {
           spec,
           service,
@@ -186,6 +188,60 @@ export class ServiceContainers extends Construct {
         return [spec.host, host];
       }),
     );
+  }
+
+  /**
+   * Target tracking on connections per healthy task: a call holds its WebSocket for minutes, so
+   * requests per target (the load balancer's own metric) says nothing about load. The metric counts
+   * both legs of each connection (client to load balancer, load balancer to task), so the target is
+   * twice the calls a task should carry.
+   */
+  private scaleOnConnections(service: FargateService, loadBalancer: ApplicationLoadBalancer, targetGroup: ApplicationTargetGroup, spec: ServiceSpec): void {
+    const { maxCount, connectionsPerTask } = spec.scaling!;
+    if (!Number.isInteger(maxCount) || maxCount < spec.desiredCount)
+      throw new Error(`Service ${spec.id}: scaling.maxCount must be a whole number of at least desiredCount.`);
+    const target = new ScalableTarget(service, 'TaskCount', {
+      serviceNamespace: ServiceNamespace.ECS,
+      resourceId: `service/${this.cluster.clusterName}/${service.serviceName}`,
+      scalableDimension: 'ecs:service:DesiredCount',
+      minCapacity: spec.desiredCount,
+      maxCapacity: maxCount,
+    });
+    const balancer = { name: 'LoadBalancer', value: loadBalancer.loadBalancerFullName };
+    // The L2 policy takes no metric math for target tracking; CloudFormation does (metric data queries).
+    new CfnScalingPolicy(service, 'ConnectionsPerTask', {
+      policyName: `${spec.id}-connections-per-task`,
+      policyType: 'TargetTrackingScaling',
+      scalingTargetId: target.scalableTargetId,
+      targetTrackingScalingPolicyConfiguration: {
+        targetValue: 2 * connectionsPerTask,
+        // Slow in: a task scaled in drains its calls, but starting one takes a minute or more.
+        scaleInCooldown: 600,
+        scaleOutCooldown: 120,
+        customizedMetricSpecification: {
+          metrics: [
+            {
+              id: 'connections',
+              metricStat: { metric: { namespace: 'AWS/ApplicationELB', metricName: 'ActiveConnectionCount', dimensions: [balancer] }, stat: 'Sum' },
+              returnData: false,
+            },
+            {
+              id: 'tasks',
+              metricStat: {
+                metric: {
+                  namespace: 'AWS/ApplicationELB',
+                  metricName: 'HealthyHostCount',
+                  dimensions: [{ name: 'TargetGroup', value: targetGroup.targetGroupFullName }, balancer],
+                },
+                stat: 'Average',
+              },
+              returnData: false,
+            },
+            { id: 'perTask', expression: 'IF(tasks > 0, connections / tasks, connections)', label: 'Active connections per healthy task', returnData: true },
+          ],
+        },
+      },
+    });
   }
 
   /** The load balancer and distribution of one service, and the URL they give its host. */

@@ -15,6 +15,7 @@ import { skillsArea } from '../../functions/skills/skills.module.ts';
 import { starsArea } from '../../functions/stars/stars.module.ts';
 import { tokensArea } from '../../functions/tokens/tokens.module.ts';
 import { usersArea } from '../../functions/users/users.module.ts';
+import { voiceArea } from '../../functions/voice/voice.module.ts';
 import { websitesArea } from '../../functions/websites/websites.module.ts';
 import type { AreaModule } from './types.ts';
 
@@ -42,6 +43,7 @@ export const areas = [
   starsArea,
   cronArea,
   websitesArea,
+  voiceArea,
 ] as const;
 
 const byName = new Map<string, AreaModule>(areas.map((area) => [area.name, area]));

@@ -1,4 +1,4 @@
-import type { Host, HttpMethod, RouteSpec } from './types.ts';
+import type { Host, HttpMethod, RouteSpec, ServiceSpec } from './types.ts';
 
 /**
  * Which SPEC part 4 endpoints the manifest serves. Pure functions over the SPEC's markdown and the
@@ -22,8 +22,15 @@ export interface SpecEndpoint {
 
 export interface CoverageEntry {
   readonly endpoint: SpecEndpoint;
-  /** Manifest routes that serve the endpoint; empty when it is missing. */
+  /** Manifest routes that serve the endpoint. */
   readonly routes: readonly RouteSpec[];
+  /** The service owning the endpoint's host whole (the voice bridge), which serves every path under it. */
+  readonly service?: ServiceSpec;
+}
+
+/** Whether a route or the host's service serves the entry's endpoint. */
+export function isServed(entry: CoverageEntry): boolean {
+  return entry.routes.length > 0 || entry.service !== undefined;
 }
 
 export interface SectionCoverage {
@@ -208,8 +215,11 @@ export function routeServesEndpoint(route: Pick<RouteSpec, 'method' | 'host' | '
   return endpoint.methods.some((method) => method === 'ANY' || method === 'WEBSOCKET' || method === route.method);
 }
 
-export function checkCoverage(endpoints: readonly SpecEndpoint[], routes: readonly RouteSpec[]): CoverageEntry[] {
-  return endpoints.map((endpoint) => ({ endpoint, routes: routes.filter((route) => routeServesEndpoint(route, endpoint)) }));
+export function checkCoverage(endpoints: readonly SpecEndpoint[], routes: readonly RouteSpec[], services: readonly ServiceSpec[] = []): CoverageEntry[] {
+  return endpoints.map((endpoint) => {
+    const service = services.find((s) => s.host === endpoint.host);
+    return { endpoint, routes: routes.filter((route) => routeServesEndpoint(route, endpoint)), ...(service !== undefined ? { service } : {}) };
+  });
 }
 
 /** Entries by SPEC section, in SPEC order. */
@@ -220,7 +230,7 @@ export function groupBySection(entries: readonly CoverageEntry[]): SectionCovera
     list.push(entry);
     bySection.set(entry.endpoint.section, list);
   }
-  return [...bySection].map(([section, list]) => ({ section, entries: list, implemented: list.filter((entry) => entry.routes.length > 0).length }));
+  return [...bySection].map(([section, list]) => ({ section, entries: list, implemented: list.filter(isServed).length }));
 }
 
 export function isPlatformExtra(route: Pick<RouteSpec, 'host' | 'path'>): boolean {

@@ -194,8 +194,13 @@ export interface ServiceSpec {
   readonly memoryMb: number;
   /** CPU of each cloud task in Fargate units (1024 = one vCPU). */
   readonly cpu: number;
-  /** Cloud tasks running at once. */
+  /** Cloud tasks running at once (the least, when `scaling` is set). */
   readonly desiredCount: number;
+  /**
+   * Scale the tasks on the load balancer's active connections (target tracking: connections per
+   * healthy task). @default a fixed `desiredCount`
+   */
+  readonly scaling?: { readonly maxCount: number; readonly connectionsPerTask: number };
 }
 
 /** Every way into an area's code other than an HTTP route. */

@@ -220,7 +220,8 @@ class _Checker(ast.NodeVisitor):
             if alias.name == "*":
                 self.report(node, f"'from {module} import *' is not allowed")
                 continue
-            if not (policy.module_allowed(module) or policy.module_allowed(f"{module}.{alias.name}")):
+            if not (policy.module_allowed(module) or policy.module_allowed(f"{module}.{alias.name}")
+                    or policy.name_import_allowed(module, alias.name)):
                 parent_of_allowed = any(e.startswith(module + ".") for e in policy.ALLOWED_MODULES)
                 shown = f"{module}.{alias.name}" if parent_of_allowed else module
                 self.report(node, f"import of '{shown}' is not allowed")

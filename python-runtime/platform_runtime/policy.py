@@ -35,6 +35,22 @@ ALLOWED_MODULES: tuple[str, ...] = (
     "botocore",
 )
 
+# Names that may be imported from a module that is itself not allowed: `from asyncio import
+# Queue` only. A voice agent's `receive()` waits for what `send()` was given, which needs a queue
+# or an event of the running loop; the rest of asyncio (subprocesses, raw sockets, the loop
+# itself) stays out, and `import asyncio` is still refused.
+ALLOWED_NAMES_FROM: dict[str, frozenset[str]] = {
+    "asyncio": frozenset({"Queue", "QueueEmpty", "Event", "Lock", "sleep", "wait_for",
+                          "TimeoutError", "CancelledError"}),
+}
+
+
+def name_import_allowed(module: str, name: str) -> bool:
+    """True when `from module import name` is allowed although `module` itself is not."""
+    names = ALLOWED_NAMES_FROM.get(module) if isinstance(module, str) else None
+    return names is not None and isinstance(name, str) and name in names
+
+
 # `from __future__ import annotations` is a compiler directive, not a module use.
 ALWAYS_ALLOWED_MODULES = frozenset({"__future__"})
 

@@ -571,24 +571,26 @@ def child_main(request_fd: int, event_fd: int, server_config: dict) -> int:
     budget = [_MAX_LOG_BYTES]
     sys.stdout = _LogStream(emitter, "stdout", budget)
     sys.stderr = _LogStream(emitter, "stderr", budget)
-    code = EXIT_OK
+    run = run_agent if kind == "agent" else run_action
+    return run_guarded(lambda: run(request, emitter, module), kind, failure_code, emitter)
+
+
+def run_guarded(run, kind: str, failure_code: str, emitter: Emitter) -> int:
+    """Runs user code and returns the exit status: a failure is reported as an event, never
+    re-raised, and what the code printed is flushed either way."""
     try:
-        if kind == "agent":
-            code = run_agent(request, emitter, module)
-        else:
-            code = run_action(request, emitter, module)
+        return run()
     except BaseException as exc:  # user code: report, never re-raise
         try:
-            code = _report_failure(exc, kind, failure_code, emitter)
+            return _report_failure(exc, kind, failure_code, emitter)
         except MemoryError:
-            code = EXIT_MEMORY
+            return EXIT_MEMORY
     finally:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
         except Exception:
             pass
-    return code
 
 
 def _report_failure(exc: BaseException, kind: str, failure_code: str, emitter: Emitter) -> int:

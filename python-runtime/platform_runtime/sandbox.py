@@ -646,7 +646,8 @@ class GuardedImport:
         if "*" in items:
             raise ImportError("[sandbox:import] 'import *' is not allowed")
         if not policy.module_allowed(name):
-            if not items or not all(policy.module_allowed(f"{name}.{i}") for i in items):
+            if not items or not all(policy.module_allowed(f"{name}.{i}")
+                                    or policy.name_import_allowed(name, i) for i in items):
                 raise ImportError(f"[sandbox:import] import of '{name}' is not allowed", name=name)
         if name != "__future__":
             for item in items:

@@ -47,7 +47,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
-from . import checker, runner, seccomp
+from . import bidi_relay, checker, runner, seccomp
 from .egress import EgressForwarder
 from .redact import Scrubber, run_secrets
 
@@ -843,11 +843,23 @@ class Handler(BaseHTTPRequestHandler):
         if not self._authorized():
             return
         route = self.path.split("?")[0]
-        if route not in ("/invoke", "/check"):
+        if route not in ("/invoke", "/check", "/bidi"):
             self._error(404, "NOT_FOUND", "no such endpoint")
             return
         body = self._read_json()
         if body is None:
+            return
+        if route == "/bidi":
+            # A voice session handed over by the bridge (bidi_relay.py): the answer waits for its end.
+            if not isinstance(body, dict) or not isinstance(body.get("session"), dict) or not isinstance(body.get("connect"), dict):
+                self._error(400, "INVALID_PARAMETERS", "session and connect must be objects")
+                return
+            try:
+                result = bidi_relay.relay(body["session"], body["connect"])
+            except (OSError, ValueError) as exc:
+                self._error(502, "RUNTIME_UNAVAILABLE", f"the voice bridge could not be reached: {exc}")
+                return
+            self._send_json(200, result)
             return
         if route == "/check":
             source = body.get("source") if isinstance(body, dict) else None

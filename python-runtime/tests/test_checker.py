@@ -135,6 +135,12 @@ class AllowedSourcesTest(unittest.TestCase):
             """)
         self.assertEqual(check_source(source), [])
 
+    def test_voice_agents_may_wait_on_a_queue_and_no_more_of_asyncio(self) -> None:
+        self.assertEqual(check_source("from asyncio import Queue, Event, sleep\n"), [])
+        self.assertTrue(check_source("import asyncio\n"))
+        self.assertTrue(check_source("from asyncio import create_subprocess_exec\n"))
+        self.assertTrue(check_source("from asyncio import get_running_loop\n"))
+
     def test_module_policy(self) -> None:
         self.assertTrue(policy.module_allowed("strands.models.openai"))
         self.assertTrue(policy.module_allowed("urllib.parse"))

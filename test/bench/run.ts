@@ -24,6 +24,7 @@ import { prewarmBench } from './prewarm.bench.ts';
 import { memoryBench } from './memory.bench.ts';
 import { cronBench } from './cron.bench.ts';
 import { websitesBench } from './websites.bench.ts';
+import { voiceBench } from './voice.bench.ts';
 
 const modules: readonly BenchModule[] = [
   startupBench,
@@ -38,6 +39,7 @@ const modules: readonly BenchModule[] = [
   knowledgeBench,
   searchBench,
   websitesBench,
+  voiceBench,
   bundlesBench,
   memoryBench,
   cronBench,

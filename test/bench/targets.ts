@@ -174,6 +174,15 @@ export const TARGETS: readonly Target[] = [
       met: site!.p50 - store!.p50 <= 5,
     }),
   },
+  {
+    figure: 'voice: one 20 ms audio frame through the bridge and an echo agent vs a bare ws echo server',
+    target: 'at most 5 ms added at p99',
+    rows: ['voice/bridge + echo agent, one 20 ms frame', 'voice/bare ws echo server, same frame'],
+    evaluate: ([bridge, bare]) => ({
+      measured: `p50 ${fixed(bridge!.p50, 2)} vs ${fixed(bare!.p50, 2)} ms; p99 ${fixed(bridge!.p99, 2)} vs ${fixed(bare!.p99, 2)} ms (+${fixed(bridge!.p99 - bare!.p99, 2)} ms)`,
+      met: bridge!.p99 - bare!.p99 <= 5,
+    }),
+  },
 ];
 
 /** Every target against this run's rows. */

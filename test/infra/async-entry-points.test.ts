@@ -36,7 +36,7 @@ function synth(modules: readonly AreaModule[]) {
 }
 
 let cached: ReturnType<typeof synth> | undefined;
-const withSample = () => (cached ??= synth([...areas, sampleArea, neighbourArea]));
+const withSample = () => (cached ??= synth([...areas.filter((area) => area.name !== 'voice'), sampleArea, neighbourArea]));
 
 const ofType = (template: TemplateJson, type: string) => Object.entries(template.Resources).filter(([, r]) => r.Type === type);
 

@@ -65,6 +65,9 @@ describe('outputs', () => {
     // The site host is its CloudFront distribution (site-distribution.ts).
     const site = platform.stack.functions.siteDistribution;
     const siteUrl = site === undefined ? `${base}/sites` : `https://{domain of ${logicalIdOf(platform, site.distribution)}}`;
+    // The voice host is its service's CloudFront distribution (service-containers.ts).
+    const voice = platform.stack.services?.hosts.get('voice');
+    const voiceUrl = voice === undefined ? `${base.replace('https:', 'wss:')}/voice` : `wss://{domain of ${logicalIdOf(platform, voice.distribution)}}`;
 
     // Act
     const urls = Object.fromEntries(
@@ -77,7 +80,7 @@ describe('outputs', () => {
       BaseUrl: base,
       StreamUrl: streamUrl,
       McpUrl: base,
-      VoiceUrl: `${base.replace('https:', 'wss:')}/voice`,
+      VoiceUrl: voiceUrl,
       CdnUrl: `${base}/cdn`,
       SiteUrl: siteUrl,
       CodeUrl: `${base}/code`,

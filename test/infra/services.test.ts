@@ -8,8 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, CfnResource, Stack } from 'aws-cdk-lib';
-import type { IConstruct } from 'constructs';
+import { App } from 'aws-cdk-lib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../lib/cloud/function-entries.ts';
 import { PlatformStack } from '../../lib/cloud/platform-stack.ts';
@@ -17,7 +16,7 @@ import { SERVICE_BASE_IMAGE } from '../../lib/cloud/service-image.ts';
 import { areas, resourcesOf, type AreaModule } from '../../lib/manifest/index.ts';
 import { defineArea } from '../../lib/manifest/define.ts';
 import { sampleArea, serviceOnRoutedHostArea } from '../fixtures/sample-area/sample.module.ts';
-import { cdkJsonContext, json, roleStatements, synthPlatform, type TemplateJson, scratchEntriesDir } from './synth-platform.ts';
+import { cdkJsonContext, roleStatements, type TemplateJson, scratchEntriesDir } from './synth-platform.ts';
 
 mkdirSync(join(REPO_ROOT, '.tmp'), { recursive: true });
 const scratchEntries = scratchEntriesDir('service-entries-');
@@ -27,7 +26,8 @@ afterAll(() => {
   rmSync(outdir, { recursive: true, force: true });
 });
 
-const SERVICE_TYPES = /^AWS::(ECS|EC2|ElasticLoadBalancingV2|CloudFront)::|^Custom::(AWS|VpcRestrictDefaultSG)$/;
+// CloudFront is left out: the websites area has a distribution of its own (the site host).
+const SERVICE_TYPES = /^AWS::(ECS|EC2|ElasticLoadBalancingV2|ApplicationAutoScaling)::|^Custom::(AWS|VpcRestrictDefaultSG)$/;
 
 function app(dir: string) {
   return new App({ outdir: dir, analyticsReporting: false, context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
@@ -39,7 +39,12 @@ let cached: { stack: PlatformStack; template: TemplateJson; id: (c: { node: { de
 function synthWithService() {
   if (cached !== undefined) return cached;
   const root = app(outdir);
-  const stack = new PlatformStack(root, 'service-test', { stage: 'test', version: '0', areas: [...areas, sampleArea], entriesDir: scratchEntries });
+  const stack = new PlatformStack(root, 'service-test', {
+    stage: 'test',
+    version: '0',
+    areas: [...areas.filter((area) => area.name !== 'voice'), sampleArea],
+    entriesDir: scratchEntries,
+  });
   root.synth();
   const template = JSON.parse(readFileSync(join(outdir, 'service-test.template.json'), 'utf8')) as TemplateJson;
   cached = { stack, template, id: (c) => stack.getLogicalId(c.node.defaultChild as never) };
@@ -50,18 +55,16 @@ function ofType(template: TemplateJson, type: string) {
   return Object.entries(template.Resources).filter(([, r]) => r.Type === type);
 }
 
-/** Logical ids of the CloudFormation resources under `scope`: the site host's distribution is a CloudFront one too, and no service's. */
-function resourceIdsUnder(scope: IConstruct | undefined): Set<string> {
-  if (scope === undefined) return new Set();
-  const stack = Stack.of(scope);
-  return new Set(scope.node.findAll().flatMap((c) => (c instanceof CfnResource ? [stack.getLogicalId(c)] : [])));
-}
-
 /** The message a synth with `modules` added fails with. */
 function synthFails(modules: readonly AreaModule[]): string {
   const dir = mkdtempSync(join(tmpdir(), 'platform-infra-services-'));
   try {
-    new PlatformStack(app(dir), 'service-fail', { stage: 'test', version: '0', areas: [...areas, ...modules], entriesDir: scratchEntries });
+    new PlatformStack(app(dir), 'service-fail', {
+      stage: 'test',
+      version: '0',
+      areas: [...areas.filter((area) => area.name !== 'voice'), ...modules],
+      entriesDir: scratchEntries,
+    });
     return 'synthesized';
   } catch (error) {
     return (error as Error).message;
@@ -71,21 +74,28 @@ function synthFails(modules: readonly AreaModule[]): string {
 }
 
 describe('services', () => {
-  it('exist only when a module declares one: the manifest alone has no VPC, cluster, load balancer or service distribution (the site host has its own), and no VOICE_URL', () => {
+  it('exist only when a module declares one: without the voice area, no VPC, cluster, load balancer or distribution, and no VOICE_URL', () => {
     // Prepare
-    const platform = synthPlatform();
-    const template = json(platform.main);
+    const dir = mkdtempSync(join(tmpdir(), 'platform-infra-services-'));
+    const root = app(dir);
+    const stack = new PlatformStack(root, 'no-service', {
+      stage: 'test',
+      version: '0',
+      areas: areas.filter((area) => area.name !== 'voice'),
+      entriesDir: scratchEntries,
+    });
+    root.synth();
+    const template = JSON.parse(readFileSync(join(dir, 'no-service.template.json'), 'utf8')) as TemplateJson;
+    rmSync(dir, { recursive: true, force: true });
 
     // Act
-    const site = resourceIdsUnder(platform.stack.functions.siteDistribution);
-    const serviceResources = Object.entries(template.Resources)
-      .filter(([logicalId]) => !site.has(logicalId))
-      .map(([, r]) => r.Type)
+    const serviceResources = Object.values(template.Resources)
+      .map((r) => r.Type)
       .filter((type) => SERVICE_TYPES.test(type));
     const withVoiceUrl = ofType(template, 'AWS::Lambda::Function').filter(([, r]) => r.Properties?.['Environment']?.['Variables']?.['VOICE_URL'] !== undefined);
 
     // Assess
-    expect(platform.stack.services).toBeUndefined();
+    expect(stack.services).toBeUndefined();
     expect(serviceResources).toEqual([]);
     expect(withVoiceUrl).toEqual([]);
     expect(JSON.stringify(template.Outputs?.['VoiceUrl']?.Value)).toMatch(/\/voice"\]\]\}$/);
@@ -103,7 +113,6 @@ describe('services', () => {
     const targetGroup = template.Resources[id(host.targetGroup)]!.Properties!;
     const loadBalancer = template.Resources[id(host.loadBalancer)]!.Properties!;
     const distribution = template.Resources[id(host.distribution)]!.Properties!['DistributionConfig'];
-    const site = resourceIdsUnder(stack.functions.siteDistribution);
 
     // Assess
     for (const type of [
@@ -113,13 +122,11 @@ describe('services', () => {
       'AWS::ElasticLoadBalancingV2::LoadBalancer',
       'AWS::ElasticLoadBalancingV2::Listener',
       'AWS::ElasticLoadBalancingV2::TargetGroup',
-      'AWS::CloudFront::Distribution',
       'AWS::EC2::VPC',
     ])
-      expect(
-        ofType(template, type).filter(([logicalId]) => !site.has(logicalId)),
-        type,
-      ).toHaveLength(1);
+      expect(ofType(template, type), type).toHaveLength(1);
+    // The service's distribution, and the site host's (the websites area).
+    expect(ofType(template, 'AWS::CloudFront::Distribution')).toHaveLength(2);
     expect(ofType(template, 'AWS::EC2::NatGateway')).toEqual([]);
     expect(ofType(template, 'AWS::EC2::Subnet').map(([, s]) => s.Properties?.['MapPublicIpOnLaunch'])).toEqual([true, true]);
     expect(task).toMatchObject({ Cpu: '256', Memory: '512', RuntimePlatform: { CpuArchitecture: 'ARM64' }, RequiresCompatibilities: ['FARGATE'] });
@@ -145,6 +152,23 @@ describe('services', () => {
       },
       Origins: [{ DomainName: { 'Fn::GetAtt': [id(host.loadBalancer), 'DNSName'] }, CustomOriginConfig: { OriginProtocolPolicy: 'http-only' } }],
     });
+  });
+
+  it('scale on active connections per healthy task when the service declares scaling (metric math in the target tracking policy)', () => {
+    // Prepare
+    const { template } = synthWithService();
+
+    // Act
+    const [target] = ofType(template, 'AWS::ApplicationAutoScaling::ScalableTarget').map(([, r]) => r.Properties!);
+    const [policy] = ofType(template, 'AWS::ApplicationAutoScaling::ScalingPolicy').map(([, r]) => r.Properties!);
+    const tracking = policy!['TargetTrackingScalingPolicyConfiguration'];
+    const metrics = JSON.stringify(tracking['CustomizedMetricSpecification']['Metrics']);
+
+    // Assess: the sample declares 1 to 4 tasks, 100 calls each (each call counts on both legs)
+    expect(target).toMatchObject({ MinCapacity: 1, MaxCapacity: 4, ScalableDimension: 'ecs:service:DesiredCount' });
+    expect(tracking.TargetValue).toBe(200);
+    expect(metrics).toContain('ActiveConnectionCount');
+    expect(metrics).toContain('HealthyHostCount');
   });
 
   it("grant the task role exactly the area's declared resources", () => {

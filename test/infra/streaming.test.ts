@@ -228,7 +228,8 @@ describe('streaming hosts', () => {
 
     // Assess
     for (const v of others) expect(v).toMatchObject({ STREAM_URL: streamUrl, CODE_URL: codeUrl });
-    for (const v of streams) expect(Object.keys(v).filter((k) => k.endsWith('_URL'))).toEqual([]);
+    // VOICE_URL is the voice service's distribution (service-containers.ts), not a function URL.
+    for (const v of streams) expect(Object.keys(v).filter((k) => k.endsWith('_URL') && k !== 'VOICE_URL')).toEqual([]);
     expect(findCycle(template)).toBeNull();
     expect(template.Outputs?.['StreamUrl']?.Value).toEqual(streamUrl);
     expect(template.Outputs?.['CodeUrl']?.Value).toEqual(codeUrl);
@@ -245,7 +246,7 @@ describe('streaming hosts', () => {
     expect(stack.functions.streams.size).toBe(0);
     expect(Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::Url')).toEqual([]);
     for (const r of Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::Function')) {
-      expect(Object.keys(r.Properties?.['Environment']?.Variables ?? {}).filter((k) => k.endsWith('_URL'))).toEqual([]);
+      expect(Object.keys(r.Properties?.['Environment']?.Variables ?? {}).filter((k) => k.endsWith('_URL') && k !== 'VOICE_URL')).toEqual([]);
     }
     expect(JSON.stringify(template.Outputs?.['StreamUrl']?.Value)).toMatch(/\/test\/stream"\]\]\}$/);
   });

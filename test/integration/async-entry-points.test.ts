@@ -15,7 +15,7 @@ import { areas } from '../../lib/manifest/index.ts';
 import { neighbourArea, sampleArea } from '../fixtures/sample-area/sample.module.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 
-const served = [...areas, sampleArea, neighbourArea];
+const served = [...areas.filter((area) => area.name !== 'voice'), sampleArea, neighbourArea];
 
 /** Delivers what is due, then moves the clock past any backoff, a bounded number of times. */
 async function runQueueDown(platform: TestPlatform, rounds = 5): Promise<void> {

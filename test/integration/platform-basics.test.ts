@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { areas } from '../../lib/manifest/areas.ts';
 import { routes } from '../../lib/manifest/routes.ts';
 import { LOCAL_HOST_PREFIX } from '../../lib/local/server.ts';
 import { callApi, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
@@ -25,13 +26,14 @@ describe('local platform basics', () => {
   it('publishes the discovery document with the hosts the areas serve, and no others', async () => {
     const res = await platform.api('GET', '/.well-known/platform.json');
     expect(res.status).toBe(200);
-    // No area serves the voice, CDN or code host yet: their URLs would answer only 404. Sites are
-    // served on a port of their own, another origin than the API's.
+    // No area serves the CDN or code host yet: their URLs would answer only 404. Sites are served on
+    // a port of their own, another origin than the API's; the voice bridge's WebSockets are ws(s).
     expect(res.body.data).toEqual({
       baseUrl: platform.url,
       streamUrl: `${platform.url}/stream`,
       mcpUrl: platform.url,
       siteUrl: platform.siteUrl,
+      voiceUrl: `${platform.url.replace(/^http/, 'ws')}/voice`,
       openApiUrl: `${platform.url}/openapi.json`,
       docsUrl: `${platform.url}/docs`,
       version: expect.any(String),
@@ -46,7 +48,13 @@ describe('local platform basics', () => {
     for (const [key, url] of Object.entries(discovery)) {
       if (!key.endsWith('Url')) continue;
       const host = key.slice(0, -'Url'.length);
-      if (host in LOCAL_HOST_PREFIX) {
+      const service = areas.flatMap((area) => area.entryPoints).find((entry) => entry.kind === 'service' && entry.host === host);
+      if (service !== undefined) {
+        // Act: a service owns the host whole (the voice bridge): its health answers over HTTP
+        const answer = await callApi(url.replace(/^ws/, 'http'), 'GET', '/health');
+        // Assess
+        expect(answer.status, `${key}: GET ${url}/health answered ${answer.status} ${answer.text}`).toBe(200);
+      } else if (host in LOCAL_HOST_PREFIX) {
         // Act: one route of the host, at the listed URL (a GET when there is one; unauthenticated, so it changes nothing)
         const onHost = routes.filter((r) => r.host === host).sort((a, b) => Number(b.method === 'GET') - Number(a.method === 'GET'));
         expect(onHost.length, `${key} is listed but no route serves the ${host} host`).toBeGreaterThan(0);

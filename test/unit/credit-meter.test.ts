@@ -69,6 +69,22 @@ describe('startRunMeter', () => {
     expect(clock.scheduled()).toEqual([]);
   });
 
+  it('bills a flat rate when given one (voice time: 50 credits a minute), whatever the memory', async () => {
+    // Prepare
+    const clock = manualTimers();
+    const { state, credits } = wallet(100);
+    const meter = startRunMeter(meterOptions({ credits, timers: clock.timers, memoryMb: 4096, creditsPerSecond: 50 / 60, includedMs: 2400, tickMs: 10_000 }));
+
+    // Act: the included 2.4 s, then one 10 s stretch; 3 s used
+    await clock.advanceTo(2400);
+    await meter.stop();
+    const kept = await meter.settle(3000);
+
+    // Assess: 10 s at 50/60 a second ahead, 0.6 s of it kept
+    expect(state.ledger).toEqual([-8.3333, 7.8333]);
+    expect(kept).toBe(0.5);
+  });
+
   it('pays the steps the balance still covers, then stops the run at the end of the paid time, never below zero', async () => {
     // Prepare: 1 credit a second, stretches of 1 s, 0.75 credits
     const clock = manualTimers();

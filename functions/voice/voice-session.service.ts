@@ -1,0 +1,238 @@
+/**
+ * The rules of a voice session, apart from its transport: who may open one (each refusal a close
+ * code of its own), what it costs and when it must stop, and the record it leaves.
+ *
+ * Billing (SPEC part 8): 50 credits a minute, per started second, at least 2 a session. The 2
+ * credits are taken when the session opens (a caller without them is refused with 4402) and pay
+ * its first 2.4 s; from then on the run-time meter (core/credit-meter.ts) pays each stretch ahead,
+ * by the platform's clock, and when the balance cannot pay another step the session is stopped at
+ * the end of the paid time. At the end the session keeps its whole seconds (never more than was
+ * paid) and the rest of the last stretch goes back.
+ */
+import { randomUUID } from 'node:crypto';
+import { assertCanView } from '../agents/agent.service.ts';
+import { VOICES, type AgentRecord, type VoiceId } from '../agents/agent.schema.ts';
+import { MODEL_PROVIDER_HOSTS, modelCredentials, platformHostsOf } from '../agents/chat.service.ts';
+import type { UserActor } from '../core/auth/actor.ts';
+import { resolveActor } from '../core/auth/resolve-actor.ts';
+import { startRunMeter, type MeterTimers, type RunMeter } from '../core/credit-meter.ts';
+import { roundCredits } from '../core/credits.ts';
+import { AccessDeniedError, InsufficientCreditsError } from '../core/errors.ts';
+import { publicUrls } from '../core/http/public-urls.ts';
+import { childLineageHeader, LINEAGE_HEADER, type Lineage } from '../core/http/lineage.ts';
+import type { Logger } from '../core/logger.ts';
+import type { Ports } from '../ports.ts';
+import { canHandOffBidiSessions, canHoldBidiSessions, type BidiSession, type BidiSessionSpec, type RemoteBidiCompute } from '../runtimes/compute.ts';
+import { remoteBidiSession, type Rendezvous } from './handoff.ts';
+
+/** SPEC part 8: about 50 credits a minute connected. */
+export const VOICE_CREDITS_PER_MINUTE = 50;
+/** SPEC part 8: the least a session costs. */
+export const VOICE_MIN_CREDITS = 2;
+const CREDITS_PER_SECOND = VOICE_CREDITS_PER_MINUTE / 60;
+/** What the minimum pays for: 2.4 s. */
+const INCLUDED_MS = Math.round((VOICE_MIN_CREDITS / CREDITS_PER_SECOND) * 1000);
+
+/** WebSocket close codes of refusals (the issue's table) and of the bridge's own limits. */
+export const CLOSE = {
+  notVoiceAgent: 4400,
+  unauthenticated: 4401,
+  noCredits: 4402,
+  forbidden: 4403,
+  noSuchAgent: 4404,
+  idle: 4408,
+  tooManySessions: 4429,
+  unavailable: 1011,
+} as const;
+
+/** A session the bridge cannot open or must end: the close code and the reason sent with it. */
+export class VoiceRefusal extends Error {
+  constructor(
+    readonly closeCode: number,
+    message: string,
+    /** The `error` frame's code, sent before the close when the session had begun. */
+    readonly errorCode: string = 'REFUSED',
+  ) {
+    super(message);
+  }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The caller and the agent, or the refusal: 4401 credentials, 4404 agent, 4403 someone's private agent, 4400 a text agent. */
+export async function authorizeVoice(token: string, agentId: string, ports: Ports): Promise<{ actor: UserActor; agent: AgentRecord }> {
+  let actor: UserActor;
+  try {
+    const resolved = await resolveActor(
+      'required',
+      { headers: { authorization: `Bearer ${token}` }, query: {} },
+      { credentials: ports.credentials, identity: ports.identity, runTokens: ports.runTokens, now: ports.clock.now() },
+    );
+    if (resolved.kind !== 'user') throw new VoiceRefusal(CLOSE.unauthenticated, 'authentication required');
+    actor = resolved;
+  } catch (error) {
+    if (error instanceof VoiceRefusal) throw error;
+    throw new VoiceRefusal(CLOSE.unauthenticated, 'invalid or missing credentials');
+  }
+  const agent = UUID.test(agentId) ? await ports.agents.get(agentId) : null;
+  if (agent === null || agent.status === 'deleted') throw new VoiceRefusal(CLOSE.noSuchAgent, `agent ${agentId} not found`);
+  try {
+    assertCanView(actor, agent);
+  } catch (error) {
+    if (error instanceof AccessDeniedError) throw new VoiceRefusal(CLOSE.forbidden, 'this agent is private');
+    throw error;
+  }
+  if (agent.agentType !== 'bidi') throw new VoiceRefusal(CLOSE.notVoiceAgent, 'not a voice agent (agentType bidi)');
+  return { actor, agent };
+}
+
+export interface VoiceLimits {
+  readonly maxSessionSec: number;
+  readonly billingTickSec: number;
+}
+
+/** A running, billed session: the agent's process and the meter. `finish` settles and records, once. */
+export interface VoiceSession {
+  readonly sessionId: string;
+  readonly process: BidiSession;
+  /** Aborted when the balance cannot pay for more time (the bridge then closes with 4402). */
+  readonly exhausted: AbortSignal;
+  finish(outcome: { error?: { code: string; message: string } | undefined; channel: string; turns: number }): Promise<{ seconds: number; credits: number }>;
+}
+
+/**
+ * Takes the minimum, starts the agent's process and the meter. Refusals: 4402 when the minimum
+ * cannot be paid, 1011 when no voice runtime can be had here.
+ */
+export async function startVoiceSession(
+  actor: UserActor,
+  agent: AgentRecord,
+  ports: Ports,
+  limits: VoiceLimits,
+  lineage: Lineage,
+  log: Logger,
+  options: { initialPrompt?: string | null; rendezvous?: Rendezvous } = {},
+): Promise<VoiceSession> {
+  const { compute } = ports;
+  const { rendezvous } = options;
+  if (!canHoldBidiSessions(compute) && !(canHandOffBidiSessions(compute) && rendezvous !== undefined))
+    throw new VoiceRefusal(CLOSE.unavailable, 'voice sessions cannot run here', 'RUNTIME_UNAVAILABLE');
+  const sessionId = randomUUID();
+  const reason = `voice ${agent.agentName}`;
+  try {
+    await ports.credits.debit(actor.userId, VOICE_MIN_CREDITS, { reason, requestId: lineage.requestId });
+  } catch (error) {
+    if (error instanceof InsufficientCreditsError)
+      throw new VoiceRefusal(CLOSE.noCredits, `insufficient credits: a voice session needs at least ${VOICE_MIN_CREDITS}`, 'INSUFFICIENT_CREDITS');
+    throw error;
+  }
+  const refund = () =>
+    ports.credits.grant(actor.userId, VOICE_MIN_CREDITS, { reason: `${reason} refund: the session never started`, requestId: lineage.requestId });
+  let process: BidiSession;
+  try {
+    const keys = await ports.keysReader.readAllKeys(actor, agent.ownerId);
+    const urls = publicUrls(ports.config, ports.config.BASE_URL ?? 'http://localhost');
+    const hosts = platformHostsOf(urls);
+    const runToken = await ports.runTokens.mint(
+      { userId: agent.ownerId, keys: actor.userId === agent.ownerId && actor.scope === 'role' ? actor.roleKeys : null },
+      limits.maxSessionSec * 1000 + 60_000,
+    );
+    const spec: BidiSessionSpec = {
+      source: agent.sourceCode,
+      requestId: lineage.requestId,
+      env: { SVC_KEYS_JSON: JSON.stringify(keys), AWS_REGION: ports.config.AWS_REGION, ...modelCredentials(keys), SVC_AGENT_ID: agent.agentId },
+      allowHosts: [...MODEL_PROVIDER_HOSTS, ...hosts],
+      platformCalls: { hosts, headers: { authorization: `Bearer ${runToken}`, [LINEAGE_HEADER]: childLineageHeader(lineage, { agentId: agent.agentId }) } },
+      memoryMb: agent.memoryMb,
+      maxSeconds: limits.maxSessionSec,
+      voice: voiceOf(agent),
+      initialPrompt: options.initialPrompt ?? agent.initialPrompt,
+    };
+    if (canHoldBidiSessions(compute)) process = await compute.openBidiSession(agent.ownerId, spec);
+    else process = await handOff(compute as RemoteBidiCompute, rendezvous!, sessionId, agent.ownerId, spec);
+  } catch (error) {
+    await refund().catch((refundError: unknown) => log.error('voice credit refund failed', { error: refundError }));
+    if (error instanceof VoiceRefusal) throw error;
+    log.error('voice session could not start', { error, agentId: agent.agentId });
+    throw new VoiceRefusal(CLOSE.unavailable, 'the voice runtime is unavailable', 'RUNTIME_UNAVAILABLE');
+  }
+
+  const startedAt = ports.clock.now();
+  const exhausted = new AbortController();
+  const timers: MeterTimers = {
+    now: () => ports.clock.now(),
+    after(ms, fn) {
+      const timer = setTimeout(fn, ms);
+      timer.unref();
+      return () => clearTimeout(timer);
+    },
+  };
+  const meter: RunMeter = startRunMeter({
+    credits: ports.credits,
+    userId: actor.userId,
+    change: { reason: `${reason} time`, requestId: lineage.requestId },
+    memoryMb: agent.memoryMb,
+    creditsPerSecond: CREDITS_PER_SECOND,
+    includedMs: INCLUDED_MS,
+    tickMs: limits.billingTickSec * 1000,
+    onExhausted: (cause) => exhausted.abort(cause),
+    timers,
+  });
+
+  let finished: Promise<{ seconds: number; credits: number }> | undefined;
+  return {
+    sessionId,
+    process,
+    exhausted: exhausted.signal,
+    finish(outcome) {
+      finished ??= (async () => {
+        await meter.stop();
+        const durationMs = Math.max(0, ports.clock.now() - startedAt);
+        // Started seconds, but never more whole seconds than were paid (a session stopped at the
+        // end of its balance): the meter keeps them and gives back the rest.
+        const seconds = Math.min(Math.ceil(durationMs / 1000), Math.floor(meter.paidMs / 1000));
+        let credits: number;
+        try {
+          credits = roundCredits(VOICE_MIN_CREDITS + (await meter.settle(seconds * 1000)));
+        } catch (error) {
+          log.error('settling voice credits failed', { error, sessionId });
+          credits = roundCredits(VOICE_MIN_CREDITS + meter.paidCredits);
+        }
+        try {
+          await ports.usageLogs.write({
+            lineage,
+            userId: actor.userId,
+            resourceId: agent.agentId,
+            resourceType: 'voice',
+            requestType: 'VOICE_SESSION',
+            status: outcome.error === undefined ? 'success' : 'error',
+            request: { sessionId, agentId: agent.agentId, channel: outcome.channel },
+            response: { seconds, turns: outcome.turns },
+            durationMs,
+            memoryMb: agent.memoryMb,
+            creditsUsed: credits,
+            ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+          });
+        } catch (error) {
+          log.error('voice usage record not written', { error, sessionId });
+        }
+        return { seconds, credits };
+      })();
+      return finished;
+    },
+  };
+}
+
+/** Hands the session to the runtime function and waits for it to connect back (handoff.ts). */
+async function handOff(compute: RemoteBidiCompute, rendezvous: Rendezvous, sessionId: string, tenantId: string, spec: BidiSessionSpec): Promise<BidiSession> {
+  const slot = rendezvous.open(sessionId);
+  const invocation = compute.handOffBidiSession(tenantId, spec, slot.handoff);
+  // An invocation that fails before the runtime connected fails the session's start.
+  invocation.catch((error: unknown) => slot.cancel(error instanceof Error ? error : new Error(String(error))));
+  return remoteBidiSession(await slot.connected, invocation, spec.env);
+}
+
+/** The agent's voice; agents stored before voices existed speak with the first. */
+export function voiceOf(agent: AgentRecord): VoiceId {
+  return agent.voice && agent.voice in VOICES ? agent.voice : 'voice_1';
+}

@@ -1,0 +1,564 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { mulawToPcm, pcmToMulaw } from '../../functions/voice/audio.ts';
+import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
+
+/** A plain-Python voice agent with Strands' BidiAgent interface (see the file for what it does). */
+const ECHO = readFileSync(new URL('../../python-runtime/tests/fixtures/bidi_echo_agent.py', import.meta.url), 'utf8');
+const TEXT_ECHO = readFileSync(new URL('../../python-runtime/tests/fixtures/echo_agent.py', import.meta.url), 'utf8');
+
+interface Received {
+  readonly json: Record<string, any>[];
+  readonly binary: Buffer[];
+  /** In arrival order: a JSON frame or a binary one. */
+  readonly all: ({ kind: 'json'; value: Record<string, any> } | { kind: 'binary'; value: Buffer })[];
+}
+
+/** A WebSocket client that keeps every frame and can wait for one. */
+class Client {
+  readonly received: Received = { json: [], binary: [], all: [] };
+  readonly closed: Promise<{ code: number; reason: string }>;
+  private waiters: (() => void)[] = [];
+
+  constructor(readonly ws: WebSocket) {
+    ws.on('message', (data, isBinary) => {
+      const buffer = Buffer.isBuffer(data) ? data : Buffer.from(data as ArrayBuffer);
+      if (isBinary) {
+        this.received.binary.push(buffer);
+        this.received.all.push({ kind: 'binary', value: buffer });
+      } else {
+        const value = JSON.parse(buffer.toString('utf8')) as Record<string, any>;
+        this.received.json.push(value);
+        this.received.all.push({ kind: 'json', value });
+      }
+      for (const wake of this.waiters.splice(0)) wake();
+    });
+    this.closed = new Promise((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+    void this.closed.then(() => {
+      for (const wake of this.waiters.splice(0)) wake();
+    });
+  }
+
+  /** The first JSON frame matching, waiting for it (fails the test at its timeout otherwise). */
+  async json(match: (frame: Record<string, any>) => boolean): Promise<Record<string, any>> {
+    for (;;) {
+      const found = this.received.json.find(match);
+      if (found) return found;
+      if (this.ws.readyState === WebSocket.CLOSED) throw new Error(`socket closed without the frame; got ${JSON.stringify(this.received.json)}`);
+      await new Promise<void>((resolve) => this.waiters.push(resolve));
+    }
+  }
+
+  async until(condition: () => boolean): Promise<void> {
+    while (!condition()) {
+      if (this.ws.readyState === WebSocket.CLOSED) throw new Error('socket closed first');
+      await new Promise<void>((resolve) => this.waiters.push(resolve));
+    }
+  }
+
+  send(data: object | Buffer): void {
+    this.ws.send(Buffer.isBuffer(data) ? data : JSON.stringify(data), { binary: Buffer.isBuffer(data) });
+  }
+}
+
+/** PCM16LE of `count` samples all of `value`. */
+const pcm = (value: number, count: number) => {
+  const out = Buffer.alloc(count * 2);
+  for (let i = 0; i < count; i++) out.writeInt16LE(value, i * 2);
+  return out;
+};
+const samplesOf = (bytes: Buffer) => Array.from({ length: bytes.length / 2 }, (_, i) => bytes.readInt16LE(i * 2));
+
+describe('voice agents over the WebSocket bridge', () => {
+  let platform: TestPlatform;
+  let voiceUrl: string;
+  let owner: Awaited<ReturnType<typeof createUser>>;
+  let echoId: string;
+
+  const credits = async (token: string): Promise<number> => (await platform.api('GET', '/user/credits', { token })).body.data.credits;
+
+  async function createAgent(token: string, body: Record<string, unknown>): Promise<string> {
+    const res = await platform.api('POST', '/agent/create', {
+      token,
+      body: { description: 'voice test agent', sourceCode: ECHO, agentType: 'bidi', ...body },
+    });
+    expect(res.status, res.text).toBe(200);
+    return res.body.data.agentId as string;
+  }
+
+  function open(path: string): Promise<Client> {
+    const ws = new WebSocket(`${voiceUrl}${path}`);
+    const client = new Client(ws);
+    return new Promise((resolve, reject) => {
+      ws.once('open', () => resolve(client));
+      ws.once('error', reject);
+    });
+  }
+
+  /** Waits until the bridge holds no session (a closed one ends, is billed and recorded, after its socket). */
+  async function sessionsGone(): Promise<void> {
+    for (;;) {
+      const health = await fetch(`${voiceUrl.replace(/^ws/, 'http')}/health`).then((r) => r.json() as Promise<{ activeSessions: number }>);
+      if (health.activeSessions === 0) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** A new user with `credits` and a voice agent of theirs, and a session with it that is ready. */
+  async function readySession(alias: string, credits: number) {
+    const user = await createUser(platform, { alias, credits });
+    const agentId = await createAgent(user.token, { agentName: `${alias}-agent` });
+    const client = await open(`/ws/${agentId}?token=${user.token}`);
+    await client.json((f) => f.type === 'ready');
+    return { user, agentId, client };
+  }
+
+  beforeAll(async () => {
+    platform = await startTestPlatform({ env: { VOICE_BILLING_TICK_SEC: '1', VOICE_MAX_SESSIONS_PER_USER: '2' } });
+    voiceUrl = (await platform.api('GET', '/.well-known/platform.json')).body.data.voiceUrl;
+    owner = await createUser(platform, { alias: 'voice-owner', credits: 1000 });
+    echoId = await createAgent(owner.token, { agentName: 'echo-voice', voice: 'voice_2' });
+  });
+
+  afterAll(async () => {
+    await platform?.stop({ removeData: true });
+  });
+
+  describe('agents', () => {
+    it('creates a voice agent with its voice and initial prompt; the checker asks each type for its own entry point', async () => {
+      // Act
+      const got = await platform.api('GET', `/agent/${echoId}`, { token: owner.token });
+      const textAsVoice = await platform.api('POST', '/agent/create', {
+        token: owner.token,
+        body: { agentName: 'wrong-entry', description: 'd', sourceCode: TEXT_ECHO, agentType: 'bidi' },
+      });
+      const voiceAsText = await platform.api('POST', '/agent/create', {
+        token: owner.token,
+        body: { agentName: 'wrong-entry-2', description: 'd', sourceCode: ECHO },
+      });
+      const badVoice = await platform.api('POST', '/agent/create', {
+        token: owner.token,
+        body: { agentName: 'bad-voice', description: 'd', sourceCode: ECHO, agentType: 'bidi', voice: 'voice_9' },
+      });
+
+      // Assess
+      expect(got.body.data).toMatchObject({ agentType: 'bidi', voice: 'voice_2', initialPrompt: null });
+      expect(textAsVoice.status).toBe(400);
+      expect(JSON.stringify(textAsVoice.body)).toContain('must define create_bidi_agent() at the top level');
+      expect(voiceAsText.status).toBe(400);
+      expect(JSON.stringify(voiceAsText.body)).toContain('must define create_agent() at the top level');
+      expect(badVoice.status).toBe(400);
+    });
+
+    it('updates a voice agent: initial prompt and voice', async () => {
+      // Prepare
+      const agentId = await createAgent(owner.token, { agentName: 'updated-voice' });
+
+      // Act
+      const updated = await platform.api('PUT', '/agent/update', { token: owner.token, body: { agentId, initialPrompt: 'Say hello', voice: 'voice_3' } });
+      const toText = await platform.api('PUT', '/agent/update', { token: owner.token, body: { agentId, agentType: 'text' } });
+
+      // Assess
+      expect(updated.status).toBe(200);
+      expect(updated.body.data).toMatchObject({ initialPrompt: 'Say hello', voice: 'voice_3' });
+      expect(toText.status).toBe(400);
+    });
+
+    it('refuses chat with a voice agent', async () => {
+      const res = await platform.api('POST', `/agent/${echoId}/chat`, { token: owner.token, body: { prompt: 'hi' } });
+      expect(res.status).toBe(400);
+    });
+  });
+
+  describe('a browser session', () => {
+    it('echoes audio at 24 kHz, with transcripts, and ends with session_end', async () => {
+      // Prepare
+      const client = await open(`/ws/${echoId}?token=${owner.token}`);
+      const ready = await client.json((f) => f.type === 'ready');
+
+      // Act: three 100 ms frames of a constant level at 16 kHz
+      for (let i = 0; i < 3; i++) client.send(pcm(1000, 1600));
+      await client.until(() => client.received.json.filter((f) => f.type === 'transcript' && f.text === 'heard 3200 bytes').length === 3);
+      await client.until(() => client.received.binary.reduce((n, b) => n + b.length, 0) >= 14_400 - 96);
+      client.send({ type: 'end' });
+      const end = await client.json((f) => f.type === 'session_end');
+      const closed = await client.closed;
+
+      // Assess: 300 ms at 24 kHz is 7200 samples (less the filter's delay of 24 samples, which waits for more audio)
+      expect(ready.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+      const out = Buffer.concat(client.received.binary);
+      expect(out.length).toBeGreaterThanOrEqual(14_400 - 96);
+      expect(out.length).toBeLessThanOrEqual(14_400);
+      const middle = samplesOf(out).slice(200, 7000);
+      expect(Math.min(...middle)).toBeGreaterThanOrEqual(998);
+      expect(Math.max(...middle)).toBeLessThanOrEqual(1002);
+      expect(client.received.binary.every((frame) => frame.length <= 960)).toBe(true);
+      expect(client.received.json.find((f) => f.type === 'transcript')).toEqual({ type: 'transcript', text: 'heard 3200 bytes', role: 'user', is_final: true });
+      expect(end).toEqual({ type: 'session_end', seconds: expect.any(Number), credits: expect.any(Number) });
+      expect(end.credits).toBe(Math.max(2, Math.round(((end.seconds * 50) / 60) * 10_000) / 10_000));
+      expect(closed.code).toBe(1000);
+    });
+
+    it('answers typed text with transcripts, and reports tools', async () => {
+      // Prepare
+      const client = await open(`/ws/${echoId}?token=${owner.token}`);
+      await client.json((f) => f.type === 'ready');
+
+      // Act
+      client.send({ type: 'text', text: 'hello there' });
+      const answer = await client.json((f) => f.type === 'transcript' && f.role === 'assistant');
+      client.send({ type: 'text', text: 'tool' });
+      const tool = await client.json((f) => f.type === 'tool');
+      client.send({ type: 'end' });
+      await client.closed;
+
+      // Assess
+      expect(client.received.json.find((f) => f.type === 'transcript' && f.role === 'user')).toMatchObject({ text: 'hello there', is_final: true });
+      expect(answer).toEqual({ type: 'transcript', text: 'echo: hello there', role: 'assistant', is_final: true });
+      expect(tool).toEqual({ type: 'tool', name: 'lookup_weather' });
+    });
+
+    it('lets the agent speak first when it has an initial prompt', async () => {
+      // Prepare
+      const agentId = await createAgent(owner.token, { agentName: 'greeter', initialPrompt: 'Greet the caller' });
+
+      // Act: nothing is sent
+      const client = await open(`/ws/${agentId}?token=${owner.token}`);
+      const greeting = await client.json((f) => f.type === 'transcript' && f.role === 'assistant');
+      client.send({ type: 'end' });
+      await client.closed;
+
+      // Assess
+      expect(greeting.text).toBe('echo: Greet the caller');
+    });
+
+    it('drops queued audio on barge-in and says interrupted; later audio still comes', async () => {
+      // Prepare: 20 s of speech produced at once, paced out to the caller
+      const client = await open(`/ws/${echoId}?token=${owner.token}`);
+      await client.json((f) => f.type === 'ready');
+      client.send({ type: 'text', text: 'long:200' });
+      await client.until(() => client.received.binary.length > 0);
+
+      // Act: the caller talks over it
+      client.send({ type: 'text', text: 'barge' });
+      await client.json((f) => f.type === 'interrupted');
+      await client.json((f) => f.type === 'transcript' && f.text === 'after interruption');
+      await client.until(() => {
+        const at = client.received.all.findIndex((f) => f.kind === 'json' && f.value.type === 'interrupted');
+        return client.received.all.slice(at).some((f) => f.kind === 'binary');
+      });
+      client.send({ type: 'end' });
+      await client.closed;
+
+      // Assess
+      const at = client.received.all.findIndex((f) => f.kind === 'json' && f.value.type === 'interrupted');
+      const before = client.received.all.slice(0, at).filter((f) => f.kind === 'binary');
+      const after = client.received.all.slice(at).filter((f) => f.kind === 'binary');
+      const beforeBytes = before.reduce((n, f) => n + f.value.length, 0);
+      expect(beforeBytes).toBeLessThan(200 * 4800);
+      expect(after.length).toBeGreaterThan(0);
+      for (const frame of after) expect(samplesOf(frame.value as Buffer).every((s) => s === 7)).toBe(true);
+    });
+
+    it('authenticates by a first auth message', async () => {
+      // Act
+      const client = await open(`/ws/${echoId}`);
+      client.send({ type: 'auth', token: owner.token });
+      const ready = await client.json((f) => f.type === 'ready');
+      client.send({ type: 'end' });
+      await client.closed;
+
+      // Assess
+      expect(ready.type).toBe('ready');
+    });
+  });
+
+  describe('refusals close the socket with a code and a reason', () => {
+    it('4401 bad or missing credentials, 4404 no such agent, 4403 private agent of someone else, 4400 not a voice agent, 4402 no credits', async () => {
+      // Prepare
+      const stranger = await createUser(platform, { alias: 'voice-stranger', credits: 1000 });
+      const poor = await createUser(platform, { alias: 'voice-poor', credits: 1 });
+      const textAgent = await platform.api('POST', '/agent/create', {
+        token: owner.token,
+        body: { agentName: 'text-agent', description: 'd', sourceCode: TEXT_ECHO, visibility: 'public' },
+      });
+      const publicVoice = await createAgent(owner.token, { agentName: 'public-voice', visibility: 'public' });
+      const closeOf = async (path: string, first?: object | Buffer) => {
+        const client = await open(path);
+        if (first !== undefined) client.send(first);
+        return client.closed;
+      };
+
+      // Act
+      const results = await Promise.all([
+        closeOf(`/ws/${echoId}?token=svc_ut_notatoken`),
+        closeOf(`/ws/${echoId}`, { type: 'text', text: 'no auth first' }),
+        closeOf(`/ws/${echoId}`, pcm(0, 160)),
+        closeOf(`/ws/${randomUUID()}?token=${owner.token}`),
+        closeOf(`/ws/not-a-uuid?token=${owner.token}`),
+        closeOf(`/ws/${echoId}?token=${stranger.token}`),
+        closeOf(`/ws/${textAgent.body.data.agentId}?token=${owner.token}`),
+        closeOf(`/ws/${publicVoice}?token=${poor.token}`),
+      ]);
+
+      // Assess
+      expect(results.map((r) => r.code)).toEqual([4401, 4401, 4401, 4404, 4404, 4403, 4400, 4402]);
+      for (const result of results) expect(result.reason.length).toBeGreaterThan(0);
+      expect(await credits(poor.token)).toBe(1);
+    });
+
+    it('1009 for a message over the frame size cap', async () => {
+      // Prepare
+      const client = await open(`/ws/${echoId}?token=${owner.token}`);
+      await client.json((f) => f.type === 'ready');
+
+      // Act: 64 KiB is the cap
+      client.send(Buffer.alloc(64 * 1024 + 2));
+      const closed = await client.closed;
+
+      // Assess
+      expect(closed.code).toBe(1009);
+      await sessionsGone();
+    });
+
+    it('4429 past the per-user limit of sessions at once', async () => {
+      // Prepare: the platform allows two
+      const first = await open(`/ws/${echoId}?token=${owner.token}`);
+      const second = await open(`/ws/${echoId}?token=${owner.token}`);
+      await first.json((f) => f.type === 'ready');
+      await second.json((f) => f.type === 'ready');
+
+      // Act
+      const third = await open(`/ws/${echoId}?token=${owner.token}`);
+      const refused = await third.closed;
+      first.send({ type: 'end' });
+      second.send({ type: 'end' });
+      await Promise.all([first.closed, second.closed]);
+
+      // Assess
+      expect(refused.code).toBe(4429);
+    });
+  });
+
+  describe('phones (Twilio Media Streams)', () => {
+    it('takes μ-law in, sends 20 ms μ-law frames out, and clears the caller’s buffer on barge-in', async () => {
+      // Prepare: the agent speaks first, 10 s of it
+      const agentId = await createAgent(owner.token, { agentName: 'phone-voice', initialPrompt: 'long:100' });
+      const client = await open(`/ws/twilio/${agentId}`);
+      client.send({ event: 'connected', protocol: 'Call', version: '1.0.0' });
+      client.send({
+        event: 'start',
+        sequenceNumber: '1',
+        start: {
+          streamSid: 'MZ123',
+          callSid: 'CA123',
+          customParameters: { token: owner.token },
+          mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
+        },
+        streamSid: 'MZ123',
+      });
+      await client.until(() => client.received.json.some((f) => f.event === 'media'));
+
+      // Act: the caller speaks loudly over the agent (20 ms μ-law frames)
+      const loud = pcmToMulaw(Int16Array.from({ length: 160 }, (_, i) => (i % 2 ? 30000 : -30000)));
+      for (let i = 0; i < 5; i++)
+        client.send({ event: 'media', streamSid: 'MZ123', media: { track: 'inbound', chunk: String(i), payload: loud.toString('base64') } });
+      const clear = await client.json((f) => f.event === 'clear');
+      client.send({ event: 'stop', streamSid: 'MZ123' });
+      const closed = await client.closed;
+
+      // Assess
+      expect(clear).toEqual({ event: 'clear', streamSid: 'MZ123' });
+      const media = client.received.json.filter((f) => f.event === 'media');
+      expect(media.length).toBeGreaterThan(0);
+      expect(media.length).toBeLessThan(500);
+      for (const frame of media) {
+        expect(frame.streamSid).toBe('MZ123');
+        expect(Buffer.from(frame.media.payload, 'base64').length).toBe(160);
+      }
+      const level = mulawToPcm(Buffer.from(media[5]!.media.payload, 'base64'));
+      expect(Math.abs(level[80]! - 1000)).toBeLessThan(64);
+      expect(closed.code).toBe(1000);
+    });
+
+    it('echoes phone audio back as phone audio, token in the query', async () => {
+      // Prepare
+      const client = await open(`/ws/twilio/${echoId}?token=${owner.token}`);
+      client.send({ event: 'start', start: { streamSid: 'MZ9', customParameters: {} }, streamSid: 'MZ9' });
+      const tone = pcmToMulaw(Int16Array.from({ length: 160 }, () => 2000));
+
+      // Act: 200 ms in 20 ms frames
+      for (let i = 0; i < 10; i++) client.send({ event: 'media', streamSid: 'MZ9', media: { payload: tone.toString('base64') } });
+      await client.until(() => client.received.json.filter((f) => f.event === 'media').length >= 8);
+      client.send({ event: 'stop' });
+      await client.closed;
+
+      // Assess
+      const media = client.received.json.filter((f) => f.event === 'media');
+      const level = mulawToPcm(Buffer.from(media[4]!.media.payload, 'base64'));
+      expect(Math.abs(level[80]! - 2000)).toBeLessThan(100);
+    });
+  });
+
+  describe('billing and the end of a session', () => {
+    it('bills 50 credits a minute per second, debited while the session runs, and records the session', async () => {
+      // Prepare
+      const { user, agentId, client } = await readySession('voice-billed', 500);
+
+      // Act: 90 s pass on the platform's clock; the meter pays for them while the session runs
+      platform.clock.advance(90_000);
+      for (let balance = await credits(user.token); balance > 500 - 75; balance = await credits(user.token)) await new Promise((r) => setTimeout(r, 100));
+      client.send({ type: 'end' });
+      const end = await client.json((f) => f.type === 'session_end');
+      await client.closed;
+      const logs = await platform.api('GET', '/logs', { token: user.token });
+
+      // Assess
+      expect(end.seconds).toBeGreaterThanOrEqual(90);
+      expect(end.credits).toBe(Math.round(((end.seconds * 50) / 60) * 10_000) / 10_000);
+      expect(await credits(user.token)).toBeCloseTo(500 - end.credits, 3);
+      const record = logs.body.data.logs.find((log: any) => log.resourceType === 'voice');
+      expect(record).toMatchObject({ resourceId: agentId, requestType: 'VOICE_SESSION', status: 'success', creditsUsed: end.credits });
+      expect(record.metrics.durationMs).toBeGreaterThanOrEqual(90_000);
+      expect(record.rootRequestId).toBe(record.requestId);
+    });
+
+    it('charges the minimum of 2 credits for a short session', async () => {
+      // Prepare
+      const user = await createUser(platform, { alias: 'voice-short', credits: 100 });
+      const agentId = await createAgent(user.token, { agentName: 'short-voice' });
+
+      // Act
+      const client = await open(`/ws/${agentId}?token=${user.token}`);
+      await client.json((f) => f.type === 'ready');
+      client.send({ type: 'end' });
+      const end = await client.json((f) => f.type === 'session_end');
+
+      // Assess
+      expect(end.credits).toBe(Math.max(2, Math.round(((end.seconds * 50) / 60) * 10_000) / 10_000));
+      expect(end.credits).toBeGreaterThanOrEqual(2);
+      expect(await credits(user.token)).toBeCloseTo(100 - end.credits, 3);
+    });
+
+    it('stops a session whose balance runs out: an error frame, then close 4402', async () => {
+      // Prepare: 3 credits pay the minimum and 1.2 s more
+      const { user, client } = await readySession('voice-runs-out', 3);
+
+      // Act
+      platform.clock.advance(30_000);
+      const error = await client.json((f) => f.type === 'error');
+      const end = await client.json((f) => f.type === 'session_end');
+      const closed = await client.closed;
+
+      // Assess
+      expect(error).toMatchObject({ type: 'error', code: 'INSUFFICIENT_CREDITS' });
+      expect(closed.code).toBe(4402);
+      // Billed by the whole seconds the balance paid for: 3 of the 3.6 s.
+      expect(end).toMatchObject({ seconds: 3, credits: 2.5 });
+      expect(await credits(user.token)).toBeCloseTo(0.5, 3);
+    });
+
+    it('ends the process and bills the session when the client vanishes mid-stream', async () => {
+      // Prepare
+      const { user, agentId, client } = await readySession('voice-vanish', 100);
+      for (let i = 0; i < 5; i++) client.send(pcm(500, 320));
+      await client.until(() => client.received.binary.length > 0);
+      const sessionProcesses = () =>
+        readdirSync('/proc')
+          .filter((entry) => /^\d+$/.test(entry))
+          .filter((pid) => {
+            try {
+              return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('platform_runtime.bidi_session');
+            } catch {
+              return false;
+            }
+          });
+      expect(sessionProcesses().length).toBeGreaterThan(0);
+
+      // Act: the connection drops without a close frame
+      client.ws.terminate();
+      await sessionsGone();
+      const logs = await platform.api('GET', '/logs', { token: user.token });
+
+      // Assess
+      expect(sessionProcesses()).toEqual([]);
+      const record = logs.body.data.logs.find((log: any) => log.resourceType === 'voice');
+      expect(record).toMatchObject({ resourceId: agentId, creditsUsed: expect.any(Number) });
+      expect(record.creditsUsed).toBeGreaterThanOrEqual(2);
+      expect(await credits(user.token)).toBeCloseTo(100 - record.creditsUsed, 3);
+    });
+  });
+
+  describe('health and metrics', () => {
+    it('answers without auth and without tenant data', async () => {
+      // Act
+      const http = voiceUrl.replace(/^ws/, 'http');
+      const health = await fetch(`${http}/health`);
+      const metrics = await fetch(`${http}/metrics`);
+
+      // Assess
+      expect(health.status).toBe(200);
+      expect(await health.json()).toEqual({ status: 'ok', activeSessions: 0 });
+      const body = (await metrics.json()) as Record<string, number>;
+      expect(body).toMatchObject({ activeConnections: expect.any(Number), totalSessions: expect.any(Number) });
+      expect(body.totalSessions).toBeGreaterThan(0);
+      expect(Object.values(body).every((v) => typeof v === 'number')).toBe(true);
+    });
+  });
+});
+
+describe('voice session limits', () => {
+  let platform: TestPlatform;
+  let voiceUrl: string;
+  let user: Awaited<ReturnType<typeof createUser>>;
+  let agentId: string;
+
+  beforeAll(async () => {
+    platform = await startTestPlatform({ env: { VOICE_IDLE_TIMEOUT_SEC: '1', VOICE_MAX_SESSION_SEC: '3' } });
+    voiceUrl = (await platform.api('GET', '/.well-known/platform.json')).body.data.voiceUrl;
+    user = await createUser(platform, { alias: 'voice-limits', credits: 100 });
+    const created = await platform.api('POST', '/agent/create', {
+      token: user.token,
+      body: { agentName: 'limits-voice', description: 'd', sourceCode: ECHO, agentType: 'bidi' },
+    });
+    agentId = created.body.data.agentId;
+  });
+
+  afterAll(async () => {
+    await platform?.stop({ removeData: true });
+  });
+
+  const session = async () => {
+    const ws = new WebSocket(`${voiceUrl}/ws/${agentId}?token=${user.token}`);
+    const client = new Client(ws);
+    await new Promise((resolve) => ws.once('open', resolve));
+    await client.json((f) => f.type === 'ready');
+    return client;
+  };
+
+  it('ends a session the caller leaves silent with IDLE_TIMEOUT and close 4408, billed', async () => {
+    // Act: nothing is sent
+    const client = await session();
+    const closed = await client.closed;
+
+    // Assess
+    expect(client.received.json.find((f) => f.type === 'error')).toMatchObject({ code: 'IDLE_TIMEOUT' });
+    expect(client.received.json.find((f) => f.type === 'session_end')?.credits).toBeGreaterThanOrEqual(2);
+    expect(closed.code).toBe(4408);
+  });
+
+  it('ends a session at its maximum length with SESSION_LIMIT', async () => {
+    // Act: the caller keeps talking, past the 3 s limit
+    const client = await session();
+    const talking = setInterval(() => client.send(pcm(0, 320)), 200);
+    const closed = await client.closed;
+    clearInterval(talking);
+
+    // Assess
+    expect(client.received.json.find((f) => f.type === 'error')).toMatchObject({ code: 'SESSION_LIMIT' });
+    expect(client.received.json.find((f) => f.type === 'session_end')).toBeDefined();
+    expect(closed.code).toBe(1000);
+  });
+});
