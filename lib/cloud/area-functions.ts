@@ -1,5 +1,3 @@
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { Duration, Fn } from 'aws-cdk-lib';
 import { FunctionUrlAuthType, HttpMethod as UrlHttpMethod, InvokeMode, type FunctionUrl, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
@@ -14,20 +12,12 @@ import { modulesOfFunction, resourcesOf, type FunctionResources } from '../manif
 import { entryPointsOf } from '../manifest/routes.ts';
 import type { AreaModule, Host, RouteSpec } from '../manifest/types.ts';
 import type { PlatformData } from './data-stores.ts';
-import {
-  REPO_ROOT,
-  writeAreaEntry,
-  writeFallbackEntry,
-  writeQueueEntry,
-  writeScheduleEntry,
-  writeStorageEventEntry,
-  writeStreamingEntry,
-} from './function-entries.ts';
+import { writeAreaEntry, writeFallbackEntry, writeQueueEntry, writeScheduleEntry, writeStorageEventEntry, writeStreamingEntry } from './function-entries.ts';
 import type { RuntimeSchedules } from './runtime-schedules.ts';
 import { SiteDistribution } from './site-distribution.ts';
 import type { TaskQueues } from './task-queues.ts';
 import type { OAuthFunctionSettings } from './oauth-providers.ts';
-import { PlatformFunction, type HostUrlName, type PlatformEnvironment, type SearchEmbeddings } from './platform-function.ts';
+import { identityVerifierFiles, PlatformFunction, type HostUrlName, type PlatformEnvironment, type SearchEmbeddings } from './platform-function.ts';
 
 /** Seconds a function outlives its slowest route, so the handler's own timeout answers first. */
 const TIMEOUT_MARGIN_SEC = 3;
@@ -336,15 +326,4 @@ export class PlatformFunctions extends Construct {
       searchEmbeddings: resources.embeddings ? props.searchEmbeddings : undefined,
     };
   }
-}
-
-/**
- * aws-jwt-verify's ES module files, for every function that takes credentials: the kernel imports
- * it on the first session token (functions/core/auth/cognito.ts) from beside the bundle. Listed
- * from the installed package, so an upgrade that adds a file ships it.
- */
-function identityVerifierFiles(): string[] {
-  const root = 'node_modules/aws-jwt-verify';
-  const modules = readdirSync(join(REPO_ROOT, root, 'dist/esm')).filter((file) => file.endsWith('.js') || file === 'package.json');
-  return ['package.json', 'LICENSE', ...modules.map((file) => `dist/esm/${file}`)].map((file) => `${root}/${file}`);
 }

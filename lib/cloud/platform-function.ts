@@ -4,9 +4,11 @@ import { Architecture, Runtime, Tracing, type IFunction } from 'aws-cdk-lib/aws-
 import { LogLevel, NodejsFunction, OutputFormat, type ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
-import { isAbsolute, posix } from 'node:path';
+import { readdirSync } from 'node:fs';
+import { isAbsolute, join, posix } from 'node:path';
 import { Construct } from 'constructs';
 import type { Config } from '../../functions/core/config.ts';
+import { REPO_ROOT } from './function-entries.ts';
 import type { OAuthFunctionSettings } from './oauth-providers.ts';
 
 /** Configuration variables (functions/core/config.ts) every cloud function receives. */
@@ -183,6 +185,17 @@ export class PlatformFunction extends Construct implements IGrantable {
   get grantPrincipal(): IPrincipal {
     return this.function.grantPrincipal;
   }
+}
+
+/**
+ * aws-jwt-verify's ES module files, for every function that takes credentials and every service:
+ * the kernel imports it on the first session token (functions/core/auth/cognito.ts) from beside
+ * the bundle. Listed from the installed package, so an upgrade that adds a file ships it.
+ */
+export function identityVerifierFiles(): string[] {
+  const root = 'node_modules/aws-jwt-verify';
+  const modules = readdirSync(join(REPO_ROOT, root, 'dist/esm')).filter((file) => file.endsWith('.js') || file === 'package.json');
+  return ['package.json', 'LICENSE', ...modules.map((file) => `dist/esm/${file}`)].map((file) => `${root}/${file}`);
 }
 
 /** The npm packages `files` ship whole (`node_modules/<name>/...`, scoped names included). */

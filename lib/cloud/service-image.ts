@@ -1,8 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildSync } from 'esbuild';
 import type { AreaModule, ServiceSpec } from '../manifest/types.ts';
-import { DEFAULT_ENTRIES_DIR, writeIfChanged, writeServiceEntry } from './function-entries.ts';
-import { ESM_REQUIRE_BANNER } from './platform-function.ts';
+import { DEFAULT_ENTRIES_DIR, REPO_ROOT, writeIfChanged, writeServiceEntry } from './function-entries.ts';
+import { ESM_REQUIRE_BANNER, identityVerifierFiles, packagesOf } from './platform-function.ts';
 
 /**
  * Base image of service containers: Node 20 (the version the project runs and tests services on),
@@ -16,7 +17,8 @@ export const SERVICE_CONTAINER_PORT = 8080;
 /**
  * Writes the build context of `spec`'s container image and returns its directory: the generated
  * entry (with `modules`, the area modules the container builds its platform from) bundled by esbuild into one `main.mjs` (AWS SDK included: unlike Lambda, the image has
- * none) with its source map, and a Dockerfile that only copies them onto the base image.
+ * none) with its source map, the runtime files beside it under `node_modules/`, and a Dockerfile
+ * that only copies them onto the base image.
  *
  * Nothing here runs Docker: CDK stages and hashes the directory at synth, `cdk deploy` builds and
  * pushes the image. With COPY as the only step the image builds for arm64 on any machine, without
@@ -25,6 +27,10 @@ export const SERVICE_CONTAINER_PORT = 8080;
 export function stageServiceImage(spec: ServiceSpec, modules: readonly AreaModule[], entriesDir: string = DEFAULT_ENTRIES_DIR): string {
   const entry = writeServiceEntry(spec, modules, entriesDir);
   const dir = join(entriesDir, `service-${spec.id}.image`);
+  // What the code reads at run time, as a function bundle ships it: the service's area's runtime
+  // files and the session-token verifier (a service authenticates its callers itself).
+  const runtimeFiles = [...new Set([...(modules.find((m) => m.name === spec.area)?.runtimeFiles ?? []), ...identityVerifierFiles()])];
+  for (const file of runtimeFiles) writeIfChanged(join(dir, file), readFileSync(join(REPO_ROOT, file), 'utf8'));
   const bundle = buildSync({
     entryPoints: [entry],
     outfile: join(dir, 'main.mjs'),
@@ -35,6 +41,7 @@ export function stageServiceImage(spec: ServiceSpec, modules: readonly AreaModul
     mainFields: ['module', 'main'],
     banner: { js: ESM_REQUIRE_BANNER },
     minify: true,
+    external: packagesOf(runtimeFiles),
     // Linked, not inline: the Dockerfile copies the map beside the bundle for --enable-source-maps.
     sourcemap: 'linked',
     write: false,
@@ -48,6 +55,7 @@ export function stageServiceImage(spec: ServiceSpec, modules: readonly AreaModul
       `FROM ${SERVICE_BASE_IMAGE}`,
       'WORKDIR /app',
       'COPY main.mjs main.mjs.map ./',
+      'COPY node_modules ./node_modules',
       `ENV NODE_ENV=production PORT=${SERVICE_CONTAINER_PORT}`,
       // The base image's unprivileged user: the service needs no root.
       'USER node',

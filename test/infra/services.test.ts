@@ -255,8 +255,12 @@ describe('services', () => {
     // Assess
     expect(images).toHaveLength(1);
     expect(images[0]!.source.platform).toBe('linux/arm64');
-    expect(readdirSync(staged).sort()).toEqual(['Dockerfile', 'main.mjs', 'main.mjs.map']);
-    expect(readdirSync(host.imageDirectory).sort()).toEqual(['Dockerfile', 'main.mjs', 'main.mjs.map']);
+    expect(readdirSync(staged).sort()).toEqual(['Dockerfile', 'main.mjs', 'main.mjs.map', 'node_modules']);
+    expect(readdirSync(host.imageDirectory).sort()).toEqual(['Dockerfile', 'main.mjs', 'main.mjs.map', 'node_modules']);
+    // The session-token verifier, imported on first use from beside the bundle (core/auth/cognito.ts), loads from the image's directory.
+    const verifier = spawnSync(process.execPath, ['--input-type=module', '-e', "await import('aws-jwt-verify');"], { cwd: staged, encoding: 'utf8' });
+    expect({ status: verifier.status, stderr: verifier.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(dockerfile).toMatch(/^COPY node_modules \.\/node_modules$/m);
     expect(dockerfile).toContain(`FROM ${SERVICE_BASE_IMAGE}`);
     expect(SERVICE_BASE_IMAGE).toMatch(/^public\.ecr\.aws\/.*node:20/);
     expect(dockerfile).toMatch(/^COPY main\.mjs main\.mjs\.map \.\/$/m);
