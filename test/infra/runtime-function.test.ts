@@ -209,11 +209,11 @@ describe('runtime asset', () => {
     // Prepare
     const { outdir } = synthPlatform();
 
-    // Act
-    const assets = readdirSync(outdir).filter((name) => name.startsWith('asset.'));
+    // Act: what the synth staged (the voice service's image and CDK's own custom-resource handlers are staged at synth by design)
+    const staged = readdirSync(outdir).filter((name) => name.startsWith('asset.'));
 
-    // Assess
-    expect(assets).toEqual([]);
+    // Assess: none of it is the Python runtime, which stays the source directory until `cdk synth` bundles it
+    expect(staged.filter((name) => existsSync(join(outdir, name, 'platform_runtime')))).toEqual([]);
     expect(existsSync(join(DEFAULT_RUNTIME_SOURCE_DIR, 'platform_runtime', 'server.py'))).toBe(true);
   });
 });

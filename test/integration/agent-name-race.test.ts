@@ -10,7 +10,7 @@ import { toErrorResponse } from '../../functions/core/http/error-response.ts';
 import type { Ports } from '../../functions/ports.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 
-const SOURCE = 'def handler(event, context):\n    return "twin"\n';
+const SOURCE = 'def create_agent():\n    return "twin"\n';
 
 function agentInput(agentName: string) {
   return {

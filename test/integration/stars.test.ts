@@ -9,6 +9,9 @@ import { createUser, startTestPlatform, type TestPlatform } from '../support/loc
 const AGENT_SOURCE = `class Agent:
     def run(self, prompt):
         return prompt
+
+def create_agent():
+    return Agent()
 `;
 const MCP_SOURCE = `const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');
 exports.createMcpServer = function createMcpServer() {
