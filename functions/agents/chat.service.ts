@@ -1,6 +1,6 @@
 import { throwFirstFailure } from '../core/all-settled.ts';
 import type { PublicUrls } from '../core/http/public-urls.ts';
-import { requireUser, type UserActor } from '../core/auth/actor.ts';
+import { assertAgentInScope, requireUser, type UserActor } from '../core/auth/actor.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import { creditsPerSecond, startRunMeter, type MeterTimers, type RunMeter } from '../core/credit-meter.ts';
@@ -147,6 +147,7 @@ export async function openChat(
   reads?: ChatReads,
 ): Promise<ChatSession> {
   const actor = requireUser(scope.actor);
+  assertAgentInScope(actor, agentId);
   const { lineage } = scope;
   const [agentRead, conversationRead] = reads ?? (await readChat(agentId, input.conversationId, ports));
   if (agentRead.status === 'rejected') throw agentRead.reason;

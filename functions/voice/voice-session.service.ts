@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { assertCanView } from '../agents/agent.service.ts';
 import { VOICES, type AgentRecord, type VoiceId } from '../agents/agent.schema.ts';
 import { MODEL_PROVIDER_HOSTS, modelCredentials, platformHostsOf } from '../agents/chat.service.ts';
-import type { UserActor } from '../core/auth/actor.ts';
+import { assertAgentInScope, type UserActor } from '../core/auth/actor.ts';
 import { resolveActor } from '../core/auth/resolve-actor.ts';
 import { startRunMeter, type MeterTimers, type RunMeter } from '../core/credit-meter.ts';
 import { roundCredits } from '../core/credits.ts';
@@ -77,6 +77,7 @@ export async function authorizeVoice(token: string, agentId: string, ports: Port
   const agent = UUID.test(agentId) ? await ports.agents.get(agentId) : null;
   if (agent === null || agent.status === 'deleted') throw new VoiceRefusal(CLOSE.noSuchAgent, `agent ${agentId} not found`);
   try {
+    assertAgentInScope(actor, agentId);
     assertCanView(actor, agent);
   } catch (error) {
     if (error instanceof AccessDeniedError) throw new VoiceRefusal(CLOSE.forbidden, 'this agent is private');

@@ -401,6 +401,7 @@ function describeRoutes(group: readonly RouteSpec[]): string {
   const first = group[0]!;
   const lines = [AUTH_WORDS[first.auth]];
   if (first.auth !== 'public' && first.callers === 'full') lines.push('Role and run tokens are refused (403): this route creates, changes or deletes.');
+  if (first.callers === 'agent') lines.push('Agent-scoped tokens (embed visitors, phone calls) are admitted for the agents they were issued for.');
   for (const route of group) {
     const where = group.length > 1 || route.host !== 'base' ? `On ${HOST_WORDS[route.host]}, ` : '';
     const limits = [`times out after ${route.timeoutSec} s`];

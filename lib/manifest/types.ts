@@ -20,8 +20,10 @@ export type AuthMode = 'required' | 'optional' | 'public' | 'admin';
  *   Role tokens and run tokens carry the `role` scope and get 403: they are handed to CI jobs and
  *   to agents' code, so they must not be able to create, change or delete what the account owns.
  * - `role`: full-scope and role-scope credentials alike; for routes that only run or read.
+ * - `agent`: also agent-scoped run tokens (embed visitors, phone calls), which every other route
+ *   refuses; for the chat routes, whose services check the agent against the token's list.
  */
-export type CallerScope = 'full' | 'role';
+export type CallerScope = 'full' | 'role' | 'agent';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { requireAlias, requireFullAccess, type UserActor } from '../../functions/core/auth/actor.ts';
+import { assertAgentInScope, assertCallerAdmitted, requireAlias, requireFullAccess, type UserActor } from '../../functions/core/auth/actor.ts';
 import type { AccountCredential, CredentialLookup, TokenCredential } from '../../functions/core/auth/credentials.ts';
 import { resolveActor } from '../../functions/core/auth/resolve-actor.ts';
 import { createRunTokens } from '../../functions/core/auth/run-token.ts';
@@ -181,6 +181,41 @@ describe('run tokens', () => {
     const deleted = setup({ account: { status: 'deleted' } });
     const forDeleted = await deleted.ports.runTokens.mint({ userId: 'u1', keys: null }, 60_000);
     await expect(resolveActor('required', bearer(forDeleted), deleted.ports)).rejects.toThrow(AuthenticationRequiredError);
+  });
+});
+
+describe('agent-scoped run tokens', () => {
+  it('reach only the chat routes and only the agents they were issued for', async () => {
+    // Prepare
+    const { ports } = setup();
+    const token = await ports.runTokens.mint({ userId: 'u1', keys: null, agents: ['agent-a'] }, 60_000);
+    // Act
+    const actor = await resolveActor('required', bearer(token), ports);
+    // Assess
+    expect(actor).toMatchObject({ userId: 'u1', via: 'run-token', scope: 'role', agents: ['agent-a'] });
+    if (actor.kind !== 'user') throw new Error('expected a user');
+    expect(() => assertCallerAdmitted('agent', actor)).not.toThrow();
+    expect(() => assertCallerAdmitted('role', actor)).toThrow(AccessDeniedError);
+    expect(() => assertCallerAdmitted('full', actor)).toThrow(AccessDeniedError);
+    expect(() => assertAgentInScope(actor, 'agent-a')).not.toThrow();
+    expect(() => assertAgentInScope(actor, 'agent-b')).toThrow(AccessDeniedError);
+  });
+
+  it('leave ordinary credentials unrestricted, and refuse a tampered agent list', async () => {
+    // Prepare
+    const { ports } = setup();
+    const plain = await ports.runTokens.mint({ userId: 'u1', keys: null }, 60_000);
+    const scoped = await ports.runTokens.mint({ userId: 'u1', keys: null, agents: ['agent-a'] }, 60_000);
+    const [body, sig] = scoped.slice('svc_run_'.length).split('.');
+    const widened = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(body!, 'base64url').toString()), a: 'agent-a' })).toString('base64url');
+    // Act
+    const actor = await resolveActor('required', bearer(plain), ports);
+    // Assess
+    if (actor.kind !== 'user') throw new Error('expected a user');
+    expect(actor.agents).toBeUndefined();
+    expect(() => assertCallerAdmitted('role', actor)).not.toThrow();
+    expect(() => assertAgentInScope(actor, 'agent-b')).not.toThrow();
+    await expect(resolveActor('required', bearer(`svc_run_${widened}.${sig}`), ports)).rejects.toThrow(AuthenticationRequiredError);
   });
 });
 

@@ -21,7 +21,7 @@ const user = (via: UserActor['via'], scope: UserActor['scope']): UserActor => ({
 describe('manifest callers', () => {
   it('declares callers on every route', () => {
     // Assess: the type requires it; this catches a route built around the `route()` helper.
-    const undeclared = routes.filter((r) => r.callers !== 'full' && r.callers !== 'role').map(formatRoute);
+    const undeclared = routes.filter((r) => r.callers !== 'full' && r.callers !== 'role' && r.callers !== 'agent').map(formatRoute);
     expect(undeclared).toEqual([]);
   });
 
@@ -32,9 +32,16 @@ describe('manifest callers', () => {
     expect(opened).toEqual([]);
   });
 
+  it('opens only the chat routes to agent-scoped tokens', () => {
+    // Act: embed visitors and phone calls hold these; anything else they reach widens a browser credential.
+    const opened = routes.filter((r) => r.callers === 'agent').map((r) => `${r.method} ${r.host} ${r.path}`);
+    // Assess
+    expect(opened.sort()).toEqual(['GET stream /agent/{agentId}/chat', 'POST base /agent/{agentId}/chat', 'POST stream /agent/{agentId}/chat']);
+  });
+
   it('opens the run and read routes role and run tokens depend on', () => {
     // Prepare: agents' run tokens call MCP endpoints and chat; role tokens read their account.
-    const roleRoutes = new Set(routes.filter((r) => r.callers === 'role').map((r) => `${r.method} ${r.host} ${r.path}`));
+    const roleRoutes = new Set(routes.filter((r) => r.callers !== 'full').map((r) => `${r.method} ${r.host} ${r.path}`));
     // Assess
     for (const expected of [
       'POST mcp /mcp/{serverId}',

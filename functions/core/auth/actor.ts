@@ -22,6 +22,11 @@ export interface UserActor {
   readonly scope: 'full' | 'role';
   readonly roleKeys: readonly string[] | null;
   /**
+   * Set on agent-scoped run tokens (embed visitors, phone calls): the only agents this caller may
+   * chat with. Such callers are admitted only on routes declared `callers: 'agent'`.
+   */
+  readonly agents?: readonly string[];
+  /**
    * The account as auth read it at the start of this request (strongly consistent), so services
    * can answer from that read instead of repeating it. Absent on actors made elsewhere (tests,
    * the platform's own callers): they read the account themselves.
@@ -49,8 +54,18 @@ export function requireUser(actor: Actor): UserActor {
  * pass; the route's auth mode has already decided about them.
  */
 export function assertCallerAdmitted(callers: CallerScope, actor: Actor): void {
+  if (actor.kind === 'user' && actor.agents !== undefined && callers !== 'agent') {
+    throw new AccessDeniedError('This credential can only chat with the agents it was issued for.');
+  }
   if (callers === 'full' && actor.kind === 'user' && actor.scope !== 'full') {
     throw new AccessDeniedError('Role tokens can run and read; they cannot create, change or delete resources, or manage tokens, keys or the account.');
+  }
+}
+
+/** For services that run an agent: an agent-scoped caller may only reach the agents it was issued for. */
+export function assertAgentInScope(actor: UserActor, agentId: string): void {
+  if (actor.agents !== undefined && !actor.agents.includes(agentId)) {
+    throw new AccessDeniedError('This credential can only chat with the agents it was issued for.');
   }
 }
 

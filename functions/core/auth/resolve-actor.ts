@@ -86,7 +86,8 @@ async function authenticateRunToken(token: string, ports: ResolveActorPorts): Pr
   const claims = ports.runTokens === null ? null : await ports.runTokens.verify(token);
   if (claims === null) throw new AuthenticationRequiredError();
   const account = await activeAccount(claims.userId, ports);
-  return { ...toActor(account, 'run-token', null, null), scope: 'role', roleKeys: claims.keys };
+  const actor: UserActor = { ...toActor(account, 'run-token', null, null), scope: 'role', roleKeys: claims.keys };
+  return claims.agents === undefined ? actor : { ...actor, agents: claims.agents };
 }
 
 async function authenticateSession(token: string, ports: ResolveActorPorts): Promise<UserActor> {

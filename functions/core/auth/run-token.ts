@@ -17,6 +17,11 @@ export interface RunTokenClaims {
   readonly userId: string;
   /** Keys runs made with the token may receive; null for all of the owner's. */
   readonly keys: readonly string[] | null;
+  /**
+   * When present, the only agents the token may chat with (or open a voice session with), and
+   * nothing else: the credentials handed to browsers (embed visitors) and phone calls.
+   */
+  readonly agents?: readonly string[];
 }
 
 export const RUN_TOKEN_PREFIX = 'svc_run_';
@@ -26,6 +31,7 @@ interface Payload {
   readonly e: number;
   readonly k: readonly string[] | null;
   readonly n: string;
+  readonly a?: readonly string[];
 }
 
 /** HMAC-SHA256 run tokens under a 32-byte key the adapter supplies (derived locally, from Secrets Manager in the cloud). */
@@ -36,7 +42,13 @@ export function createRunTokens(key: () => Promise<Buffer>, clock: Clock): RunTo
       .digest();
   return {
     async mint(claims, ttlMs) {
-      const payload: Payload = { u: claims.userId, e: clock.now() + ttlMs, k: claims.keys, n: randomBytes(9).toString('base64url') };
+      const payload: Payload = {
+        u: claims.userId,
+        e: clock.now() + ttlMs,
+        k: claims.keys,
+        n: randomBytes(9).toString('base64url'),
+        ...(claims.agents === undefined ? {} : { a: claims.agents }),
+      };
       const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
       return `${RUN_TOKEN_PREFIX}${body}.${(await sign(body)).toString('base64url')}`;
     },
@@ -54,7 +66,11 @@ export function createRunTokens(key: () => Promise<Buffer>, clock: Clock): RunTo
         return null;
       }
       if (typeof payload.u !== 'string' || typeof payload.e !== 'number' || payload.e <= clock.now()) return null;
-      return { userId: payload.u, keys: Array.isArray(payload.k) ? payload.k : null };
+      const keys = Array.isArray(payload.k) ? payload.k : null;
+      if (payload.a === undefined) return { userId: payload.u, keys };
+      // A malformed agent list must not widen the token to every agent.
+      if (!Array.isArray(payload.a) || !payload.a.every((id) => typeof id === 'string')) return null;
+      return { userId: payload.u, keys, agents: payload.a };
     },
   };
 }
