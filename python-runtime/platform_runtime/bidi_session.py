@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     forwarder = None
     if args.egress_socket:
         forwarder = EgressForwarder(args.egress_socket)
-        forwarder.start()
+        forwarder.start_in_child_process()
     # Events get a descriptor of their own; what user code prints goes through log events.
     events_fd = os.dup(1)
     devnull = os.open(os.devnull, os.O_RDWR)

@@ -14,6 +14,7 @@ is passed on as a half-close; an error in either direction closes both sockets.
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 
@@ -30,10 +31,34 @@ class EgressForwarder:
         self._listener = socket.create_server((host, 0))
         self.port: int = self._listener.getsockname()[1]
         self._slots = threading.BoundedSemaphore(max_connections)
+        self._lifeline: int | None = None
         self._closed = threading.Event()
 
     def start(self) -> None:
         threading.Thread(target=self._accept_loop, daemon=True, name="egress-accept").start()
+
+    def start_in_child_process(self) -> None:
+        """Serves from a forked process of its own, for a process about to sandbox itself (a voice
+        session): the sandbox's audit hook refuses Unix socket connects in every thread of the
+        process that installs it, so a forwarder thread there could never reach the proxy. Call it
+        before any thread starts. The child ends when this process does: its end of a pipe closes."""
+        read_end, write_end = os.pipe()
+        if os.fork() == 0:
+            try:
+                os.close(write_end)
+                # The session's stdin and event stream are not the forwarder's: holding them would
+                # delay the end-of-stream the platform waits for.
+                devnull = os.open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):
+                    os.dup2(devnull, fd)
+                self.start()
+                while os.read(read_end, 1):
+                    pass
+            finally:
+                os._exit(0)
+        os.close(read_end)
+        self._listener.close()  # the child accepts; close() here would shut its socket down too
+        self._lifeline = write_end
 
     def close(self) -> None:
         self._closed.set()

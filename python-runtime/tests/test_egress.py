@@ -12,12 +12,14 @@ import secrets
 import shutil
 import socket
 import socketserver
+import subprocess
+import sys
 import tempfile
 import threading
 import unittest
 from concurrent.futures import ThreadPoolExecutor
 
-from .support import FIXTURES_DIR, RuntimeServer, error_of, text_of
+from .support import FIXTURES_DIR, RUNTIME_DIR, RuntimeServer, error_of, text_of
 from .test_platform_calls import AGENT as MCP_AGENT
 
 FAKE_MCP = os.path.join(FIXTURES_DIR, "fake_mcp")
@@ -219,6 +221,38 @@ class EgressTest(unittest.TestCase):
                 self.assertEqual(status, 400)
                 self.assertIn("egressProxy", body["error"]["message"])
                 self.assertNotIn("hunter2", json.dumps(body))
+
+
+# A process that forks its forwarder, then refuses Unix socket connects in every thread, as the
+# sandbox's audit hook does in a voice session, and sends one line through the forwarder.
+_SELF_SANDBOXING = """
+import socket, sys
+from platform_runtime.egress import EgressForwarder
+forwarder = EgressForwarder(sys.argv[1])
+forwarder.start_in_child_process()
+def refuse_unix(event, args):
+    if event == "socket.connect" and isinstance(args[1], str):
+        raise PermissionError("unix connects refused")
+sys.addaudithook(refuse_unix)
+with socket.create_connection(("127.0.0.1", forwarder.port), timeout=20) as sock:
+    sock.sendall(b"ping\\n")
+    sock.shutdown(socket.SHUT_WR)
+    print(sock.recv(100).decode(), end="")
+"""
+
+
+class ForwarderProcessTest(unittest.TestCase):
+    def test_a_forked_forwarder_relays_for_a_process_that_refuses_unix_connects(self) -> None:
+        # Prepare
+        directory = tempfile.mkdtemp(prefix="egress-fork-")
+        self.addCleanup(shutil.rmtree, directory, True)
+        upstream = UnixServer(os.path.join(directory, "egress.sock"), echo)
+        self.addCleanup(upstream.close)
+        # Act
+        done = subprocess.run([sys.executable, "-c", _SELF_SANDBOXING, upstream.path], capture_output=True,
+                              timeout=IO_TIMEOUT_S, cwd=RUNTIME_DIR)
+        # Assess: the echo came back, so the connect to the proxy happened outside the hooked process
+        self.assertEqual(done.stdout, b"ping\n", done.stderr)
 
 
 if __name__ == "__main__":

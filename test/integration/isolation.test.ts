@@ -3,10 +3,12 @@
  * two users, hostile user code. Each tried to leave the tenant's sandbox; each must fail at the OS
  * boundary (os-sandbox.ts) whatever the language-level layers let through.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { getuid } from 'node:process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 
 const ACCEPT = { accept: 'application/json, text/event-stream' };
@@ -172,5 +174,136 @@ describe('isolation: hostile MCP server code stays inside its sandbox', () => {
     expect(JSON.stringify(results)).not.toContain(platform.adminToken);
     // Only the sandbox's own few processes, whatever runs on the machine.
     if (results.listProcesses.ok) expect(results.listProcesses.value!.split(',').length).toBeLessThan(5);
+  });
+});
+
+/**
+ * A voice agent (Strands' bidi interface in plain Python, within what the checker allows) that,
+ * when its call starts, points the AWS SDK at the platform's port and at its stores' (the DynamoDB
+ * and S3 stand-ins, which hold every tenant's data) and reports what came back as its first
+ * transcript. `{{...}}` are filled in by the test.
+ */
+const PROBING_VOICE_AGENT = `import json
+import boto3
+from botocore.config import Config
+from asyncio import Queue
+
+def attempt(port):
+    client = boto3.client("s3", endpoint_url="http://127.0.0.1:" + str(port), region_name="us-east-1",
+                          aws_access_key_id="probe", aws_secret_access_key="probe",
+                          config=Config(retries={"max_attempts": 1}, connect_timeout=2, read_timeout=2))
+    try:
+        return {"ok": True, "value": str(client.list_buckets())[:200]}
+    except Exception as error:
+        return {"ok": False, "error": type(error).__name__ + ": " + str(error)[:160]}
+
+class Probe:
+    def __init__(self):
+        self.events = Queue()
+
+    async def start(self):
+        results = {"platform": attempt({{PORT}}), "dynamo": attempt({{DYNAMO_PORT}}), "s3": attempt({{S3_PORT}})}
+        await self.events.put({"type": "bidi_transcript_stream", "role": "assistant", "text": json.dumps(results), "is_final": True})
+
+    async def send(self, message):
+        pass
+
+    async def receive(self):
+        while True:
+            event = await self.events.get()
+            if event is None:
+                return
+            yield event
+
+    async def stop(self):
+        await self.events.put(None)
+
+def create_bidi_agent():
+    return Probe()
+`;
+
+/** Pids of running voice session processes (the session runner's module is on their command line). */
+function voiceSessionPids(): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        // The interpreter itself, not bubblewrap, which carries the same arguments outside the namespaces.
+        const [program, ...args] = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        return !program!.endsWith('bwrap') && args.includes('platform_runtime.bidi_session');
+      } catch {
+        return false; // ended meanwhile
+      }
+    });
+}
+
+describe('isolation: a voice call runs its agent inside the OS sandbox', () => {
+  let platform: TestPlatform;
+  let attacker: { token: string };
+  let voiceUrl: string;
+
+  beforeAll(async () => {
+    platform = await startTestPlatform();
+    attacker = await createUser(platform, { alias: 'eve', credits: 100 });
+    voiceUrl = (await platform.api('GET', '/.well-known/platform.json')).body.data.voiceUrl as string;
+  });
+  afterAll(async () => {
+    await platform.stop({ removeData: true });
+  });
+
+  it("cannot reach the platform's stores from a call, and runs as another user in its own namespaces", async () => {
+    // Prepare
+    const { config } = platform.running.ports;
+    const source = PROBING_VOICE_AGENT.replaceAll('{{PORT}}', new URL(platform.url).port)
+      .replaceAll('{{DYNAMO_PORT}}', new URL(config.DYNAMODB_ENDPOINT!).port)
+      .replaceAll('{{S3_PORT}}', new URL(config.S3_ENDPOINT!).port);
+    const created = await platform.api('POST', '/agent/create', {
+      token: attacker.token,
+      body: { agentName: 'probe-call', description: 'x', sourceCode: source, agentType: 'bidi' },
+    });
+    expect(created.status, created.text).toBe(200);
+    const agentId = created.body.data.agentId as string;
+    const before = new Set(voiceSessionPids());
+
+    // Act: open a call; the agent's first transcript is its report. While the call is up, look at
+    // its process from outside.
+    const ws = new WebSocket(`${voiceUrl}/ws/${agentId}?token=${attacker.token}`);
+    const report = await new Promise<string>((resolve, reject) => {
+      ws.on('message', (data, isBinary) => {
+        if (isBinary) return;
+        const frame = JSON.parse(String(data)) as { type: string; text?: string };
+        if (frame.type === 'transcript' && frame.text !== undefined) resolve(frame.text);
+      });
+      ws.once('close', (code, reason) => reject(new Error(`closed ${code} ${String(reason)} before the report`)));
+    });
+    const session = voiceSessionPids().filter((pid) => !before.has(pid));
+    const seen = session.map((pid) => ({
+      uid: Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]),
+      namespaces: ['net', 'pid', 'mnt', 'ipc'].filter((ns) => readlinkSync(`/proc/${pid}/ns/${ns}`) === readlinkSync(`/proc/self/ns/${ns}`)),
+      interfaces: readFileSync(`/proc/${pid}/net/dev`, 'utf8')
+        .split('\n')
+        .slice(2)
+        .map((line) => line.split(':')[0]!.trim())
+        .filter(Boolean),
+    }));
+    ws.send(JSON.stringify({ type: 'end' }));
+    await new Promise((resolve) => ws.once('close', resolve));
+
+    // Assess: the platform's own host is one agents may call (their MCP servers live there), so
+    // that request arrived and was answered; the stores were refused by the egress proxy. The
+    // session's processes share no namespace with the platform and have only their own loopback.
+    const results = JSON.parse(report) as Record<'platform' | 'dynamo' | 's3', AttemptResult>;
+    expect(results.platform.error, report).toMatch(/\(404\)/);
+    expect(results.dynamo.ok, report).toBe(false);
+    expect(results.dynamo.error, report).toMatch(/\(403\)/);
+    expect(results.s3.ok, report).toBe(false);
+    expect(results.s3.error, report).toMatch(/\(403\)/);
+    expect(seen.length).toBeGreaterThan(0);
+    for (const process of seen) {
+      if (getuid() === 0) expect(process.uid).not.toBe(0);
+      expect(process.namespaces).toEqual([]);
+      expect(process.interfaces).toEqual(['lo']);
+    }
   });
 });
