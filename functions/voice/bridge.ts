@@ -46,6 +46,8 @@ const MAX_SOCKET_BUFFER = 256 * 1024;
 const FRAME_MS = 20;
 /** After the caller ends, how long the agent has to stop by itself before its process is killed. */
 const STOP_GRACE_MS = 3000;
+/** Past the end of a phone call's last audio, how long to wait for Twilio's echo of the end mark. */
+const END_MARK_GRACE_MS = 2000;
 
 /** What `/metrics` shows: counts only, no tenant data. */
 interface BridgeCounters {
@@ -141,6 +143,9 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
     /** Frames that came before the session started (bounded), sent once it runs. */
     private early: Buffer[] = [];
     private ended: Promise<void> | null = null;
+    /** Twilio marks the bridge waits for, by name: Twilio echoes a mark once the audio before it has played. */
+    private readonly marks = new Map<string, () => void>();
+    private callerStopped = false;
 
     constructor(
       private readonly ws: WebSocket,
@@ -207,6 +212,7 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
         streamSid?: unknown;
         start?: { streamSid?: unknown; customParameters?: Record<string, unknown> };
         media?: { payload?: unknown };
+        mark?: { name?: unknown };
       };
       try {
         message = JSON.parse(toBuffer(data).toString('utf8')) as typeof message;
@@ -214,8 +220,12 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
         return;
       }
       switch (message.event) {
+        case 'mark': {
+          const name = message.mark?.name;
+          if (typeof name === 'string') this.marks.get(name)?.();
+          return;
+        }
         case 'connected':
-        case 'mark':
         case 'dtmf':
           return;
         case 'start': {
@@ -233,6 +243,8 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
           return this.audioIn(pcmBytes(pcm));
         }
         case 'stop':
+          // The call is over: nothing more will be played, so the end does not wait for it.
+          this.callerStopped = true;
           return void this.end();
         default:
           return;
@@ -441,17 +453,37 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
         const bill = await session.finish({ error: this.error, channel: this.channel, turns: this.turns });
         counters.activeSessions--;
         this.release();
+        const unplayedMs = this.out.unplayedMs();
         if (this.channel === 'twilio') this.flushMulaw();
         this.out.flushAll();
-        this.sendJson(
-          this.channel === 'browser'
-            ? { type: 'session_end', seconds: bill.seconds, credits: bill.credits }
-            : { event: 'mark', streamSid: this.streamSid, mark: { name: 'session_end' } },
-        );
+        if (this.channel === 'browser') this.sendJson({ type: 'session_end', seconds: bill.seconds, credits: bill.credits });
+        else {
+          // Twilio drops audio it has not played when the stream closes: the agent's last words
+          // would be cut off. It echoes the mark once they have played; close then (or when they
+          // must have, should the echo not come).
+          this.sendJson({ event: 'mark', streamSid: this.streamSid, mark: { name: 'session_end' } });
+          if (!this.callerStopped) await this.markPlayed('session_end', unplayedMs + END_MARK_GRACE_MS);
+        }
         this.state = 'closed';
         if (this.ws.readyState === this.ws.OPEN) this.ws.close(this.closeWith.code, this.closeWith.reason);
       })();
       return this.ended;
+    }
+
+    /** Resolves when Twilio echoes the mark, the socket closes, or `withinMs` passes. */
+    private markPlayed(name: string, withinMs: number): Promise<void> {
+      if (this.ws.readyState !== this.ws.OPEN) return Promise.resolve();
+      return new Promise((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          this.marks.delete(name);
+          this.ws.off('close', done);
+          resolve();
+        };
+        const timer = setTimeout(done, withinMs);
+        this.marks.set(name, done);
+        this.ws.once('close', done);
+      });
     }
 
     private release(): void {
@@ -528,6 +560,11 @@ class PacedAudio {
     this.queuedBytes = 0;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+  }
+
+  /** Audio sent or queued that the caller has not heard yet, by the bridge's clock. */
+  unplayedMs(): number {
+    return this.queuedBytes / this.bytesPerMs + Math.max(0, this.playheadAt - performance.now());
   }
 
   /** At the end of a session: what is queued goes out now (the caller's client buffers it). */

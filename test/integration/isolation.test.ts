@@ -6,7 +6,6 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { getuid } from 'node:process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
@@ -300,10 +299,10 @@ describe('isolation: a voice call runs its agent inside the OS sandbox', () => {
     expect(results.s3.ok, report).toBe(false);
     expect(results.s3.error, report).toMatch(/\(403\)/);
     expect(seen.length).toBeGreaterThan(0);
-    for (const process of seen) {
-      if (getuid() === 0) expect(process.uid).not.toBe(0);
-      expect(process.namespaces).toEqual([]);
-      expect(process.interfaces).toEqual(['lo']);
+    for (const sandboxed of seen) {
+      if (process.getuid?.() === 0) expect(sandboxed.uid).not.toBe(0);
+      expect(sandboxed.namespaces).toEqual([]);
+      expect(sandboxed.interfaces).toEqual(['lo']);
     }
   });
 });

@@ -491,6 +491,40 @@ describe('voice agents over the WebSocket bridge', () => {
     });
   });
 
+  describe('a stalled caller', () => {
+    it('is held to a bounded queue and never holds up another session', async () => {
+      // Prepare: a caller that stops reading its socket, and another caller
+      const metrics = async () => (await fetch(`${voiceUrl.replace(/^ws/, 'http')}/metrics`).then((r) => r.json())) as Record<string, number>;
+      const stalled = await readySession('voice-stalled', 100);
+      const other = await readySession('voice-unstalled', 100);
+      const droppedBefore = (await metrics()).droppedFramesOut!;
+      (stalled.client.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+
+      // Act: the stalled caller's agent produces 130 s of speech at once (more than a session
+      // may queue); meanwhile the other caller talks
+      stalled.client.send({ type: 'text', text: 'long:1300' });
+      for (;;) {
+        if ((await metrics()).droppedFramesOut! > droppedBefore) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      other.client.send(pcm(1234, 1600));
+      await other.client.until(() => other.client.received.binary.length > 0);
+      const health = await fetch(`${voiceUrl.replace(/^ws/, 'http')}/health`).then((r) => r.json() as Promise<{ activeSessions: number }>);
+      stalled.client.ws.terminate();
+      other.client.send({ type: 'end' });
+      await other.client.closed;
+      await sessionsGone();
+
+      // Assess: the oldest audio of the stalled session was dropped at its bound; the other
+      // session's echo came through meanwhile, at 24 kHz (1600 samples at 16 kHz are 2400)
+      expect((await metrics()).droppedFramesOut).toBeGreaterThan(droppedBefore);
+      expect(health.activeSessions).toBe(2);
+      const echoed = other.client.received.binary.reduce((n, frame) => n + frame.length, 0);
+      expect(echoed).toBeGreaterThan(0);
+      expect(other.client.received.json.some((f) => f.type === 'transcript' && f.text === 'heard 3200 bytes')).toBe(true);
+    });
+  });
+
   describe('health and metrics', () => {
     it('answers without auth and without tenant data', async () => {
       // Act
@@ -546,6 +580,31 @@ describe('voice session limits', () => {
     // Assess
     expect(client.received.json.find((f) => f.type === 'error')).toMatchObject({ code: 'IDLE_TIMEOUT' });
     expect(client.received.json.find((f) => f.type === 'session_end')?.credits).toBeGreaterThanOrEqual(2);
+    expect(closed.code).toBe(4408);
+  });
+
+  it('on a phone call, closes after Twilio says the last audio was played (its echo of the end mark)', async () => {
+    // Prepare: a Twilio stream left silent, so the bridge ends it
+    const ws = new WebSocket(`${voiceUrl}/ws/twilio/${agentId}`);
+    const client = new Client(ws);
+    await new Promise((resolve) => ws.once('open', resolve));
+    client.send({ event: 'start', start: { streamSid: 'MZ-end', customParameters: { token: user.token } }, streamSid: 'MZ-end' });
+
+    // Act: the end mark comes; the socket stays open until the mark is echoed back
+    const mark = await client.json((f) => f.event === 'mark');
+    // A round trip after the mark: had the bridge closed right after it, its close would come first.
+    await new Promise<void>((resolve, reject) => {
+      ws.once('pong', () => resolve());
+      ws.once('close', () => reject(new Error('closed before the mark was echoed')));
+      ws.ping();
+    });
+    const openWhenMarked = ws.readyState === WebSocket.OPEN;
+    client.send({ event: 'mark', streamSid: 'MZ-end', sequenceNumber: '9', mark: { name: 'session_end' } });
+    const closed = await client.closed;
+
+    // Assess
+    expect(mark).toEqual({ event: 'mark', streamSid: 'MZ-end', mark: { name: 'session_end' } });
+    expect(openWhenMarked).toBe(true);
     expect(closed.code).toBe(4408);
   });
 
