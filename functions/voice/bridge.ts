@@ -31,6 +31,11 @@ export interface BridgeSettings {
   readonly billingTickSec: number;
   /** How long a caller has to authenticate with a first message (SPEC: 10 s). */
   readonly authTimeoutMs?: number;
+  /**
+   * This task's `host:port` as the other bridge tasks reach it, where sessions are handed to the
+   * runtime function and several tasks may run: connect-backs that reach the wrong task are passed on.
+   */
+  readonly peerAddress?: string;
 }
 
 const INPUT_RATE = 16000;
@@ -84,7 +89,8 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
     interruptions: 0,
   };
   // Runtimes of handed-over sessions (the cloud) connect back here; the URL is the host's own.
-  const rendezvous = ports.config.VOICE_URL !== undefined ? createRendezvous(wss, ports.config.VOICE_URL) : undefined;
+  const peers = settings.peerAddress === undefined ? undefined : { self: settings.peerAddress, directory: ports.voiceRendezvous, now: () => ports.clock.now() };
+  const rendezvous = ports.config.VOICE_URL !== undefined ? createRendezvous(wss, ports.config.VOICE_URL, peers === undefined ? {} : { peers }) : undefined;
   const sessionsByUser = new Map<string, number>();
   const connections = new Set<Connection>();
   let closing = false;

@@ -226,7 +226,7 @@ export async function startVoiceSession(
 
 /** Hands the session to the runtime function and waits for it to connect back (handoff.ts). */
 async function handOff(compute: RemoteBidiCompute, rendezvous: Rendezvous, sessionId: string, tenantId: string, spec: BidiSessionSpec): Promise<BidiSession> {
-  const slot = rendezvous.open(sessionId);
+  const slot = await rendezvous.open(sessionId);
   const invocation = compute.handOffBidiSession(tenantId, spec, slot.handoff);
   // An invocation that fails before the runtime connected fails the session's start.
   invocation.catch((error: unknown) => slot.cancel(error instanceof Error ? error : new Error(String(error))));

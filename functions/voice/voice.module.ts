@@ -1,17 +1,34 @@
 import * as z from 'zod';
-import { defineArea, KIB } from '../../lib/manifest/define.ts';
+import { defineArea, KIB, providePort } from '../../lib/manifest/define.ts';
+import { createRendezvousDirectory } from './rendezvous.store.ts';
 
 /**
  * Voice agents' real-time bridge (SPEC 4.2, parts 5.6 and 8): a service owning the voice host,
- * in-process locally and a Fargate service in the cloud. It has no tables: agents, credits, keys
- * and usage records are the other areas' and the kernel's.
+ * in-process locally and a Fargate service in the cloud. Its one table says which task holds each
+ * session handed to the runtime function; agents, credits, keys and usage records are the other
+ * areas' and the kernel's.
  */
 export const voiceArea = defineArea({
   name: 'voice',
-  // One task: a session handed to the runtime function connects back through the load balancer,
-  // which must bring it to the task holding the call; with several tasks it may not (ARCHITECTURE.md,
-  // Voice agents). A task bridges audio only, so one vCPU carries a few hundred calls.
-  entryPoints: [{ kind: 'service', handler: 'voice-bridge', host: 'voice', cpu: 1024, memoryMb: 2048, desiredCount: 1 }],
+  // A task bridges audio only, so one vCPU carries a few hundred calls; more tasks come with more
+  // calls. A runtime's connect-back that lands on another task is passed on to the task holding
+  // the call (handoff.ts, ARCHITECTURE.md "Voice agents").
+  entryPoints: [
+    {
+      kind: 'service',
+      handler: 'voice-bridge',
+      host: 'voice',
+      cpu: 1024,
+      memoryMb: 2048,
+      desiredCount: 1,
+      scaling: { maxCount: 10, connectionsPerTask: 200 },
+      peers: true,
+    },
+  ],
+  tables: [{ name: 'voice-rendezvous', partitionKey: 'sessionId', ttlAttribute: 'expiresAt' }],
+  provides: {
+    voiceRendezvous: providePort({ tables: ['voice-rendezvous'] }, ({ db }) => createRendezvousDirectory(db)),
+  },
   uses: ['agents', 'credits', 'keysReader', 'compute', 'usageLogs', 'users', 'tokens'],
   settings: {
     /** Longest a session may last; it then ends with an error frame `SESSION_LIMIT` and close 1000. */
@@ -32,6 +49,8 @@ export const voiceArea = defineArea({
       .default(64 * KIB),
     /** Sessions one user may hold at once (per bridge task); one more is refused with 4429. */
     VOICE_MAX_SESSIONS_PER_USER: z.coerce.number().int().min(1).max(100).default(3),
+    /** The port other bridge tasks reach this one on (the container's port), where sessions are handed off. */
+    VOICE_PEER_PORT: z.coerce.number().int().min(1).max(65535).default(8080),
     /** Voice time paid ahead with each debit while a session runs (see core/credit-meter.ts). */
     VOICE_BILLING_TICK_SEC: z.coerce.number().min(0.1).max(300).default(10),
   },

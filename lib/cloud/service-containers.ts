@@ -176,6 +176,9 @@ export class ServiceContainers extends Construct {
           healthCheck: { path: SERVICE_HEALTH_PATH, interval: Duration.seconds(15), timeout: Duration.seconds(5), healthyThresholdCount: 2 },
         });
         if (spec.scaling !== undefined) this.scaleOnConnections(service, front.loadBalancer, targetGroup, spec);
+        if (spec.peers === true) {
+          taskSecurityGroup.addIngressRule(taskSecurityGroup, Port.tcp(SERVICE_CONTAINER_PORT), `Tasks of service ${spec.id} pass connections to each other`);
+        }
         const host: ServiceHost = {
           spec,
           service,

@@ -203,6 +203,11 @@ export interface ServiceSpec {
    * healthy task). @default a fixed `desiredCount`
    */
   readonly scaling?: { readonly maxCount: number; readonly connectionsPerTask: number };
+  /**
+   * Tasks reach each other on the container port (their security group admits itself), for a
+   * service that passes connections between its tasks (the voice bridge's connect-backs). @default false
+   */
+  readonly peers?: boolean;
 }
 
 /** Every way into an area's code other than an HTTP route. */

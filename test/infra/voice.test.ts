@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { voiceArea } from '../../functions/voice/voice.module.ts';
+import { SERVICE_CONTAINER_PORT } from '../../lib/cloud/service-image.ts';
 import { resourcesOf } from '../../lib/manifest/index.ts';
 import { json, logicalIdOf, roleStatements, synthPlatform } from './synth-platform.ts';
 
@@ -54,17 +55,26 @@ describe('the voice bridge in the cloud', () => {
     expect([...actions].some((a) => a.startsWith('sqs:'))).toBe(false);
   });
 
-  it('runs one task: a handed-over session connects back through the load balancer to the task holding the call', () => {
+  it('scales on connections, and lets its tasks reach each other on the container port only, to pass on connect-backs', () => {
     // Prepare
     const platform = synthPlatform();
     const template = json(platform.main);
+    const host = platform.stack.services!.hosts.get('voice')!;
+    const groupId = logicalIdOf(platform, host.taskSecurityGroup);
 
     // Act
-    const service = template.Resources[logicalIdOf(platform, platform.stack.services!.hosts.get('voice')!.service)]!.Properties!;
-    const scaling = Object.values(template.Resources).filter((r) => r.Type.startsWith('AWS::ApplicationAutoScaling::'));
+    const scaling = Object.values(template.Resources).filter((r) => r.Type === 'AWS::ApplicationAutoScaling::ScalableTarget');
+    const fromItself = Object.values(template.Resources).filter(
+      (r) =>
+        r.Type === 'AWS::EC2::SecurityGroupIngress' &&
+        JSON.stringify(r.Properties!['GroupId']).includes(groupId) &&
+        JSON.stringify(r.Properties!['SourceSecurityGroupId']).includes(groupId),
+    );
 
     // Assess
-    expect(service['DesiredCount']).toBe(1);
-    expect(scaling).toEqual([]);
+    expect(scaling.map((r) => r.Properties!['MaxCapacity'])).toEqual([10]);
+    expect(fromItself.map((r) => [r.Properties!['FromPort'], r.Properties!['ToPort']])).toEqual([[SERVICE_CONTAINER_PORT, SERVICE_CONTAINER_PORT]]);
+    // Each task tells the others the port it listens on: the container's.
+    expect(voiceArea.settings.VOICE_PEER_PORT.parse(undefined)).toBe(SERVICE_CONTAINER_PORT);
   });
 });

@@ -115,6 +115,67 @@ describe('voice sessions handed to the runtime function (the cloud path)', () =>
     expect(standIn.environments('platform-runtime').map((env) => env.tenantId)).toEqual([owner.userId]);
   });
 
+  it('passes a connect-back that reaches another bridge task on to the task holding the call', async () => {
+    // Prepare: two bridge tasks; the runtime's connect-back goes to the address every task
+    // publishes (here always task B, as a load balancer may), while the call is held by task A
+    const servers = [createServer(), createServer()];
+    for (const each of servers) await new Promise<void>((resolve) => each.listen(0, '127.0.0.1', resolve));
+    const [addressA, addressB] = servers.map((each) => `127.0.0.1:${(each.address() as AddressInfo).port}`);
+    const bridges = servers.map((each, i) => {
+      const taskPorts: Ports = {
+        ...platform.running.ports,
+        compute: createLambdaCompute({ lambda: standIn.client(), functionName: 'platform-runtime' }),
+        config: { ...platform.running.ports.config, VOICE_URL: `ws://${addressB}` } as unknown as Ports['config'],
+      };
+      const taskBridge = createVoiceBridge(taskPorts, platform.running.ports.log, {
+        maxSessionSec: 60,
+        idleTimeoutSec: 30,
+        maxFrameBytes: 65536,
+        maxSessionsPerUser: 3,
+        billingTickSec: 10,
+        peerAddress: i === 0 ? addressA! : addressB!,
+      });
+      each.on('request', (req, res) => taskBridge.request(req, res));
+      each.on('upgrade', (req, socket, head) => taskBridge.upgrade(req, socket, head));
+      return taskBridge;
+    });
+    const owner = await createUser(platform, { alias: 'two-tasks', credits: 100 });
+    const created = await platform.api('POST', '/agent/create', {
+      token: owner.token,
+      body: { agentName: 'two-task-echo', description: 'd', sourceCode: ECHO, agentType: 'bidi' },
+    });
+
+    try {
+      // Act: a call on task A, typed text, the end
+      const ws = new WebSocket(`ws://${addressA}/ws/${created.body.data.agentId}?token=${owner.token}`);
+      const json: Record<string, any>[] = [];
+      let wake = () => {};
+      ws.on('message', (data, isBinary) => {
+        if (!isBinary) json.push(JSON.parse(data.toString()));
+        wake();
+      });
+      const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
+      const until = async (condition: () => boolean) => {
+        while (!condition()) await new Promise<void>((resolve) => (wake = resolve));
+      };
+      await until(() => json.some((f) => f.type === 'ready'));
+      ws.send(JSON.stringify({ type: 'text', text: 'across tasks' }));
+      await until(() => json.some((f) => f.type === 'transcript' && f.role === 'assistant'));
+      ws.send(JSON.stringify({ type: 'end' }));
+      const code = await closed;
+      const metricsA = await fetch(`http://${addressA}/metrics`).then((r) => r.json() as Promise<Record<string, number>>);
+
+      // Assess: the runtime reached task A through task B, and the call ran there
+      expect(json.find((f) => f.type === 'transcript' && f.role === 'assistant')?.text).toBe('echo: across tasks');
+      expect(json.some((f) => f.type === 'session_end')).toBe(true);
+      expect(code).toBe(1000);
+      expect(metricsA.totalSessions).toBe(1);
+    } finally {
+      await Promise.all(bridges.map((each) => each.close()));
+      for (const each of servers) each.close();
+    }
+  });
+
   it('refuses a runtime connecting back without the session’s token', async () => {
     // Act
     const ws = new WebSocket(`${voiceUrl}/runtime/00000000-0000-4000-8000-000000000000`, { headers: { authorization: 'Bearer guess' } });

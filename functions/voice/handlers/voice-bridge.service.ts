@@ -1,3 +1,4 @@
+import { networkInterfaces } from 'node:os';
 import { defineService } from '../../core/entry/service.ts';
 import { canHoldBidiSessions } from '../../runtimes/compute.ts';
 import { createVoiceBridge } from '../bridge.ts';
@@ -15,6 +16,18 @@ export default defineService({
       maxFrameBytes: config.VOICE_MAX_FRAME_BYTES,
       maxSessionsPerUser: config.VOICE_MAX_SESSIONS_PER_USER,
       billingTickSec: config.VOICE_BILLING_TICK_SEC,
+      // Sessions handed off (the cloud) may connect back to another task, which passes them on here.
+      ...(canHoldBidiSessions(ports.compute) ? {} : { peerAddress: `${privateAddress()}:${config.VOICE_PEER_PORT}` }),
     });
   },
 });
+
+/** The task's private IPv4 address (its network interface in the VPC; not loopback or link-local). */
+function privateAddress(): string {
+  for (const addresses of Object.values(networkInterfaces())) {
+    for (const address of addresses ?? []) {
+      if (address.family === 'IPv4' && !address.internal && !address.address.startsWith('169.254.')) return address.address;
+    }
+  }
+  throw new Error('No private IPv4 address: other voice bridge tasks could not pass sessions to this one');
+}
