@@ -3,6 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 import { startStandIn, type StandIn } from '../support/platform-stand-in.ts';
 
@@ -572,6 +573,37 @@ describe('channels', () => {
       // The call's token reaches only the chat of that agent: managing the account is refused.
       const listing = await platform.api('GET', '/channels', { token: token! });
       expect(listing.status).toBe(403);
+    });
+
+    it('connects the call with the channel’s initialPrompt overriding the agent’s, so the agent speaks first', async () => {
+      // Prepare: a voice agent with no prompt of its own (it waits for the caller); the channel's makes it speak
+      const created = await platform.api('POST', '/agent/create', {
+        token: owner.token,
+        body: { agentName: 'channel-voice', description: 'voice', sourceCode: fixture('bidi_echo_agent'), agentType: 'bidi' },
+      });
+      const voiceAgentId = created.body.data.agentId as string;
+      const channel = await channelOf({ platform: 'phone-voice', agentId: voiceAgentId, platformConfig: phoneConfig, initialPrompt: 'long:3' });
+      const twiml = (await twilioPost(channel, { CallSid: 'CA-in-2', From: '+15550004444', To: '+15557654321' })).text;
+      const streamUrl = /<Stream url="([^"]+)">/.exec(twiml)![1]!;
+      const parameters = Object.fromEntries([...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]+)"\/>/g)].map((m) => [m[1]!, m[2]!]));
+      const ws = new WebSocket(streamUrl);
+      await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+      const media = new Promise<Record<string, unknown>>((resolve) =>
+        ws.on('message', (data) => {
+          const frame = JSON.parse(String(data)) as Record<string, unknown>;
+          if (frame['event'] === 'media') resolve(frame);
+        }),
+      );
+
+      // Act: the platform's stream opens with the TwiML's parameters, and the caller says nothing
+      ws.send(JSON.stringify({ event: 'start', start: { streamSid: 'MZ-ch', callSid: 'CA-in-2', customParameters: parameters }, streamSid: 'MZ-ch' }));
+      const first = await media;
+      const closed = new Promise((resolve) => ws.once('close', resolve));
+      ws.send(JSON.stringify({ event: 'stop', streamSid: 'MZ-ch' }));
+      await closed;
+
+      // Assess
+      expect(first['streamSid']).toBe('MZ-ch');
     });
 
     it('sends a manual SMS and places a call against the phone stand-in', async () => {
