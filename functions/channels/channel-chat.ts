@@ -1,45 +1,65 @@
-import type { UserActor } from '../core/auth/actor.ts';
-import { NotFoundError, type PlatformError } from '../core/errors.ts';
+import { errorMessageOf, outcomeOfEvents } from '../agents/chat-outcome.ts';
+import { ExecutionFailedError, UpstreamError } from '../core/errors.ts';
+import { childLineageHeader, LINEAGE_HEADER } from '../core/http/lineage.ts';
 import type { RequestScope } from '../core/request-scope.ts';
 import type { Ports } from '../ports.ts';
-import { openChat } from '../agents/chat.service.ts';
 import type { ChannelRecord } from './channel.schema.ts';
 
-/** The channel's owner as the chat's caller: channel runs are the owner's chats, billed to them. */
-export function ownerActor(channel: Pick<ChannelRecord, 'ownerId'>): UserActor {
-  return { kind: 'user', userId: channel.ownerId, alias: null, isAdmin: false, via: 'run-token', tokenId: null, scope: 'full', roleKeys: null };
-}
+/** Outlives the longest chat (SPEC part 8: 900 s streaming) and no more; minted per run, never stored. */
+const RUN_TOKEN_TTL_MS = 16 * 60_000;
 
 /**
  * Runs the channel's agent on `text` in the conversation of `conversationKey` (a sender, a thread,
- * or the owner's tests), through the chat service as the owner: its billing, usage record (a child
- * of `scope`'s lineage) and conversation store. A conversation that is gone starts a new one.
+ * or the owner's tests) through the agent's chat endpoint on the streaming host, as cron runs do:
+ * the chat service then authenticates, bills the owner, stores the conversation and records the
+ * run as a child of `scope`'s request. The credential is a run token for the owner that can chat
+ * with this agent and nothing else. In-process chat would put the chat service and the runtime
+ * client in this area's functions, past their 200 KB budget. A conversation that is gone starts anew.
  */
 export async function chatOnChannel(
   channel: ChannelRecord,
   conversationKey: string,
   text: string,
   scope: Omit<RequestScope, 'actor'>,
-  ports: Ports,
+  ports: Pick<Ports, 'channels' | 'runTokens' | 'fetch'>,
 ): Promise<{ reply: string; conversationId: string }> {
   const sender = await ports.channels.getSender(channel.channelId, conversationKey);
-  const chatScope = { ...scope, actor: ownerActor(channel) };
-  let known = sender?.conversationId;
-  let session;
+  const token = await ports.runTokens.mint({ userId: channel.ownerId, keys: null, agents: [channel.agentId] }, RUN_TOKEN_TTL_MS);
+  const known = sender?.conversationId;
+  let answer = await chat(channel, text, known, token, scope, ports);
+  if (answer.status === 404 && known !== undefined && errorMessageOf(answer.body)?.includes('Conversation') === true)
+    answer = await chat(channel, text, undefined, token, scope, ports);
+  if (answer.status !== 200 || answer.conversationId === null)
+    throw new UpstreamError(errorMessageOf(answer.body) ?? `The agent chat answered ${answer.status}.`, 'CHANNEL_AGENT_FAILED');
+  if (answer.conversationId !== known) await ports.channels.updateSender(channel.channelId, conversationKey, { conversationId: answer.conversationId });
+  const outcome = outcomeOfEvents(answer.body);
+  if (!outcome.ok) throw new ExecutionFailedError(outcome.error, 'AGENT_EXECUTION_FAILED');
+  return { reply: outcome.response, conversationId: answer.conversationId };
+}
+
+async function chat(
+  channel: ChannelRecord,
+  prompt: string,
+  conversationId: string | undefined,
+  token: string,
+  scope: Omit<RequestScope, 'actor'>,
+  ports: Pick<Ports, 'fetch'>,
+): Promise<{ status: number; body: string; conversationId: string | null }> {
+  let response: Response;
   try {
-    session = await openChat(chatScope, channel.agentId, { prompt: text, conversationId: known }, ports);
-  } catch (error) {
-    if (!(error instanceof NotFoundError) || known === undefined) throw error;
-    known = undefined;
-    session = await openChat(chatScope, channel.agentId, { prompt: text }, ports);
+    response = await ports.fetch(`${scope.urls.streamUrl}/agent/${encodeURIComponent(channel.agentId)}/chat`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        [LINEAGE_HEADER]: childLineageHeader(scope.lineage),
+      },
+      body: JSON.stringify({ prompt, ...(conversationId !== undefined ? { conversationId } : {}) }),
+      signal: AbortSignal.any([scope.signal, AbortSignal.timeout(RUN_TOKEN_TTL_MS)]),
+    });
+  } catch {
+    throw new UpstreamError('The agent chat endpoint could not be reached.', 'CHANNEL_AGENT_UNREACHABLE');
   }
-  let reply = '';
-  let failure: PlatformError | null = null;
-  for await (const event of session.run(scope.signal)) {
-    if (event.type === 'text') reply += event.data;
-    else if (event.type === 'error') failure ??= event.error;
-  }
-  if (known !== session.conversationId) await ports.channels.updateSender(channel.channelId, conversationKey, { conversationId: session.conversationId });
-  if (failure !== null) throw failure;
-  return { reply, conversationId: session.conversationId };
+  return { status: response.status, body: await response.text(), conversationId: response.headers.get('x-conversation-id') };
 }

@@ -51,7 +51,7 @@ export interface CreateChannelInput {
   readonly name: string;
   readonly platform: Platform;
   readonly agentId: string;
-  readonly platformConfig: Record<string, string>;
+  readonly platformConfig: Record<string, unknown>;
   readonly allowedSenders: string[];
   readonly groupPolicy: GroupPolicy;
   readonly allowedGroups: string[];
@@ -68,7 +68,8 @@ export async function createChannel(scope: RequestScope, input: CreateChannelInp
   const now = ports.clock.now();
   await checkAgent(owner.userId, input.agentId, ports);
   const ids = { channelId: sortableId('ch-', now), ownerId: owner.userId };
-  const config = input.platform === 'bot-messenger' ? { ...input.platformConfig, webhookSecret: randomBytes(24).toString('base64url') } : input.platformConfig;
+  const checked = checkConfig(input.platform, input.platformConfig);
+  const config = input.platform === 'bot-messenger' ? { ...checked, webhookSecret: randomBytes(24).toString('base64url') } : checked;
   const channel: ChannelRecord = {
     ...ids,
     name: input.name,

@@ -46,7 +46,7 @@ export const channelsArea = defineArea({
   provides: {
     channels: providePort({ tables: ['channels', 'channel-senders', 'channel-deliveries'] }, ({ db }) => createChannelStore(db)),
   },
-  uses: ['agents', 'conversations', 'users', 'credits', 'keysReader', 'compute', 'usageLogs', 'searchIndex', 'secretBox', 'tasks'],
+  uses: ['agents', 'secretBox', 'tasks'],
   settings: {
     /** Each platform's API (`CHANNEL_API_BASE_<PLATFORM>`; every phone kind reads `..._PHONE`), the real service unless set. */
     CHANNEL_API_BASE_WORKSPACE_CHAT: apiBase(DEFAULT_API_BASES.CHANNEL_API_BASE_WORKSPACE_CHAT),
