@@ -247,6 +247,26 @@ describe('channels', () => {
       expect(unsigned.status).toBe(401);
     });
 
+    it('bills the run to the owner and logs it as a child of the inbound request', async () => {
+      // Prepare
+      const channel = await channelOf({ platform: 'webhook', platformConfig: { secret: 's' } });
+      const creditsBefore = (await platform.api('GET', '/user/credits', { token: owner.token })).body.data.credits as number;
+
+      // Act
+      const res = await signedWebhook(channel, 's', { senderId: 'lineage', message: 'trace me' });
+      const inboundId = res.headers.get('x-request-id');
+      const logs = await platform.api('GET', `/logs?resourceId=${echoId}&pageSize=100`, { token: owner.token });
+      const creditsAfter = (await platform.api('GET', '/user/credits', { token: owner.token })).body.data.credits as number;
+
+      // Assess
+      expect(inboundId).toBeTruthy();
+      const chat = (logs.body.data.logs as { requestId: string }[]).find((log) => JSON.stringify(log).includes('trace me'));
+      expect(chat).toBeDefined();
+      const full = await platform.api('GET', `/logs/${chat!.requestId}`, { token: owner.token });
+      expect(full.body.data).toMatchObject({ rootRequestId: inboundId, resourceType: 'agent' });
+      expect(creditsAfter).toBeLessThan(creditsBefore);
+    });
+
     it('acknowledges a repeated delivery once and does not run the agent twice', async () => {
       // Prepare
       const channel = await channelOf({ platform: 'webhook', agentId: historyId, platformConfig: { secret: 's' } });
