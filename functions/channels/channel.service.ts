@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { chattableAgent } from '../agents/chattable-agent.ts';
 import { requireAlias, type UserActor } from '../core/auth/actor.ts';
 import { AccessDeniedError, ConflictError, NotFoundError, ValidationError } from '../core/errors.ts';
 import { sortableId } from '../core/ids.ts';
@@ -30,15 +31,6 @@ export async function ownedChannel(actor: UserActor, channelId: string, ports: P
   return channel;
 }
 
-/** The agent, if the owner may chat with it (theirs or public, not deleted); a 400 naming agentId otherwise. */
-async function checkAgent(ownerId: string, agentId: string, ports: Pick<Ports, 'agents'>): Promise<void> {
-  const agent = await ports.agents.get(agentId);
-  if (agent === null || agent.status === 'deleted' || (agent.ownerId !== ownerId && agent.visibility !== 'public')) {
-    const message = `agentId: agent ${agentId} does not exist or is not one you may chat with`;
-    throw new ValidationError(`Invalid request: ${message}.`, [message]);
-  }
-}
-
 /** A 400 naming each missing or invalid field of the platform's config. */
 function checkConfig(platform: Platform, config: unknown): Record<string, string> {
   const parsed = PLATFORM_CONFIG[platform].safeParse(config);
@@ -66,7 +58,7 @@ export interface CreateChannelInput {
 export async function createChannel(scope: RequestScope, input: CreateChannelInput, ports: Ports) {
   const owner = requireAlias(scope.actor);
   const now = ports.clock.now();
-  await checkAgent(owner.userId, input.agentId, ports);
+  await chattableAgent(owner.userId, input.agentId, ports);
   const ids = { channelId: sortableId('ch-', now), ownerId: owner.userId };
   const checked = checkConfig(input.platform, input.platformConfig);
   const config = input.platform === 'bot-messenger' ? { ...checked, webhookSecret: randomBytes(24).toString('base64url') } : checked;
@@ -127,7 +119,7 @@ export interface ChannelChanges {
  */
 export async function updateChannel(scope: RequestScope, actor: UserActor, channelId: string, input: ChannelChanges, ports: Ports) {
   const channel = await ownedChannel(actor, channelId, ports);
-  if (input.agentId !== undefined && input.agentId !== channel.agentId) await checkAgent(channel.ownerId, input.agentId, ports);
+  if (input.agentId !== undefined && input.agentId !== channel.agentId) await chattableAgent(channel.ownerId, input.agentId, ports);
   const { platformConfig, ...changes } = input;
   const defined = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
   let next: ChannelRecord = { ...channel, ...defined, updatedAt: ports.clock.now() };

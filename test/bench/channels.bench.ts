@@ -5,14 +5,14 @@ import { startStandIn } from '../support/platform-stand-in.ts';
 import type { BenchModule } from './harness.ts';
 import { measured } from './stats.ts';
 
-const MESSAGES = 40;
+const MESSAGES = 60;
 /** Seconds the agent sleeps before answering: slower than any platform's deadline would allow inline. */
-const AGENT_SLEEP_SEC = 4;
+const AGENT_SLEEP_SEC = 3;
 const SIGNING_SECRET = 'bench-signing-secret';
 
 /**
  * Inbound acknowledgement with a slow agent (issue 18): a workspace-chat channel whose agent takes
- * 4 s per answer receives signed events one after another; each is timed from the request to the
+ * 3 s per answer receives signed events one after another; each is timed from the request to the
  * platform's 200, which must come well within the platform's 3 s deadline because the run goes to
  * the reply queue. The replies reaching the loopback stand-in are counted, so a fast
  * acknowledgement that dropped the work would show.
