@@ -54,11 +54,11 @@ export class UnsupportedContentTypeError extends PlatformError {
   readonly kind = 'unsupported-content-type';
 }
 
-/** Never says which part of the credential was wrong. */
+/** Never says which part of the credential (or of a platform's request signature) was wrong. */
 export class AuthenticationRequiredError extends PlatformError {
   readonly kind = 'authentication-required';
-  constructor() {
-    super('Authentication required: provide a valid access token or user id and secret key.');
+  constructor(message = 'Authentication required: provide a valid access token or user id and secret key.', code?: string) {
+    super(message, code);
   }
 }
 

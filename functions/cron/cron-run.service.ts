@@ -5,6 +5,7 @@ import { childLineageHeader, LINEAGE_HEADER, lineageOf, type Lineage } from '../
 import { uuid } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import type { UsageLogWriter } from '../core/usage-log.ts';
+import { errorMessageOf, outcomeOfEvents, type ChatOutcome } from '../agents/chat-outcome.ts';
 import type { TokenStore } from '../tokens/token.store.ts';
 import { MAX_CONSECUTIVE_FAILURES, type CronRecord } from './cron.schema.ts';
 import { scheduleOf, type CronPorts } from './cron.service.ts';
@@ -84,8 +85,6 @@ export async function runJob(job: CronRecord, lineage: Lineage, request: Record<
   return result;
 }
 
-type ChatOutcome = { readonly ok: true; readonly response: string } | { readonly ok: false; readonly error: string };
-
 async function callAgent(job: CronRecord, lineage: Lineage, ports: CronRunPorts): Promise<ChatOutcome> {
   if (!(await ports.tokens.hasUsable(job.ownerId, 'user', ports.clock.now())))
     return { ok: false, error: 'The owner has no active user token; cron jobs run only while the owner holds one (SPEC 5.8).' };
@@ -112,33 +111,4 @@ async function callAgent(job: CronRecord, lineage: Lineage, ports: CronRunPorts)
   const body = await response.text();
   if (!response.ok) return { ok: false, error: errorMessageOf(body) ?? `The agent chat answered ${response.status}.` };
   return outcomeOfEvents(body);
-}
-
-/** The chat's refusal message (envelope A: `{success: false, error: {code, message}}`). */
-function errorMessageOf(body: string): string | null {
-  try {
-    const parsed = JSON.parse(body) as { error?: { message?: unknown } | string };
-    if (typeof parsed.error === 'string') return parsed.error;
-    return typeof parsed.error?.message === 'string' ? parsed.error.message : null;
-  } catch {
-    return null;
-  }
-}
-
-/** The agent's text, or its error, from the chat's Server-Sent Events (functions/agents/chat.stream.ts). */
-export function outcomeOfEvents(body: string): ChatOutcome {
-  let text = '';
-  for (const block of body.split(/\r?\n\r?\n/)) {
-    let event = 'message';
-    const data: string[] = [];
-    for (const line of block.split(/\r?\n/)) {
-      if (line.startsWith('event:')) event = line.slice(6).trim();
-      else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
-    }
-    if (data.length === 0) continue;
-    const value = JSON.parse(data.join('\n')) as { text?: string; message?: string; code?: string };
-    if (event === 'text') text += value.text ?? '';
-    if (event === 'error') return { ok: false, error: value.message ?? value.code ?? 'The agent run failed.' };
-  }
-  return { ok: true, response: text };
 }

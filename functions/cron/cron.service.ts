@@ -5,6 +5,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../core/errors.ts
 import { sortableId } from '../core/ids.ts';
 import type { Schedules } from '../core/tasks/schedules.ts';
 import type { AgentStore } from '../agents/agent.store.ts';
+import { chattableAgent } from '../agents/chattable-agent.ts';
 import { MAX_CRON_JOBS_PER_OWNER, nextFireTime, presentCron, type CronRecord } from './cron.schema.ts';
 import type { CronChanges, CronStore } from './cron.store.ts';
 
@@ -38,16 +39,6 @@ function checkSchedule(schedule: string, timezone: string, now: Date): void {
     if (!(error instanceof ScheduleExpressionError)) throw error;
     throw new ValidationError(`Invalid schedule: ${error.message}`, [`schedule: ${error.message}`]);
   }
-}
-
-/** The agent, if the owner may chat with it now (theirs or public, not deleted); a 400 naming agentId otherwise, revealing nothing else. */
-async function chattableAgent(ownerId: string, agentId: string, ports: Pick<CronPorts, 'agents'>) {
-  const agent = await ports.agents.get(agentId);
-  if (agent === null || agent.status === 'deleted' || (agent.ownerId !== ownerId && agent.visibility !== 'public')) {
-    const message = `agentId: agent ${agentId} does not exist or is not one you may chat with`;
-    throw new ValidationError(`Invalid request: ${message}.`, [message]);
-  }
-  return agent;
 }
 
 /** The caller's job; someone else's is a 404 like a missing one, so ids reveal nothing. */

@@ -20,7 +20,7 @@ import type { Ports } from '../ports.ts';
 import type { BidiEvent } from '../runtimes/compute.ts';
 import { mulawToPcm, pcmBytes, pcmSamples, pcmToMulaw, Resampler } from './audio.ts';
 import { createRendezvous } from './handoff.ts';
-import { authorizeVoice, CLOSE, startVoiceSession, VoiceRefusal, type VoiceSession } from './voice-session.service.ts';
+import { authorizeVoice, channelInitialPrompt, CLOSE, startVoiceSession, VoiceRefusal, type VoiceSession } from './voice-session.service.ts';
 
 /** The bridge's limits (voice.module.ts settings). */
 export interface BridgeSettings {
@@ -139,6 +139,8 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
     private lengthTimer: NodeJS.Timeout | null = null;
     private userId: string | null = null;
     private streamSid: string | null = null;
+    /** The phone channel the call came through (the TwiML's `channelId` parameter), for its initialPrompt. */
+    private channelId: string | null = null;
     private error: { code: string; message: string } | undefined;
     private closeWith: { code: number; reason: string } = { code: 1000, reason: 'session ended' };
     private turns = 0;
@@ -239,6 +241,8 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
           if (typeof sid === 'string') this.streamSid = sid;
           if (this.state !== 'auth') return;
           const token = message.start?.customParameters?.['token'];
+          const channelId = message.start?.customParameters?.['channelId'];
+          if (typeof channelId === 'string') this.channelId = channelId;
           if (typeof token !== 'string') return this.refuse(new VoiceRefusal(CLOSE.unauthenticated, 'no token in start.customParameters or the query'));
           void this.authorize(token);
           return;
@@ -283,9 +287,11 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
         sessionsByUser.set(actor.userId, open + 1);
         this.userId = actor.userId;
         userCounted = true;
+        const initialPrompt = this.channelId === null ? null : await channelInitialPrompt(this.channelId, actor, agent.agentId, ports);
         if (this.isGone()) return this.release();
         const session = await startVoiceSession(actor, agent, ports, settings, lineage, log.child({ requestId: lineage.requestId }), {
           ...(rendezvous !== undefined ? { rendezvous } : {}),
+          ...(initialPrompt !== null ? { initialPrompt } : {}),
         });
         this.session = session;
         counters.activeSessions++;

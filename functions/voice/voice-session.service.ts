@@ -92,6 +92,19 @@ export interface VoiceLimits {
   readonly billingTickSec: number;
 }
 
+/**
+ * The initialPrompt of the phone channel a call came through, which overrides the agent's (SPEC
+ * part 2). The channel is named by the call's TwiML, which the platform wrote; the lookup still
+ * requires that it belong to the caller's token user and point at this agent, so a forged id can
+ * only name a prompt the same owner set for the same agent.
+ */
+export async function channelInitialPrompt(channelId: string, actor: UserActor, agentId: string, ports: Ports): Promise<string | null> {
+  const channel = /^ch-[0-9A-Za-z]{21}$/.test(channelId) ? await ports.channels.get(channelId) : null;
+  if (channel === null || channel.ownerId !== actor.userId || channel.agentId !== agentId)
+    throw new VoiceRefusal(CLOSE.forbidden, "the call names a channel that is not this agent's");
+  return channel.initialPrompt;
+}
+
 /** A running, billed session: the agent's process and the meter. `finish` settles and records, once. */
 export interface VoiceSession {
   readonly sessionId: string;

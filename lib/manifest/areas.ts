@@ -1,6 +1,7 @@
 import { actionsArea } from '../../functions/actions/actions.module.ts';
 import { adminArea } from '../../functions/admin/admin.module.ts';
 import { agentsArea } from '../../functions/agents/agents.module.ts';
+import { channelsArea } from '../../functions/channels/channels.module.ts';
 import { coreArea } from '../../functions/core/core.module.ts';
 import { cronArea } from '../../functions/cron/cron.module.ts';
 import { keysArea } from '../../functions/keys/keys.module.ts';
@@ -44,6 +45,7 @@ export const areas = [
   cronArea,
   websitesArea,
   voiceArea,
+  channelsArea,
 ] as const;
 
 const byName = new Map<string, AreaModule>(areas.map((area) => [area.name, area]));

@@ -22,6 +22,7 @@ import { listingsBench } from './listings.bench.ts';
 import { bundlesBench } from './bundles.bench.ts';
 import { prewarmBench } from './prewarm.bench.ts';
 import { memoryBench } from './memory.bench.ts';
+import { channelsBench } from './channels.bench.ts';
 import { cronBench } from './cron.bench.ts';
 import { websitesBench } from './websites.bench.ts';
 import { voiceBench } from './voice.bench.ts';
@@ -43,6 +44,7 @@ const modules: readonly BenchModule[] = [
   bundlesBench,
   memoryBench,
   cronBench,
+  channelsBench,
 ];
 
 // The SDK's Node 20 notice is a plain `Warning` whose text merely starts with its name, so

@@ -54,8 +54,8 @@ describe('queue entry points in the cloud', () => {
     const consumerTimeout = template.Resources[id(consumer.function)]!.Properties!['Timeout'];
 
     // Assess
-    // The sample's two, the neighbour's two, and the cron area's run queue with its dead letters.
-    expect(queues).toHaveLength(6);
+    // The sample's two, the neighbour's two, and the cron and channels areas' queues with their dead letters.
+    expect(queues).toHaveLength(8);
     expect(props).toMatchObject({
       RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [id(sample.deadLetter), 'Arn'] }, maxReceiveCount: 3 },
       SqsManagedSseEnabled: true,
@@ -81,8 +81,8 @@ describe('queue entry points in the cloud', () => {
     const env = template.Resources[id(consumer.function)]!.Properties!['Environment'].Variables;
 
     // Assess
-    expect([...stack.functions.queueConsumers.keys()].sort()).toEqual(['cron', 'neighbour', 'sample']);
-    expect(mappings).toHaveLength(3);
+    expect([...stack.functions.queueConsumers.keys()].sort()).toEqual(['channels', 'cron', 'neighbour', 'sample']);
+    expect(mappings).toHaveLength(4);
     expect(mappings).toContainEqual(
       expect.objectContaining({
         EventSourceArn: { 'Fn::GetAtt': [id(stack.taskQueues.queues.get('sample.file-note')!.queue), 'Arn'] },
@@ -109,6 +109,8 @@ describe('queue entry points in the cloud', () => {
     name('sample storage', functions.storageEvents.get('sample'));
     name('neighbour consumer', functions.queueConsumers.get('neighbour'));
     name('cron consumer', functions.queueConsumers.get('cron'));
+    name('channels area', functions.areas.get('channels'));
+    name('channels consumer', functions.queueConsumers.get('channels'));
     roleOf.set(id(stack.schedules!.role), 'cron schedule delivery');
     roleOf.set(id(stack.services!.hosts.get('voice')!.taskDefinition.taskRole), 'sample voice service');
     const queueName = new Map<string, string>();
@@ -148,6 +150,13 @@ describe('queue entry points in the cloud', () => {
       // EventBridge Scheduler's role sends due times to the run queue (test/infra/cron-schedules.test.ts).
       'cron schedule delivery': ['sqs:SendMessage cron.run-scheduled'],
       'cron consumer': [...consume('cron.run-scheduled'), 'sqs:SendMessage cron.run-scheduled (dead letters)'].sort(),
+      // Inbound deliveries hand the agent run to the channels area's queue (issue 18).
+      'channels area': ['sqs:SendMessage channels.deliver-reply'],
+      'channels consumer': [
+        ...consume('channels.deliver-reply'),
+        'sqs:SendMessage channels.deliver-reply',
+        'sqs:SendMessage channels.deliver-reply (dead letters)',
+      ].sort(),
     });
   });
 });
@@ -229,5 +238,24 @@ describe('the template with queues and storage events', () => {
     // Assess
     expect(run.error).toBeUndefined();
     expect(findings.filter((f) => f.Level === 'Error').map((f) => `${f.Rule.Id} ${f.Message}`)).toEqual([]);
+  });
+});
+
+describe('channels in the cloud', () => {
+  it('hand inbound replies to a queue delivered once, and take platform deliveries with no authorizer in front', () => {
+    // Prepare
+    const { stack, template, id } = withSample();
+    const replies = stack.taskQueues.queues.get('channels.deliver-reply')!;
+    const channels = areas.find((area) => area.name === 'channels')!;
+
+    // Act
+    const props = template.Resources[id(replies.queue)]!.Properties;
+    const inbound = channels.routes.filter((route) => route.path.startsWith('/channels/inbound/'));
+    const authorizers = ofType(template, 'AWS::ApiGateway::Authorizer');
+
+    // Assess: platforms hold no user credential; their signature is checked in the function
+    expect(props).toMatchObject({ RedrivePolicy: { maxReceiveCount: 1 } });
+    expect(inbound.map((route) => `${route.method} ${route.auth}`).sort()).toEqual(['GET public', 'POST public']);
+    expect(authorizers).toEqual([]);
   });
 });

@@ -1,0 +1,112 @@
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Page } from '../core/db/cursor.ts';
+import { queryItems, writeIf, type Db } from '../core/db/dynamo.ts';
+import { listPage } from '../core/db/listing.ts';
+import { putIfUnchanged } from '../core/db/optimistic-update.ts';
+import type { ChannelRecord, SenderRecord } from './channel.schema.ts';
+
+/** How long a delivery id is remembered: platforms retry within minutes (Slack 3 times in about 5). */
+const DELIVERY_TTL_SEC = 24 * 3600;
+
+/**
+ * Channels keyed by id alone (an inbound delivery names only the id), listed per owner through
+ * `byOwner`; senders (conversation, mute, SMS opt-out) per channel; and the delivery ids already
+ * taken, so a platform's retry is acknowledged without running the agent twice.
+ */
+export interface ChannelStore {
+  get(channelId: string): Promise<ChannelRecord | null>;
+  create(channel: ChannelRecord): Promise<boolean>;
+  /** Writes `channel` if the stored one still has `expectedUpdatedAt`; null when someone changed it since. */
+  replace(channel: ChannelRecord, expectedUpdatedAt: number): Promise<ChannelRecord | null>;
+  delete(channelId: string, ownerId: string): Promise<boolean>;
+  listByOwner(ownerId: string, limit: number, cursor: string | undefined): Promise<Page<ChannelRecord>>;
+  /** Adds one to the failure counter (a reply that could not be delivered). */
+  countFailure(channelId: string): Promise<void>;
+  getSender(channelId: string, senderKey: string): Promise<SenderRecord | null>;
+  /** Sets fields of a sender's record, creating it if needed. */
+  updateSender(channelId: string, senderKey: string, fields: Partial<Omit<SenderRecord, 'channelId' | 'senderKey'>>): Promise<void>;
+  mutedSenders(channelId: string): Promise<SenderRecord[]>;
+  /** True the first time `deliveryId` is claimed for the channel; false for a repeat delivery. */
+  claimDelivery(channelId: string, deliveryId: string, nowMs: number): Promise<boolean>;
+}
+
+export function createChannelStore(db: Db): ChannelStore {
+  const table = db.table('channels');
+  const senders = db.table('channel-senders');
+  const deliveries = db.table('channel-deliveries');
+  return {
+    async get(channelId) {
+      const out = await db.doc.send(new GetCommand({ TableName: table, Key: { channelId }, ConsistentRead: true }));
+      return (out.Item as ChannelRecord | undefined) ?? null;
+    },
+    create: (channel) => writeIf(db.doc.send(new PutCommand({ TableName: table, Item: channel, ConditionExpression: 'attribute_not_exists(channelId)' }))),
+    replace: (channel, expectedUpdatedAt) => putIfUnchanged(db, table, channel, expectedUpdatedAt),
+    delete: (channelId, ownerId) =>
+      writeIf(
+        db.doc.send(
+          new DeleteCommand({
+            TableName: table,
+            Key: { channelId },
+            ConditionExpression: 'ownerId = :owner',
+            ExpressionAttributeValues: { ':owner': ownerId },
+          }),
+        ),
+      ),
+    listByOwner: (ownerId, limit, cursor) =>
+      listPage<ChannelRecord>(
+        db,
+        { table, index: 'byOwner', partitionKey: 'ownerId', partitionValue: ownerId, sortKey: 'createdAt', itemKey: 'channelId', newestFirst: false },
+        limit,
+        cursor,
+      ),
+    async countFailure(channelId) {
+      await writeIf(
+        db.doc.send(
+          new UpdateCommand({
+            TableName: table,
+            Key: { channelId },
+            UpdateExpression: 'ADD failureCount :one',
+            ConditionExpression: 'attribute_exists(channelId)',
+            ExpressionAttributeValues: { ':one': 1 },
+          }),
+        ),
+      );
+    },
+    async getSender(channelId, senderKey) {
+      const out = await db.doc.send(new GetCommand({ TableName: senders, Key: { channelId, senderKey }, ConsistentRead: true }));
+      return (out.Item as SenderRecord | undefined) ?? null;
+    },
+    async updateSender(channelId, senderKey, fields) {
+      const entries = Object.entries(fields).filter(([, value]) => value !== undefined);
+      if (entries.length === 0) return;
+      await db.doc.send(
+        new UpdateCommand({
+          TableName: senders,
+          Key: { channelId, senderKey },
+          UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :v${i}`).join(', ')}`,
+          ExpressionAttributeNames: Object.fromEntries(entries.map(([field], i) => [`#f${i}`, field])),
+          ExpressionAttributeValues: Object.fromEntries(entries.map(([, value], i) => [`:v${i}`, value])),
+        }),
+      );
+    },
+    mutedSenders: (channelId) =>
+      queryItems<SenderRecord>(db, {
+        TableName: senders,
+        KeyConditionExpression: 'channelId = :c',
+        FilterExpression: 'muted = :yes',
+        ExpressionAttributeValues: { ':c': channelId, ':yes': true },
+      }),
+    claimDelivery: (channelId, deliveryId, nowMs) =>
+      writeIf(
+        db.doc.send(
+          new PutCommand({
+            TableName: deliveries,
+            Item: { deliveryKey: `${channelId}#${deliveryId}`, expiresAt: Math.ceil(nowMs / 1000) + DELIVERY_TTL_SEC },
+            // dynalite keeps expired items (no TTL expiry): an expired claim counts as free.
+            ConditionExpression: 'attribute_not_exists(deliveryKey) OR expiresAt < :now',
+            ExpressionAttributeValues: { ':now': Math.floor(nowMs / 1000) },
+          }),
+        ),
+      ),
+  };
+}

@@ -1,0 +1,58 @@
+import * as z from 'zod';
+import { defineArea, providePort } from '../../lib/manifest/define.ts';
+import { createChannelStore } from './channel.store.ts';
+import { DEFAULT_API_BASES } from './platform-api.ts';
+
+const apiBase = (fallback: string) => z.url().default(fallback);
+
+/**
+ * Channels (SPEC 4.9): an agent answering on messaging platforms and phone numbers. Platforms
+ * deliver to the public inbound route, verified by each platform's own signature; the agent runs
+ * after the acknowledgement from the `deliver-reply` queue entry point (SQS in the cloud), so a
+ * slow agent never makes a platform time out and the run outlives the inbound function.
+ */
+export const channelsArea = defineArea({
+  name: 'channels',
+  routes: [
+    { method: 'POST', path: '/channels', handler: 'create-channel', auth: 'required' },
+    { method: 'GET', path: '/channels', handler: 'list-channels', auth: 'required', callers: 'role' },
+    { method: 'GET', path: '/channels/{channelId}', handler: 'get-channel', auth: 'required', callers: 'role' },
+    { method: 'PUT', path: '/channels/{channelId}', handler: 'update-channel', auth: 'required' },
+    { method: 'DELETE', path: '/channels/{channelId}', handler: 'delete-channel', auth: 'required' },
+    // Runs the agent and waits for it, as the buffered chat does (SPEC part 8: 300 s).
+    { method: 'POST', path: '/channels/{channelId}/test', handler: 'test-channel', auth: 'required', timeoutSec: 300 },
+    { method: 'POST', path: '/channels/{channelId}/call', handler: 'call-number', auth: 'required' },
+    { method: 'POST', path: '/channels/{channelId}/mute-sender', handler: 'mute-sender', auth: 'required' },
+    { method: 'POST', path: '/channels/{channelId}/unmute-sender', handler: 'unmute-sender', auth: 'required' },
+    { method: 'GET', path: '/channels/{channelId}/muted-senders', handler: 'list-muted-senders', auth: 'required', callers: 'role' },
+    { method: 'POST', path: '/channels/{channelId}/send', handler: 'send-message', auth: 'required' },
+    // Called by the platforms: no user credential, each request verified by its platform's signature.
+    // A `webhook` channel answers with the agent's reply, so this waits as long as a buffered chat.
+    { method: 'POST', path: '/channels/inbound/{channelId}/{platform}', handler: 'receive-inbound', auth: 'public', timeoutSec: 300 },
+    { method: 'GET', path: '/channels/inbound/{channelId}/whatsapp', handler: 'answer-challenge', auth: 'public' },
+  ],
+  entryPoints: [
+    // One attempt: a retry would run the agent (and bill the owner) again; a failure is counted on the channel.
+    { kind: 'queue', handler: 'deliver-reply', maxAttempts: 1, timeoutSec: 900 },
+  ],
+  tables: [
+    // Keyed by id alone (an inbound delivery names only the id); `byOwner` lists an owner's.
+    { name: 'channels', partitionKey: 'channelId', numberKeys: ['createdAt'], indexes: [{ name: 'byOwner', partitionKey: 'ownerId', sortKey: 'createdAt' }] },
+    // Per channel and sender (or thread): the conversation, mute and SMS opt-out.
+    { name: 'channel-senders', partitionKey: 'channelId', sortKey: 'senderKey' },
+    // Delivery ids already taken, so a platform's retry runs nothing twice; expire after a day.
+    { name: 'channel-deliveries', partitionKey: 'deliveryKey', ttlAttribute: 'expiresAt' },
+  ],
+  provides: {
+    channels: providePort({ tables: ['channels', 'channel-senders', 'channel-deliveries'] }, ({ db }) => createChannelStore(db)),
+  },
+  uses: ['agents', 'secretBox', 'tasks'],
+  settings: {
+    /** Each platform's API (`CHANNEL_API_BASE_<PLATFORM>`; every phone kind reads `..._PHONE`), the real service unless set. */
+    CHANNEL_API_BASE_WORKSPACE_CHAT: apiBase(DEFAULT_API_BASES.CHANNEL_API_BASE_WORKSPACE_CHAT),
+    CHANNEL_API_BASE_COMMUNITY_CHAT: apiBase(DEFAULT_API_BASES.CHANNEL_API_BASE_COMMUNITY_CHAT),
+    CHANNEL_API_BASE_BOT_MESSENGER: apiBase(DEFAULT_API_BASES.CHANNEL_API_BASE_BOT_MESSENGER),
+    CHANNEL_API_BASE_PHONE_MESSENGER: apiBase(DEFAULT_API_BASES.CHANNEL_API_BASE_PHONE_MESSENGER),
+    CHANNEL_API_BASE_PHONE: apiBase(DEFAULT_API_BASES.CHANNEL_API_BASE_PHONE),
+  },
+});

@@ -1,0 +1,9 @@
+import { requireUser } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { listChannelsQuery } from '../channel.schema.ts';
+import { listChannels } from '../channel.service.ts';
+
+export default defineRoute({
+  query: listChannelsQuery,
+  run: (ctx) => listChannels(ctx, requireUser(ctx.actor), ctx.query, ctx.ports),
+});

@@ -1,0 +1,139 @@
+import { AuthenticationRequiredError, NotFoundError } from '../core/errors.ts';
+import { childLineageHeader } from '../core/http/lineage.ts';
+import type { HttpRequest } from '../core/http/request.ts';
+import type { RequestScope } from '../core/request-scope.ts';
+import type { Ports } from '../ports.ts';
+import { chatOnChannel } from './channel-chat.ts';
+import { PLATFORMS, type ChannelRecord, type Platform } from './channel.schema.ts';
+import { openConfig } from './channel.service.ts';
+import {
+  acknowledgement,
+  answerChallenge,
+  EMPTY_TWIML,
+  parseInbound,
+  twimlMessage,
+  verifyInbound,
+  type ImmediateAnswer,
+  type InboundMessage,
+} from './platforms.ts';
+import { voiceCallTwiml } from './voice-call.ts';
+
+/** Inbound messages one sender may send to one channel per minute before 429. */
+export const INBOUND_PER_SENDER = { limit: 30, windowSec: 60 } as const;
+
+/** The queue entry point that runs the agent and sends the reply after the delivery is acknowledged. */
+export const REPLY_QUEUE = 'deliver-reply';
+
+/** What the reply task carries: the message and where it came from. */
+export interface ReplyTask {
+  readonly channelId: string;
+  readonly message: InboundMessage;
+  readonly lineage: string;
+  readonly baseUrl: string;
+}
+
+const ignored = (reason: string, status = 200): ImmediateAnswer => ({
+  status,
+  body: JSON.stringify({ ignored: true, reason }),
+  contentType: 'application/json',
+});
+
+const SMS_STOP = new Set(['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT']);
+const SMS_START = new Set(['START', 'YES', 'UNSTOP']);
+
+/** The channel, verified to be of `platform`; the same 404 for a missing one, so ids reveal nothing. */
+async function channelFor(channelId: string, platform: string, ports: Ports): Promise<ChannelRecord> {
+  const channel = /^ch-[0-9A-Za-z]{21}$/.test(channelId) ? await ports.channels.get(channelId) : null;
+  const matches = channel !== null && (channel.platform === platform || (platform === 'whatsapp' && channel.platform === 'phone-messenger'));
+  if (!matches || !(PLATFORMS as readonly string[]).includes(channel.platform)) throw new NotFoundError(`Channel ${channelId} not found.`, 'CHANNEL_NOT_FOUND');
+  return channel;
+}
+
+/** GET .../whatsapp: the messenger's subscription challenge, answered only with the channel's verify token. */
+export async function answerMessengerChallenge(channelId: string, request: HttpRequest, ports: Ports): Promise<ImmediateAnswer> {
+  const channel = await channelFor(channelId, 'whatsapp', ports);
+  const answer = answerChallenge(request.query, await openConfig(channel, ports));
+  if (answer === null) throw new AuthenticationRequiredError('The verify token does not match.', 'INVALID_SIGNATURE');
+  return answer;
+}
+
+/**
+ * One delivery from a platform. The signature is checked first, on the raw body: without a valid
+ * one nothing else happens (401). Then: a paused channel ignores it (200), a muted sender is
+ * accepted and not answered (202), the sender, group and mention rules decide whether the agent
+ * answers, a repeat of a delivery already taken is acknowledged only, and each sender is limited
+ * per minute (429). The agent runs after the acknowledgement, from a task, so a slow agent never
+ * makes the platform time out; a `webhook` channel's caller gets the reply in the response instead.
+ */
+export async function receiveInbound(scope: RequestScope, channelId: string, platform: string, request: HttpRequest, ports: Ports): Promise<ImmediateAnswer> {
+  const channel = await channelFor(channelId, platform, ports);
+  const config = await openConfig(channel, ports);
+  const query = new URLSearchParams(request.query).toString();
+  const inbound = {
+    method: request.method,
+    headers: request.headers,
+    query: request.query,
+    body: request.body ?? Buffer.alloc(0),
+    url: `${scope.urls.baseUrl}${request.path}${query === '' ? '' : `?${query}`}`,
+    nowSec: Math.floor(ports.clock.now() / 1000),
+  };
+  if (!verifyInbound(channel.platform, inbound, config))
+    throw new AuthenticationRequiredError('The request signature is missing or invalid.', 'INVALID_SIGNATURE');
+
+  const parsed = parseInbound(channel.platform, inbound.body);
+  if (parsed.kind === 'answer') return parsed.answer;
+  if (channel.status === 'paused') return channel.platform === 'community-chat' ? ignoredCommand() : phoneOr(channel.platform, ignored('paused'));
+  if (parsed.kind === 'call') return { status: 200, body: await voiceCallTwiml(channel, scope.urls, ports), contentType: 'text/xml' };
+
+  const message = parsed.message;
+  // Before anything is read for the sender: a flood costs one counter update per delivery.
+  await ports.rateLimiter.consume(`channel-inbound:${channel.channelId}:${message.senderId}`, INBOUND_PER_SENDER);
+  const sender = await ports.channels.getSender(channel.channelId, message.senderId);
+  if (sender?.muted === true) return phoneOr(channel.platform, ignored('muted', 202), 202);
+  if (parsed.kind === 'sms') {
+    const keyword = message.text.trim().toUpperCase();
+    if (SMS_STOP.has(keyword)) {
+      await ports.channels.updateSender(channel.channelId, message.senderId, { stopped: true });
+      return twimlMessage('You are unsubscribed and will receive no more messages. Reply START to resubscribe.');
+    }
+    if (SMS_START.has(keyword)) {
+      await ports.channels.updateSender(channel.channelId, message.senderId, { stopped: false });
+      return twimlMessage('You are subscribed again. Reply STOP to unsubscribe, HELP for help.');
+    }
+    if (keyword === 'HELP' || keyword === 'INFO') return twimlMessage(`${channel.name}: an automated assistant. Reply STOP to unsubscribe.`);
+    if (sender?.stopped === true) return EMPTY_TWIML;
+  }
+  const refusal = admission(channel, message);
+  if (refusal !== null) return phoneOr(channel.platform, channel.platform === 'community-chat' ? ignoredCommand() : ignored(refusal));
+  if (message.messageId !== '' && !(await ports.channels.claimDelivery(channel.channelId, message.messageId, ports.clock.now())))
+    return channel.platform === 'webhook' ? ignored('duplicate') : acknowledgement(channel.platform);
+
+  if (channel.platform === 'webhook') {
+    const { reply, conversationId } = await chatOnChannel(channel, message.conversationKey, message.text, scope, ports);
+    return { status: 200, body: JSON.stringify({ reply, conversationId }), contentType: 'application/json' };
+  }
+  const task: ReplyTask = { channelId: channel.channelId, message, lineage: childLineageHeader(scope.lineage), baseUrl: scope.urls.baseUrl };
+  await ports.tasks.send(REPLY_QUEUE, task);
+  return acknowledgement(channel.platform);
+}
+
+/** A phone platform reads TwiML: anything it gets is an empty response with the given status. */
+function phoneOr(platform: Platform, answer: ImmediateAnswer, status = 200): ImmediateAnswer {
+  return platform === 'phone-voice' || platform === 'phone-sms' || platform === 'phone-unified' ? { ...EMPTY_TWIML, status } : answer;
+}
+
+/** A command the agent will not answer still needs an interaction response, or the user sees a failure. */
+function ignoredCommand(): ImmediateAnswer {
+  return { status: 200, body: JSON.stringify({ type: 4, data: { content: 'This bot is not answering here.', flags: 64 } }), contentType: 'application/json' };
+}
+
+/** Why the agent must not answer this message (null: it answers): senders, groups and mentions (SPEC part 2). */
+export function admission(channel: ChannelRecord, message: InboundMessage): string | null {
+  if (channel.allowedSenders.length > 0 && !channel.allowedSenders.includes(message.senderId)) return 'sender not allowed';
+  if (message.groupId !== null) {
+    if (channel.groupPolicy === 'disabled') return 'groups disabled';
+    if (channel.groupPolicy === 'allowlist' && !channel.allowedGroups.includes(message.groupId)) return 'group not allowed';
+    if (channel.requireMention && !message.mentioned) return 'not mentioned';
+  }
+  return null;
+}
