@@ -626,6 +626,40 @@ describe('channels', () => {
       expect(first['streamSid']).toBe('MZ-ch');
     });
 
+    it('gives the call a token for its agent alone: another agent, another channel or the API refuse it', async () => {
+      // Prepare: two voice agents of the owner, a phone channel on the first
+      const agentOf = async (agentName: string) =>
+        (
+          await platform.api('POST', '/agent/create', {
+            token: owner.token,
+            body: { agentName, description: 'voice', sourceCode: fixture('bidi_echo_agent'), agentType: 'bidi' },
+          })
+        ).body.data.agentId as string;
+      const [first, second] = [await agentOf('scoped-voice-1'), await agentOf('scoped-voice-2')];
+      const channel = await channelOf({ platform: 'phone-voice', agentId: first, platformConfig: phoneConfig });
+      const other = await channelOf({ platform: 'phone-voice', agentId: second, platformConfig: phoneConfig });
+      const twiml = (await twilioPost(channel, { CallSid: 'CA-in-3', From: '+15550004444', To: '+15557654321' })).text;
+      const streamUrl = /<Stream url="([^"]+)">/.exec(twiml)![1]!;
+      const parameters = Object.fromEntries([...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]+)"\/>/g)].map((m) => [m[1]!, m[2]!]));
+      const closeCodeOf = async (url: string, customParameters: Record<string, string>) => {
+        const ws = new WebSocket(url);
+        await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+        const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
+        ws.send(JSON.stringify({ event: 'start', start: { streamSid: 'MZ-x', customParameters }, streamSid: 'MZ-x' }));
+        return closed;
+      };
+
+      // Act
+      const otherAgent = await closeCodeOf(streamUrl.replace(first, second), parameters);
+      const otherChannel = await closeCodeOf(streamUrl, { ...parameters, channelId: other.channelId });
+      const api = await platform.api('GET', '/user/info', { token: parameters['token']! });
+
+      // Assess
+      expect(otherAgent).toBe(4403);
+      expect(otherChannel).toBe(4403);
+      expect(api.status).toBe(403);
+    });
+
     it('sends a manual SMS and places a call against the phone stand-in', async () => {
       // Prepare
       const sms = await channelOf({ platform: 'phone-sms', platformConfig: phoneConfig });
