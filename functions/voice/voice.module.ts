@@ -12,7 +12,7 @@ export const voiceArea = defineArea({
   // which must bring it to the task holding the call; with several tasks it may not (ARCHITECTURE.md,
   // Voice agents). A task bridges audio only, so one vCPU carries a few hundred calls.
   entryPoints: [{ kind: 'service', handler: 'voice-bridge', host: 'voice', cpu: 1024, memoryMb: 2048, desiredCount: 1 }],
-  uses: ['agents', 'credits', 'keysReader', 'compute', 'usageLogs', 'users', 'tokens'],
+  uses: ['agents', 'credits', 'keysReader', 'compute', 'usageLogs', 'users', 'tokens', 'embeds'],
   settings: {
     /** Longest a session may last; it then ends with an error frame `SESSION_LIMIT` and close 1000. */
     VOICE_MAX_SESSION_SEC: z.coerce
