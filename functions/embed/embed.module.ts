@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { defineArea, providePort } from '../../lib/manifest/define.ts';
+import { WIDGET_VERSION } from '../../widget/version.ts';
 import { createEmbedStore } from './embed.store.ts';
 
 /**
@@ -35,6 +36,8 @@ export const embedArea = defineArea({
     embeds: providePort({ tables: ['embed-tokens'] }, ({ db }) => createEmbedStore(db)),
   },
   uses: ['agents'],
+  // The widget script (SPEC 4.10): {cdn_url}/widget.js and {cdn_url}/v{version}/widget.js.
+  assets: [{ host: 'cdn', entry: 'widget/widget.ts', name: 'widget.js', version: WIDGET_VERSION }],
   settings: {
     /** How long a visitor's credential from POST /embed/chat lasts; the widget asks again after. */
     EMBED_SESSION_TTL_SEC: z.coerce.number().int().min(60).max(86_400).default(3600),
