@@ -346,11 +346,10 @@ describe.skipIf(!existsSync(CHROMIUM))('embed widget in Chromium', () => {
     const names = (await events(page)).map((e) => e.event);
     expect(names.slice(0, 3)).toEqual(['ready', 'open', 'voiceStart']);
     expect(names.at(-1)).toBe('voiceEnd');
-    const transcript = (await events(page)).find((e) => e.event === 'transcript')!.data as { text: string; role: string; is_final: boolean };
-    expect(transcript).toMatchObject({ role: 'user', is_final: true });
-    expect(transcript.text).toMatch(/^heard \d+ bytes$/);
-    // 16 kHz PCM16 in 20 ms frames: 640 bytes each.
-    expect(transcript.text).toBe('heard 640 bytes');
+    const transcripts = (await events(page)).filter((e) => e.event === 'transcript').map((e) => e.data as { text: string; role: string; is_final: boolean });
+    expect(transcripts[0]).toMatchObject({ role: 'user', is_final: true, text: expect.stringMatching(/^heard \d+ bytes$/) });
+    // 16 kHz PCM16 in 20 ms frames: 640 bytes each, as the echo agent heard them.
+    expect(transcripts.map((t) => t.text)).toContain('heard 640 bytes');
     const token = listed.body.data.tokens.find((t: { embedTokenId: string }) => t.embedTokenId === embedTokenId);
     expect(token.minutesUsed).toBeGreaterThan(0);
     await page.close();
