@@ -1,4 +1,4 @@
-import { build } from 'esbuild';
+import { build, buildSync, type BuildOptions } from 'esbuild';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { StaticAssetSpec } from '../manifest/types.ts';
@@ -10,12 +10,8 @@ export function assetPaths(asset: StaticAssetSpec): { readonly current: string; 
   return { current: `/${asset.name}`, versioned: `/v${asset.version}/${asset.name}` };
 }
 
-/**
- * Bundles and minifies a browser asset in memory (tens of milliseconds): one self-contained
- * script, no module system, for browsers of the last few years.
- */
-export async function buildAsset(asset: StaticAssetSpec, repoRoot = REPO_ROOT): Promise<string> {
-  const result = await build({
+function options(asset: StaticAssetSpec, repoRoot: string): BuildOptions & { write: false } {
+  return {
     entryPoints: [join(repoRoot, asset.entry)],
     absWorkingDir: repoRoot,
     bundle: true,
@@ -26,8 +22,24 @@ export async function buildAsset(asset: StaticAssetSpec, repoRoot = REPO_ROOT): 
     legalComments: 'none',
     write: false,
     logLevel: 'silent',
-  });
-  const file = result.outputFiles[0];
+  };
+}
+
+function withBanner(asset: StaticAssetSpec, files: readonly { text: string }[] | undefined): string {
+  const file = files?.[0];
   if (file === undefined) throw new Error(`esbuild produced nothing for ${asset.entry}`);
   return `/* ${asset.name} ${asset.version} */\n${file.text}`;
+}
+
+/**
+ * Bundles and minifies a browser asset in memory (tens of milliseconds): one self-contained
+ * script, no module system, for browsers of the last few years.
+ */
+export async function buildAsset(asset: StaticAssetSpec, repoRoot = REPO_ROOT): Promise<string> {
+  return withBanner(asset, (await build(options(asset, repoRoot))).outputFiles);
+}
+
+/** The same, synchronously: for the CDK stack, whose constructs are built synchronously. */
+export function buildAssetSync(asset: StaticAssetSpec, repoRoot = REPO_ROOT): string {
+  return withBanner(asset, buildSync(options(asset, repoRoot)).outputFiles);
 }
