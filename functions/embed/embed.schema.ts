@@ -99,16 +99,21 @@ export const configFields = {
 const configObject = z.object(configFields).strict();
 export type ConfigInput = z.infer<typeof configObject>;
 
+/** What both create and update may set: where the token works, its limits, and the widget options. */
+const settingFields = {
+  allowedDomains: allowedDomains.optional(),
+  rateLimitPerDay: limitCount.optional(),
+  rateLimitPerIp: limitCount.optional(),
+  minutesLimit: quota.optional(),
+  creditLimit: quota.optional(),
+  config: configObject.optional(),
+};
+
 export const createEmbedBody = z
   .object({
     agentId: agentId.optional(),
     voiceAgentId: agentId.optional(),
-    allowedDomains: allowedDomains.optional(),
-    config: configObject.optional(),
-    rateLimitPerDay: limitCount.optional(),
-    rateLimitPerIp: limitCount.optional(),
-    minutesLimit: quota.optional(),
-    creditLimit: quota.optional(),
+    ...settingFields,
     ...configFields,
   })
   .refine((body) => body.agentId !== undefined || body.voiceAgentId !== undefined, {
@@ -119,12 +124,7 @@ export type CreateEmbedInput = z.infer<typeof createEmbedBody>;
 
 export const updateEmbedBody = z
   .object({
-    allowedDomains: allowedDomains.optional(),
-    rateLimitPerDay: limitCount.optional(),
-    rateLimitPerIp: limitCount.optional(),
-    minutesLimit: quota.optional(),
-    creditLimit: quota.optional(),
-    config: configObject.optional(),
+    ...settingFields,
     status: z.enum(['active', 'revoked'], { error: 'must be active or revoked' }).optional(),
   })
   .refine((body) => Object.values(body).some((value) => value !== undefined), {

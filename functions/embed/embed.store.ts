@@ -1,7 +1,8 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Page } from '../core/db/cursor.ts';
-import { sendIf, writeIf, type Db } from '../core/db/dynamo.ts';
+import { writeIf, type Db } from '../core/db/dynamo.ts';
 import { listPage } from '../core/db/listing.ts';
+import { updateIfUnchanged } from '../core/db/optimistic-update.ts';
 import type { EmbedRecord } from './embed.schema.ts';
 
 /** Fields an owner may change with PUT /embed/{embedTokenId}. */
@@ -53,31 +54,7 @@ export function createEmbedStore(db: Db): EmbedStore {
       return typeof id === 'string' ? get(id) : null;
     },
     create: (record) => writeIf(db.doc.send(new PutCommand({ TableName: table, Item: record, ConditionExpression: 'attribute_not_exists(embedTokenId)' }))),
-    async update(embedTokenId, changes, expectedUpdatedAt, now) {
-      const entries = Object.entries(changes).filter(([, value]) => value !== undefined);
-      const names: Record<string, string> = { '#updatedAt': 'updatedAt' };
-      const values: Record<string, unknown> = { ':expected': expectedUpdatedAt, ':now': Math.max(now, expectedUpdatedAt + 1) };
-      const sets = ['#updatedAt = :now'];
-      for (const [i, [field, value]] of entries.entries()) {
-        names[`#f${i}`] = field;
-        values[`:v${i}`] = value;
-        sets.push(`#f${i} = :v${i}`);
-      }
-      const out = await sendIf(
-        db.doc.send(
-          new UpdateCommand({
-            TableName: table,
-            Key: { embedTokenId },
-            UpdateExpression: `SET ${sets.join(', ')}`,
-            ConditionExpression: '#updatedAt = :expected',
-            ExpressionAttributeNames: names,
-            ExpressionAttributeValues: values,
-            ReturnValues: 'ALL_NEW',
-          }),
-        ),
-      );
-      return (out?.Attributes as EmbedRecord | undefined) ?? null;
-    },
+    update: (embedTokenId, changes, expectedUpdatedAt, now) => updateIfUnchanged<EmbedRecord>(db, table, { embedTokenId }, changes, expectedUpdatedAt, now),
     listByOwner: (ownerId, limit, cursor) =>
       listPage<EmbedRecord>(
         db,
