@@ -102,7 +102,7 @@ export const agentsArea = defineArea({
     agents: providePort({ tables: ['agents', 'agent-names', 'agent-counts'] }, ({ db }) => createAgentStore(db)),
     conversations: providePort({ tables: ['conversations'], buckets: ['blobs'] }, ({ db, blobs }) => createConversationStore(db, blobs)),
   },
-  uses: ['users', 'credits', 'keys', 'keysReader', 'compute', 'usageLogs', 'searchIndex'],
+  uses: ['users', 'credits', 'keys', 'keysReader', 'compute', 'usageLogs', 'searchIndex', 'embeds'],
   settings: {
     /**
      * Run time a chat pays ahead with each debit while it runs (see core/credit-meter.ts): longer

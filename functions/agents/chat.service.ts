@@ -24,6 +24,8 @@ import type { RequestScope } from '../core/request-scope.ts';
 import type { RunTokens } from '../core/auth/run-token.ts';
 import { registerSecret, scrubSecrets } from '../core/secret-scope.ts';
 import type { UsageLogWriter } from '../core/usage-log.ts';
+import { admitEmbedUse } from '../embed/embed.service.ts';
+import type { EmbedStore } from '../embed/embed.store.ts';
 import type { Compute, FrameworkMessage, RuntimeEvent } from '../runtimes/compute.ts';
 import type { AgentRecord } from './agent.schema.ts';
 import { assertCanView, loadAgent, type AgentPorts } from './agent.service.ts';
@@ -37,6 +39,8 @@ export interface ChatPorts extends AgentPorts {
   readonly clock: Clock;
   readonly config: Config;
   readonly runTokens: RunTokens;
+  /** Read only for embed visitors' credentials: the embed's status and quota, and what its chats spend. */
+  readonly embeds: Pick<EmbedStore, 'get' | 'addUsage'>;
   /** The run-time meter's clock and timer (tests); the real ones otherwise. */
   readonly meterTimers?: MeterTimers;
 }
@@ -149,7 +153,11 @@ export async function openChat(
   const actor = requireUser(scope.actor);
   assertAgentInScope(actor, agentId);
   const { lineage } = scope;
-  const [agentRead, conversationRead] = reads ?? (await readChat(agentId, input.conversationId, ports));
+  // An embed visitor's credential works only while its embed is active and within its credit limit.
+  const [agentRead, conversationRead] = await Promise.all([
+    reads ?? readChat(agentId, input.conversationId, ports),
+    actor.embedTokenId === undefined ? null : admitEmbedUse(actor.embedTokenId, 'chat', ports),
+  ]).then(([chatReads]) => chatReads);
   if (agentRead.status === 'rejected') throw agentRead.reason;
   const agent = agentRead.value;
   if (agent.status === 'deleted') throw new GoneError(`Agent ${agentId} was deleted.`, 'AGENT_DELETED');
@@ -239,8 +247,9 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
   const platformHosts = platformHostsOf(ctx.urls);
   const { keys } = ctx;
   const runToken = await mintRunToken(ctx);
-  // The keys are the owner's: what reaches a caller who is not the owner is scrubbed as it streams.
-  const outgoing = actor.userId === agent.ownerId ? null : new StreamScrubber([...Object.values(keys), runToken]);
+  // The keys are the owner's: what reaches a caller who is not the owner is scrubbed as it streams;
+  // so is what reaches an agent-scoped credential (an embed's visitor acts as the owner but is not).
+  const outgoing = actor.userId === agent.ownerId && actor.agents === undefined ? null : new StreamScrubber([...Object.values(keys), runToken]);
   const shown = (text: string) => (outgoing === null ? text : scrubSecrets(text));
   const invocation = {
     kind: 'agent' as const,
@@ -315,6 +324,7 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
     // A run whose consumer left before its `end` is taken to have started: nothing says it did not.
     const creditsUsed = await settleCredits(ctx, meter, { started: end?.started ?? true, durationMs: end?.durationMs ?? durationMs }, finalMetrics.totalTokens);
     const logged = Promise.allSettled([
+      ...(actor.embedTokenId === undefined ? [] : [ports.embeds.addUsage(actor.embedTokenId, { credits: creditsUsed })]),
       ports.usageLogs.write({
         lineage,
         userId: actor.userId,

@@ -123,6 +123,17 @@ export class RateLimitedError extends PlatformError {
   }
 }
 
+/**
+ * A quota its owner set on a credential is spent (an embed token's credit or voice-minute limit):
+ * 429 like a rate limit, but no waiting helps until the owner raises it, so no Retry-After.
+ */
+export class QuotaExceededError extends PlatformError {
+  readonly kind = 'rate-limited';
+  constructor(message: string) {
+    super(message, 'QUOTA_EXCEEDED');
+  }
+}
+
 /** User code failed; the message is the user's own error text, never a platform stack. */
 export class ExecutionFailedError extends PlatformError {
   readonly kind = 'execution-failed';

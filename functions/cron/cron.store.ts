@@ -2,6 +2,7 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/l
 import type { Page } from '../core/db/cursor.ts';
 import { countItems, sendIf, writeIf, type Db } from '../core/db/dynamo.ts';
 import { listPage } from '../core/db/listing.ts';
+import { updateIfUnchanged } from '../core/db/optimistic-update.ts';
 import { createOwnerCounts } from '../core/db/owner-count.ts';
 import { MAX_CONSECUTIVE_FAILURES, MAX_CRON_JOBS_PER_OWNER, type CronRecord } from './cron.schema.ts';
 
@@ -68,31 +69,7 @@ export function createCronStore(db: Db): CronStore {
       if (created === true) return 'created';
       return created === 'limit' ? 'limit' : 'taken';
     },
-    async update(cronId, changes, expectedUpdatedAt, now) {
-      const entries = Object.entries(changes).filter(([, value]) => value !== undefined);
-      const names: Record<string, string> = { '#updatedAt': 'updatedAt' };
-      const values: Record<string, unknown> = { ':expected': expectedUpdatedAt, ':now': Math.max(now, expectedUpdatedAt + 1) };
-      const sets = ['#updatedAt = :now'];
-      for (const [i, [field, value]] of entries.entries()) {
-        names[`#f${i}`] = field;
-        values[`:v${i}`] = value;
-        sets.push(`#f${i} = :v${i}`);
-      }
-      const out = await sendIf(
-        db.doc.send(
-          new UpdateCommand({
-            TableName: table,
-            Key: { cronId },
-            UpdateExpression: `SET ${sets.join(', ')}`,
-            ConditionExpression: '#updatedAt = :expected',
-            ExpressionAttributeNames: names,
-            ExpressionAttributeValues: values,
-            ReturnValues: 'ALL_NEW',
-          }),
-        ),
-      );
-      return (out?.Attributes as CronRecord | undefined) ?? null;
-    },
+    update: (cronId, changes, expectedUpdatedAt, now) => updateIfUnchanged<CronRecord>(db, table, { cronId }, changes, expectedUpdatedAt, now),
     delete(cronId, ownerId) {
       return counts.remove(ownerId, cronId, () =>
         writeIf(

@@ -280,7 +280,7 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
       const lineage = lineageOf(uuid(), typeof this.lineageHeader === 'string' ? this.lineageHeader : undefined);
       let userCounted = false;
       try {
-        const { actor, agent } = await authorizeVoice(token, this.agentId, ports);
+        const { actor, agent, maxSessionSec: embedLimitSec } = await authorizeVoice(token, this.agentId, ports);
         const open = sessionsByUser.get(actor.userId) ?? 0;
         if (open >= settings.maxSessionsPerUser)
           throw new VoiceRefusal(CLOSE.tooManySessions, `at most ${settings.maxSessionsPerUser} voice sessions at once per user`);
@@ -302,11 +302,18 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
           this.sendJson({ type: 'error', ...this.error });
           void this.end(true);
         });
-        this.lengthTimer = setTimeout(() => {
-          this.error = { code: 'SESSION_LIMIT', message: `a voice session lasts at most ${settings.maxSessionSec} s` };
-          this.sendJson({ type: 'error', ...this.error });
-          void this.end(true);
-        }, settings.maxSessionSec * 1000);
+        // An embed's remaining voice minutes end the session sooner than the bridge's own limit.
+        const quotaFirst = embedLimitSec !== undefined && embedLimitSec < settings.maxSessionSec;
+        this.lengthTimer = setTimeout(
+          () => {
+            this.error = quotaFirst
+              ? { code: 'QUOTA_EXCEEDED', message: 'this widget has used up its voice minutes' }
+              : { code: 'SESSION_LIMIT', message: `a voice session lasts at most ${settings.maxSessionSec} s` };
+            this.sendJson({ type: 'error', ...this.error });
+            void this.end(true);
+          },
+          (quotaFirst ? embedLimitSec : settings.maxSessionSec) * 1000,
+        );
         this.lengthTimer.unref();
         this.touch();
         void this.pump(session);

@@ -17,7 +17,8 @@ import { assertAgentInScope, type UserActor } from '../core/auth/actor.ts';
 import { resolveActor } from '../core/auth/resolve-actor.ts';
 import { startRunMeter, type MeterTimers, type RunMeter } from '../core/credit-meter.ts';
 import { roundCredits } from '../core/credits.ts';
-import { AccessDeniedError, InsufficientCreditsError } from '../core/errors.ts';
+import { AccessDeniedError, InsufficientCreditsError, QuotaExceededError } from '../core/errors.ts';
+import { admitEmbedUse } from '../embed/embed.service.ts';
 import { publicUrls } from '../core/http/public-urls.ts';
 import { childLineageHeader, LINEAGE_HEADER, type Lineage } from '../core/http/lineage.ts';
 import type { Logger } from '../core/logger.ts';
@@ -59,8 +60,12 @@ export class VoiceRefusal extends Error {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The caller and the agent, or the refusal: 4401 credentials, 4404 agent, 4403 someone's private agent, 4400 a text agent. */
-export async function authorizeVoice(token: string, agentId: string, ports: Ports): Promise<{ actor: UserActor; agent: AgentRecord }> {
+/**
+ * The caller and the agent, or the refusal: 4401 credentials, 4404 agent, 4403 someone's private
+ * agent or a revoked embed, 4400 a text agent, 4429 an embed's spent quota. `maxSessionSec` is set
+ * when an embed's voice minutes cap this session below the bridge's own limit.
+ */
+export async function authorizeVoice(token: string, agentId: string, ports: Ports): Promise<{ actor: UserActor; agent: AgentRecord; maxSessionSec?: number }> {
   let actor: UserActor;
   try {
     const resolved = await resolveActor(
@@ -84,7 +89,17 @@ export async function authorizeVoice(token: string, agentId: string, ports: Port
     throw error;
   }
   if (agent.agentType !== 'bidi') throw new VoiceRefusal(CLOSE.notVoiceAgent, 'not a voice agent (agentType bidi)');
-  return { actor, agent };
+  if (actor.embedTokenId === undefined) return { actor, agent };
+  try {
+    const embed = await admitEmbedUse(actor.embedTokenId, 'voice', ports);
+    if (embed.minutesLimit === null) return { actor, agent };
+    return { actor, agent, maxSessionSec: Math.max(1, Math.floor((embed.minutesLimit - embed.minutesUsed) * 60)) };
+  } catch (error) {
+    if (error instanceof AccessDeniedError) throw new VoiceRefusal(CLOSE.forbidden, 'this embed token was revoked');
+    if (error instanceof QuotaExceededError)
+      throw new VoiceRefusal(CLOSE.tooManySessions, 'this widget has used up its voice minutes or credits', 'QUOTA_EXCEEDED');
+    throw error;
+  }
 }
 
 export interface VoiceLimits {
@@ -211,6 +226,12 @@ export async function startVoiceSession(
         } catch (error) {
           log.error('settling voice credits failed', { error, sessionId });
           credits = roundCredits(VOICE_MIN_CREDITS + meter.paidCredits);
+        }
+        // An embed visitor's call counts against the embed's minutes and credits (atomic ADDs).
+        if (actor.embedTokenId !== undefined) {
+          await ports.embeds
+            .addUsage(actor.embedTokenId, { minutes: seconds / 60, credits })
+            .catch((error: unknown) => log.error('embed usage not recorded', { error, sessionId }));
         }
         try {
           await ports.usageLogs.write({

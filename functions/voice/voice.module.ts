@@ -29,7 +29,7 @@ export const voiceArea = defineArea({
   provides: {
     voiceRendezvous: providePort({ tables: ['voice-rendezvous'] }, ({ db }) => createRendezvousDirectory(db)),
   },
-  uses: ['agents', 'credits', 'keysReader', 'compute', 'usageLogs', 'users', 'tokens', 'channels'],
+  uses: ['agents', 'credits', 'keysReader', 'compute', 'usageLogs', 'users', 'tokens', 'channels', 'embeds'],
   settings: {
     /** Longest a session may last; it then ends with an error frame `SESSION_LIMIT` and close 1000. */
     VOICE_MAX_SESSION_SEC: z.coerce

@@ -16,7 +16,8 @@ import { bucketPrefixFor, tablePrefixFor, validateStackName, validateStage } fro
 import { oauthFunctionSettings, validateOAuthProviders, type OAuthProviders } from './oauth-providers.ts';
 import type { SearchEmbeddings } from './platform-function.ts';
 import { RuntimeFunction } from './runtime-function.ts';
-import { ServiceContainers } from './service-containers.ts';
+import { AssetDistribution } from './asset-distribution.ts';
+import { SERVICE_HOST_URL_VARIABLES, ServiceContainers } from './service-containers.ts';
 import { servicesByHost, servicesOf } from '../manifest/services.ts';
 import { INCOMING_PREFIX } from '../../functions/knowledge/knowledge-paths.ts';
 
@@ -87,6 +88,8 @@ export class PlatformStack extends Stack {
   readonly taskQueues: TaskQueues;
   /** The group and delivery role of run-time schedules, when an area manages them. */
   readonly schedules: RuntimeSchedules | undefined;
+  /** The bucket and distribution of each host of browser assets (the CDN host: the embed widget). */
+  readonly assetDistributions: ReadonlyMap<Host, AssetDistribution>;
   /** The containers of the areas' services (the voice bridge); none, and no VPC, when no area declares one. */
   readonly services: ServiceContainers | undefined;
 
@@ -152,6 +155,18 @@ export class PlatformStack extends Stack {
             entriesDir: props.entriesDir,
           });
 
+    // Hosts of browser assets (the CDN host's widget): a bucket behind CloudFront each.
+    const assetHosts = [...new Set(modules.flatMap((area) => area.assets.map((asset) => asset.host)))];
+    this.assetDistributions = new Map(
+      assetHosts.map((host) => [
+        host,
+        new AssetDistribution(this, `Assets-${host}`, { host, assets: modules.flatMap((area) => area.assets.filter((asset) => asset.host === host)) }),
+      ]),
+    );
+    const assetHostUrls = Object.fromEntries(
+      [...this.assetDistributions].flatMap(([host, assets]) => (host === 'base' || host === 'mcp' ? [] : [[SERVICE_HOST_URL_VARIABLES[host], assets.url]])),
+    );
+
     this.functions = new PlatformFunctions(this, 'Functions', {
       // Every buffered route of an area is in its function, as `areaHandler` expects; the API
       // exposes those on its hosts (`isRestApiRoute`).
@@ -169,7 +184,7 @@ export class PlatformStack extends Stack {
       ...(this.schedules ? { schedules: this.schedules } : {}),
       // A service's host URL (VOICE_URL) for every function: discovery reports it, and nothing
       // there depends back on the functions.
-      environment: { ...environment, ...this.services?.hostUrls },
+      environment: { ...environment, ...this.services?.hostUrls, ...assetHostUrls },
     });
     this.api = new PlatformApi(this, 'Api', {
       routes: routes.filter(isRestApiRoute),
@@ -184,7 +199,8 @@ export class PlatformStack extends Stack {
     // Until the other hosts get their own infrastructure they mirror the local layout
     // (lib/local/server.ts): path prefixes on the base URL, MCP on the base itself.
     const base = this.api.baseUrl;
-    const hostUrl = (host: Host, otherwise: string) => this.functions.streams.get(host)?.baseUrl ?? this.services?.hosts.get(host)?.url ?? otherwise;
+    const hostUrl = (host: Host, otherwise: string) =>
+      this.functions.streams.get(host)?.baseUrl ?? this.services?.hosts.get(host)?.url ?? this.assetDistributions.get(host)?.url ?? otherwise;
     const hosts: Record<string, { value: string; description: string }> = {
       BaseUrl: { value: base, description: 'Base URL of the platform API (API Gateway stage)' },
       StreamUrl: { value: hostUrl('stream', `${base}/stream`), description: 'Streaming chat host' },

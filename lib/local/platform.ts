@@ -25,6 +25,7 @@ import { loadAreas, type ImportHandlerModule } from './handlers.ts';
 import { startLocalScheduler, type LocalScheduler } from './scheduler.ts';
 import { createLocalSchedules, type LocalSchedules } from './schedules.ts';
 import { startLocalServices, type LocalServices } from './services.ts';
+import { assetHosts, localAssets } from './assets.ts';
 import { createLocalServer, LOCAL_HOST_PREFIX, LOCAL_OWN_PORT_HOSTS } from './server.ts';
 import { startLocalStorageEvents, type LocalStorageEvents } from './storage-events.ts';
 import { ensureBuckets, ensureTables, startLocalStores } from './stores.ts';
@@ -192,6 +193,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       streamRoutes: loaded.streaming,
       platform: () => platform,
       services: { hosts: new Set(loaded.services.map((s) => s.spec.host)), forHost: (host) => services?.forHost(host) ?? null },
+      assets: localAssets(served),
     });
     await listen(server, options.port, options.host);
     // Memoized: close() drains the server first, then the undo steps find it already closed.
@@ -322,9 +324,10 @@ function localConfig(
   // The API's hosts and the streaming host always; the others only when an area serves them (a
   // route or a service there), as the stack does, so discovery lists no host answering only 404.
   // Explicitly unset otherwise: a value left in the environment would advertise nothing too.
-  const served = new Set<Host>(
-    modules.flatMap((area) => [...area.routes.map((r) => r.host), ...area.entryPoints.flatMap((e) => (e.kind === 'service' ? [e.host] : []))]),
-  );
+  const served = new Set<Host>([
+    ...modules.flatMap((area) => [...area.routes.map((r) => r.host), ...area.entryPoints.flatMap((e) => (e.kind === 'service' ? [e.host] : []))]),
+    ...assetHosts(modules),
+  ]);
   const optional = (host: Host, value: string) => (served.has(host) ? value : undefined);
   return parseConfig(
     {

@@ -14,6 +14,7 @@ import { lineageOf } from '../../functions/core/http/lineage.ts';
 import { handleRequest } from '../../functions/core/http/pipeline.ts';
 import { fromRestEvent } from '../../functions/core/http/request.ts';
 import { commonHeaders, json } from '../../functions/core/http/response.ts';
+import type { LocalAssets } from './assets.ts';
 import { RouteTable } from '../../functions/core/http/route-table.ts';
 import { PayloadTooLargeError } from '../../functions/core/errors.ts';
 import type { Ports } from '../../functions/ports.ts';
@@ -70,6 +71,8 @@ export interface LocalServerOptions {
   readonly services?: { readonly hosts: ReadonlySet<Host>; forHost(host: Host): StartedService | null };
   /** Serve this host alone, at the root of the port (one of `LOCAL_OWN_PORT_HOSTS`); every host by prefix otherwise. */
   readonly only?: Host;
+  /** The areas' browser assets (the widget on the CDN host), answered before the routes. */
+  readonly assets?: LocalAssets;
 }
 
 /**
@@ -148,6 +151,19 @@ export function createLocalServer(options: LocalServerOptions): Server {
       return service.request(req, res);
     }
     if (method === 'OPTIONS') return preflight(res, requestId);
+    if ((method === 'GET' || method === 'HEAD') && options.assets) {
+      const asset = await options.assets(located.host, located.path);
+      if (asset !== null) {
+        req.resume();
+        res.writeHead(200, {
+          ...commonHeaders(requestId),
+          'content-type': asset.contentType,
+          'cache-control': asset.cacheControl,
+          'content-length': Buffer.byteLength(asset.body),
+        });
+        return void res.end(method === 'HEAD' ? undefined : asset.body);
+      }
+    }
     if (options.platform() === null) return send(res, json(503, { error: 'The platform is starting.', requestId }, commonHeaders(requestId)));
 
     const match = tables.get(located.host)!.match(method, located.path);

@@ -9,6 +9,7 @@ import { knowledgeArea } from '../../functions/knowledge/knowledge.module.ts';
 import { logsArea } from '../../functions/logs/logs.module.ts';
 import { mcpArea } from '../../functions/mcp/mcp.module.ts';
 import { oauthArea } from '../../functions/oauth/oauth.module.ts';
+import { embedArea } from '../../functions/embed/embed.module.ts';
 import { discoveryArea } from '../../functions/discovery/discovery.module.ts';
 import { referenceArea } from '../../functions/reference/reference.module.ts';
 import { searchArea } from '../../functions/search/search.module.ts';
@@ -46,6 +47,7 @@ export const areas = [
   websitesArea,
   voiceArea,
   channelsArea,
+  embedArea,
 ] as const;
 
 const byName = new Map<string, AreaModule>(areas.map((area) => [area.name, area]));

@@ -15,6 +15,7 @@ import type {
   RouteSpec,
   ScheduleSpec,
   ServiceSpec,
+  StaticAssetSpec,
   StorageEventSpec,
   TableSpec,
 } from './types.ts';
@@ -69,6 +70,8 @@ export interface AreaInput<
   readonly settings?: S;
   /** Files its code reads at run time (see `AreaModule.runtimeFiles`). */
   readonly runtimeFiles?: readonly string[];
+  /** Browser scripts it publishes (see `AreaModule.assets`). */
+  readonly assets?: readonly StaticAssetSpec[];
 }
 
 /** An area module with its table and bucket names and its provided ports kept as literal types (for `TableName` and `Ports`). */
@@ -109,6 +112,7 @@ export function defineArea<
     provides: input.provides ?? ({} as P),
     settings: input.settings ?? ({} as S),
     runtimeFiles: input.runtimeFiles ?? [],
+    assets: input.assets ?? [],
   };
 }
 

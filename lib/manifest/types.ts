@@ -249,4 +249,20 @@ export interface AreaModule {
    * function bundle at the same relative path, so the same lookup finds them in both wirings.
    */
   readonly runtimeFiles: readonly string[];
+  /** Browser scripts the area publishes on a host of their own (the embed widget): see `StaticAssetSpec`. */
+  readonly assets: readonly StaticAssetSpec[];
+}
+
+/**
+ * A browser script an area publishes (the embed widget on the CDN host): bundled and minified by
+ * esbuild from `entry`, served at `/{name}` (the current version, revalidated) and
+ * `/v{version}/{name}` (immutable). Locally the platform builds and serves it; in the cloud it is
+ * an object in a bucket behind CloudFront (lib/cloud/asset-distribution.ts).
+ */
+export interface StaticAssetSpec {
+  readonly host: Host;
+  /** Repository-relative source file. */
+  readonly entry: string;
+  readonly name: string;
+  readonly version: string;
 }

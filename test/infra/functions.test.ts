@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { areas } from '../../lib/manifest/areas.ts';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_ENTRIES_DIR } from '../../lib/cloud/function-entries.ts';
 import type { PlatformEnvironmentName } from '../../lib/cloud/platform-function.ts';
@@ -44,6 +45,8 @@ describe('functions', () => {
     const notificationHandlers = storageEvents.size > 0 ? 1 : 0;
     // CDK's handlers of the services' custom resources (the CloudFront prefix list lookup, the VPC's default security group lockdown).
     const serviceHandlers = platform.stack.services !== undefined ? 2 : 0;
+    // CDK's handlers of the asset hosts' custom resources (the bucket deployment, the bucket's auto-delete).
+    const assetHandlers = platform.stack.assetDistributions.size > 0 ? 2 : 0;
 
     // Act
     const perTemplate = allTemplates(platform).map(({ name, template }) => [name, Object.keys(template.findResources('AWS::Lambda::Function')).length]);
@@ -54,7 +57,9 @@ describe('functions', () => {
     expect(perTemplate).toEqual(
       allTemplates(platform).map(({ name }) => [
         name,
-        name === 'main' ? bufferedAreas.size + streamingHosts.size + 3 + storageEvents.size + queueConsumers.size + notificationHandlers + serviceHandlers : 0,
+        name === 'main'
+          ? bufferedAreas.size + streamingHosts.size + 3 + storageEvents.size + queueConsumers.size + notificationHandlers + serviceHandlers + assetHandlers
+          : 0,
       ]),
     );
   });
@@ -206,13 +211,17 @@ describe('functions', () => {
   it('synthesizes without bundling in tests', () => {
     // Prepare
     const { outdir } = synthPlatform();
+    const assetNames = new Set(areas.flatMap((area) => area.assets.map((asset) => asset.name)));
 
     // Act: bundled assets are staged as asset.<hash> directories next to the templates. The services'
     // image contexts are staged at synth by design (service-image.ts), and CDK's own custom resource
-    // handlers are copied as they ship: neither is a platform function's bundle.
+    // handlers (the bucket deployment's in Python, its AWS CLI layer as a zip) are copied as they
+    // ship: none is a platform function's bundle.
     const assets = readdirSync(outdir)
-      .filter((name) => name.startsWith('asset.') && !name.endsWith('.image'))
-      .filter((name) => !readdirSync(join(outdir, name)).every((file) => file === 'index.js' || file === '__entrypoint__.js'));
+      .filter((name) => name.startsWith('asset.') && !name.endsWith('.image') && !name.endsWith('.zip'))
+      .filter((name) => !readdirSync(join(outdir, name)).every((file) => ['index.js', '__entrypoint__.js', 'index.py'].includes(file)))
+      // The widget's files, staged at their paths for the CDN host's bucket (asset-distribution.ts).
+      .filter((name) => !readdirSync(join(outdir, name)).every((file) => assetNames.has(file) || /^v[0-9.]+$/.test(file)));
 
     // Assess
     expect(assets).toEqual([]);

@@ -69,6 +69,10 @@ describe('outputs', () => {
     const voice = platform.stack.services?.hosts.get('voice');
     const voiceUrl = voice === undefined ? `${base.replace('https:', 'wss:')}/voice` : `wss://{domain of ${logicalIdOf(platform, voice.distribution)}}`;
 
+    // The CDN host is the widget's distribution (asset-distribution.ts).
+    const cdn = platform.stack.assetDistributions.get('cdn');
+    const cdnUrl = cdn === undefined ? `${base}/cdn` : `https://{domain of ${logicalIdOf(platform, cdn.distribution)}}`;
+
     // Act
     const urls = Object.fromEntries(
       ['BaseUrl', 'StreamUrl', 'McpUrl', 'VoiceUrl', 'CdnUrl', 'SiteUrl', 'CodeUrl'].map((id) => [id, outputs[id] && rendered(outputs[id].Value)]),
@@ -81,7 +85,7 @@ describe('outputs', () => {
       StreamUrl: streamUrl,
       McpUrl: base,
       VoiceUrl: voiceUrl,
-      CdnUrl: `${base}/cdn`,
+      CdnUrl: cdnUrl,
       SiteUrl: siteUrl,
       CodeUrl: `${base}/code`,
     });

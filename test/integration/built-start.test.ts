@@ -100,7 +100,7 @@ describe('the built start (npm start)', () => {
   it('rebuilds after a source file changes, and serves the changed code', async () => {
     // Prepare: a copy of the sources (the packages linked), built once by a first start.
     const copy = await tempDir(tmpdir(), 'platform-copy-');
-    for (const entry of ['bin', 'lib', 'functions', 'package.json', 'package-lock.json', 'tsconfig.json']) {
+    for (const entry of ['bin', 'lib', 'functions', 'widget', 'package.json', 'package-lock.json', 'tsconfig.json']) {
       await cp(join(repoRoot, entry), join(copy, entry), { recursive: true, preserveTimestamps: true });
     }
     await symlink(join(repoRoot, 'node_modules'), join(copy, 'node_modules'));

@@ -26,10 +26,12 @@ describe('local platform basics', () => {
   it('publishes the discovery document with the hosts the areas serve, and no others', async () => {
     const res = await platform.api('GET', '/.well-known/platform.json');
     expect(res.status).toBe(200);
-    // No area serves the CDN or code host yet: their URLs would answer only 404. Sites are served on
-    // a port of their own, another origin than the API's; the voice bridge's WebSockets are ws(s).
+    // No area serves the code host yet: its URL would answer only 404. Sites are served on a port of
+    // their own, another origin than the API's; the voice bridge's WebSockets are ws(s); the CDN host
+    // serves the embed widget.
     expect(res.body.data).toEqual({
       baseUrl: platform.url,
+      cdnUrl: `${platform.url}/cdn`,
       streamUrl: `${platform.url}/stream`,
       mcpUrl: platform.url,
       siteUrl: platform.siteUrl,
@@ -49,7 +51,13 @@ describe('local platform basics', () => {
       if (!key.endsWith('Url')) continue;
       const host = key.slice(0, -'Url'.length);
       const service = areas.flatMap((area) => area.entryPoints).find((entry) => entry.kind === 'service' && entry.host === host);
-      if (service !== undefined) {
+      const asset = areas.flatMap((area) => area.assets).find((a) => a.host === host);
+      if (asset !== undefined) {
+        // Act: a host of browser assets (the widget on the CDN host)
+        const answer = await fetch(`${url}/${asset.name}`);
+        // Assess
+        expect(answer.status, `${key}: GET ${url}/${asset.name}`).toBe(200);
+      } else if (service !== undefined) {
         // Act: a service owns the host whole (the voice bridge): its health answers over HTTP
         const answer = await callApi(url.replace(/^ws/, 'http'), 'GET', '/health');
         // Assess
@@ -73,9 +81,9 @@ describe('local platform basics', () => {
   });
 
   it('names the path the client asked for, host prefix included, in a 404', async () => {
-    const res = await platform.api('GET', '/cdn/widget.js');
+    const res = await platform.api('GET', '/cdn/nothing-here.js');
     expect(res.status).toBe(404);
-    expect(res.body).toMatchObject({ code: 'NOT_FOUND', error: 'No endpoint at GET /cdn/widget.js.' });
+    expect(res.body).toMatchObject({ code: 'NOT_FOUND', error: 'No endpoint at GET /cdn/nothing-here.js.' });
   });
 });
 

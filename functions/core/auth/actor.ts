@@ -26,6 +26,8 @@ export interface UserActor {
    * chat with. Such callers are admitted only on routes declared `callers: 'agent'`.
    */
   readonly agents?: readonly string[];
+  /** Set when the agent-scoped token came from an embed token: chats and calls check that embed first. */
+  readonly embedTokenId?: string;
   /**
    * The account as auth read it at the start of this request (strongly consistent), so services
    * can answer from that read instead of repeating it. Absent on actors made elsewhere (tests,

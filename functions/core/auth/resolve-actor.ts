@@ -87,7 +87,8 @@ async function authenticateRunToken(token: string, ports: ResolveActorPorts): Pr
   if (claims === null) throw new AuthenticationRequiredError();
   const account = await activeAccount(claims.userId, ports);
   const actor: UserActor = { ...toActor(account, 'run-token', null, null), scope: 'role', roleKeys: claims.keys };
-  return claims.agents === undefined ? actor : { ...actor, agents: claims.agents };
+  if (claims.agents === undefined) return actor;
+  return { ...actor, agents: claims.agents, ...(claims.embedTokenId === undefined ? {} : { embedTokenId: claims.embedTokenId }) };
 }
 
 async function authenticateSession(token: string, ports: ResolveActorPorts): Promise<UserActor> {

@@ -22,6 +22,11 @@ export interface RunTokenClaims {
    * nothing else: the credentials handed to browsers (embed visitors) and phone calls.
    */
   readonly agents?: readonly string[];
+  /**
+   * The embed token the credential was issued through (POST /embed/chat): each chat and call made
+   * with it checks that embed's status and limits, so a revoked embed stops its visitors at once.
+   */
+  readonly embedTokenId?: string;
 }
 
 export const RUN_TOKEN_PREFIX = 'svc_run_';
@@ -32,6 +37,7 @@ interface Payload {
   readonly k: readonly string[] | null;
   readonly n: string;
   readonly a?: readonly string[];
+  readonly b?: string;
 }
 
 /** HMAC-SHA256 run tokens under a 32-byte key the adapter supplies (derived locally, from Secrets Manager in the cloud). */
@@ -48,6 +54,7 @@ export function createRunTokens(key: () => Promise<Buffer>, clock: Clock): RunTo
         k: claims.keys,
         n: randomBytes(9).toString('base64url'),
         ...(claims.agents === undefined ? {} : { a: claims.agents }),
+        ...(claims.embedTokenId === undefined ? {} : { b: claims.embedTokenId }),
       };
       const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
       return `${RUN_TOKEN_PREFIX}${body}.${(await sign(body)).toString('base64url')}`;
@@ -70,7 +77,8 @@ export function createRunTokens(key: () => Promise<Buffer>, clock: Clock): RunTo
       if (payload.a === undefined) return { userId: payload.u, keys };
       // A malformed agent list must not widen the token to every agent.
       if (!Array.isArray(payload.a) || !payload.a.every((id) => typeof id === 'string')) return null;
-      return { userId: payload.u, keys, agents: payload.a };
+      if (payload.b !== undefined && typeof payload.b !== 'string') return null;
+      return { userId: payload.u, keys, agents: payload.a, ...(payload.b === undefined ? {} : { embedTokenId: payload.b }) };
     },
   };
 }

@@ -1,5 +1,5 @@
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { writeIf, type Db } from './dynamo.ts';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { sendIf, writeIf, type Db } from './dynamo.ts';
 
 /**
  * Writes `item` over the stored record only if that record still has the `updatedAt` it was read
@@ -30,4 +30,44 @@ export async function putIfUnchanged<T extends { readonly updatedAt: number }>(
     ),
   );
   return applied ? written : null;
+}
+
+/**
+ * Sets `changes` (undefined values skipped) on the item at `key` if it still has the `updatedAt` it
+ * was read with, moving `updatedAt` on; returns the item as written, or null when someone changed
+ * it since (or it is gone). Unlike `putIfUnchanged` it writes only those fields, so counters other
+ * writers move with atomic ADDs (run outcomes, usage) are never undone by an owner's edit.
+ */
+export async function updateIfUnchanged<T>(
+  db: Db,
+  table: string,
+  key: Record<string, unknown>,
+  changes: Readonly<Record<string, unknown>>,
+  expectedUpdatedAt: number,
+  now: number,
+): Promise<T | null> {
+  const entries = Object.entries(changes).filter(([, value]) => value !== undefined);
+  const names: Record<string, string> = { '#updatedAt': 'updatedAt' };
+  // Within the same millisecond the version must still move, or a second writer would pass too.
+  const values: Record<string, unknown> = { ':expected': expectedUpdatedAt, ':now': Math.max(now, expectedUpdatedAt + 1) };
+  const sets = ['#updatedAt = :now'];
+  for (const [i, [field, value]] of entries.entries()) {
+    names[`#f${i}`] = field;
+    values[`:v${i}`] = value;
+    sets.push(`#f${i} = :v${i}`);
+  }
+  const out = await sendIf(
+    db.doc.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: key,
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression: '#updatedAt = :expected',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }),
+    ),
+  );
+  return (out?.Attributes as T | undefined) ?? null;
 }

@@ -69,7 +69,14 @@ async function consumeRateLimit(
   platform: Ports,
 ): Promise<void> {
   const { bucket, anonymousLimit, limit, windowSec } = rateLimit;
-  const subject = actor.kind === 'user' ? `user:${actor.userId}` : `ip:${request.sourceIp}`;
+  // An embed's visitors all act as its owner: each visitor (address) gets the owner's allowance of
+  // its own rather than one visitor using it up for the rest and the owner.
+  const subject =
+    actor.kind !== 'user'
+      ? `ip:${request.sourceIp}`
+      : actor.embedTokenId !== undefined
+        ? `embed:${actor.embedTokenId}:${request.sourceIp}`
+        : `user:${actor.userId}`;
   const applied = actor.kind === 'user' ? limit : (anonymousLimit ?? limit);
   await platform.rateLimiter.consume(`${bucket ?? routeId}:${subject}`, { limit: applied, windowSec });
 }

@@ -1,0 +1,8 @@
+import { defineRoute } from '../../core/http/route.ts';
+import { embedConfigQuery } from '../embed.schema.ts';
+import { embedConfig } from '../embed.service.ts';
+
+export default defineRoute({
+  query: embedConfigQuery,
+  run: ({ query, request, ports }) => embedConfig(query.token, request.headers['origin'], ports),
+});

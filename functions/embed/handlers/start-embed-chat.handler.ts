@@ -1,0 +1,9 @@
+import { defineRoute } from '../../core/http/route.ts';
+import { embedChatBody } from '../embed.schema.ts';
+import { startEmbedChat } from '../embed.service.ts';
+
+export default defineRoute({
+  body: embedChatBody,
+  run: ({ body, request, ports, urls }) =>
+    startEmbedChat(body.token, { origin: request.headers['origin'], ip: request.sourceIp }, ports, urls, ports.config.EMBED_SESSION_TTL_SEC),
+});

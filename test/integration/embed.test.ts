@@ -1,0 +1,357 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callApi, createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
+
+const fixture = (name: string) => readFileSync(new URL(`../../python-runtime/tests/fixtures/${name}.py`, import.meta.url), 'utf8');
+const ECHO = fixture('echo_agent');
+const VOICE_ECHO = fixture('bidi_echo_agent');
+const PAGE = 'http://localhost:5173';
+
+type User = Awaited<ReturnType<typeof createUser>>;
+
+/** Embed tokens over HTTP against the real local platform (SPEC 4.10, parts 2, 3, 5.5 and 8). */
+describe('embed tokens', () => {
+  let platform: TestPlatform;
+  let owner: User;
+  let other: User;
+  let echoId: string;
+  let secondId: string;
+  let voiceId: string;
+  let othersPrivateId: string;
+  let othersPublicId: string;
+  let streamUrl: string;
+
+  const createAgent = async (user: User, agentName: string, extra: Record<string, unknown> = {}) => {
+    const res = await platform.api('POST', '/agent/create', { token: user.token, body: { agentName, description: agentName, sourceCode: ECHO, ...extra } });
+    expect(res.status, res.text).toBe(200);
+    return res.body.data.agentId as string;
+  };
+  const createEmbed = (body: Record<string, unknown>, user: User = owner) => platform.api('POST', '/embed/create', { token: user.token, body });
+  const embedOf = async (body: Record<string, unknown>) => {
+    const res = await createEmbed({ rateLimitPerIp: 1000, ...body });
+    expect(res.status, res.text).toBe(200);
+    return res.body.data as { embedTokenId: string; embedToken: string };
+  };
+  const config = (token: string, origin?: string) =>
+    platform.api('GET', `/embed/config?token=${encodeURIComponent(token)}`, origin === undefined ? {} : { headers: { origin } });
+  const exchange = (token: string, origin = PAGE) => platform.api('POST', '/embed/chat', { body: { token }, headers: { origin } });
+  const chat = (bearer: string, agentId: string, prompt: string) => callApi(streamUrl, 'POST', `/agent/${agentId}/chat`, { token: bearer, body: { prompt } });
+  const credits = async (user: User): Promise<number> => (await platform.api('GET', '/user/credits', { token: user.token })).body.data.credits;
+
+  beforeAll(async () => {
+    platform = await startTestPlatform();
+    owner = await createUser(platform, { alias: 'embed-owner', credits: 1000 });
+    other = await createUser(platform, { alias: 'embed-other', credits: 1000 });
+    echoId = await createAgent(owner, 'embed-echo');
+    secondId = await createAgent(owner, 'embed-second');
+    voiceId = await createAgent(owner, 'embed-voice', { agentType: 'bidi', sourceCode: VOICE_ECHO });
+    othersPrivateId = await createAgent(other, 'others-private');
+    othersPublicId = await createAgent(other, 'others-public', { visibility: 'public' });
+    streamUrl = (await platform.api('GET', '/.well-known/platform.json')).body.data.streamUrl;
+  });
+  afterAll(async () => {
+    await platform?.stop({ removeData: true });
+  });
+
+  describe('create', () => {
+    it('issues a publishable token with a checksum, the detected mode, defaults and a ready script tag', async () => {
+      // Act
+      const res = await createEmbed({ agentId: echoId, greeting: 'Hi there' });
+
+      // Assess
+      expect(res.status, res.text).toBe(200);
+      const data = res.body.data;
+      expect(data.embedTokenId).toMatch(/^emb-[0-9A-Za-z]{21}$/);
+      expect(data.embedToken).toMatch(/^emb_pk_live_[0-9A-Za-z]{46}$/);
+      expect(data).toMatchObject({
+        agentId: echoId,
+        voiceAgentId: null,
+        allowedDomains: ['localhost'],
+        status: 'active',
+        config: { greeting: 'Hi there', color: '#6366f1', position: 'bottom-right', mode: 'text', agentName: 'embed-echo', size: 'standard' },
+      });
+      const discovery = (await platform.api('GET', '/.well-known/platform.json')).body.data;
+      expect(discovery.cdnUrl).toBeTruthy();
+      expect(data.snippet).toContain(`src="${discovery.cdnUrl}/widget.js"`);
+      expect(data.snippet).toContain(`data-token="${data.embedToken}"`);
+      expect(data.snippet).toContain(`data-text-agent="${echoId}"`);
+    });
+
+    it.each([
+      [{ voiceAgentId: 'VOICE' }, 'voice'],
+      [{ agentId: 'TEXT', voiceAgentId: 'VOICE' }, 'both'],
+    ])('detects the mode from the agents given (%j)', async (agents, mode) => {
+      // Prepare
+      const body = Object.fromEntries(Object.entries(agents).map(([field, which]) => [field, which === 'TEXT' ? echoId : voiceId]));
+
+      // Act
+      const res = await createEmbed(body);
+
+      // Assess
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.data.config.mode).toBe(mode);
+    });
+
+    it('embeds a public agent of someone else, but not a private one', async () => {
+      // Act
+      const publicOne = await createEmbed({ agentId: othersPublicId });
+      const privateOne = await createEmbed({ agentId: othersPrivateId });
+
+      // Assess
+      expect(publicOne.status, publicOne.text).toBe(200);
+      expect(privateOne.status).toBe(400);
+      expect(privateOne.text).toContain('agentId');
+    });
+
+    it.each([
+      [{}, 'agentId'],
+      [{ agentId: 'nope' }, 'agentId'],
+      [{ agentId: 'VOICE' }, 'agentId'],
+      [{ voiceAgentId: 'TEXT' }, 'voiceAgentId'],
+      [{ agentId: 'TEXT', allowedDomains: ['not a domain'] }, 'allowedDomains'],
+      [{ agentId: 'TEXT', allowedDomains: [] }, 'allowedDomains'],
+      [{ agentId: 'TEXT', color: 'blue' }, 'color'],
+      [{ agentId: 'TEXT', position: 'top' }, 'position'],
+      [{ agentId: 'TEXT', size: 'huge' }, 'size'],
+      [{ agentId: 'TEXT', autoOpenDelay: 30001 }, 'autoOpenDelay'],
+      [{ agentId: 'TEXT', rateLimitPerIp: 0 }, 'rateLimitPerIp'],
+      [{ agentId: 'TEXT', config: { mode: 'voice' } }, 'mode'],
+    ])('answers 400 naming the field for %j', async (body, field) => {
+      // Prepare
+      const resolved = JSON.parse(JSON.stringify(body).replaceAll('"TEXT"', JSON.stringify(echoId)).replaceAll('"VOICE"', JSON.stringify(voiceId)));
+
+      // Act
+      const res = await createEmbed(resolved);
+
+      // Assess
+      expect(res.status, res.text).toBe(400);
+      expect(res.text).toContain(field);
+    });
+  });
+
+  describe('config and origins', () => {
+    it('answers only pages whose Origin the token allows', async () => {
+      // Prepare
+      const { embedToken } = await embedOf({ agentId: echoId, allowedDomains: ['shop.example.com', '*.example.org', 'localhost:5173'], color: '#112233' });
+
+      // Act
+      const allowed = await Promise.all(['https://shop.example.com', 'http://a.b.example.org', PAGE].map((origin) => config(embedToken, origin)));
+      const refused = await Promise.all(
+        ['https://evil.com', 'https://example.org', 'http://localhost:3000', 'https://shop.example.com.evil.com'].map((o) => config(embedToken, o)),
+      );
+      const noOrigin = await config(embedToken);
+
+      // Assess
+      for (const res of allowed) {
+        expect(res.status, res.text).toBe(200);
+        expect(res.body.data).toMatchObject({
+          agentId: echoId,
+          voiceAgentId: null,
+          agentName: 'embed-echo',
+          color: '#112233',
+          position: 'bottom-right',
+          mode: 'text',
+        });
+      }
+      for (const res of [...refused, noOrigin]) {
+        expect(res.status).toBe(403);
+        expect(res.body.data).toBeUndefined();
+        expect(res.text).not.toContain(echoId);
+      }
+    });
+
+    it('answers any page for `*`, and 401 for unknown or malformed tokens', async () => {
+      // Prepare
+      const { embedToken } = await embedOf({ agentId: echoId, allowedDomains: ['*'] });
+      const forged = embedToken.slice(0, -1) + (embedToken.endsWith('a') ? 'b' : 'a');
+
+      // Act
+      const anyPage = await config(embedToken, 'https://anything.example');
+      const bad = await config(forged, PAGE);
+      const garbage = await config('hello', PAGE);
+
+      // Assess
+      expect(anyPage.status).toBe(200);
+      expect(bad.status).toBe(401);
+      expect(garbage.status).toBe(401);
+    });
+
+    it('lets a page call the API cross-origin (CORS)', async () => {
+      // Prepare
+      const { embedToken } = await embedOf({ agentId: echoId });
+
+      // Act
+      const preflight = await fetch(`${platform.url}/embed/chat`, {
+        method: 'OPTIONS',
+        headers: { origin: PAGE, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+      });
+      const res = await config(embedToken, PAGE);
+
+      // Assess
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+      expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    });
+  });
+
+  describe('visitor credentials', () => {
+    it('chats with the embed agent, billed to the owner, and reaches nothing else', async () => {
+      // Prepare
+      const { embedToken } = await embedOf({ agentId: echoId });
+      const before = await credits(owner);
+
+      // Act
+      const session = await exchange(embedToken);
+      const bearer = session.body.data.bearerToken as string;
+      const reply = await chat(bearer, echoId, 'hello widget');
+      const otherAgent = await chat(bearer, secondId, 'hello');
+      const userInfo = await platform.api('GET', '/user/info', { token: bearer });
+      const create = await platform.api('POST', '/agent/create', { token: bearer, body: { agentName: 'x', description: 'x', sourceCode: ECHO } });
+      const list = await platform.api('GET', '/embed/list', { token: bearer });
+
+      // Assess
+      expect(session.status, session.text).toBe(200);
+      expect(session.body.data).toMatchObject({ agentId: echoId, streamUrl: `${streamUrl}/agent/${echoId}/chat` });
+      expect(bearer).not.toContain(owner.token);
+      expect(reply.status, reply.text).toBe(200);
+      expect(reply.text).toContain('echo: hello widget');
+      expect(otherAgent.status).toBe(403);
+      expect(userInfo.status).toBe(403);
+      expect(create.status).toBe(403);
+      expect(list.status).toBe(403);
+      expect(await credits(owner)).toBeLessThan(before);
+    });
+
+    it('refuses a disallowed origin with 403 and no credential', async () => {
+      // Prepare
+      const { embedToken } = await embedOf({ agentId: echoId, allowedDomains: ['example.com'] });
+
+      // Act
+      const res = await exchange(embedToken, 'https://evil.com');
+
+      // Assess
+      expect(res.status).toBe(403);
+      expect(res.text).not.toContain('svc_run_');
+    });
+
+    it('stops at once when revoked: config, new credentials and credentials already handed out; reactivation restores it', async () => {
+      // Prepare
+      const { embedToken, embedTokenId } = await embedOf({ agentId: echoId });
+      const bearer = (await exchange(embedToken)).body.data.bearerToken as string;
+
+      // Act
+      const revoked = await platform.api('DELETE', `/embed/${embedTokenId}`, { token: owner.token });
+      const configAfter = await config(embedToken, PAGE);
+      const exchangeAfter = await exchange(embedToken);
+      const chatAfter = await chat(bearer, echoId, 'still there?');
+      const reactivated = await platform.api('PUT', `/embed/${embedTokenId}`, { token: owner.token, body: { status: 'active' } });
+      const chatAgain = await chat(bearer, echoId, 'back');
+
+      // Assess
+      expect(revoked.status, revoked.text).toBe(200);
+      expect(configAfter.status).toBe(401);
+      expect(exchangeAfter.status).toBe(401);
+      expect(chatAfter.status).toBe(403);
+      expect(reactivated.status, reactivated.text).toBe(200);
+      expect(reactivated.body.data.status).toBe('active');
+      expect(chatAgain.status).toBe(200);
+    });
+
+    it('answers 429 past rateLimitPerIp and rateLimitPerDay', async () => {
+      // Prepare
+      const perIp = await embedOf({ agentId: echoId, rateLimitPerIp: 2 });
+      const perDay = await embedOf({ agentId: echoId, rateLimitPerDay: 1 });
+
+      // Act
+      const ipResults = [await exchange(perIp.embedToken), await exchange(perIp.embedToken), await exchange(perIp.embedToken)];
+      const dayResults = [await exchange(perDay.embedToken), await exchange(perDay.embedToken)];
+
+      // Assess
+      expect(ipResults.map((r) => r.status)).toEqual([200, 200, 429]);
+      expect(dayResults.map((r) => r.status)).toEqual([200, 429]);
+    });
+
+    it('stops chats once creditLimit is spent and counts what was used', async () => {
+      // Prepare
+      const { embedToken, embedTokenId } = await embedOf({ agentId: echoId, creditLimit: 1 });
+      const bearer = (await exchange(embedToken)).body.data.bearerToken as string;
+
+      // Act
+      const first = await chat(bearer, echoId, 'one');
+      const second = await chat(bearer, echoId, 'two');
+      const newSession = await exchange(embedToken);
+      const listed = (await platform.api('GET', '/embed/list?limit=100', { token: owner.token })).body.data.tokens.find(
+        (t: { embedTokenId: string }) => t.embedTokenId === embedTokenId,
+      );
+
+      // Assess
+      expect(first.status).toBe(200);
+      expect(second.status).toBe(429);
+      expect(second.text).toContain('credit limit');
+      expect(newSession.status).toBe(429);
+      expect(listed.creditsUsed).toBeGreaterThanOrEqual(1);
+    });
+  });
+
+  describe('owner management', () => {
+    it('lists the owner’s tokens page by page, without the secret', async () => {
+      // Prepare
+      const owner2 = await createUser(platform, { alias: 'embed-lister', credits: 10 });
+      const agentId = await createAgent(owner2, 'lister-echo');
+      for (let i = 0; i < 3; i++) expect((await createEmbed({ agentId }, owner2)).status).toBe(200);
+
+      // Act
+      const first = await platform.api('GET', '/embed/list?limit=2', { token: owner2.token });
+      const second = await platform.api('GET', `/embed/list?limit=2&cursor=${encodeURIComponent(first.body.data.nextCursor)}`, { token: owner2.token });
+
+      // Assess
+      expect(first.status, first.text).toBe(200);
+      expect(first.body.data.count).toBe(2);
+      expect(second.body.data.count).toBe(1);
+      expect(second.body.data.nextCursor).toBeNull();
+      const token = first.body.data.tokens[0];
+      expect(Object.keys(token).sort()).toEqual(
+        expect.arrayContaining([
+          'embedTokenId',
+          'tokenPrefix',
+          'agentId',
+          'voiceAgentId',
+          'allowedDomains',
+          'config',
+          'minutesUsed',
+          'minutesLimit',
+          'status',
+          'createdAt',
+        ]),
+      );
+      expect(token.tokenPrefix).toMatch(/^emb_pk_live_.{4}$/);
+      expect(first.text).not.toMatch(/emb_pk_live_[0-9A-Za-z]{46}/);
+      expect(first.text).not.toContain('digest');
+    });
+
+    it('updates domains, limits and config, and hides other owners’ tokens (404)', async () => {
+      // Prepare
+      const { embedTokenId } = await embedOf({ agentId: echoId });
+
+      // Act
+      const updated = await platform.api('PUT', `/embed/${embedTokenId}`, {
+        token: owner.token,
+        body: { allowedDomains: ['example.com'], rateLimitPerDay: 5, config: { color: '#000000', size: 'large' } },
+      });
+      const empty = await platform.api('PUT', `/embed/${embedTokenId}`, { token: owner.token, body: {} });
+      const byOther = await platform.api('PUT', `/embed/${embedTokenId}`, { token: other.token, body: { status: 'revoked' } });
+      const deleteByOther = await platform.api('DELETE', `/embed/${embedTokenId}`, { token: other.token });
+
+      // Assess
+      expect(updated.status, updated.text).toBe(200);
+      expect(updated.body.data).toMatchObject({
+        allowedDomains: ['example.com'],
+        rateLimitPerDay: 5,
+        config: { color: '#000000', size: 'large', mode: 'text' },
+      });
+      expect(empty.status).toBe(400);
+      expect(byOther.status).toBe(404);
+      expect(deleteByOther.status).toBe(404);
+    });
+  });
+});

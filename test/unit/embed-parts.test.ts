@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import { originAllowed } from '../../functions/embed/origin.ts';
+import { Downsampler } from '../../widget/downsample.ts';
+import { MarkerParser, type StreamPart } from '../../widget/markers.ts';
+
+const STREAM =
+  '__META__{"conversationId":"c-1","agentId":"a"}__Hello __TOOL__lookup__world__ERROR__{"code":"X","message":"it broke"}__ end__METRICS__{"totalTokens":7}';
+
+/** Feeds `text` in chunks of `size` and joins adjacent text parts. */
+function parse(text: string, size: number): StreamPart[] {
+  const parser = new MarkerParser();
+  const parts: StreamPart[] = [];
+  for (let i = 0; i < text.length; i += size) parts.push(...parser.push(text.slice(i, i + size)));
+  parts.push(...parser.end());
+  return parts.reduce<StreamPart[]>((out, part) => {
+    const last = out.at(-1);
+    if (part.kind === 'text' && last?.kind === 'text') out[out.length - 1] = { kind: 'text', text: last.text + part.text };
+    else out.push(part);
+    return out;
+  }, []);
+}
+
+describe('the widget’s stream parser', () => {
+  it.each([1, 2, 3, 7, 1000])('takes the markers out whatever the chunk edges (chunks of %i)', (size) => {
+    // Act
+    const parts = parse(STREAM, size);
+
+    // Assess
+    expect(parts).toEqual([
+      { kind: 'meta', conversationId: 'c-1' },
+      { kind: 'text', text: 'Hello ' },
+      { kind: 'tool', name: 'lookup' },
+      { kind: 'text', text: 'world' },
+      { kind: 'error', message: 'it broke' },
+      { kind: 'text', text: ' end' },
+    ]);
+  });
+
+  it('keeps underscores that start no marker, and JSON holding "__" inside a marker', () => {
+    // Act
+    const parts = parse('__META__{"conversationId":"a__b"}__snake_case and __init__ stay', 4);
+
+    // Assess
+    expect(parts).toEqual([
+      { kind: 'meta', conversationId: 'a__b' },
+      { kind: 'text', text: 'snake_case and __init__ stay' },
+    ]);
+  });
+});
+
+describe('the widget’s downsampler', () => {
+  it('turns 48 kHz into 20 ms frames of 16 kHz PCM16, averaging each interval', () => {
+    // Prepare
+    const frames: ArrayBuffer[] = [];
+    const downsampler = new Downsampler(48_000, (frame) => frames.push(frame));
+    const second = new Float32Array(48_000).map((_, i) => (i % 3 === 0 ? 0.75 : 0));
+
+    // Act
+    downsampler.push(second.subarray(0, 1000));
+    downsampler.push(second.subarray(1000));
+
+    // Assess
+    expect(frames).toHaveLength(50);
+    const samples = new Int16Array(frames[0]!);
+    expect(samples).toHaveLength(320);
+    // Each output sample is the mean of three inputs (0.75, 0, 0): 0.25 of full scale, not 0.75 or 0.
+    expect(new Set(samples)).toEqual(new Set([Math.trunc(0.25 * 0x7fff)]));
+  });
+});
+
+describe('embed origins', () => {
+  it.each([
+    ['https://shop.example.com', ['shop.example.com'], true],
+    ['http://shop.example.com:8080', ['shop.example.com'], true],
+    ['http://localhost:5173', ['localhost'], true],
+    ['http://localhost:5173', ['localhost:5173'], true],
+    ['http://localhost:3000', ['localhost:5173'], false],
+    ['https://a.b.example.org', ['*.example.org'], true],
+    ['https://example.org', ['*.example.org'], false],
+    ['https://badexample.org', ['*.example.org'], false],
+    ['https://shop.example.com.evil.com', ['shop.example.com'], false],
+    ['https://anything.test', ['*'], true],
+    [undefined, ['*'], true],
+    [undefined, ['localhost'], false],
+    ['null', ['localhost'], false],
+    ['https://example.com', ['example.com:443'], true],
+  ] as const)('%s against %j: %s', (origin, domains, allowed) => {
+    // Act / Assess
+    expect(originAllowed(origin, domains)).toBe(allowed);
+  });
+});
