@@ -125,8 +125,8 @@ describe('services', () => {
       'AWS::EC2::VPC',
     ])
       expect(ofType(template, type), type).toHaveLength(1);
-    // The service's distribution, and the site host's (the websites area).
-    expect(ofType(template, 'AWS::CloudFront::Distribution')).toHaveLength(2);
+    // The service's distribution, the site host's (the websites area) and the widget's (the embed area).
+    expect(ofType(template, 'AWS::CloudFront::Distribution')).toHaveLength(3);
     expect(ofType(template, 'AWS::EC2::NatGateway')).toEqual([]);
     expect(ofType(template, 'AWS::EC2::Subnet').map(([, s]) => s.Properties?.['MapPublicIpOnLaunch'])).toEqual([true, true]);
     expect(task).toMatchObject({ Cpu: '256', Memory: '512', RuntimePlatform: { CpuArchitecture: 'ARM64' }, RequiresCompatibilities: ['FARGATE'] });

@@ -12,6 +12,9 @@ import type { RouteSpec } from '../../lib/manifest/types.ts';
 import { installStreamingShim } from '../../lib/local/streaming-shim.ts';
 import { cdkJsonContext, roleStatements, synthPlatform, syntheticRoute, withScratchOutdir, type TemplateJson, scratchEntriesDir } from './synth-platform.ts';
 
+/** Host URLs that are CloudFront distributions in front of a service or a bucket, never a function's own URL. */
+const DISTRIBUTION_URLS = new Set(['VOICE_URL', 'CDN_URL']);
+
 const route = (r: Parameters<typeof syntheticRoute>[0]): RouteSpec => syntheticRoute({ auth: 'required', style: 'A', ...r });
 
 /**
@@ -228,8 +231,8 @@ describe('streaming hosts', () => {
 
     // Assess
     for (const v of others) expect(v).toMatchObject({ STREAM_URL: streamUrl, CODE_URL: codeUrl });
-    // VOICE_URL is the voice service's distribution (service-containers.ts), not a function URL.
-    for (const v of streams) expect(Object.keys(v).filter((k) => k.endsWith('_URL') && k !== 'VOICE_URL')).toEqual([]);
+    // VOICE_URL and CDN_URL are distributions (service-containers.ts, asset-distribution.ts), not function URLs.
+    for (const v of streams) expect(Object.keys(v).filter((k) => k.endsWith('_URL') && !DISTRIBUTION_URLS.has(k))).toEqual([]);
     expect(findCycle(template)).toBeNull();
     expect(template.Outputs?.['StreamUrl']?.Value).toEqual(streamUrl);
     expect(template.Outputs?.['CodeUrl']?.Value).toEqual(codeUrl);
@@ -246,7 +249,7 @@ describe('streaming hosts', () => {
     expect(stack.functions.streams.size).toBe(0);
     expect(Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::Url')).toEqual([]);
     for (const r of Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::Function')) {
-      expect(Object.keys(r.Properties?.['Environment']?.Variables ?? {}).filter((k) => k.endsWith('_URL') && k !== 'VOICE_URL')).toEqual([]);
+      expect(Object.keys(r.Properties?.['Environment']?.Variables ?? {}).filter((k) => k.endsWith('_URL') && !DISTRIBUTION_URLS.has(k))).toEqual([]);
     }
     expect(JSON.stringify(template.Outputs?.['StreamUrl']?.Value)).toMatch(/\/test\/stream"\]\]\}$/);
   });

@@ -13,7 +13,7 @@ import { json, platformFunctions, synthPlatform, withScratchOutdir, type Templat
 /** The lifecycle rules of the blobs bucket. */
 function blobRules(template: TemplateJson): Record<string, unknown>[] {
   const [bucket] = Object.values(template.Resources).filter(
-    (r) => r.Type === 'AWS::S3::Bucket' && JSON.stringify(r.Properties?.['BucketName']).includes('-blobs"'),
+    (r) => r.Type === 'AWS::S3::Bucket' && (JSON.stringify(r.Properties?.['BucketName']) ?? '').includes('-blobs"'),
   );
   return bucket!.Properties?.['LifecycleConfiguration'].Rules;
 }
