@@ -1,3 +1,4 @@
+import { chattableAgent } from '../agents/chattable-agent.ts';
 import { requireAlias, type UserActor } from '../core/auth/actor.ts';
 import type { RunTokens } from '../core/auth/run-token.ts';
 import { digestSecret, generateSecret, isWellFormedSecret, secretPrefixHint } from '../core/auth/secrets.ts';
@@ -67,11 +68,7 @@ function modeOf(agentId: string | null, voiceAgentId: string | null): EmbedMode 
  * the field asks for; a 400 naming the field otherwise, revealing nothing else about it.
  */
 async function embeddableAgent(ownerId: string, field: 'agentId' | 'voiceAgentId', agentId: string, ports: Pick<EmbedPorts, 'agents'>): Promise<AgentRecord> {
-  const agent = await ports.agents.get(agentId);
-  if (agent === null || agent.status === 'deleted' || (agent.ownerId !== ownerId && agent.visibility !== 'public')) {
-    const message = `${field}: agent ${agentId} does not exist or is not one you may chat with`;
-    throw new ValidationError(`Invalid request: ${message}.`, [message]);
-  }
+  const agent = await chattableAgent(ownerId, agentId, ports, field);
   const wanted = field === 'agentId' ? 'text' : 'bidi';
   if (agent.agentType !== wanted) {
     const message =
