@@ -11,6 +11,48 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WIDGET_VERSION } from '../../widget/version.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 
+/**
+ * A voice agent that answers the caller's first audio with 3 s of speech at once and, 25 caller
+ * frames (half a second) later, reports that the caller talked over it.
+ */
+const INTERRUPTED_AGENT = `import base64
+from asyncio import Queue
+
+CHUNK = base64.b64encode((1000).to_bytes(2, "little", signed=True) * 2400).decode()
+
+class Interrupted:
+    def __init__(self):
+        self.events = Queue()
+        self.heard = 0
+
+    async def start(self):
+        pass
+
+    async def send(self, message):
+        if isinstance(message, str):
+            return
+        self.heard += 1
+        if self.heard == 1:
+            for _ in range(30):
+                await self.events.put({"type": "bidi_audio_stream", "audio": CHUNK, "sample_rate": 24000})
+        if self.heard == 26:
+            await self.events.put({"type": "bidi_interruption", "reason": "user_speech"})
+            await self.events.put({"type": "bidi_transcript_stream", "role": "assistant", "text": "talked over", "is_final": True})
+
+    async def receive(self):
+        while True:
+            event = await self.events.get()
+            if event is None:
+                return
+            yield event
+
+    async def stop(self):
+        await self.events.put(None)
+
+def create_bidi_agent():
+    return Interrupted()
+`;
+
 // The browser globals the callbacks of page.evaluate use there (this project's types are Node's).
 declare const window: any;
 declare const document: any;
@@ -354,6 +396,47 @@ describe.skipIf(!existsSync(CHROMIUM))('embed widget in Chromium', () => {
     const token = listed.body.data.tokens.find((t: { embedTokenId: string }) => t.embedTokenId === embedTokenId);
     expect(token.minutesUsed).toBeGreaterThan(0);
     await page.close();
+  });
+
+  it('stops playback at once when the agent is interrupted', async () => {
+    // Prepare: an agent that answers the caller's first audio with 3 s of speech at once, then,
+    // half a second of caller audio later, reports that the caller talked over it. The page counts
+    // the audio sources the widget schedules and stops.
+    const interruptedId = await createAgent('voice-interrupted', INTERRUPTED_AGENT, { agentType: 'bidi' });
+    const { snippet } = await embed({ voiceAgentId: interruptedId });
+    const page = await browser.newPage();
+    // A string: this file is compiled without the DOM library.
+    await page.addInitScript({
+      content: `(() => {
+        const counts = (window.__sources = { started: 0, stopped: 0 });
+        const prototype = AudioBufferSourceNode.prototype;
+        const start = prototype.start;
+        const stop = prototype.stop;
+        prototype.start = function (...args) { counts.started++; return start.apply(this, args); };
+        prototype.stop = function (...args) { counts.stopped++; return stop.apply(this, args); };
+      })();`,
+    });
+    html.set('/interrupted', `<!doctype html><html><body><script>window.__events = [];</script>${snippet}</body></html>`);
+    await page.goto(`${pageOrigin}/interrupted`);
+    await record(page);
+    await waitForEvent(page, 'ready');
+    await page.evaluate(() => (window as unknown as { ServiceWidget: { open(): void } }).ServiceWidget.open());
+
+    // Act
+    await widget(page).getByRole('button', { name: 'Start voice chat' }).click();
+    await page.waitForFunction(() =>
+      (window as unknown as { __events: { event: string; data?: { text?: string } }[] }).__events.some(
+        (e) => e.event === 'transcript' && e.data?.text === 'talked over',
+      ),
+    );
+    const counts = await page.evaluate(() => (window as unknown as { __sources: { started: number; stopped: number } }).__sources);
+    await widget(page).getByRole('button', { name: 'End voice chat' }).click();
+    await waitForEvent(page, 'voiceEnd');
+    await page.close();
+
+    // Assess: speech was scheduled ahead, and what had not played was stopped on `interrupted`
+    expect(counts.started).toBeGreaterThan(0);
+    expect(counts.stopped).toBeGreaterThan(0);
   });
 
   it('refuses voice once the token’s minutes are spent', async () => {
