@@ -268,6 +268,33 @@ describe.skipIf(!existsSync(CHROMIUM))('embed widget in Chromium', () => {
     await page.close();
   });
 
+  it('switches tabs with the arrow keys, moving focus and aria-selected with the tab', async () => {
+    // Prepare
+    const { snippet } = await embed({ agentId: echoId, voiceAgentId: voiceId });
+    const page = await openPage(snippet);
+    await page.waitForFunction(() => (window as unknown as { ServiceWidget?: { isReady(): boolean } }).ServiceWidget?.isReady());
+    await page.evaluate(() => (window as unknown as { ServiceWidget: { open(): void } }).ServiceWidget.open());
+    const chatTab = widget(page).getByRole('tab', { name: 'Chat' });
+    const voiceTab = widget(page).getByRole('tab', { name: 'Voice' });
+
+    // Act
+    await chatTab.focus();
+    await page.keyboard.press('ArrowRight');
+    const afterRight = await page.evaluate(() => (window as unknown as { ServiceWidget: { getActiveTab(): string } }).ServiceWidget.getActiveTab());
+    const voiceSelected = await voiceTab.getAttribute('aria-selected');
+    const voiceFocused = await voiceTab.evaluate((el) => (el.getRootNode() as unknown as { activeElement: unknown }).activeElement === el);
+    await page.keyboard.press('ArrowLeft');
+    const afterLeft = await page.evaluate(() => (window as unknown as { ServiceWidget: { getActiveTab(): string } }).ServiceWidget.getActiveTab());
+
+    // Assess
+    expect(afterRight).toBe('voice');
+    expect(voiceSelected).toBe('true');
+    expect(voiceFocused).toBe(true);
+    expect(afterLeft).toBe('text');
+    expect(await chatTab.getAttribute('aria-selected')).toBe('true');
+    await page.close();
+  });
+
   it('honours position, colour, size, title and greeting attributes, and is usable by keyboard', async () => {
     // Prepare
     const { embedToken } = await embed({ agentId: echoId });
