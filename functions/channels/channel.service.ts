@@ -121,17 +121,18 @@ export async function updateChannel(scope: RequestScope, actor: UserActor, chann
   const channel = await ownedChannel(actor, channelId, ports);
   if (input.agentId !== undefined && input.agentId !== channel.agentId) await chattableAgent(channel.ownerId, input.agentId, ports);
   const { platformConfig, ...changes } = input;
-  const defined = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
-  let next: ChannelRecord = { ...channel, ...defined, updatedAt: ports.clock.now() };
+  // Only the fields given are written: the failure counter moves with atomic ADDs meanwhile
+  // (undelivered replies), and an edit read before one must not set it back.
+  const fields: Record<string, unknown> = { ...changes };
   if (platformConfig !== undefined) {
     const current = await openConfig(channel, ports);
     const merged = checkConfig(channel.platform, { ...current, ...platformConfig });
     // The bot platform's webhook secret is the platform's own, kept across edits.
     if (current['webhookSecret'] !== undefined) merged['webhookSecret'] = current['webhookSecret'];
-    next = { ...next, ...(await sealed(channel, merged, ports)) };
+    Object.assign(fields, await sealed(channel, merged, ports));
   }
-  if (input.status === 'active') next = { ...next, failureCount: 0 };
-  const saved = await ports.channels.replace(next, channel.updatedAt);
+  if (input.status === 'active') fields['failureCount'] = 0;
+  const saved = await ports.channels.update(channelId, fields, channel.updatedAt, ports.clock.now());
   if (saved === null) throw new ConflictError(`Channel ${channelId} was changed by another request; read it and try again.`);
   return presentChannel(saved, scope.urls.baseUrl);
 }

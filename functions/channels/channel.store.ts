@@ -2,7 +2,7 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/l
 import type { Page } from '../core/db/cursor.ts';
 import { queryItems, writeIf, type Db } from '../core/db/dynamo.ts';
 import { listPage } from '../core/db/listing.ts';
-import { putIfUnchanged } from '../core/db/optimistic-update.ts';
+import { updateIfUnchanged } from '../core/db/optimistic-update.ts';
 import type { ChannelRecord, SenderRecord } from './channel.schema.ts';
 
 /** How long a delivery id is remembered: platforms retry within minutes (Slack 3 times in about 5). */
@@ -16,8 +16,11 @@ const DELIVERY_TTL_SEC = 24 * 3600;
 export interface ChannelStore {
   get(channelId: string): Promise<ChannelRecord | null>;
   create(channel: ChannelRecord): Promise<boolean>;
-  /** Writes `channel` if the stored one still has `expectedUpdatedAt`; null when someone changed it since. */
-  replace(channel: ChannelRecord, expectedUpdatedAt: number): Promise<ChannelRecord | null>;
+  /**
+   * Sets `changes` if the stored channel still has `expectedUpdatedAt`; null when someone changed it
+   * since. Only those fields are written, so failures counted meanwhile are kept.
+   */
+  update(channelId: string, changes: Readonly<Record<string, unknown>>, expectedUpdatedAt: number, now: number): Promise<ChannelRecord | null>;
   delete(channelId: string, ownerId: string): Promise<boolean>;
   listByOwner(ownerId: string, limit: number, cursor: string | undefined): Promise<Page<ChannelRecord>>;
   /** Adds one to the failure counter (a reply that could not be delivered). */
@@ -40,7 +43,7 @@ export function createChannelStore(db: Db): ChannelStore {
       return (out.Item as ChannelRecord | undefined) ?? null;
     },
     create: (channel) => writeIf(db.doc.send(new PutCommand({ TableName: table, Item: channel, ConditionExpression: 'attribute_not_exists(channelId)' }))),
-    replace: (channel, expectedUpdatedAt) => putIfUnchanged(db, table, channel, expectedUpdatedAt),
+    update: (channelId, changes, expectedUpdatedAt, now) => updateIfUnchanged<ChannelRecord>(db, table, { channelId }, changes, expectedUpdatedAt, now),
     delete: (channelId, ownerId) =>
       writeIf(
         db.doc.send(

@@ -212,6 +212,23 @@ describe('channels', () => {
       expect(after.status).toBe(404);
     });
 
+    it('keeps failures counted while an edit was under way, and resets them when set active', async () => {
+      // Prepare: a failure counted, then the channel read for an edit, then another failure
+      const created = await channelOf({ platform: 'webhook', platformConfig: {} });
+      const store = platform.running.ports.channels;
+      await store.countFailure(created.channelId);
+      const read = (await store.get(created.channelId))!;
+      await store.countFailure(created.channelId);
+
+      // Act: the edit made from the earlier read, then reactivation over the API
+      const edited = await store.update(created.channelId, { name: 'renamed' }, read.updatedAt, read.updatedAt + 1);
+      const reactivated = await platform.api('PUT', `/channels/${created.channelId}`, { token: owner.token, body: { status: 'active' } });
+
+      // Assess
+      expect(edited).toMatchObject({ name: 'renamed', failureCount: 2 });
+      expect(reactivated.body.data).toMatchObject({ name: 'renamed', status: 'active', failureCount: 0 });
+    });
+
     it('tests a channel with its agent', async () => {
       // Prepare
       const created = await channelOf({ platform: 'webhook', platformConfig: {} });
