@@ -2,7 +2,7 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/l
 import type { Page } from '../core/db/cursor.ts';
 import { queryItems, writeIf, type Db } from '../core/db/dynamo.ts';
 import { listPage } from '../core/db/listing.ts';
-import { updateIfUnchanged } from '../core/db/optimistic-update.ts';
+import { fieldAssignments, updateIfUnchanged } from '../core/db/optimistic-update.ts';
 import type { ChannelRecord, SenderRecord } from './channel.schema.ts';
 
 /** How long a delivery id is remembered: platforms retry within minutes (Slack 3 times in about 5). */
@@ -80,15 +80,15 @@ export function createChannelStore(db: Db): ChannelStore {
       return (out.Item as SenderRecord | undefined) ?? null;
     },
     async updateSender(channelId, senderKey, fields) {
-      const entries = Object.entries(fields).filter(([, value]) => value !== undefined);
-      if (entries.length === 0) return;
+      const { sets, names, values } = fieldAssignments(fields);
+      if (sets.length === 0) return;
       await db.doc.send(
         new UpdateCommand({
           TableName: senders,
           Key: { channelId, senderKey },
-          UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :v${i}`).join(', ')}`,
-          ExpressionAttributeNames: Object.fromEntries(entries.map(([field], i) => [`#f${i}`, field])),
-          ExpressionAttributeValues: Object.fromEntries(entries.map(([, value], i) => [`:v${i}`, value])),
+          UpdateExpression: `SET ${sets.join(', ')}`,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
         }),
       );
     },

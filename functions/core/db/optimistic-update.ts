@@ -46,28 +46,34 @@ export async function updateIfUnchanged<T>(
   expectedUpdatedAt: number,
   now: number,
 ): Promise<T | null> {
-  const entries = Object.entries(changes).filter(([, value]) => value !== undefined);
-  const names: Record<string, string> = { '#updatedAt': 'updatedAt' };
-  // Within the same millisecond the version must still move, or a second writer would pass too.
-  const values: Record<string, unknown> = { ':expected': expectedUpdatedAt, ':now': Math.max(now, expectedUpdatedAt + 1) };
-  const sets = ['#updatedAt = :now'];
-  for (const [i, [field, value]] of entries.entries()) {
-    names[`#f${i}`] = field;
-    values[`:v${i}`] = value;
-    sets.push(`#f${i} = :v${i}`);
-  }
+  const fields = fieldAssignments(changes);
   const out = await sendIf(
     db.doc.send(
       new UpdateCommand({
         TableName: table,
         Key: key,
-        UpdateExpression: `SET ${sets.join(', ')}`,
+        UpdateExpression: `SET ${['#updatedAt = :now', ...fields.sets].join(', ')}`,
         ConditionExpression: '#updatedAt = :expected',
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
+        ExpressionAttributeNames: { ...fields.names, '#updatedAt': 'updatedAt' },
+        // Within the same millisecond the version must still move, or a second writer would pass too.
+        ExpressionAttributeValues: { ...fields.values, ':expected': expectedUpdatedAt, ':now': Math.max(now, expectedUpdatedAt + 1) },
         ReturnValues: 'ALL_NEW',
       }),
     ),
   );
   return (out?.Attributes as T | undefined) ?? null;
+}
+
+/** `SET` assignments (`#f0 = :v0`, ...) of the defined fields of `changes`, with their names and values. */
+export function fieldAssignments(changes: Readonly<Record<string, unknown>>): {
+  sets: string[];
+  names: Record<string, string>;
+  values: Record<string, unknown>;
+} {
+  const entries = Object.entries(changes).filter(([, value]) => value !== undefined);
+  return {
+    sets: entries.map((_, i) => `#f${i} = :v${i}`),
+    names: Object.fromEntries(entries.map(([field], i) => [`#f${i}`, field])),
+    values: Object.fromEntries(entries.map(([, value], i) => [`:v${i}`, value])),
+  };
 }
