@@ -50,9 +50,9 @@ export function createRendezvous(wss: WebSocketServer, voiceUrl: string, options
   const slots = new Map<string, { token: Buffer; resolve(ws: WebSocket): void; reject(error: Error): void }>();
   const refuse = (socket: Duplex) => socket.end('HTTP/1.1 401 Unauthorized\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
   /** A connect-back with no slot here: to the task holding the session, or refused. */
-  const passOn = async (sessionId: string, req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const address = await peers!.directory.find(sessionId, peers!.now()).catch(() => null);
-    if (address === null || address === peers!.self) return refuse(socket);
+  const passOn = async (peers: RendezvousPeers, sessionId: string, req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const address = await peers.directory.find(sessionId, peers.now()).catch(() => null);
+    if (address === null || address === peers.self) return refuse(socket);
     relayUpgrade(address, req, socket, head);
   };
   return {
@@ -82,7 +82,7 @@ export function createRendezvous(wss: WebSocketServer, voiceUrl: string, options
     accept(sessionId, req, socket, head) {
       const slot = slots.get(sessionId);
       const presented = Buffer.from(/^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '');
-      if (slot === undefined && peers !== undefined) return void passOn(sessionId, req, socket, head);
+      if (slot === undefined && peers !== undefined) return void passOn(peers, sessionId, req, socket, head);
       if (slot === undefined || presented.length !== slot.token.length || !timingSafeEqual(presented, slot.token)) return refuse(socket);
       slots.delete(sessionId);
       wss.handleUpgrade(req, socket, head, (ws) => slot.resolve(ws));
