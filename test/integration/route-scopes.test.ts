@@ -27,6 +27,7 @@ function errorOf(res: ApiResponse): { code: unknown; message: unknown } {
 
 const fullRoutes = routes.filter((r) => r.callers === 'full' && r.auth !== 'public');
 const roleRoutes = routes.filter((r) => r.callers === 'role' && r.auth !== 'public');
+const notForAgentScoped = routes.filter((r) => r.callers !== 'agent' && r.auth !== 'public');
 
 describe('route callers: what role and run tokens may call', () => {
   let platform: TestPlatform;
@@ -87,6 +88,20 @@ describe('route callers: what role and run tokens may call', () => {
       expect(agents.body.data.agents).toEqual([]);
       expect(logs.status, logs.text).toBe(200);
       expect(key.body.data).toEqual({ serviceName: 'openai', exists: false });
+    });
+  });
+
+  describe('with an agent-scoped token (an embed visitor, a phone call)', () => {
+    it.each(notForAgentScoped.map((r) => [formatRoute(r), r] as const))('refuses %s with 403 ACCESS_DENIED', async (_label, route) => {
+      // Prepare
+      const token = await platform.running.ports.runTokens.mint({ userId: owner.userId, keys: null, agents: ['placeholder-1'] }, 60_000);
+      // Act
+      const res = await call(platform, route, token);
+      // Assess
+      expect(res.status, res.text).toBe(403);
+      // MCP routes answer in JSON-RPC's error shape, with its numeric codes.
+      if (route.errors !== 'json-rpc') expect(errorOf(res).code).toBe(route.style === 'website' ? undefined : 'ACCESS_DENIED');
+      if (route.auth !== 'admin') expect(String(errorOf(res).message)).toMatch(/only chat with the agents it was issued for/);
     });
   });
 
