@@ -24,6 +24,17 @@ export function encodeBase62(value: bigint, width: number): string {
   return out.padStart(width, '0');
 }
 
+/** The value `encodeBase62` wrote; null when `text` holds a character outside base62. */
+export function decodeBase62(text: string): bigint | null {
+  let value = 0n;
+  for (const char of text) {
+    const digit = BASE62.indexOf(char);
+    if (digit < 0) return null;
+    value = value * 62n + BigInt(digit);
+  }
+  return value;
+}
+
 /** Id whose lexical order follows creation time: 9 base62 chars of milliseconds, then randomness. */
 export function sortableId(prefix: string, nowMs: number): string {
   return `${prefix}${encodeBase62(BigInt(nowMs), 9)}${randomBase62(12)}`;

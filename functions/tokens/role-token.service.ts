@@ -1,5 +1,5 @@
 import type { UserActor } from '../core/auth/actor.ts';
-import { digestSecret, digestsEqual, isWellFormedSecret } from '../core/auth/secrets.ts';
+import { digestSecret, digestsEqual, readSecret } from '../core/auth/secrets.ts';
 import { ConflictError, ValidationError } from '../core/errors.ts';
 import type { KeyStore } from '../keys/key.store.ts';
 import type { UserStore } from '../users/user.store.ts';
@@ -53,9 +53,10 @@ export async function revokeRoleToken(actor: UserActor, tokenId: string, ports: 
  */
 export async function validateRoleToken(token: string, ports: RoleTokenPorts) {
   const invalid = { valid: false as const };
-  if (!isWellFormedSecret('roleToken', token)) return invalid;
+  const secret = readSecret('roleToken', token);
+  if (secret === null) return invalid;
   const digest = digestSecret(token);
-  const record = await ports.tokens.findByDigest(digest);
+  const record = secret.locator !== null ? await ports.tokens.get(secret.locator.tokenId) : await ports.tokens.findByDigest(digest);
   if (record === null || record.kind !== 'role' || record.status !== 'active' || !digestsEqual(record.digest, digest)) return invalid;
   if (record.expiresAt !== null && record.expiresAt <= ports.clock.now()) return invalid;
   const owner = await ports.users.get(record.userId);

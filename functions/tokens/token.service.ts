@@ -29,9 +29,10 @@ export async function issueToken(
   ports: TokenPorts,
   now = ports.clock.now(),
 ): Promise<IssuedToken & { record: TokenRecord }> {
-  const token = generateSecret(input.kind === 'user' ? 'userToken' : 'roleToken');
+  const tokenId = sortableId('tok_', now);
+  const token = generateSecret(input.kind === 'user' ? 'userToken' : 'roleToken', { tokenId, userId: input.userId });
   const record: TokenRecord = {
-    tokenId: sortableId('tok_', now),
+    tokenId,
     userId: input.userId,
     kind: input.kind,
     name: input.name,
@@ -129,7 +130,7 @@ export async function regenerateToken(actor: UserActor, tokenId: string, ports: 
   if (current.status !== 'active') throw new ConflictError(`Token ${tokenId} is revoked and cannot be regenerated.`);
   const now = ports.clock.now();
   if (current.expiresAt !== null && current.expiresAt <= now) throw new ConflictError(`Token ${tokenId} has expired; create a new one.`);
-  const token = generateSecret('userToken');
+  const token = generateSecret('userToken', { tokenId, userId: current.userId });
   const tokenPrefix = secretPrefixHint(token);
   if (!(await ports.tokens.replaceDigest(current, digestSecret(token), tokenPrefix, now))) {
     throw new ConflictError(`Token ${tokenId} changed while regenerating; retry.`);

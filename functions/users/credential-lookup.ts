@@ -19,16 +19,17 @@ function toAccount(user: UserRecord): AccountCredential {
 /** The kernel's credential port, answered from the users and tokens stores. */
 export function createCredentialLookup(ports: UserPorts & { tokens: TokenStore; db: Db }): CredentialLookup {
   return {
-    async findTokenByDigest(digest) {
-      const pointer = await ports.tokens.findPointer(digest);
-      if (pointer === null) return null;
-      // The pointer names the user, so the record and the account are read in one BatchGetItem.
+    async findToken(digest, locator) {
+      // A token that carries its locator names its record and account: one BatchGetItem. One issued
+      // before locators existed (or for ids of another shape) is found through its digest pointer,
+      // which names both as well, so that is one read more.
+      const at = locator ?? (await ports.tokens.findPointer(digest));
+      if (at === null) return null;
       const [token, pointerUser] =
-        pointer.userId === null
-          ? [await ports.tokens.get(pointer.tokenId), null]
-          : await readItems(ports.db, [ports.tokens.read(pointer.tokenId), ports.users.read(pointer.userId)]);
+        at.userId === null ? [await ports.tokens.get(at.tokenId), null] : await readItems(ports.db, [ports.tokens.read(at.tokenId), ports.users.read(at.userId)]);
       if (token === null) return null;
-      const user = pointerUser?.userId === token.userId ? pointerUser : await ports.users.get(token.userId);
+      // A located token whose record names another account was not issued by us: no second read.
+      const user = pointerUser?.userId === token.userId ? pointerUser : locator !== null ? null : await ports.users.get(token.userId);
       const credential: TokenCredential = {
         tokenId: token.tokenId,
         userId: token.userId,

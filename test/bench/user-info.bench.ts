@@ -1,7 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { digestSecret } from '../../functions/core/auth/secrets.ts';
 import type { Db } from '../../functions/core/db/dynamo.ts';
 import { createUser, startTestPlatform } from '../support/local-platform.ts';
 import type { BenchModule } from './harness.ts';
@@ -14,24 +13,23 @@ const CONCURRENT = { blocks: 8, perBlock: 100, concurrency: 8 };
 
 const HELLO = 'bare node:http hello';
 const BASE_1 = 'bare http, 1 Get';
-const BASE_SAME = 'bare http, same 2 reads';
+const BASE_SAME = 'bare http, same BatchGet';
 const PLATFORM_TOKEN = 'platform /user/info, token';
 const PLATFORM_KEY = 'platform /user/info, secret key';
 
 interface Reads {
   readonly userId: string;
   readonly tokenId: string;
-  readonly digest: string;
 }
 
 /**
  * What the platform is measured against: a bare `node:http` handler in the same process. `/hello`
  * answers a fixed body without the store (issue 11's baseline: what node itself can do here);
  * the others use the same dynalite through the platform's own document client. `/one` is the
- * store read the answer needs; `/same` makes the reads a token-authenticated `/user/info` makes
- * (the digest pointer, then the token and the account in one BatchGetItem; the handler answers
- * from that read), so platform ÷ `/same` is the kernel's own cost. A token cannot need fewer: the
- * pointer says which token and account hold the digest, and both must be read to honour revocation.
+ * store read the answer needs; `/same` makes the read a token-authenticated `/user/info` makes
+ * (the token and the account it names, in one BatchGetItem; the handler answers from that read),
+ * so platform ÷ `/same` is the kernel's own cost. A token cannot need less: both records must be
+ * read on every request to honour revocation, and the account is the answer.
  */
 async function startBaseline(db: Db, reads: Reads): Promise<Server> {
   const users = db.table('users');
@@ -45,7 +43,6 @@ async function startBaseline(db: Db, reads: Reads): Promise<Server> {
     }
     const answer = async () => {
       if (req.url === '/same') {
-        await db.doc.send(new GetCommand({ TableName: db.table('token-digests'), Key: { digest: reads.digest }, ConsistentRead: true }));
         const out = await db.doc.send(
           new BatchGetCommand({
             RequestItems: {
@@ -80,7 +77,7 @@ export const userInfoBench: BenchModule = {
     const platform = await startTestPlatform();
     defer(() => platform.stop({ removeData: true }));
     const user = await createUser(platform, { alias: 'benchuser' });
-    const reads: Reads = { userId: user.userId, tokenId: user.tokenId, digest: digestSecret(user.token) };
+    const reads: Reads = { userId: user.userId, tokenId: user.tokenId };
 
     const baseline = await startBaseline(platform.running.ports.db, reads);
     defer(

@@ -185,7 +185,7 @@ describe('keys vault, role tokens and credits over HTTP', () => {
     // Assess
     expect(created.status).toBe(200);
     expect(created.body.data).toMatchObject({ name: 'ci-bot', keys: ['openai'], tokenId: expect.stringMatching(/^tok_/) });
-    expect(role).toMatch(/^svc_rt_[0-9A-Za-z]{46}$/);
+    expect(role).toMatch(/^svc_rt_[0-9A-Za-z]{89}$/);
     expect(unknownKey.status).toBe(400);
     expect(unknownKey.body.error).toContain('opnai');
     expect(validated.body.data).toEqual({ valid: true, ownerAlias: 'roler', name: 'ci-bot', keys: ['openai'], expiresAt: null });

@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { digestSecret, generateSecret, secretPrefixHint } from '../../functions/core/auth/secrets.ts';
+import { sortableId } from '../../functions/core/ids.ts';
+import { createTokenStore } from '../../functions/tokens/token.store.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 
 describe('users and tokens over HTTP', () => {
@@ -32,7 +35,8 @@ describe('users and tokens over HTTP', () => {
     expect(created.status).toBe(200);
     const issued = created.body.data;
     expect(Object.keys(issued).sort()).toEqual(['createdAt', 'expiresAt', 'name', 'token', 'tokenId', 'tokenPrefix']);
-    expect(issued.token).toMatch(/^svc_ut_[0-9A-Za-z]{46}$/);
+    // 40 random characters, the token's and the account's ids (43), the checksum (6)
+    expect(issued.token).toMatch(/^svc_ut_[0-9A-Za-z]{89}$/);
     expect(issued.token.startsWith(issued.tokenPrefix)).toBe(true);
     expect(issued.expiresAt - issued.createdAt).toBe(30 * 86_400_000);
     expect((await platform.api('GET', '/user/info', { token: issued.token })).body.data.alias).toBe('lifecycle');
@@ -75,7 +79,7 @@ describe('users and tokens over HTTP', () => {
     expect((await platform.api('POST', `/user/token/${issued.tokenId}/regenerate`, { token: user.token })).status).toBe(409);
   });
 
-  it('answers /user/info from the account auth read, current on every request, in one or two store calls', async () => {
+  it('answers /user/info from the account auth read, current on every request, in one store call', async () => {
     // Prepare: count the store calls each request makes
     const user = await createUser(platform, { alias: 'oneread', credits: 5 });
     const calls: string[] = [];
@@ -99,13 +103,53 @@ describe('users and tokens over HTTP', () => {
       const byKey = await info({ headers: { 'x-svc-userid': user.userId, 'x-svc-secretkey': user.secretKey } });
       await platform.api('POST', `/admin/users/${user.userId}/credits`, { token: platform.adminToken, body: { amount: 7, reason: 'top-up' } });
       const afterGrant = await info({ token: user.token });
-      // Assess: the digest pointer, then the token and the account together; the handler reads nothing more
-      expect(firstUse.calls).toEqual(['GetItemCommand', 'BatchGetItemCommand', 'UpdateItemCommand']);
-      expect(byToken).toEqual({ credits: 5, calls: ['GetItemCommand', 'BatchGetItemCommand'] });
+      // Assess: the token and the account it names, together; the handler reads nothing more
+      expect(firstUse.calls).toEqual(['BatchGetItemCommand', 'UpdateItemCommand']);
+      expect(byToken).toEqual({ credits: 5, calls: ['BatchGetItemCommand'] });
       expect(byKey).toEqual({ credits: 5, calls: ['GetItemCommand'] });
       expect(afterGrant.credits).toBe(12);
     } finally {
       doc.middlewareStack.remove('countStoreCalls');
+    }
+  });
+
+  it('still accepts a token issued before tokens carried their ids, through its digest pointer', async () => {
+    // Prepare: a token as the platform issued them before (40 random characters and the checksum)
+    const user = await createUser(platform, { alias: 'legacytoken' });
+    const now = platform.clock.now();
+    const token = generateSecret('userToken');
+    await createTokenStore(platform.running.ports.db).create({
+      tokenId: sortableId('tok_', now),
+      userId: user.userId,
+      kind: 'user',
+      name: 'old',
+      digest: digestSecret(token),
+      tokenPrefix: secretPrefixHint(token),
+      status: 'active',
+      createdAt: now,
+      updatedAt: now,
+      expiresAt: null,
+      lastUsedAt: now,
+      revokedAt: null,
+      keys: null,
+    });
+    const calls: string[] = [];
+    const doc = platform.running.ports.db.doc;
+    doc.middlewareStack.add(
+      (next, context) => (args) => {
+        calls.push(context.commandName as string);
+        return next(args);
+      },
+      { step: 'initialize', name: 'countLegacyCalls' },
+    );
+    try {
+      // Act
+      const info = await platform.api('GET', '/user/info', { token });
+      // Assess: the pointer first, then the token and the account
+      expect(info.body.data.alias).toBe('legacytoken');
+      expect(calls).toEqual(['GetItemCommand', 'BatchGetItemCommand']);
+    } finally {
+      doc.middlewareStack.remove('countLegacyCalls');
     }
   });
 

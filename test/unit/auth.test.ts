@@ -3,16 +3,20 @@ import { assertAgentInScope, assertCallerAdmitted, requireAlias, requireFullAcce
 import type { AccountCredential, CredentialLookup, TokenCredential } from '../../functions/core/auth/credentials.ts';
 import { resolveActor } from '../../functions/core/auth/resolve-actor.ts';
 import { createRunTokens } from '../../functions/core/auth/run-token.ts';
-import { digestSecret, generateSecret, isWellFormedSecret, secretPrefixHint } from '../../functions/core/auth/secrets.ts';
+import { digestSecret, generateSecret, isWellFormedSecret, readSecret, secretPrefixHint, type TokenLocator } from '../../functions/core/auth/secrets.ts';
 import { AccessDeniedError, AliasRequiredError, AuthenticationRequiredError } from '../../functions/core/errors.ts';
 
 /** In-memory credential port: actor resolution is domain logic and needs no AWS. */
 function fakeCredentials(accounts: AccountCredential[], tokens: TokenCredential[]) {
   const used: string[] = [];
+  /** How each lookup found its token: by the locator the token carries, or by its digest. */
+  const lookups: ('locator' | 'digest')[] = [];
   const lookup: CredentialLookup = {
-    findTokenByDigest: async (digest) => {
-      const token = tokens.find((t) => t.digest === digest);
-      return token === undefined ? null : { token, account: accounts.find((a) => a.userId === token.userId) ?? null };
+    findToken: async (digest, locator) => {
+      lookups.push(locator === null ? 'digest' : 'locator');
+      const token = locator === null ? tokens.find((t) => t.digest === digest) : tokens.find((t) => t.tokenId === locator.tokenId);
+      const userId = locator?.userId ?? token?.userId;
+      return token === undefined ? null : { token, account: accounts.find((a) => a.userId === userId) ?? null };
     },
     getAccount: async (userId) => accounts.find((a) => a.userId === userId) ?? null,
     accountForIdentity: async () => {
@@ -22,7 +26,7 @@ function fakeCredentials(accounts: AccountCredential[], tokens: TokenCredential[
       used.push(tokenId);
     },
   };
-  return { lookup, used };
+  return { lookup, used, lookups };
 }
 
 const NOW = 1_800_000_000_000;
@@ -58,7 +62,31 @@ function setup(overrides: { token?: Partial<TokenCredential>; account?: Partial<
 
 const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` }, query: {} });
 
+const LOCATOR: TokenLocator = { tokenId: 'tok_0AbCdEfGh1234567890xy', userId: '0f8fad5b-d9cb-469f-a165-70867728950e' };
+
 describe('secrets', () => {
+  it('carry the ids of their token and account when both have the platform\'s shapes, behind the same checksum', () => {
+    // Act
+    const located = generateSecret('userToken', LOCATOR);
+    const maxUser = generateSecret('roleToken', { ...LOCATOR, userId: 'ffffffff-ffff-ffff-ffff-ffffffffffff' });
+    const otherShapes = [
+      generateSecret('userToken', { ...LOCATOR, userId: 'google_1234' }),
+      generateSecret('userToken', { ...LOCATOR, userId: LOCATOR.userId.toUpperCase() }),
+      generateSecret('userToken', { ...LOCATOR, tokenId: 't1' }),
+    ];
+    // Assess
+    expect(located).toMatch(/^svc_ut_[0-9A-Za-z]{89}$/);
+    expect(readSecret('userToken', located)).toEqual({ locator: LOCATOR });
+    expect(readSecret('roleToken', maxUser)?.locator?.userId).toBe('ffffffff-ffff-ffff-ffff-ffffffffffff');
+    for (const token of otherShapes) expect(readSecret('userToken', token)).toEqual({ locator: null });
+    for (let at = 7; at < located.length; at += 9) {
+      const changed = located.slice(0, at) + (located[at] === 'a' ? 'b' : 'a') + located.slice(at + 1);
+      expect(readSecret('userToken', changed)).toBeNull();
+    }
+    expect(readSecret('roleToken', located)).toBeNull();
+    expect(readSecret('userToken', located.slice(0, -1))).toBeNull();
+  });
+
   it('have the prefix, 46 base62 characters and a checksum that catches a one-character change', () => {
     const token = generateSecret('userToken');
     expect(token).toMatch(/^svc_ut_[0-9A-Za-z]{46}$/);
@@ -87,6 +115,47 @@ describe('resolveActor', () => {
     for (const actor of [viaToken, viaKey]) {
       expect(actor.account).toMatchObject({ userId: 'u1', grantMonth: '2027-01', item: { userId: 'u1', credits: 5 } });
     }
+  });
+
+  it('finds a token that carries its ids by them, and one issued without by its digest', async () => {
+    // Prepare
+    const { ports } = setup();
+    const withoutIds = generateSecret('userToken', { tokenId: 't1', userId: 'u1' });
+    const withIds = generateSecret('userToken', LOCATOR);
+    const accounts = [{ userId: LOCATOR.userId, alias: 'bo', isAdmin: false, status: 'active' as const, secretKeyDigest: '', grantMonth: null, item: {} }];
+    const token = { tokenId: LOCATOR.tokenId, userId: LOCATOR.userId, kind: 'user' as const, status: 'active' as const, expiresAt: null, lastUsedAt: NOW, keys: null };
+    const { lookup, lookups } = fakeCredentials(accounts, [{ ...token, digest: digestSecret(withIds) }]);
+    // Act
+    const actor = await resolveActor('required', bearer(withIds), { ...ports, credentials: lookup });
+    await expect(resolveActor('required', bearer(withoutIds), { ...ports, credentials: lookup })).rejects.toThrow(AuthenticationRequiredError);
+    // Assess
+    expect(actor).toMatchObject({ userId: LOCATOR.userId, tokenId: LOCATOR.tokenId, via: 'user-token' });
+    expect(lookups).toEqual(['locator', 'digest']);
+  });
+
+  it('refuses a token whose ids name a record that does not hold it, or another account', async () => {
+    // Prepare: the record at LOCATOR holds another secret; a second token names the right record but another account
+    const { ports } = setup();
+    const forged = generateSecret('userToken', LOCATOR);
+    const otherAccount = { ...LOCATOR, userId: '11111111-2222-4333-8444-555555555555' };
+    const misdirected = generateSecret('userToken', otherAccount);
+    const accounts = [LOCATOR.userId, otherAccount.userId].map((userId) => ({
+      userId,
+      alias: null,
+      isAdmin: false,
+      status: 'active' as const,
+      secretKeyDigest: '',
+      grantMonth: null,
+      item: {},
+    }));
+    const record = { tokenId: LOCATOR.tokenId, userId: LOCATOR.userId, kind: 'user' as const, status: 'active' as const, expiresAt: null, lastUsedAt: NOW, keys: null };
+    const held = fakeCredentials(accounts, [{ ...record, digest: digestSecret(generateSecret('userToken', LOCATOR)) }]);
+    const misdirectedRecord = fakeCredentials(accounts, [{ ...record, digest: digestSecret(misdirected) }]);
+    // Act + Assess
+    await expect(resolveActor('required', bearer(forged), { ...ports, credentials: held.lookup })).rejects.toThrow(AuthenticationRequiredError);
+    await expect(resolveActor('required', bearer(misdirected), { ...ports, credentials: misdirectedRecord.lookup })).rejects.toThrow(
+      AuthenticationRequiredError,
+    );
   });
 
   it('skips the lastUsedAt write when the token was used within the last minute', async () => {

@@ -1,3 +1,5 @@
+import type { TokenLocator } from './secrets.ts';
+
 /** What the kernel needs to know about a token to authenticate a request. */
 export interface TokenCredential {
   readonly tokenId: string;
@@ -33,8 +35,11 @@ export interface AccountCredential {
  * stores; every read must be strongly consistent so revocation takes effect on the next request.
  */
 export interface CredentialLookup {
-  /** The token that holds `digest`, with its account (read together); null when no token does. */
-  findTokenByDigest(digest: string): Promise<{ token: TokenCredential; account: AccountCredential | null } | null>;
+  /**
+   * A token with its account, read together: the ones `locator` names when the token carries one,
+   * else the token that holds `digest`; null when there is none. The caller checks the digest.
+   */
+  findToken(digest: string, locator: TokenLocator | null): Promise<{ token: TokenCredential; account: AccountCredential | null } | null>;
   getAccount(userId: string): Promise<AccountCredential | null>;
   /** Account for an identity-provider subject, created on first sign-in. */
   accountForIdentity(subject: string, email: string | null): Promise<AccountCredential>;

@@ -3,7 +3,7 @@ import { AccessDeniedError, AuthenticationRequiredError } from '../errors.ts';
 import { anonymous, type Actor, type UserActor } from './actor.ts';
 import type { AccountCredential, CredentialLookup, IdentityVerifier } from './credentials.ts';
 import { RUN_TOKEN_PREFIX, type RunTokens } from './run-token.ts';
-import { digestSecret, digestsEqual, isWellFormedSecret } from './secrets.ts';
+import { digestSecret, digestsEqual, isWellFormedSecret, readSecret } from './secrets.ts';
 
 /** Skip rewriting `lastUsedAt` more often than this, so a busy token costs no extra write per request. */
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -56,10 +56,13 @@ async function authenticate(input: CredentialInput, ports: ResolveActorPorts): P
 
 async function authenticateBearer(token: string, ports: ResolveActorPorts): Promise<UserActor> {
   if (token.startsWith(RUN_TOKEN_PREFIX)) return authenticateRunToken(token, ports);
-  const kind = isWellFormedSecret('userToken', token) ? 'user' : isWellFormedSecret('roleToken', token) ? 'role' : null;
-  if (kind === null) return authenticateSession(token, ports);
+  const userToken = readSecret('userToken', token);
+  const secret = userToken ?? readSecret('roleToken', token);
+  if (secret === null) return authenticateSession(token, ports);
+  const kind = userToken !== null ? 'user' : 'role';
   const digest = digestSecret(token);
-  const found = await ports.credentials.findTokenByDigest(digest);
+  // The locator only says where to look: the record found must hold this digest and name the account.
+  const found = await ports.credentials.findToken(digest, secret.locator);
   const credential = found?.token;
   const account = found?.account;
   if (

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import { encodeBase62, randomBase62, sha256Hex } from '../ids.ts';
+import { decodeBase62, encodeBase62, randomBase62, sha256Hex } from '../ids.ts';
 
 /** Prefixes of the secrets the platform issues (DESIGN 6). */
 export const SECRET_PREFIX = {
@@ -28,23 +28,67 @@ function checksumOf(prefix: string, random: string): string {
 }
 
 /**
- * A new secret: prefix + 40 random base62 characters + a 6-character CRC32 checksum. The checksum
+ * Where a token's record and its account are. A token issued with one carries it, so auth reads
+ * both in one BatchGetItem instead of first looking the digest up (ARCHITECTURE "Auth"). It is not
+ * a credential: auth still requires the record to hold the token's digest and to name the account.
+ */
+export interface TokenLocator {
+  readonly tokenId: string;
+  readonly userId: string;
+}
+
+/** `tok_` + the 21 base62 characters of `sortableId`: carried without its prefix. */
+const LOCATABLE_TOKEN_ID = /^tok_([0-9A-Za-z]{21})$/;
+/** A canonical lower-case UUID (every platform- and Cognito-made user id): carried as 128 bits. */
+const LOCATABLE_USER_ID = /^([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})$/;
+const TOKEN_ID_LENGTH = 21;
+const USER_ID_LENGTH = 22;
+const LOCATOR_LENGTH = TOKEN_ID_LENGTH + USER_ID_LENGTH;
+
+function encodeLocator(locator: TokenLocator): string | null {
+  const tokenId = LOCATABLE_TOKEN_ID.exec(locator.tokenId)?.[1];
+  const userHex = LOCATABLE_USER_ID.exec(locator.userId)?.slice(1).join('');
+  if (tokenId === undefined || userHex === undefined) return null;
+  return tokenId + encodeBase62(BigInt(`0x${userHex}`), USER_ID_LENGTH);
+}
+
+function decodeLocator(text: string): TokenLocator | null {
+  const user = decodeBase62(text.slice(TOKEN_ID_LENGTH));
+  if (user === null || user >= 1n << 128n) return null;
+  const hex = user.toString(16).padStart(32, '0');
+  const userId = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return { tokenId: `tok_${text.slice(0, TOKEN_ID_LENGTH)}`, userId };
+}
+
+/**
+ * A new secret: prefix + 40 random base62 characters (+ the 43-character locator of a token whose
+ * ids have the platform's shapes) + a 6-character CRC32 checksum of all before it. The checksum
  * lets the platform (and secret scanners) reject mistyped or made-up tokens without a lookup.
  */
-export function generateSecret(kind: SecretKind): string {
+export function generateSecret(kind: SecretKind, locator?: TokenLocator): string {
   const prefix = SECRET_PREFIX[kind];
-  const random = randomBase62(RANDOM_LENGTH);
-  return prefix + random + checksumOf(prefix, random);
+  const body = randomBase62(RANDOM_LENGTH) + ((locator && encodeLocator(locator)) ?? '');
+  return prefix + body + checksumOf(prefix, body);
+}
+
+/**
+ * The parts of a well-formed `kind` secret (its locator, or null for one issued without); null
+ * when `value` does not have the shape or the checksum of one.
+ */
+export function readSecret(kind: SecretKind, value: string): { readonly locator: TokenLocator | null } | null {
+  const prefix = SECRET_PREFIX[kind];
+  const length = value.length - prefix.length - CHECKSUM_LENGTH;
+  if (!value.startsWith(prefix) || (length !== RANDOM_LENGTH && length !== RANDOM_LENGTH + LOCATOR_LENGTH)) return null;
+  const body = value.slice(prefix.length, prefix.length + length);
+  if (!/^[0-9A-Za-z]+$/.test(body) || checksumOf(prefix, body) !== value.slice(prefix.length + length)) return null;
+  if (length === RANDOM_LENGTH) return { locator: null };
+  const locator = decodeLocator(body.slice(RANDOM_LENGTH));
+  return locator === null ? null : { locator };
 }
 
 /** True when `value` has the shape and a valid checksum of a `kind` secret. */
 export function isWellFormedSecret(kind: SecretKind, value: string): boolean {
-  const prefix = SECRET_PREFIX[kind];
-  if (!value.startsWith(prefix) || value.length !== prefix.length + RANDOM_LENGTH + CHECKSUM_LENGTH) return false;
-  const body = value.slice(prefix.length);
-  if (!/^[0-9A-Za-z]+$/.test(body)) return false;
-  const random = body.slice(0, RANDOM_LENGTH);
-  return checksumOf(prefix, random) === body.slice(RANDOM_LENGTH);
+  return readSecret(kind, value) !== null;
 }
 
 /** The only form in which a secret is stored. */
