@@ -1,6 +1,6 @@
 import { requireAlias, requireUser, type UserActor } from '../core/auth/actor.ts';
-import type { Credits } from '../core/credits.ts';
-import { roundCredits } from '../core/credits.ts';
+import { throwFirstFailure } from '../core/all-settled.ts';
+import { roundCredits, type Credits, type PendingDebit } from '../core/credits.ts';
 import { InsufficientCreditsError, PlatformError, TimeoutError } from '../core/errors.ts';
 import { toErrorResponse } from '../core/http/error-response.ts';
 import type { RequestScope } from '../core/request-scope.ts';
@@ -158,15 +158,19 @@ async function execute(run: Execution, ports: ExecutionPorts, scope: RequestScop
   const timeoutMs = timeoutSec * 1000;
   // The worst case is held before the run, so a run can never cost more than the balance held
   // (billing after the run let a balance of 3 buy 21 credits of compute); the keys are read
-  // meanwhile (a KMS decrypt in the cloud). Keys that cannot be read give the hold back.
+  // meanwhile (a KMS decrypt in the cloud). Keys that cannot be read give the hold back. The hold's
+  // ledger line is written while the code runs, as for MCP calls and chats, and every answer waits
+  // for it: a line that cannot be written fails the request (500), the run's record still written.
   const hold = actionCost(run.memoryMb, timeoutMs);
   const [held, keysRead] = await Promise.allSettled([
     holdCredits(run, hold, timeoutSec, ports, scope, reason),
     run.keysNeeded.length > 0 ? ports.keysReader.readKeys(run.caller, run.tenantId, run.keysNeeded) : Promise.resolve({}),
   ]);
   if (held.status === 'rejected') throw held.reason;
+  const holdLine = held.value.line;
   if (keysRead.status === 'rejected') {
     await giveBack(run, hold, `${reason} refund: the platform could not run it`, ports, scope);
+    await holdLine;
     throw keysRead.reason;
   }
   const keys = keysRead.value;
@@ -188,15 +192,17 @@ async function execute(run: Execution, ports: ExecutionPorts, scope: RequestScop
   } catch (error) {
     // The port reports run failures as events; a throw means nothing ran: the hold goes back.
     await giveBack(run, hold, `${reason} refund: the platform could not run it`, ports, scope);
+    await holdLine;
     throw error;
   }
 
   const failure = outcome.error === null ? null : failureOf(outcome.error, run, signal);
   const creditsUsed = creditsForRun(run.memoryMb, timeoutMs, outcome);
-  // The refund and the usage record are independent writes, so they go out together; both are
-  // awaited before answering (a buffered Lambda answer ends the invocation), and a failed record
-  // is reported only once the refund is through (giveBack never throws).
-  const [, logged] = await Promise.allSettled([
+  // The refund and the usage record are independent writes, so they go out together (the hold's
+  // line too, if still in flight); all are awaited before answering (a buffered Lambda answer ends
+  // the invocation), and a failed record or line is reported only once the refund is through
+  // (giveBack never throws).
+  const [, logged, lined] = await Promise.allSettled([
     giveBack(
       run,
       roundCredits(hold - creditsUsed),
@@ -219,8 +225,9 @@ async function execute(run: Execution, ports: ExecutionPorts, scope: RequestScop
       creditsUsed,
       ...(failure !== null ? { error: errorOf(failure) } : {}),
     }),
+    holdLine,
   ]);
-  if (logged.status === 'rejected') throw logged.reason;
+  throwFirstFailure([lined, logged]);
   if (failure !== null) throw failure;
   // The keys are the owner's: a caller who is not the owner never sees them, even when the code
   // returns them. The owner gets the result as the code returned it.
@@ -283,11 +290,21 @@ export async function collect(events: AsyncIterable<RuntimeEvent>): Promise<Outc
   };
 }
 
-/** One conditional debit of the run's worst case; 402 naming it when the balance is short. */
-async function holdCredits(run: Execution, hold: number, timeoutSec: number, ports: ExecutionPorts, { lineage }: RequestScope, reason: string): Promise<void> {
+/**
+ * One conditional debit of the run's worst case; 402 naming it when the balance is short. Answers
+ * once the balance moved, its ledger line still being written (the caller awaits `line`).
+ */
+async function holdCredits(
+  run: Execution,
+  hold: number,
+  timeoutSec: number,
+  ports: ExecutionPorts,
+  { lineage }: RequestScope,
+  reason: string,
+): Promise<PendingDebit> {
   try {
     // The caller pays, and auth read the caller's account: its grant month spares the grant's write.
-    await ports.credits.debit(
+    return await ports.credits.debitWithPendingLine(
       run.caller.userId,
       hold,
       { reason: `${reason}: held for up to ${timeoutSec} s`, requestId: lineage.requestId },

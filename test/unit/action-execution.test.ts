@@ -11,6 +11,7 @@ import type { Reply } from '../../functions/core/http/route.ts';
 import type { UsageLogInput, UsageLogRecord } from '../../functions/core/usage-log.ts';
 import type { UserStore } from '../../functions/users/user.store.ts';
 import type { ActionInvocation, Compute, Invocation, RuntimeEvent } from '../../functions/runtimes/compute.ts';
+import { deferred, settled } from '../support/deferred.ts';
 import { scopeOf } from '../support/request-scope.ts';
 import { areas } from '../../lib/manifest/areas.ts';
 
@@ -50,11 +51,13 @@ function setup(
     balance?: number;
     script?: (invocation: ActionInvocation, signal?: AbortSignal) => AsyncIterable<RuntimeEvent>;
     keysFail?: boolean;
+    /** When the hold's ledger line is written (or fails): at once unless given. */
+    holdLine?: Promise<void>;
   } = {},
 ) {
   const actions = new Map((options.actions ?? [action()]).map((a) => [a.actionId, a]));
   let balance = options.balance ?? 100;
-  const ledger: { amount: number; reason: string }[] = [];
+  const ledger: { amount: number; reason: string; startedWithRun?: boolean }[] = [];
   const invocations: { tenantId: string; invocation: Invocation; signal: AbortSignal | undefined }[] = [];
   const logs: UsageLogInput[] = [];
   const keyReads: { callerId: string; ownerId: string; names: readonly string[] }[] = [];
@@ -70,9 +73,15 @@ function setup(
       ledger.push({ amount: -amount, reason: change.reason });
       return entry(-amount);
     },
-    async debitWithPendingLine(userId, amount, change) {
-      const line = await this.debit(userId, amount, change);
-      return { balanceAfter: line.balanceAfter, line: Promise.resolve(line) };
+    async debitWithPendingLine(_userId, amount, change) {
+      if (balance < amount) throw new InsufficientCreditsError(amount, balance);
+      balance = Math.round((balance - amount) * 10_000) / 10_000;
+      const line = (options.holdLine ?? Promise.resolve()).then(() => {
+        ledger.push({ amount: -amount, reason: change.reason, startedWithRun: invocations.length > 0 });
+        return entry(-amount);
+      });
+      line.catch(() => undefined);
+      return { balanceAfter: balance, line };
     },
     async grant(_userId, amount, change) {
       balance += amount;
@@ -136,6 +145,34 @@ async function failureOf(work: Promise<unknown>) {
 }
 
 describe('running an action', () => {
+  it("writes the hold's ledger line while the code runs, and answers (or fails) only once it is written", async () => {
+    // Prepare: ledger lines written when the test says so, or never
+    const [okLine, brokenLine] = [deferred(), deferred()];
+    const ok = setup({ holdLine: okLine.promise });
+    const broken = setup({ holdLine: brokenLine.promise });
+    const run = (t: ReturnType<typeof setup>) => runAction(scopeOf(user('owner')), 'act-weather', { city: 'Paris' }, 'router', t.ports);
+    // Act
+    const answered = run(ok);
+    const answeredBeforeLine = await settled(answered);
+    const ranBeforeLine = ok.invocations.length;
+    okLine.resolve();
+    const reply = (await answered) as Reply;
+    const lost = run(broken);
+    await settled(lost);
+    brokenLine.reject(new Error('ledger unavailable'));
+    const failure = await failureOf(lost);
+    // Assess: the run did not wait for the line, the answer did
+    expect(ranBeforeLine).toBe(1);
+    expect(answeredBeforeLine).toBe(false);
+    expect(reply.meta).toMatchObject({ creditsUsed: 1.05 });
+    expect(ok.ledger.map((l) => l.amount)).toEqual([7.425, -8.475]);
+    // A hold whose line cannot be written fails the request (500); the run's record and the give-back stay.
+    expect(failure.response.status).toBe(500);
+    expect(broken.invocations).toHaveLength(1);
+    expect(broken.logs[0]).toMatchObject({ status: 'success', creditsUsed: 1.05 });
+    expect(broken.ledger.map((l) => l.amount)).toEqual([7.425]);
+  });
+
   it("runs the owner's code for the owner's tenant with the owner's keys, bills the formula and logs without keys", async () => {
     // Prepare
     const t = setup();

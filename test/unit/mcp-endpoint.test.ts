@@ -11,6 +11,7 @@ import type { McpServerRecord, McpVersion } from '../../functions/mcp/mcp.schema
 import type { McpHttpRequest, McpHttpResponse, McpSource } from '../../functions/runtimes/mcp-runtime.ts';
 import { scopeOf } from '../support/request-scope.ts';
 import { areas } from '../../lib/manifest/areas.ts';
+import { deferred, settled } from '../support/deferred.ts';
 
 const OWNER = 'user-owner';
 
@@ -128,25 +129,6 @@ function fakePorts(
     },
   };
   return { ports: ports as unknown as McpEndpointPorts, calls };
-}
-
-/** A promise settled by hand: a write that lasts until the test says so. */
-function deferred(): { promise: Promise<void>; resolve: () => void; reject: (error: Error) => void } {
-  let resolve!: () => void;
-  let reject!: (error: Error) => void;
-  const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
-  return { promise, resolve, reject };
-}
-
-/** Whether `work` has settled once everything queued so far has run. */
-async function settled(work: Promise<unknown>): Promise<boolean> {
-  let done = false;
-  work.then(
-    () => (done = true),
-    () => (done = true),
-  );
-  await new Promise((resolve) => setImmediate(resolve));
-  return done;
 }
 
 const toolCall = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'add', arguments: {} } });
