@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent, createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { UserActor } from '../../functions/core/auth/actor.ts';
+import { digestSecret, readSecret } from '../../functions/core/auth/secrets.ts';
+import { lineageOf } from '../../functions/core/http/lineage.ts';
+import type { Ports } from '../../functions/ports.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 import { elapsedSince, type BenchModule } from './harness.ts';
 import { firstOf, invokeTimed, startRuntimeServer } from './runtime.bench.ts';
@@ -24,6 +29,7 @@ const DIRECT_END = 'runtime /invoke, end';
 const CHAT_BYTE = 'chat, new conv, first byte';
 const CHAT_TEXT = 'chat, new conv, first text';
 const CHAT_END = 'chat, new conv, end';
+const SAME_CALLS_END = 'bare http, same store calls + runtime /invoke, end';
 const HISTORY_TEXT = 'runtime /invoke + history, first text';
 const HISTORY_END = 'runtime /invoke + history, end';
 const CONTINUED_BYTE = 'chat, continued conv, first byte';
@@ -93,6 +99,98 @@ function chatOnce(agent: Agent, url: string, token: string, prompt: string, conv
 }
 
 /**
+ * What a new conversation's store calls cost without the platform's kernel: a bare `node:http`
+ * server in this process that makes the calls a new-conversation chat makes, in the same steps,
+ * through the platform's own store code (`ports`), around the same direct runtime call as the
+ * `runtime /invoke` rows, and answers the reply at the end. No routing, schema parsing, stream
+ * markers, metering or error handling: the chat's time over this row is the platform's own cost;
+ * this row's over `runtime /invoke` is the store's and one HTTP hop's.
+ */
+async function startSameCallsServer(
+  ports: Ports,
+  token: string,
+  agentId: string,
+  run: (prompt: string) => Promise<unknown>,
+): Promise<Server> {
+  const secret = readSecret('userToken', token);
+  if (secret === null) throw new Error('the bench user token has no locator');
+  const digest = digestSecret(token);
+  let n = 0;
+  const answer = async (prompt: string): Promise<string> => {
+    const requestId = `bench-floor-${n++}`;
+    const startedAt = ports.clock.now();
+    // auth > rate limit | agent > debit | keys > the run | ledger line > conversation | counter | usage record
+    const found = await ports.credentials.findToken(digest, secret.locator);
+    const userId = found!.token.userId;
+    const [, agent] = await Promise.all([ports.rateLimiter.consume(`bench-floor:${userId}`, { limit: 1_000_000, windowSec: 60 }), ports.agents.get(agentId)]);
+    const caller: UserActor = { kind: 'user', userId, alias: null, isAdmin: false, via: 'user-token', tokenId: found!.token.tokenId, scope: 'full', roleKeys: null };
+    const [debit] = await Promise.all([
+      ports.credits.debitWithPendingLine(userId, 1, { reason: 'bench floor', requestId }),
+      ports.keysReader.readAllKeys(caller, agent!.ownerId),
+    ]);
+    await Promise.all([run(prompt), debit.line]);
+    const reply = `echo: ${prompt}`;
+    const now = ports.clock.now();
+    const conversationId = randomUUID();
+    await Promise.all([
+      ports.conversations.save(
+        { conversationId, agentId, userId, userAgent: `${userId}#${agentId}`, title: prompt, messageCount: 2, createdAt: startedAt, updatedAt: now },
+        [
+          { role: 'user', content: prompt, timestamp: startedAt },
+          { role: 'assistant', content: reply, timestamp: now },
+        ],
+        null,
+      ),
+      ports.agents.countInvocation(agentId, new Date(startedAt).toISOString().slice(0, 7)),
+      ports.usageLogs.write({
+        lineage: lineageOf(requestId, undefined),
+        userId,
+        resourceId: agentId,
+        resourceType: 'agent',
+        requestType: 'AGENT_CHAT',
+        status: 'success',
+        request: { prompt, conversationId },
+        response: { text: reply },
+        durationMs: now - startedAt,
+        memoryMb: agent!.memoryMb,
+        creditsUsed: 1,
+      }),
+    ]);
+    return reply;
+  };
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const { prompt } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { prompt: string };
+      answer(prompt).then(
+        (reply) => res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(reply) }).end(reply),
+        (error: unknown) => res.writeHead(500).end(String(error)),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
+}
+
+/** One request to the same-calls server, timed to the end of its body and checked for the echo. */
+function sameCallsOnce(agent: Agent, url: string, prompt: string): Promise<number> {
+  const body = JSON.stringify({ prompt });
+  return new Promise((resolve, reject) => {
+    const startedAt = performance.now();
+    const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => (res.statusCode === 200 && text === `echo: ${prompt}` ? resolve(elapsedSince(startedAt)) : reject(new Error(`same calls: ${res.statusCode} ${text.slice(0, 300)}`))));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/**
  * Starts a fresh rate-limit window (the test clock moves forward) and absorbs the token's
  * once-a-minute `lastUsedAt` write that the jump causes, so no measured chat pays for either.
  */
@@ -155,6 +253,16 @@ export const chatBench: BenchModule = {
       return { firstText: firstOf(events, 'text').at, end: endMs };
     };
 
+    const sameCalls = await startSameCallsServer(platform.running.ports, user.token, agentId, (said) => direct(said));
+    defer(
+      () =>
+        new Promise<void>((resolve) => {
+          sameCalls.close(() => resolve());
+          sameCalls.closeAllConnections();
+        }),
+    );
+    const sameCallsUrl = `http://127.0.0.1:${(sameCalls.address() as AddressInfo).port}/`;
+
     let sequence = 0;
     const prompt = () => `hello bench ${++sequence}`;
     progress('chat: warm-up');
@@ -162,10 +270,11 @@ export const chatBench: BenchModule = {
     for (let i = 0; i < WARM_UP; i++) {
       await chatOnce(httpAgent, chatUrl, user.token, prompt());
       await direct(prompt());
+      await sameCallsOnce(httpAgent, sameCallsUrl, prompt());
     }
 
     const samples = new Map<string, number[]>(
-      [DIRECT_TEXT, DIRECT_END, CHAT_BYTE, CHAT_TEXT, CHAT_END, HISTORY_TEXT, HISTORY_END, CONTINUED_BYTE, CONTINUED_TEXT, CONTINUED_END].map((k) => [k, []]),
+      [DIRECT_TEXT, DIRECT_END, SAME_CALLS_END, CHAT_BYTE, CHAT_TEXT, CHAT_END, HISTORY_TEXT, HISTORY_END, CONTINUED_BYTE, CONTINUED_TEXT, CONTINUED_END].map((k) => [k, []]),
     );
     const record = (key: string, ms: number) => samples.get(key)!.push(ms);
 
@@ -180,6 +289,7 @@ export const chatBench: BenchModule = {
       record(DIRECT_TEXT, run.firstText);
       record(DIRECT_END, run.end);
     };
+    const sameCallsNew = async () => record(SAME_CALLS_END, await sameCallsOnce(httpAgent, sameCallsUrl, prompt()));
     // One conversation continued turn after turn: each such chat also reads (and rewrites) a growing
     // history. Its direct baseline gets the same history, so the runtime's share of it is on both sides.
     const opening = prompt();
@@ -208,7 +318,7 @@ export const chatBench: BenchModule = {
     progress(`chat: ${ROUNDS} new conversations, ${CONTINUED_ROUNDS} turns of one conversation, each with its direct run`);
     for (let i = 0; i < ROUNDS; i++) {
       if (i % ROUNDS_PER_WINDOW === 0) await freshWindow(platform, user.token);
-      const steps = [newConversation, directNew];
+      const steps = [newConversation, directNew, sameCallsNew];
       // CONTINUED_ROUNDS of the ROUNDS rounds, spread evenly.
       if (Math.floor(((i + 1) * CONTINUED_ROUNDS) / ROUNDS) > Math.floor((i * CONTINUED_ROUNDS) / ROUNDS)) steps.push(continueConversation, directWithHistory);
       for (let k = 0; k < steps.length; k++) await steps[(i + k) % steps.length]!();
@@ -231,6 +341,7 @@ export const chatBench: BenchModule = {
       `platform's share: p50 +${(platformRow.p50 - runtimeRow.p50).toFixed(1)} ms, mean +${(platformRow.mean - runtimeRow.mean).toFixed(1)} ms`;
     const directText = row(DIRECT_TEXT, "POST /invoke on a runtime server started here, to the first `text` event: the agent's own first event");
     const directEnd = row(DIRECT_END, 'to the end of the NDJSON body (after `end`)');
+    const sameCallsEnd = row(SAME_CALLS_END);
     const chatByte = row(CHAT_BYTE, '`__META__`, written after auth, rate limit, agent read and credit debit, before keys and the runtime');
     const chatText = row(CHAT_TEXT);
     const chatEnd = row(CHAT_END);
@@ -256,9 +367,19 @@ export const chatBench: BenchModule = {
     return [
       directText,
       directEnd,
+      versus(
+        {
+          ...sameCallsEnd,
+          note: `a new conversation's 9 store calls in its 4 steps around the direct run, one HTTP hop, no kernel: +${(sameCallsEnd.p50 - directEnd.p50).toFixed(1)} ms p50`,
+        },
+        directEnd,
+      ),
       versus(chatByte, directText),
       versus({ ...chatText, note: share(chatText, directText) }, directText),
-      versus({ ...chatEnd, note: `${share(chatEnd, directEnd)}; after the run: conversation save, counters, usage log, then __METRICS__` }, directEnd),
+      versus(
+        versus({ ...chatEnd, note: `${share(chatEnd, directEnd)}; after the run: conversation save, counters, usage log, then __METRICS__` }, directEnd),
+        sameCallsEnd,
+      ),
       historyText,
       historyEnd,
       versus(versus(row(CONTINUED_BYTE, 'adds the conversation and history reads before `__META__`'), historyText), chatByte),

@@ -1,9 +1,15 @@
 import { createRequire } from 'node:module';
-import { request, type Agent } from 'node:http';
+import { createServer, request, type Agent, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { UserActor } from '../../functions/core/auth/actor.ts';
+import { digestSecret, readSecret } from '../../functions/core/auth/secrets.ts';
+import { lineageOf } from '../../functions/core/http/lineage.ts';
+import { TOOL_CALL_CREDITS } from '../../functions/mcp/mcp.schema.ts';
+import type { Ports } from '../../functions/ports.ts';
 import type { McpRuntime, McpSource } from '../../functions/runtimes/mcp-runtime.ts';
 import { createUser, startTestPlatform } from '../support/local-platform.ts';
 import { elapsedSince, repoRoot, type BenchModule } from './harness.ts';
@@ -35,6 +41,7 @@ const RATE_WINDOW_MS = 60_000;
 const IN_MEMORY = 'SDK client, in-memory transport';
 const RUNTIME = 'mcpRuntime.handle (host process)';
 const RAW = 'POST /mcp/{id} tools/call (raw)';
+const SAME_CALLS = 'bare http, same store calls + mcpRuntime.handle';
 const CLIENT = 'SDK client over /mcp/{id}';
 const TO_RUNTIME = 'POST /mcp/{id}: to mcpRuntime.handle';
 const IN_RUNTIME = 'POST /mcp/{id}: in mcpRuntime.handle';
@@ -115,11 +122,69 @@ async function runtimeCall(runtime: McpRuntime, tenantId: string, source: McpSou
 }
 
 /**
+ * What the endpoint's store calls cost without the platform's kernel: a bare `node:http` server in
+ * this process that makes the calls a `tools/call` makes, in the same steps, through the platform's
+ * own store code (`ports`), then the same runtime call, and answers the runtime's body. No routing,
+ * schema parsing, envelope, access rules or error handling: what the platform adds over this row is
+ * its own cost; what this row adds over `mcpRuntime.handle` is the store's.
+ */
+async function startSameCallsServer(ports: Ports, token: string, serverId: string, source: McpSource): Promise<Server> {
+  const secret = readSecret('userToken', token);
+  if (secret === null) throw new Error('the bench user token has no locator');
+  const digest = digestSecret(token);
+  let n = 0;
+  const answer = async (body: string): Promise<string> => {
+    const requestId = `bench-floor-${n++}`;
+    // auth > rate limit | server > keys | debit > the run | ledger line > usage record
+    const found = await ports.credentials.findToken(digest, secret.locator);
+    const userId = found!.token.userId;
+    const [, server] = await Promise.all([ports.rateLimiter.consume(`bench-floor:${userId}`, { limit: 1_000_000, windowSec: 60 }), ports.mcpServers.get(serverId)]);
+    const caller: UserActor = { kind: 'user', userId, alias: null, isAdmin: false, via: 'user-token', tokenId: found!.token.tokenId, scope: 'full', roleKeys: null };
+    const [debit, keys] = await Promise.all([
+      ports.credits.debitWithPendingLine(userId, TOOL_CALL_CREDITS, { reason: 'bench floor', requestId }),
+      ports.keysReader.readAllKeys(caller, server!.ownerId),
+    ]);
+    const startedAt = performance.now();
+    const [reply] = await Promise.all([
+      ports.mcpRuntime.handle(userId, source, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body }, keys),
+      debit.line,
+    ]);
+    await ports.usageLogs.write({
+      lineage: lineageOf(requestId, undefined),
+      userId,
+      resourceId: serverId,
+      resourceType: 'mcp',
+      requestType: 'MCP_TOOLS_CALL',
+      status: 'success',
+      request: { version: source.version, body: JSON.parse(body) as unknown },
+      response: { status: reply.status, body: reply.body },
+      durationMs: performance.now() - startedAt,
+      creditsUsed: TOOL_CALL_CREDITS,
+    });
+    return reply.body;
+  };
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      answer(Buffer.concat(chunks).toString('utf8')).then(
+        (body) => res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body),
+        (error: unknown) => res.writeHead(500).end(String(error)),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
+}
+
+/**
  * One `tools/call` of a trivial tool four ways: the same server in this process over the SDK's
  * in-memory transport (the floor: JSON-RPC and the tool, no HTTP, no process hop); the platform's
  * MCP runtime port directly (the loopback hop into the tenant's host process, whose built server is
- * reused under the same keys); and through the platform's MCP endpoint, raw and with the official client (HTTP, auth,
- * the server and version reads, the credit debit with its ledger line, the usage record).
+ * reused under the same keys); the same store calls as the endpoint's around that port, without the
+ * platform's kernel (`startSameCallsServer`); and through the platform's MCP endpoint, raw and with
+ * the official client (HTTP, auth, the server and version reads, the credit debit with its ledger
+ * line, the usage record).
  */
 export const mcpBench: BenchModule = {
   name: 'mcp',
@@ -145,19 +210,30 @@ export const mcpBench: BenchModule = {
     defer(() => http.close());
     const runtime = platform.running.ports.mcpRuntime;
     const source: McpSource = { serverId, version: 1, sourceCode: SOURCE };
+    const sameCalls = await startSameCallsServer(platform.running.ports, user.token, serverId, source);
+    defer(
+      () =>
+        new Promise<void>((resolve) => {
+          sameCalls.close(() => resolve());
+          sameCalls.closeAllConnections();
+        }),
+    );
+    const sameCallsUrl = `http://127.0.0.1:${(sameCalls.address() as AddressInfo).port}/`;
 
     progress('mcp: warm-up');
     for (let i = 0; i < WARM_UP; i++) {
       await clientCall(memory);
       await runtimeCall(runtime, user.userId, source);
       await rawCall(agent, url, user.token);
+      await rawCall(agent, sameCallsUrl, user.token);
       await clientCall(http);
     }
 
-    const samples = new Map<string, number[]>([IN_MEMORY, RUNTIME, RAW, CLIENT].map((k) => [k, []]));
+    const samples = new Map<string, number[]>([IN_MEMORY, RUNTIME, SAME_CALLS, RAW, CLIENT].map((k) => [k, []]));
     const steps: [string, () => Promise<number>][] = [
       [IN_MEMORY, () => clientCall(memory)],
       [RUNTIME, () => runtimeCall(runtime, user.userId, source)],
+      [SAME_CALLS, () => rawCall(agent, sameCallsUrl, user.token)],
       [RAW, () => rawCall(agent, url, user.token)],
       [CLIENT, () => clientCall(http)],
     ];
@@ -206,6 +282,11 @@ export const mcpBench: BenchModule = {
       }),
       floor,
     );
+    const sameCallsRow = measured(SAME_CALLS, samples.get(SAME_CALLS)!);
+    const same = {
+      ...sameCallsRow,
+      note: `the endpoint's 7 store calls in its 4 steps (auth > limiter | server > keys | debit > run | ledger line > usage record), no kernel: +${(sameCallsRow.p50 - port.p50).toFixed(1)} ms p50 over mcpRuntime.handle`,
+    };
     const raw = measured(RAW, samples.get(RAW)!);
     const client = measured(CLIENT, samples.get(CLIENT)!);
     const overhead = (row: typeof raw) =>
@@ -213,7 +294,8 @@ export const mcpBench: BenchModule = {
     return [
       floor,
       port,
-      versus(versus({ ...raw, note: overhead(raw) }, floor), port),
+      versus(same, port),
+      versus(versus(versus({ ...raw, note: overhead(raw) }, floor), port), same),
       versus(versus({ ...client, note: overhead(client) }, floor), port),
       ...breakdown,
     ];

@@ -83,14 +83,22 @@ export const TARGETS: readonly Target[] = [
   {
     figure: "MCP tools/call over the tenant host's own answer",
     target: 'at most +3 ms p50',
-    rows: ['mcp/POST /mcp/{id} tools/call (raw)', 'mcp/mcpRuntime.handle (host process)'],
-    evaluate: ([row, host]) => ({ measured: `+${fixed(row!.p50 - host!.p50)} ms p50 (host ${fixed(host!.p50)} ms)`, met: row!.p50 - host!.p50 <= 3 }),
+    rows: ['mcp/POST /mcp/{id} tools/call (raw)', 'mcp/mcpRuntime.handle (host process)', 'mcp/bare http, same store calls + mcpRuntime.handle'],
+    // The third row is the floor: the endpoint's store calls and HTTP around the same port, without the kernel.
+    evaluate: ([row, host, same]) => ({
+      measured: `+${fixed(row!.p50 - host!.p50)} ms p50 (host ${fixed(host!.p50)} ms); its store calls alone +${fixed(same!.p50 - host!.p50)} ms`,
+      met: row!.p50 - host!.p50 <= 3,
+    }),
   },
   {
     figure: 'chat platform share, new conversation, to the end',
     target: 'at most +10 ms p50',
-    rows: ['chat/chat, new conv, end', 'chat/runtime /invoke, end'],
-    evaluate: ([row, direct]) => ({ measured: `+${fixed(row!.p50 - direct!.p50)} ms p50`, met: row!.p50 - direct!.p50 <= 10 }),
+    rows: ['chat/chat, new conv, end', 'chat/runtime /invoke, end', 'chat/bare http, same store calls + runtime /invoke, end'],
+    // The third row is the floor: the chat's store calls and one HTTP hop around the same run, without the kernel.
+    evaluate: ([row, direct, same]) => ({
+      measured: `+${fixed(row!.p50 - direct!.p50)} ms p50; its store calls alone +${fixed(same!.p50 - direct!.p50)} ms`,
+      met: row!.p50 - direct!.p50 <= 10,
+    }),
   },
   {
     figure: '`npm start` to first 200 on /health (spawned)',
