@@ -37,6 +37,7 @@ interface RemoteConfig {
 /** `POST /embed/chat`'s data. */
 interface Session {
   bearerToken: string;
+  visitorToken?: string;
   streamUrl: string | null;
   voiceUrl?: string;
   expiresAt: number;
@@ -44,6 +45,35 @@ interface Session {
 
 const SIZES: Record<string, [number, number]> = { compact: [340, 480], standard: [400, 580], large: [440, 640] };
 const MAX_AUTO_OPEN_DELAY = 30_000;
+
+/**
+ * Where the widget keeps the visitor token of one embed. sessionStorage, not localStorage: the
+ * conversation id lives in memory (a new page starts a new conversation), so the visitor only
+ * needs to outlast bearer renewals and reloads in this tab; a longer-lived id in the host site's
+ * storage would be a tracking id, and the next person at a shared computer would inherit it.
+ * Storage can throw (blocked cookies, sandboxed frames): memory is the fallback.
+ */
+class VisitorStore {
+  private memory: string | undefined;
+  constructor(private readonly key: string) {}
+
+  get(): string | undefined {
+    try {
+      return sessionStorage.getItem(this.key) ?? this.memory;
+    } catch {
+      return this.memory;
+    }
+  }
+
+  set(value: string): void {
+    this.memory = value;
+    try {
+      sessionStorage.setItem(this.key, value);
+    } catch {
+      // Memory holds it for this page.
+    }
+  }
+}
 
 /** Why a request failed, as a visitor should read it. */
 class WidgetError extends Error {}
@@ -106,6 +136,7 @@ class Widget {
   private config: RemoteConfig | null = null;
   private session: Session | null = null;
   private conversationId: string | undefined;
+  private readonly visitor: VisitorStore;
   private busy = false;
   private openedOnce = false;
   private trigger: Element | null = null;
@@ -140,6 +171,7 @@ class Widget {
   constructor(private readonly script: HTMLScriptElement) {
     this.token = attr(script, 'token') ?? '';
     this.apiUrl = apiBase(script);
+    this.visitor = new VisitorStore(`svc-visitor:${this.token}`);
     const text = attr(script, 'text-agent');
     const voice = attr(script, 'voice-agent');
     this.mode = (attr(script, 'mode') as Mode | undefined) ?? (text && voice ? 'both' : voice ? 'voice' : 'text');
@@ -390,16 +422,21 @@ class Widget {
     return el;
   }
 
-  /** A credential for this embed's agents, kept until shortly before it expires. */
+  /**
+   * A credential for this embed's agents, kept until shortly before it expires. The visitor token
+   * goes with every request, so a renewed credential is the same visitor and may continue its chat.
+   */
   private async credential(renew = false): Promise<Session> {
     if (!renew && this.session && this.session.expiresAt - 60_000 > Date.now()) return this.session;
+    const visitorToken = this.visitor.get();
     const response = await fetch(`${this.apiUrl}/embed/chat`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ token: this.token }),
+      body: JSON.stringify({ token: this.token, ...(visitorToken ? { visitorToken } : {}) }),
     });
     if (!response.ok) throw await failure(response);
     this.session = ((await response.json()) as { data: Session }).data;
+    if (this.session.visitorToken) this.visitor.set(this.session.visitorToken);
     return this.session;
   }
 

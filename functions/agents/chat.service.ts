@@ -29,7 +29,7 @@ import type { EmbedStore } from '../embed/embed.store.ts';
 import type { Compute, FrameworkMessage, RuntimeEvent } from '../runtimes/compute.ts';
 import type { AgentRecord } from './agent.schema.ts';
 import { assertCanView, loadAgent, type AgentPorts } from './agent.service.ts';
-import { titleFrom, type ConversationRecord, type StoredMessage } from './conversation.schema.ts';
+import { mayContinue, titleFrom, type ConversationRecord, type StoredMessage } from './conversation.schema.ts';
 
 export interface ChatPorts extends AgentPorts {
   readonly keysReader: KeysReader;
@@ -168,7 +168,7 @@ export async function openChat(
   const conversation = conversationRead.value;
   let history: StoredMessage[] = [];
   if (input.conversationId !== undefined) {
-    if (conversation === null || conversation.userId !== actor.userId || conversation.agentId !== agentId) {
+    if (conversation === null || !mayContinue(actor, conversation, agentId)) {
       throw new NotFoundError(`Conversation ${input.conversationId} not found.`, 'CONVERSATION_NOT_FOUND');
     }
     history = await ports.conversations.messagesOf(conversation);
@@ -384,6 +384,12 @@ async function settleCredits(
   }
 }
 
+/** The stored visitor of a conversation being continued, else the caller's when it is a visitor. */
+function visitorOf(current: ConversationRecord | null, actor: UserActor): { visitorId?: string } {
+  const visitorId = current === null ? actor.visitorId : current.visitorId;
+  return visitorId === undefined ? {} : { visitorId };
+}
+
 /**
  * Appends the turn; a conversation changed meanwhile by a parallel chat is re-read and appended to.
  * Stored text has the request's secrets scrubbed, whoever the caller: records are not for keys.
@@ -405,6 +411,8 @@ async function saveConversation(ctx: RunContext, promptAt: number, rawReply: str
         agentId: ctx.agent.agentId,
         userId: ctx.actor.userId,
         userAgent: `${ctx.actor.userId}#${ctx.agent.agentId}`,
+        // The visitor who started it stays its visitor, even when the owner continues it.
+        ...visitorOf(current, ctx.actor),
         title: current?.title ?? titleFrom(prompt),
         messageCount: messages.length,
         createdAt: current?.createdAt ?? promptAt,

@@ -1,3 +1,5 @@
+import type { UserActor } from '../core/auth/actor.ts';
+
 /** One message as stored and returned (SPEC part 2): text content, not the framework's block format. */
 export interface StoredMessage {
   readonly role: 'user' | 'assistant';
@@ -11,6 +13,11 @@ export interface ConversationRecord {
   readonly userId: string;
   /** `{userId}#{agentId}`: key of the index that lists one user's conversations with one agent. */
   readonly userAgent: string;
+  /**
+   * The embed visitor who started it, when one did: only that visitor may continue it (the owner
+   * still may: it is theirs). Absent for the owner's own conversations.
+   */
+  readonly visitorId?: string;
   readonly title: string;
   readonly messageCount: number;
   /** Inline while small; past the threshold they move to the blob store under `messagesKey`. */
@@ -18,6 +25,18 @@ export interface ConversationRecord {
   readonly messagesKey: string | null;
   readonly createdAt: number;
   readonly updatedAt: number;
+}
+
+/**
+ * Whether `actor` may continue `conversation`: it must be theirs and with this agent, and an embed
+ * visitor's credential reaches only the conversations that visitor started. Everything else looks
+ * the same to the caller (a 404), so a leaked conversation id reveals nothing.
+ */
+export function mayContinue(actor: Pick<UserActor, 'userId' | 'embedTokenId' | 'visitorId'>, conversation: ConversationRecord, agentId: string): boolean {
+  if (conversation.userId !== actor.userId || conversation.agentId !== agentId) return false;
+  // An embed credential without a visitor claim (issued before visitors had ids) continues nothing.
+  if (actor.embedTokenId !== undefined) return actor.visitorId !== undefined && conversation.visitorId === actor.visitorId;
+  return true;
 }
 
 /** Titles come from the first prompt, on one line. */

@@ -139,7 +139,15 @@ export const listEmbedsQuery = z.object({
 
 const embedToken = z.string().min(1, 'is required').max(200, 'is not an embed token');
 export const embedConfigQuery = z.object({ token: embedToken });
-export const embedChatBody = z.object({ token: embedToken });
+export const embedChatBody = z.object({
+  token: embedToken,
+  // Any string: a stale or foreign one is not an error, the visitor simply starts anew.
+  visitorToken: z
+    .string()
+    .max(4096, 'is not a visitor token')
+    .optional()
+    .describe('The visitorToken an earlier POST /embed/chat returned to this browser, so the new bearer keeps its visitor (and conversations).'),
+});
 
 /** How an owner sees a token in listings (SPEC 4.10 `GET /embed/list`), plus the counters and limits. */
 export function presentEmbed(record: EmbedRecord) {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { chattableAgent } from '../agents/chattable-agent.ts';
 import { requireAlias, type UserActor } from '../core/auth/actor.ts';
 import type { RunTokens } from '../core/auth/run-token.ts';
@@ -35,6 +36,11 @@ export interface EmbedPorts {
 }
 
 const DAY_SEC = 86_400;
+/**
+ * How long a browser keeps its visitor id: the visitor token is renewed with every new bearer, so
+ * this is how long a visitor may stay away and still continue its conversations.
+ */
+export const VISITOR_TOKEN_TTL_MS = 30 * DAY_SEC * 1000;
 
 /** Where the widget script is: the CDN host, or the local layout's prefix when none is configured. */
 export function widgetScriptUrl(urls: PublicUrls): string {
@@ -251,11 +257,12 @@ function assertWithinQuota(record: EmbedRecord, uses: readonly ('chat' | 'voice'
 /**
  * SPEC 4.10 `POST /embed/chat`: a short-lived credential that can chat with (and call) this
  * embed's agents and nothing else, billed to the owner. Counted against the token's daily limits:
- * all visitors together, and each address.
+ * all visitors together, and each address. The credential names one visitor (one browser), kept
+ * across renewals through the visitor token, so visitors cannot continue each other's chats.
  */
 export async function startEmbedChat(
   embedToken: string,
-  visitor: { origin: string | undefined; ip: string },
+  visitor: { origin: string | undefined; ip: string; visitorToken?: string | undefined },
   ports: EmbedPorts,
   urls: PublicUrls,
   ttlSec: number,
@@ -265,11 +272,18 @@ export async function startEmbedChat(
   await ports.rateLimiter.consume(`embed-day:${record.embedTokenId}`, { limit: record.rateLimitPerDay, windowSec: DAY_SEC });
   await ports.rateLimiter.consume(`embed-ip:${record.embedTokenId}:${visitor.ip}`, { limit: record.rateLimitPerIp, windowSec: DAY_SEC });
   const agents = [record.agentId, record.voiceAgentId].filter((id): id is string => id !== null);
-  const bearerToken = await ports.runTokens.mint({ userId: record.ownerId, keys: null, agents, embedTokenId: record.embedTokenId }, ttlSec * 1000);
+  // A missing, stale or foreign visitor token is no error: that browser starts as a new visitor.
+  const known = visitor.visitorToken === undefined ? null : await ports.runTokens.verifyVisitor(visitor.visitorToken, record.embedTokenId);
+  const visitorId = known ?? randomBytes(16).toString('base64url');
+  const [bearerToken, visitorToken] = await Promise.all([
+    ports.runTokens.mint({ userId: record.ownerId, keys: null, agents, embedTokenId: record.embedTokenId, visitorId }, ttlSec * 1000),
+    ports.runTokens.mintVisitor(record.embedTokenId, visitorId, VISITOR_TOKEN_TTL_MS),
+  ]);
   return {
     agentId: record.agentId,
     voiceAgentId: record.voiceAgentId,
     bearerToken,
+    visitorToken,
     streamUrl: record.agentId === null ? null : `${urls.streamUrl}/agent/${record.agentId}/chat`,
     ...(urls.voiceUrl !== undefined && record.voiceAgentId !== null ? { voiceUrl: `${urls.voiceUrl}/ws/${record.voiceAgentId}` } : {}),
     expiresAt: ports.clock.now() + ttlSec * 1000,

@@ -217,6 +217,47 @@ describe.skipIf(!existsSync(CHROMIUM))('embed widget in Chromium', () => {
     await page.close();
   });
 
+  it('stays the same visitor when its credential is renewed, so the conversation continues', async () => {
+    // Prepare
+    const historyId = await createAgent('history-helper', fixture('history_agent'));
+    const { snippet } = await embed({ agentId: historyId });
+    const page = await openPage(snippet);
+    type Exchange = { sent: { visitorToken?: string }; answer: { bearerToken: string; visitorToken: string } };
+    const exchanges: Promise<Exchange>[] = [];
+    page.on('response', (response) => {
+      if (!response.url().endsWith('/embed/chat') || response.request().method() !== 'POST') return;
+      exchanges.push(response.json().then((body) => ({ sent: response.request().postDataJSON(), answer: body.data })));
+    });
+    await page.waitForFunction(() => (window as unknown as { ServiceWidget?: { isReady(): boolean } }).ServiceWidget?.isReady());
+    await page.evaluate(() => (window as unknown as { ServiceWidget: { open(): void } }).ServiceWidget.open());
+    const input = widget(page).getByRole('textbox', { name: 'Message' });
+    await input.fill('first');
+    await input.press('Enter');
+    await widget(page).locator('.bubble.assistant').filter({ hasText: 'history=0' }).waitFor();
+    // The next chat goes out with a credential the platform no longer accepts (as one past its
+    // expiry), so the platform answers 401 and the widget asks for a new one.
+    await page.route(
+      (url) => url.pathname === `/stream/agent/${historyId}/chat`,
+      (route) => route.continue({ headers: { ...route.request().headers(), authorization: 'Bearer svc_run_expired.x' } }),
+      {
+        times: 1,
+      },
+    );
+
+    // Act
+    await input.fill('second');
+    await input.press('Enter');
+    await widget(page).locator('.bubble.assistant').filter({ hasText: 'history=2' }).waitFor();
+
+    // Assess
+    expect(exchanges).toHaveLength(2);
+    const [first, renewed] = await Promise.all(exchanges);
+    expect(first?.sent.visitorToken).toBeUndefined();
+    expect(renewed?.sent.visitorToken).toBe(first?.answer.visitorToken);
+    expect(renewed?.answer.bearerToken).not.toBe(first?.answer.bearerToken);
+    await page.close();
+  });
+
   it('shows an error and gets no config on a disallowed origin', async () => {
     // Prepare
     const { snippet } = await embed({ agentId: echoId, allowedDomains: ['shop.example.com'] });

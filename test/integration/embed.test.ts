@@ -5,6 +5,7 @@ import { callApi, createUser, startTestPlatform, type TestPlatform } from '../su
 const fixture = (name: string) => readFileSync(new URL(`../../python-runtime/tests/fixtures/${name}.py`, import.meta.url), 'utf8');
 const ECHO = fixture('echo_agent');
 const VOICE_ECHO = fixture('bidi_echo_agent');
+const HISTORY = fixture('history_agent');
 const PAGE = 'http://localhost:5173';
 
 type User = Awaited<ReturnType<typeof createUser>>;
@@ -34,7 +35,8 @@ describe('embed tokens', () => {
   };
   const config = (token: string, origin?: string) =>
     platform.api('GET', `/embed/config?token=${encodeURIComponent(token)}`, origin === undefined ? {} : { headers: { origin } });
-  const exchange = (token: string, origin = PAGE) => platform.api('POST', '/embed/chat', { body: { token }, headers: { origin } });
+  const exchange = (token: string, origin = PAGE, visitorToken?: string) =>
+    platform.api('POST', '/embed/chat', { body: { token, ...(visitorToken === undefined ? {} : { visitorToken }) }, headers: { origin } });
   const chat = (bearer: string, agentId: string, prompt: string) => callApi(streamUrl, 'POST', `/agent/${agentId}/chat`, { token: bearer, body: { prompt } });
   const credits = async (user: User): Promise<number> => (await platform.api('GET', '/user/credits', { token: user.token })).body.data.credits;
 
@@ -290,6 +292,116 @@ describe('embed tokens', () => {
       expect(second.text).toContain('credit limit');
       expect(newSession.status).toBe(429);
       expect(listed.creditsUsed).toBeGreaterThanOrEqual(1);
+    });
+  });
+
+  describe('visitor isolation', () => {
+    let historyId: string;
+    /** A visitor of `embedToken`: its bearer and visitor token, from `POST /embed/chat`. */
+    const visit = async (embedToken: string, visitorToken?: string) => {
+      const res = await exchange(embedToken, PAGE, visitorToken);
+      expect(res.status, res.text).toBe(200);
+      return res.body.data as { bearerToken: string; visitorToken: string };
+    };
+    /** The three chat routes, each continuing `conversationId` (or starting one), as status and text. */
+    const routes = {
+      buffered: (bearer: string, prompt: string, conversationId?: string) =>
+        platform.api('POST', `/agent/${historyId}/chat`, { token: bearer, body: { prompt, ...(conversationId === undefined ? {} : { conversationId }) } }),
+      stream: (bearer: string, prompt: string, conversationId?: string) =>
+        callApi(streamUrl, 'POST', `/agent/${historyId}/chat`, {
+          token: bearer,
+          body: { prompt, ...(conversationId === undefined ? {} : { conversationId }) },
+        }),
+      browser: (bearer: string, prompt: string, conversationId?: string) =>
+        callApi(
+          streamUrl,
+          'GET',
+          `/agent/${historyId}/chat?prompt=${encodeURIComponent(prompt)}${conversationId === undefined ? '' : `&sessionId=${conversationId}`}`,
+          {
+            token: bearer,
+          },
+        ),
+    };
+    /** Starts a conversation over the streaming route; its id. */
+    const start = async (bearer: string, prompt: string) => {
+      const res = await routes.stream(bearer, prompt);
+      expect(res.status, res.text).toBe(200);
+      return res.headers.get('x-conversation-id') as string;
+    };
+
+    beforeAll(async () => {
+      historyId = await createAgent(owner, 'embed-history', { sourceCode: HISTORY });
+    });
+
+    it("refuses one visitor's conversation to another on every chat route, as if it did not exist; its visitor continues it with a renewed bearer", async () => {
+      // Prepare
+      const { embedToken } = await embedOf({ agentId: historyId });
+      const a = await visit(embedToken);
+      const conversationId = await start(a.bearerToken, 'my secret order number');
+      const b = await visit(embedToken);
+      const unknownId = crypto.randomUUID();
+
+      // Act
+      const byB = await Promise.all(Object.values(routes).map((route) => route(b.bearerToken, 'what did I say?', conversationId)));
+      const unknown = await Promise.all(Object.values(routes).map((route) => route(b.bearerToken, 'what did I say?', unknownId)));
+      const aRenewed = await visit(embedToken, a.visitorToken);
+      const resumed = await routes.buffered(aRenewed.bearerToken, 'and again', conversationId);
+
+      // Assess
+      expect(byB.map((r) => r.status)).toEqual([404, 404, 404]);
+      const errorOf = (res: { body: { error: unknown } }, id: string) => JSON.stringify(res.body.error).replaceAll(id, 'ID');
+      expect(byB.map((r) => errorOf(r, conversationId))).toEqual(unknown.map((r) => errorOf(r, unknownId)));
+      for (const res of byB) expect(res.text).not.toMatch(/history=|secret order/);
+      expect(aRenewed.bearerToken).not.toBe(a.bearerToken);
+      expect(resumed.status, resumed.text).toBe(200);
+      expect(resumed.body.data.response).toBe('history=2 roles=user,assistant');
+    });
+
+    it("refuses the owner's own conversation to visitors, while the owner may still continue a visitor's", async () => {
+      // Prepare
+      const { embedToken } = await embedOf({ agentId: historyId });
+      const ownersId = await start(owner.token, 'owner only');
+      const visitor = await visit(embedToken);
+      const visitorsId = await start(visitor.bearerToken, 'visitor here');
+
+      // Act
+      const visitorOnOwners = await routes.stream(visitor.bearerToken, 'let me in', ownersId);
+      const ownerOnVisitors = await routes.buffered(owner.token, 'owner joins', visitorsId);
+      const visitorAfterwards = await routes.buffered(visitor.bearerToken, 'still mine?', visitorsId);
+
+      // Assess
+      expect(visitorOnOwners.status).toBe(404);
+      expect(visitorOnOwners.text).not.toContain('history=');
+      expect(ownerOnVisitors.status, ownerOnVisitors.text).toBe(200);
+      expect(ownerOnVisitors.body.data.response).toBe('history=2 roles=user,assistant');
+      expect(visitorAfterwards.status, visitorAfterwards.text).toBe(200);
+      expect(visitorAfterwards.body.data.response).toBe('history=4 roles=user,assistant,user,assistant');
+    });
+
+    it("starts a fresh visitor for a garbage, tampered or other embed's visitor token, without an error", async () => {
+      // Prepare
+      const { embedToken } = await embedOf({ agentId: historyId });
+      const other = await embedOf({ agentId: historyId });
+      const a = await visit(embedToken);
+      const conversationId = await start(a.bearerToken, 'mine');
+      const [body, sig] = a.visitorToken.split('.');
+      const tampered = `${body}x.${sig}`;
+
+      // Act
+      const sessions = await Promise.all([
+        exchange(embedToken, PAGE, 'garbage'),
+        exchange(embedToken, PAGE, tampered),
+        exchange(other.embedToken, PAGE, a.visitorToken),
+      ]);
+      const attempts = await Promise.all(sessions.map((s) => routes.buffered(s.body.data.bearerToken, 'whose is it?', conversationId)));
+      const freshChat = await routes.buffered(sessions[0]!.body.data.bearerToken, 'hello');
+
+      // Assess
+      expect(sessions.map((s) => s.status)).toEqual([200, 200, 200]);
+      for (const s of sessions) expect(s.body.data.visitorToken).toMatch(/^svc_vis_/);
+      expect(attempts.map((r) => r.status)).toEqual([404, 404, 404]);
+      expect(freshChat.status, freshChat.text).toBe(200);
+      expect(freshChat.body.data.response).toBe('history=0 roles=');
     });
   });
 

@@ -65,7 +65,7 @@ const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}`
 const LOCATOR: TokenLocator = { tokenId: 'tok_0AbCdEfGh1234567890xy', userId: '0f8fad5b-d9cb-469f-a165-70867728950e' };
 
 describe('secrets', () => {
-  it('carry the ids of their token and account when both have the platform\'s shapes, behind the same checksum', () => {
+  it("carry the ids of their token and account when both have the platform's shapes, behind the same checksum", () => {
     // Act
     const located = generateSecret('userToken', LOCATOR);
     const maxUser = generateSecret('roleToken', { ...LOCATOR, userId: 'ffffffff-ffff-ffff-ffff-ffffffffffff' });
@@ -123,7 +123,15 @@ describe('resolveActor', () => {
     const withoutIds = generateSecret('userToken', { tokenId: 't1', userId: 'u1' });
     const withIds = generateSecret('userToken', LOCATOR);
     const accounts = [{ userId: LOCATOR.userId, alias: 'bo', isAdmin: false, status: 'active' as const, secretKeyDigest: '', grantMonth: null, item: {} }];
-    const token = { tokenId: LOCATOR.tokenId, userId: LOCATOR.userId, kind: 'user' as const, status: 'active' as const, expiresAt: null, lastUsedAt: NOW, keys: null };
+    const token = {
+      tokenId: LOCATOR.tokenId,
+      userId: LOCATOR.userId,
+      kind: 'user' as const,
+      status: 'active' as const,
+      expiresAt: null,
+      lastUsedAt: NOW,
+      keys: null,
+    };
     const { lookup, lookups } = fakeCredentials(accounts, [{ ...token, digest: digestSecret(withIds) }]);
     // Act
     const actor = await resolveActor('required', bearer(withIds), { ...ports, credentials: lookup });
@@ -148,7 +156,15 @@ describe('resolveActor', () => {
       grantMonth: null,
       item: {},
     }));
-    const record = { tokenId: LOCATOR.tokenId, userId: LOCATOR.userId, kind: 'user' as const, status: 'active' as const, expiresAt: null, lastUsedAt: NOW, keys: null };
+    const record = {
+      tokenId: LOCATOR.tokenId,
+      userId: LOCATOR.userId,
+      kind: 'user' as const,
+      status: 'active' as const,
+      expiresAt: null,
+      lastUsedAt: NOW,
+      keys: null,
+    };
     const held = fakeCredentials(accounts, [{ ...record, digest: digestSecret(generateSecret('userToken', LOCATOR)) }]);
     const misdirectedRecord = fakeCredentials(accounts, [{ ...record, digest: digestSecret(misdirected) }]);
     // Act + Assess
@@ -285,6 +301,41 @@ describe('agent-scoped run tokens', () => {
     expect(() => assertCallerAdmitted('role', actor)).not.toThrow();
     expect(() => assertAgentInScope(actor, 'agent-b')).not.toThrow();
     await expect(resolveActor('required', bearer(`svc_run_${widened}.${sig}`), ports)).rejects.toThrow(AuthenticationRequiredError);
+  });
+});
+
+describe('embed visitor claims', () => {
+  it('round-trip with the embed token into the actor, and never without one', async () => {
+    // Prepare
+    const { ports } = setup();
+    const visitor = await ports.runTokens.mint({ userId: 'u1', keys: null, agents: ['agent-a'], embedTokenId: 'emb-1', visitorId: 'vis-1' }, 60_000);
+    const embedless = await ports.runTokens.mint({ userId: 'u1', keys: null, agents: ['agent-a'], visitorId: 'vis-1' }, 60_000);
+
+    // Act
+    const actor = await resolveActor('required', bearer(visitor), ports);
+    const withoutEmbed = await resolveActor('required', bearer(embedless), ports);
+
+    // Assess
+    expect(actor).toMatchObject({ userId: 'u1', agents: ['agent-a'], embedTokenId: 'emb-1', visitorId: 'vis-1' });
+    expect(withoutEmbed).not.toHaveProperty('visitorId');
+  });
+
+  it('refuse a token whose visitor claim was changed or dropped', async () => {
+    // Prepare
+    const { ports } = setup();
+    const token = await ports.runTokens.mint({ userId: 'u1', keys: null, agents: ['agent-a'], embedTokenId: 'emb-1', visitorId: 'vis-1' }, 60_000);
+    const [body, sig] = token.slice('svc_run_'.length).split('.');
+    const payload = JSON.parse(Buffer.from(body!, 'base64url').toString());
+    const encode = (value: unknown) => `svc_run_${Buffer.from(JSON.stringify(value)).toString('base64url')}.${sig}`;
+
+    // Act
+    const results = await Promise.allSettled([
+      resolveActor('required', bearer(encode({ ...payload, v: 'vis-2' })), ports),
+      resolveActor('required', bearer(encode({ ...payload, v: undefined })), ports),
+    ]);
+
+    // Assess
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
   });
 });
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createRunTokens, RUN_TOKEN_PREFIX, VISITOR_TOKEN_PREFIX } from '../../functions/core/auth/run-token.ts';
 import { originAllowed } from '../../functions/embed/origin.ts';
 import { Downsampler } from '../../widget/downsample.ts';
 import { MarkerParser, type StreamPart } from '../../widget/markers.ts';
@@ -87,5 +88,62 @@ describe('embed origins', () => {
   ] as const)('%s against %j: %s', (origin, domains, allowed) => {
     // Act / Assess
     expect(originAllowed(origin, domains)).toBe(allowed);
+  });
+});
+
+describe('embed visitor tokens', () => {
+  const NOW = 1_700_000_000_000;
+  const KEY = Buffer.alloc(32, 5);
+  const tokensAt = (now: number, key = KEY) => createRunTokens(async () => key, { now: () => now });
+
+  it('give back the visitor id for the embed they were issued through, until they expire', async () => {
+    // Prepare
+    const token = await tokensAt(NOW).mintVisitor('emb-1', 'vis-1', 60_000);
+
+    // Act
+    const fresh = await tokensAt(NOW + 59_000).verifyVisitor(token, 'emb-1');
+    const expired = await tokensAt(NOW + 60_000).verifyVisitor(token, 'emb-1');
+    const otherEmbed = await tokensAt(NOW).verifyVisitor(token, 'emb-2');
+
+    // Assess
+    expect(token.startsWith(VISITOR_TOKEN_PREFIX)).toBe(true);
+    expect(fresh).toBe('vis-1');
+    expect(expired).toBeNull();
+    expect(otherEmbed).toBeNull();
+  });
+
+  it('refuse tampered, foreign-key and malformed tokens', async () => {
+    // Prepare
+    const tokens = tokensAt(NOW);
+    const token = await tokens.mintVisitor('emb-1', 'vis-1', 60_000);
+    const [body, sig] = token.slice(VISITOR_TOKEN_PREFIX.length).split('.');
+    const payload = JSON.parse(Buffer.from(body!, 'base64url').toString());
+    const forged = `${VISITOR_TOKEN_PREFIX}${Buffer.from(JSON.stringify({ ...payload, v: 'vis-2' })).toString('base64url')}.${sig}`;
+    const foreignKey = await tokensAt(NOW, Buffer.alloc(32, 6)).mintVisitor('emb-1', 'vis-1', 60_000);
+
+    // Act
+    const results = await Promise.all(
+      [forged, foreignKey, '', 'garbage', `${VISITOR_TOKEN_PREFIX}x.y`, `${token}.extra`, token.replace(VISITOR_TOKEN_PREFIX, RUN_TOKEN_PREFIX)].map((t) =>
+        tokens.verifyVisitor(t, 'emb-1'),
+      ),
+    );
+
+    // Assess
+    expect(results).toEqual([null, null, null, null, null, null, null]);
+  });
+
+  it('are no run tokens, and run tokens are no visitor tokens, under the same key', async () => {
+    // Prepare
+    const tokens = tokensAt(NOW);
+    const visitor = await tokens.mintVisitor('emb-1', 'vis-1', 60_000);
+    const run = await tokens.mint({ userId: 'u1', keys: null, agents: ['a'], embedTokenId: 'emb-1', visitorId: 'vis-1' }, 60_000);
+
+    // Act
+    const visitorAsRun = await tokens.verify(visitor.replace(VISITOR_TOKEN_PREFIX, RUN_TOKEN_PREFIX));
+    const runAsVisitor = await tokens.verifyVisitor(run.replace(RUN_TOKEN_PREFIX, VISITOR_TOKEN_PREFIX), 'emb-1');
+
+    // Assess
+    expect(visitorAsRun).toBeNull();
+    expect(runAsVisitor).toBeNull();
   });
 });

@@ -29,6 +29,11 @@ export interface UserActor {
   /** Set when the agent-scoped token came from an embed token: chats and calls check that embed first. */
   readonly embedTokenId?: string;
   /**
+   * The embed visitor (one browser) the credential was issued to, with `embedTokenId`: it may
+   * continue only the conversations it started, not another visitor's nor the owner's.
+   */
+  readonly visitorId?: string;
+  /**
    * The account as auth read it at the start of this request (strongly consistent), so services
    * can answer from that read instead of repeating it. Absent on actors made elsewhere (tests,
    * the platform's own callers): they read the account themselves.

@@ -91,7 +91,12 @@ async function authenticateRunToken(token: string, ports: ResolveActorPorts): Pr
   const account = await activeAccount(claims.userId, ports);
   const actor: UserActor = { ...toActor(account, 'run-token', null, null), scope: 'role', roleKeys: claims.keys };
   if (claims.agents === undefined) return actor;
-  return { ...actor, agents: claims.agents, ...(claims.embedTokenId === undefined ? {} : { embedTokenId: claims.embedTokenId }) };
+  return {
+    ...actor,
+    agents: claims.agents,
+    ...(claims.embedTokenId === undefined ? {} : { embedTokenId: claims.embedTokenId }),
+    ...(claims.visitorId === undefined ? {} : { visitorId: claims.visitorId }),
+  };
 }
 
 async function authenticateSession(token: string, ports: ResolveActorPorts): Promise<UserActor> {

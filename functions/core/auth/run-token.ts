@@ -11,6 +11,14 @@ export interface RunTokens {
   mint(claims: RunTokenClaims, ttlMs: number): Promise<string>;
   /** The claims of a valid, unexpired token; null for anything else. */
   verify(token: string): Promise<RunTokenClaims | null>;
+  /**
+   * A browser's visitor id for one embed, signed under the same key. Not a credential: it
+   * authenticates nothing by itself, it only lets the browser keep its id when it asks
+   * `POST /embed/chat` for a new bearer, so its conversations stay its own.
+   */
+  mintVisitor(embedTokenId: string, visitorId: string, ttlMs: number): Promise<string>;
+  /** The visitor id of a valid, unexpired visitor token issued through this embed; null for anything else. */
+  verifyVisitor(token: string, embedTokenId: string): Promise<string | null>;
 }
 
 export interface RunTokenClaims {
@@ -27,9 +35,15 @@ export interface RunTokenClaims {
    * with it checks that embed's status and limits, so a revoked embed stops its visitors at once.
    */
   readonly embedTokenId?: string;
+  /**
+   * The embed visitor the credential was issued to (only with `embedTokenId`): conversations it
+   * starts record it, and it may continue no others.
+   */
+  readonly visitorId?: string;
 }
 
 export const RUN_TOKEN_PREFIX = 'svc_run_';
+export const VISITOR_TOKEN_PREFIX = 'svc_vis_';
 
 interface Payload {
   readonly u: string;
@@ -38,7 +52,20 @@ interface Payload {
   readonly n: string;
   readonly a?: readonly string[];
   readonly b?: string;
+  readonly v?: string;
 }
+
+interface VisitorPayload {
+  readonly b: string;
+  readonly v: string;
+  readonly e: number;
+}
+
+/**
+ * Visitor tokens are MACed with this prefix before the body, so no visitor token's signature can
+ * ever pass for a run token's (and the reverse), though both use one key.
+ */
+const VISITOR_DOMAIN = 'svc-visitor-token.v1.';
 
 /** HMAC-SHA256 run tokens under a 32-byte key the adapter supplies (derived locally, from Secrets Manager in the cloud). */
 export function createRunTokens(key: () => Promise<Buffer>, clock: Clock): RunTokens {
@@ -46,6 +73,21 @@ export function createRunTokens(key: () => Promise<Buffer>, clock: Clock): RunTo
     createHmac('sha256', await key())
       .update(body)
       .digest();
+  /** The decoded body of `prefix{body}.{signature}` when the signature is `mac(body)`'s; null otherwise. */
+  const opened = async (token: string, prefix: string, mac: (body: string) => Promise<Buffer>): Promise<unknown> => {
+    if (!token.startsWith(prefix) || token.length > 4096) return null;
+    const [body, signature, extra] = token.slice(prefix.length).split('.');
+    if (!body || !signature || extra !== undefined) return null;
+    const expected = await mac(body);
+    const given = Buffer.from(signature, 'base64url');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+    try {
+      return JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as unknown;
+    } catch {
+      return null;
+    }
+  };
+  const signVisitor = (body: string) => sign(VISITOR_DOMAIN + body);
   return {
     async mint(claims, ttlMs) {
       const payload: Payload = {
@@ -55,30 +97,42 @@ export function createRunTokens(key: () => Promise<Buffer>, clock: Clock): RunTo
         n: randomBytes(9).toString('base64url'),
         ...(claims.agents === undefined ? {} : { a: claims.agents }),
         ...(claims.embedTokenId === undefined ? {} : { b: claims.embedTokenId }),
+        // A visitor exists only within an embed: without one the claim would mean nothing.
+        ...(claims.embedTokenId === undefined || claims.visitorId === undefined ? {} : { v: claims.visitorId }),
       };
       const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
       return `${RUN_TOKEN_PREFIX}${body}.${(await sign(body)).toString('base64url')}`;
     },
     async verify(token) {
-      if (!token.startsWith(RUN_TOKEN_PREFIX) || token.length > 4096) return null;
-      const [body, signature, extra] = token.slice(RUN_TOKEN_PREFIX.length).split('.');
-      if (!body || !signature || extra !== undefined) return null;
-      const expected = await sign(body);
-      const given = Buffer.from(signature, 'base64url');
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
-      let payload: Payload;
-      try {
-        payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Payload;
-      } catch {
-        return null;
-      }
+      const payload = (await opened(token, RUN_TOKEN_PREFIX, sign)) as Payload | null;
+      if (payload === null || typeof payload !== 'object') return null;
       if (typeof payload.u !== 'string' || typeof payload.e !== 'number' || payload.e <= clock.now()) return null;
       const keys = Array.isArray(payload.k) ? payload.k : null;
       if (payload.a === undefined) return { userId: payload.u, keys };
       // A malformed agent list must not widen the token to every agent.
       if (!Array.isArray(payload.a) || !payload.a.every((id) => typeof id === 'string')) return null;
       if (payload.b !== undefined && typeof payload.b !== 'string') return null;
-      return { userId: payload.u, keys, agents: payload.a, ...(payload.b === undefined ? {} : { embedTokenId: payload.b }) };
+      // Nor may a malformed (or embed-less) visitor claim make a visitor into the owner.
+      if (payload.v !== undefined && (typeof payload.v !== 'string' || payload.b === undefined)) return null;
+      return {
+        userId: payload.u,
+        keys,
+        agents: payload.a,
+        ...(payload.b === undefined ? {} : { embedTokenId: payload.b }),
+        ...(payload.v === undefined ? {} : { visitorId: payload.v }),
+      };
+    },
+    async mintVisitor(embedTokenId, visitorId, ttlMs) {
+      const payload: VisitorPayload = { b: embedTokenId, v: visitorId, e: clock.now() + ttlMs };
+      const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
+      return `${VISITOR_TOKEN_PREFIX}${body}.${(await signVisitor(body)).toString('base64url')}`;
+    },
+    async verifyVisitor(token, embedTokenId) {
+      const payload = (await opened(token, VISITOR_TOKEN_PREFIX, signVisitor)) as VisitorPayload | null;
+      if (payload === null || typeof payload !== 'object') return null;
+      if (payload.b !== embedTokenId || typeof payload.v !== 'string' || payload.v.length === 0) return null;
+      if (typeof payload.e !== 'number' || payload.e <= clock.now()) return null;
+      return payload.v;
     },
   };
 }

@@ -5,5 +5,11 @@ import { startEmbedChat } from '../embed.service.ts';
 export default defineRoute({
   body: embedChatBody,
   run: ({ body, request, ports, urls }) =>
-    startEmbedChat(body.token, { origin: request.headers['origin'], ip: request.sourceIp }, ports, urls, ports.config.EMBED_SESSION_TTL_SEC),
+    startEmbedChat(
+      body.token,
+      { origin: request.headers['origin'], ip: request.sourceIp, visitorToken: body.visitorToken },
+      ports,
+      urls,
+      ports.config.EMBED_SESSION_TTL_SEC,
+    ),
 });
