@@ -24,7 +24,7 @@ import type { RequestScope } from '../core/request-scope.ts';
 import type { RunTokens } from '../core/auth/run-token.ts';
 import { registerSecret, scrubSecrets } from '../core/secret-scope.ts';
 import type { UsageLogWriter } from '../core/usage-log.ts';
-import { admitEmbedUse } from '../embed/embed.service.ts';
+import { admitEmbedUse } from '../embed/embed-admission.ts';
 import type { EmbedStore } from '../embed/embed.store.ts';
 import type { Compute, FrameworkMessage, RuntimeEvent } from '../runtimes/compute.ts';
 import type { AgentRecord } from './agent.schema.ts';

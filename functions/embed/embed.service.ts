@@ -4,7 +4,7 @@ import { requireAlias, type UserActor } from '../core/auth/actor.ts';
 import type { RunTokens } from '../core/auth/run-token.ts';
 import { digestSecret, generateSecret, isWellFormedSecret, secretPrefixHint } from '../core/auth/secrets.ts';
 import type { Clock } from '../core/clock.ts';
-import { AccessDeniedError, AuthenticationRequiredError, ConflictError, NotFoundError, QuotaExceededError, ValidationError } from '../core/errors.ts';
+import { AccessDeniedError, AuthenticationRequiredError, ConflictError, NotFoundError, ValidationError } from '../core/errors.ts';
 import type { PublicUrls } from '../core/http/public-urls.ts';
 import { sortableId } from '../core/ids.ts';
 import type { RateLimiter } from '../core/rate-limit.ts';
@@ -24,6 +24,7 @@ import {
   type EmbedRecord,
   type UpdateEmbedInput,
 } from './embed.schema.ts';
+import { assertWithinQuota } from './embed-admission.ts';
 import type { EmbedStore } from './embed.store.ts';
 import { originAllowed } from './origin.ts';
 
@@ -240,20 +241,6 @@ export async function embedConfig(embedToken: string, origin: string | undefined
   };
 }
 
-/** Why the owner's quota refuses `use` now, or null: credits stop chats and calls, minutes stop calls. */
-function quotaSpent(record: EmbedRecord, use: 'chat' | 'voice'): string | null {
-  if (record.creditLimit !== null && record.creditsUsed >= record.creditLimit) return 'This widget has used up its credit limit; the site owner can raise it.';
-  if (use === 'voice' && record.minutesLimit !== null && record.minutesUsed >= record.minutesLimit)
-    return 'This widget has used up its voice minutes; the site owner can raise the limit.';
-  return null;
-}
-
-/** Refuses when every one of `uses` is out of quota (a widget with voice minutes left still gets its text chat). */
-function assertWithinQuota(record: EmbedRecord, uses: readonly ('chat' | 'voice')[]): void {
-  const reasons = uses.map((use) => quotaSpent(record, use));
-  if (reasons.every((reason) => reason !== null) && reasons[0] !== undefined) throw new QuotaExceededError(reasons[0]);
-}
-
 /**
  * SPEC 4.10 `POST /embed/chat`: a short-lived credential that can chat with (and call) this
  * embed's agents and nothing else, billed to the owner. Counted against the token's daily limits:
@@ -288,16 +275,4 @@ export async function startEmbedChat(
     ...(urls.voiceUrl !== undefined && record.voiceAgentId !== null ? { voiceUrl: `${urls.voiceUrl}/ws/${record.voiceAgentId}` } : {}),
     expiresAt: ports.clock.now() + ttlSec * 1000,
   };
-}
-
-/**
- * For chat and voice: a credential issued through an embed works only while that embed is active
- * and within its quota. One strongly consistent read per chat or call: revocation takes effect at
- * once, without a revocation list or short token lifetimes. Returns the record (its limits).
- */
-export async function admitEmbedUse(embedTokenId: string, use: 'chat' | 'voice', ports: { readonly embeds: Pick<EmbedStore, 'get'> }): Promise<EmbedRecord> {
-  const record = await ports.embeds.get(embedTokenId);
-  if (record === null || record.status !== 'active') throw new AccessDeniedError("This widget's embed token has been revoked.", 'EMBED_REVOKED');
-  assertWithinQuota(record, [use]);
-  return record;
 }

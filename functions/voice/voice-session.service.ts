@@ -18,7 +18,7 @@ import { resolveActor } from '../core/auth/resolve-actor.ts';
 import { startRunMeter, type MeterTimers, type RunMeter } from '../core/credit-meter.ts';
 import { roundCredits } from '../core/credits.ts';
 import { AccessDeniedError, InsufficientCreditsError, QuotaExceededError } from '../core/errors.ts';
-import { admitEmbedUse } from '../embed/embed.service.ts';
+import { admitEmbedUse } from '../embed/embed-admission.ts';
 import { publicUrls } from '../core/http/public-urls.ts';
 import { childLineageHeader, LINEAGE_HEADER, type Lineage } from '../core/http/lineage.ts';
 import type { Logger } from '../core/logger.ts';
