@@ -34,6 +34,10 @@ export interface ChannelRecord {
   readonly initialPrompt: string | null;
   /** Deliveries whose reply could not be sent since the channel was last made active (SPEC part 3). */
   readonly failureCount: number;
+  /** Failed deliveries since the last one that succeeded; absent on channels stored before it was kept. */
+  readonly consecutiveFailures?: number;
+  /** Why the platform paused the channel itself; null (or absent) when it is active or its owner paused it. */
+  readonly pausedReason?: string | null;
   readonly createdAt: number;
   readonly updatedAt: number;
 }
@@ -162,6 +166,7 @@ export function presentChannel(channel: ChannelRecord, baseUrl: string) {
     requireMention: channel.requireMention,
     initialPrompt: channel.initialPrompt,
     failureCount: channel.failureCount,
+    pausedReason: channel.pausedReason ?? null,
     createdAt: new Date(channel.createdAt).toISOString(),
     updatedAt: new Date(channel.updatedAt).toISOString(),
   };

@@ -114,8 +114,9 @@ export interface ChannelChanges {
 }
 
 /**
- * SPEC 4.9 and part 3: `active` resets the failure counter; new config values are merged over the
- * stored ones (a field left out keeps its value) and checked as on create.
+ * SPEC 4.9 and part 3: `active` resets the failure counters (and lifts an automatic pause); new
+ * config values are merged over the stored ones (a field left out keeps its value) and checked as
+ * on create.
  */
 export async function updateChannel(scope: RequestScope, actor: UserActor, channelId: string, input: ChannelChanges, ports: Ports) {
   const channel = await ownedChannel(actor, channelId, ports);
@@ -131,7 +132,9 @@ export async function updateChannel(scope: RequestScope, actor: UserActor, chann
     if (current['webhookSecret'] !== undefined) merged['webhookSecret'] = current['webhookSecret'];
     Object.assign(fields, await sealed(channel, merged, ports));
   }
-  if (input.status === 'active') fields['failureCount'] = 0;
+  // Made active: the counters start over. Paused or made active by its owner: no platform reason stands.
+  if (input.status === 'active') Object.assign(fields, { failureCount: 0, consecutiveFailures: 0 });
+  if (input.status !== undefined) fields['pausedReason'] = null;
   const saved = await ports.channels.update(channelId, fields, channel.updatedAt, ports.clock.now());
   if (saved === null) throw new ConflictError(`Channel ${channelId} was changed by another request; read it and try again.`);
   return presentChannel(saved, scope.urls.baseUrl);

@@ -1,6 +1,6 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Page } from '../core/db/cursor.ts';
-import { queryItems, writeIf, type Db } from '../core/db/dynamo.ts';
+import { queryItems, sendIf, writeIf, type Db } from '../core/db/dynamo.ts';
 import { listPage } from '../core/db/listing.ts';
 import { fieldAssignments, updateIfUnchanged } from '../core/db/optimistic-update.ts';
 import type { ChannelRecord, SenderRecord } from './channel.schema.ts';
@@ -23,8 +23,14 @@ export interface ChannelStore {
   update(channelId: string, changes: Readonly<Record<string, unknown>>, expectedUpdatedAt: number, now: number): Promise<ChannelRecord | null>;
   delete(channelId: string, ownerId: string): Promise<boolean>;
   listByOwner(ownerId: string, limit: number, cursor: string | undefined): Promise<Page<ChannelRecord>>;
-  /** Adds one to the failure counter (a reply that could not be delivered). */
-  countFailure(channelId: string): Promise<void>;
+  /**
+   * Counts a delivery that failed, in the total and in the run of consecutive failures. When that run
+   * reaches `pauseAfter` (0: never), an active channel is paused with `reason`: 'paused' when this
+   * call paused it, 'counted' otherwise.
+   */
+  countFailure(channelId: string, pauseAfter: number, reason: string, now: number): Promise<'counted' | 'paused'>;
+  /** Ends a run of consecutive failures (a delivery succeeded). */
+  clearFailureRun(channelId: string): Promise<void>;
   getSender(channelId: string, senderKey: string): Promise<SenderRecord | null>;
   /** Sets fields of a sender's record, creating it if needed. */
   updateSender(channelId: string, senderKey: string, fields: Partial<Omit<SenderRecord, 'channelId' | 'senderKey'>>): Promise<void>;
@@ -62,15 +68,45 @@ export function createChannelStore(db: Db): ChannelStore {
         limit,
         cursor,
       ),
-    async countFailure(channelId) {
+    async countFailure(channelId, pauseAfter, reason, now) {
+      const counted = await sendIf(
+        db.doc.send(
+          new UpdateCommand({
+            TableName: table,
+            Key: { channelId },
+            UpdateExpression: 'ADD failureCount :one, consecutiveFailures :one',
+            ConditionExpression: 'attribute_exists(channelId)',
+            ExpressionAttributeValues: { ':one': 1 },
+            ReturnValues: 'UPDATED_NEW',
+          }),
+        ),
+      );
+      const run = Number(counted?.Attributes?.['consecutiveFailures'] ?? 0);
+      if (pauseAfter <= 0 || run < pauseAfter) return 'counted';
+      // Only an active channel: one its owner paused, or that another failure paused first, stays as it is.
+      const paused = await writeIf(
+        db.doc.send(
+          new UpdateCommand({
+            TableName: table,
+            Key: { channelId },
+            UpdateExpression: 'SET #status = :paused, pausedReason = :reason, updatedAt = :now',
+            ConditionExpression: '#status = :active',
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: { ':paused': 'paused', ':active': 'active', ':reason': reason, ':now': now },
+          }),
+        ),
+      );
+      return paused ? 'paused' : 'counted';
+    },
+    async clearFailureRun(channelId) {
       await writeIf(
         db.doc.send(
           new UpdateCommand({
             TableName: table,
             Key: { channelId },
-            UpdateExpression: 'ADD failureCount :one',
+            UpdateExpression: 'SET consecutiveFailures = :zero',
             ConditionExpression: 'attribute_exists(channelId)',
-            ExpressionAttributeValues: { ':one': 1 },
+            ExpressionAttributeValues: { ':zero': 0 },
           }),
         ),
       );

@@ -54,5 +54,7 @@ export const channelsArea = defineArea({
     CHANNEL_API_BASE_BOT_MESSENGER: apiBase(DEFAULT_API_BASES.CHANNEL_API_BASE_BOT_MESSENGER),
     CHANNEL_API_BASE_PHONE_MESSENGER: apiBase(DEFAULT_API_BASES.CHANNEL_API_BASE_PHONE_MESSENGER),
     CHANNEL_API_BASE_PHONE: apiBase(DEFAULT_API_BASES.CHANNEL_API_BASE_PHONE),
+    /** Failed deliveries in a row (agent runs or replies) after which a channel pauses itself; 0 never pauses. */
+    CHANNEL_AUTO_PAUSE_FAILURES: z.coerce.number().int().min(0).max(1000).default(10),
   },
 });

@@ -76,6 +76,7 @@ describe('channels', () => {
         CHANNEL_API_BASE_BOT_MESSENGER: stand.telegram.url,
         CHANNEL_API_BASE_PHONE_MESSENGER: `${stand.whatsapp.url}/v21.0`,
         CHANNEL_API_BASE_PHONE: stand.phone.url,
+        CHANNEL_AUTO_PAUSE_FAILURES: '3',
       },
     });
     owner = await createUser(platform, { alias: 'channel-owner', credits: 500 });
@@ -216,9 +217,10 @@ describe('channels', () => {
       // Prepare: a failure counted, then the channel read for an edit, then another failure
       const created = await channelOf({ platform: 'webhook', platformConfig: {} });
       const store = platform.running.ports.channels;
-      await store.countFailure(created.channelId);
+      const countFailure = () => store.countFailure(created.channelId, 0, 'unused', platform.clock.now());
+      await countFailure();
       const read = (await store.get(created.channelId))!;
-      await store.countFailure(created.channelId);
+      await countFailure();
 
       // Act: the edit made from the earlier read, then reactivation over the API
       const edited = await store.update(created.channelId, { name: 'renamed' }, read.updatedAt, read.updatedAt + 1);
@@ -426,6 +428,58 @@ describe('channels', () => {
       expect(posted[0]!.headers['authorization']).toBe('Bearer xoxb-test-token');
       expect(badSig.status).toBe(401);
       expect(old.status).toBe(401);
+    });
+  });
+
+  describe('automatic pause', () => {
+    const secret = 'pause-signing-secret';
+    let n = 0;
+    /** One Slack message from a new sender (no per-sender limit in play), delivered and settled. */
+    const message = async (channel: { webhookUrl: string }) => {
+      n++;
+      const raw = JSON.stringify({
+        type: 'event_callback',
+        event_id: `EvPause${n}`,
+        event: { type: 'message', user: `UP${n}`, text: `message ${n}`, channel: 'DP', channel_type: 'im', ts: `${n}.1` },
+      });
+      const ts = String(Math.floor(Date.now() / 1000));
+      const res = await platform.api('POST', inboundPath(channel.webhookUrl), {
+        rawBody: raw,
+        headers: { 'content-type': 'application/json', 'x-slack-request-timestamp': ts, 'x-slack-signature': `v0=${hmacHex(secret, `v0:${ts}:${raw}`)}` },
+      });
+      await settle();
+      return res;
+    };
+    const channelState = async (channelId: string) => (await platform.api('GET', `/channels/${channelId}`, { token: owner.token })).body.data;
+
+    it('pauses a channel after 3 failed deliveries in a row (the test setting), not after 3 with a success between, and resumes when set active', async () => {
+      // Prepare: a channel whose agent raises on every message
+      const raisingId = await createAgent(owner, 'channel-raising', fixture('raising_agent'));
+      const channel = await channelOf({ platform: 'workspace-chat', agentId: raisingId, platformConfig: { signingSecret: secret, botToken: 'xoxb-pause' } });
+      const setAgent = (agentId: string) => platform.api('PUT', `/channels/${channel.channelId}`, { token: owner.token, body: { agentId } });
+
+      // Act: two failures, a success, two failures (never 3 in a row), then a third in a row
+      await message(channel);
+      await message(channel);
+      await setAgent(echoId);
+      await message(channel);
+      await setAgent(raisingId);
+      await message(channel);
+      await message(channel);
+      const afterFour = await channelState(channel.channelId);
+      await message(channel);
+      const paused = await channelState(channel.channelId);
+      const whilePaused = await message(channel);
+      const resumed = await platform.api('PUT', `/channels/${channel.channelId}`, { token: owner.token, body: { status: 'active' } });
+
+      // Assess
+      expect(afterFour).toMatchObject({ status: 'active', failureCount: 4, pausedReason: null });
+      expect(paused).toMatchObject({ status: 'paused', failureCount: 5 });
+      expect(paused.pausedReason).toContain('3 failed deliveries in a row');
+      expect(whilePaused.body).toMatchObject({ ignored: true, reason: 'paused' });
+      expect(resumed.body.data).toMatchObject({ status: 'active', failureCount: 0, pausedReason: null });
+      const stored = await platform.running.ports.channels.get(channel.channelId);
+      expect(stored?.consecutiveFailures).toBe(0);
     });
   });
 
