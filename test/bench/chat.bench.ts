@@ -8,6 +8,7 @@ import { lineageOf } from '../../functions/core/http/lineage.ts';
 import type { Ports } from '../../functions/ports.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 import { elapsedSince, type BenchModule } from './harness.ts';
+import { closeServer } from './http-load.ts';
 import { firstOf, invokeTimed, startRuntimeServer } from './runtime.bench.ts';
 import { measured, versus, type MeasuredRow } from './stats.ts';
 import { attachTracer, describeStoreCalls, markOf, spanOf, type Trace } from './trace.ts';
@@ -106,12 +107,7 @@ function chatOnce(agent: Agent, url: string, token: string, prompt: string, conv
  * markers, metering or error handling: the chat's time over this row is the platform's own cost;
  * this row's over `runtime /invoke` is the store's and one HTTP hop's.
  */
-async function startSameCallsServer(
-  ports: Ports,
-  token: string,
-  agentId: string,
-  run: (prompt: string) => Promise<unknown>,
-): Promise<Server> {
+async function startSameCallsServer(ports: Ports, token: string, agentId: string, run: (prompt: string) => Promise<unknown>): Promise<Server> {
   const secret = readSecret('userToken', token);
   if (secret === null) throw new Error('the bench user token has no locator');
   const digest = digestSecret(token);
@@ -123,7 +119,16 @@ async function startSameCallsServer(
     const found = await ports.credentials.findToken(digest, secret.locator);
     const userId = found!.token.userId;
     const [, agent] = await Promise.all([ports.rateLimiter.consume(`bench-floor:${userId}`, { limit: 1_000_000, windowSec: 60 }), ports.agents.get(agentId)]);
-    const caller: UserActor = { kind: 'user', userId, alias: null, isAdmin: false, via: 'user-token', tokenId: found!.token.tokenId, scope: 'full', roleKeys: null };
+    const caller: UserActor = {
+      kind: 'user',
+      userId,
+      alias: null,
+      isAdmin: false,
+      via: 'user-token',
+      tokenId: found!.token.tokenId,
+      scope: 'full',
+      roleKeys: null,
+    };
     const [debit] = await Promise.all([
       ports.credits.debitWithPendingLine(userId, 1, { reason: 'bench floor', requestId }),
       ports.keysReader.readAllKeys(caller, agent!.ownerId),
@@ -182,7 +187,11 @@ function sameCallsOnce(agent: Agent, url: string, prompt: string): Promise<numbe
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => (res.statusCode === 200 && text === `echo: ${prompt}` ? resolve(elapsedSince(startedAt)) : reject(new Error(`same calls: ${res.statusCode} ${text.slice(0, 300)}`))));
+      res.on('end', () =>
+        res.statusCode === 200 && text === `echo: ${prompt}`
+          ? resolve(elapsedSince(startedAt))
+          : reject(new Error(`same calls: ${res.statusCode} ${text.slice(0, 300)}`)),
+      );
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -254,13 +263,7 @@ export const chatBench: BenchModule = {
     };
 
     const sameCalls = await startSameCallsServer(platform.running.ports, user.token, agentId, (said) => direct(said));
-    defer(
-      () =>
-        new Promise<void>((resolve) => {
-          sameCalls.close(() => resolve());
-          sameCalls.closeAllConnections();
-        }),
-    );
+    defer(() => closeServer(sameCalls));
     const sameCallsUrl = `http://127.0.0.1:${(sameCalls.address() as AddressInfo).port}/`;
 
     let sequence = 0;
@@ -274,7 +277,9 @@ export const chatBench: BenchModule = {
     }
 
     const samples = new Map<string, number[]>(
-      [DIRECT_TEXT, DIRECT_END, SAME_CALLS_END, CHAT_BYTE, CHAT_TEXT, CHAT_END, HISTORY_TEXT, HISTORY_END, CONTINUED_BYTE, CONTINUED_TEXT, CONTINUED_END].map((k) => [k, []]),
+      [DIRECT_TEXT, DIRECT_END, SAME_CALLS_END, CHAT_BYTE, CHAT_TEXT, CHAT_END, HISTORY_TEXT, HISTORY_END, CONTINUED_BYTE, CONTINUED_TEXT, CONTINUED_END].map(
+        (k) => [k, []],
+      ),
     );
     const record = (key: string, ms: number) => samples.get(key)!.push(ms);
 

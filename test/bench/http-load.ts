@@ -1,4 +1,4 @@
-import { Agent, request } from 'node:http';
+import { Agent, request, type Server } from 'node:http';
 import { elapsedSince } from './harness.ts';
 
 /** One endpoint to load, with the headers every request to it carries. */
@@ -26,6 +26,14 @@ export interface Round {
  */
 export function keepAliveAgent(): Agent {
   return new Agent({ keepAlive: true });
+}
+
+/** Stops a bare server the bench started, its keep-alive connections too (they would hold `close` open). */
+export function closeServer(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
 }
 
 export function get(agent: Agent, target: Target): Promise<Reply> {

@@ -13,7 +13,7 @@ import type { Ports } from '../../functions/ports.ts';
 import type { McpRuntime, McpSource } from '../../functions/runtimes/mcp-runtime.ts';
 import { createUser, startTestPlatform } from '../support/local-platform.ts';
 import { elapsedSince, repoRoot, type BenchModule } from './harness.ts';
-import { keepAliveAgent } from './http-load.ts';
+import { closeServer, keepAliveAgent } from './http-load.ts';
 import { measured, versus } from './stats.ts';
 import { attachTracer, describeStoreCalls, spanOf, type Trace } from './trace.ts';
 
@@ -138,15 +138,32 @@ async function startSameCallsServer(ports: Ports, token: string, serverId: strin
     // auth > rate limit | server > keys | debit > the run | ledger line > usage record
     const found = await ports.credentials.findToken(digest, secret.locator);
     const userId = found!.token.userId;
-    const [, server] = await Promise.all([ports.rateLimiter.consume(`bench-floor:${userId}`, { limit: 1_000_000, windowSec: 60 }), ports.mcpServers.get(serverId)]);
-    const caller: UserActor = { kind: 'user', userId, alias: null, isAdmin: false, via: 'user-token', tokenId: found!.token.tokenId, scope: 'full', roleKeys: null };
+    const [, server] = await Promise.all([
+      ports.rateLimiter.consume(`bench-floor:${userId}`, { limit: 1_000_000, windowSec: 60 }),
+      ports.mcpServers.get(serverId),
+    ]);
+    const caller: UserActor = {
+      kind: 'user',
+      userId,
+      alias: null,
+      isAdmin: false,
+      via: 'user-token',
+      tokenId: found!.token.tokenId,
+      scope: 'full',
+      roleKeys: null,
+    };
     const [debit, keys] = await Promise.all([
       ports.credits.debitWithPendingLine(userId, TOOL_CALL_CREDITS, { reason: 'bench floor', requestId }),
       ports.keysReader.readAllKeys(caller, server!.ownerId),
     ]);
     const startedAt = performance.now();
     const [reply] = await Promise.all([
-      ports.mcpRuntime.handle(userId, source, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body }, keys),
+      ports.mcpRuntime.handle(
+        userId,
+        source,
+        { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body },
+        keys,
+      ),
       debit.line,
     ]);
     await ports.usageLogs.write({
@@ -211,13 +228,7 @@ export const mcpBench: BenchModule = {
     const runtime = platform.running.ports.mcpRuntime;
     const source: McpSource = { serverId, version: 1, sourceCode: SOURCE };
     const sameCalls = await startSameCallsServer(platform.running.ports, user.token, serverId, source);
-    defer(
-      () =>
-        new Promise<void>((resolve) => {
-          sameCalls.close(() => resolve());
-          sameCalls.closeAllConnections();
-        }),
-    );
+    defer(() => closeServer(sameCalls));
     const sameCallsUrl = `http://127.0.0.1:${(sameCalls.address() as AddressInfo).port}/`;
 
     progress('mcp: warm-up');

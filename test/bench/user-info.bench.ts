@@ -4,7 +4,7 @@ import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../../functions/core/db/dynamo.ts';
 import { createUser, startTestPlatform } from '../support/local-platform.ts';
 import type { BenchModule } from './harness.ts';
-import { get, interleaved, keepAliveAgent, perSecond, type Round, type Target } from './http-load.ts';
+import { closeServer, get, interleaved, keepAliveAgent, perSecond, type Round, type Target } from './http-load.ts';
 import { measured, versus, type MeasuredRow } from './stats.ts';
 
 const WARM_UP = 100;
@@ -80,13 +80,7 @@ export const userInfoBench: BenchModule = {
     const reads: Reads = { userId: user.userId, tokenId: user.tokenId };
 
     const baseline = await startBaseline(platform.running.ports.db, reads);
-    defer(
-      () =>
-        new Promise<void>((resolve) => {
-          baseline.close(() => resolve());
-          baseline.closeAllConnections();
-        }),
-    );
+    defer(() => closeServer(baseline));
     const baseUrl = `http://127.0.0.1:${(baseline.address() as AddressInfo).port}`;
     const agent = keepAliveAgent();
     defer(() => agent.destroy());

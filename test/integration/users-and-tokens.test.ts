@@ -3,6 +3,7 @@ import { digestSecret, generateSecret, secretPrefixHint } from '../../functions/
 import { sortableId } from '../../functions/core/ids.ts';
 import { createTokenStore } from '../../functions/tokens/token.store.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
+import { recordStoreCalls } from '../support/store-calls.ts';
 
 describe('users and tokens over HTTP', () => {
   let platform: TestPlatform;
@@ -133,24 +134,13 @@ describe('users and tokens over HTTP', () => {
       revokedAt: null,
       keys: null,
     });
-    const calls: string[] = [];
-    const doc = platform.running.ports.db.doc;
-    doc.middlewareStack.add(
-      (next, context) => (args) => {
-        calls.push(context.commandName as string);
-        return next(args);
-      },
-      { step: 'initialize', name: 'countLegacyCalls' },
-    );
-    try {
-      // Act
-      const info = await platform.api('GET', '/user/info', { token });
-      // Assess: the pointer first, then the token and the account
-      expect(info.body.data.alias).toBe('legacytoken');
-      expect(calls).toEqual(['GetItemCommand', 'BatchGetItemCommand']);
-    } finally {
-      doc.middlewareStack.remove('countLegacyCalls');
-    }
+    const { db, config } = platform.running.ports;
+    // Act
+    const { result: info, calls } = await recordStoreCalls(db, config.TABLE_PREFIX, () => platform.api('GET', '/user/info', { token }));
+    // Assess: the pointer first, then the token and the account
+    expect(info.body.data.alias).toBe('legacytoken');
+    expect(calls.map((c) => c.command)).toEqual(['GetItem', 'BatchGetItem']);
+    expect(calls[0]!.table).toBe('token-digests');
   });
 
   it('refuses expired tokens immediately', async () => {
