@@ -233,8 +233,15 @@ interface SpawnResult {
 
 async function spawnUntilHealthy(context: BenchContext, args: string[], env: Record<string, string>): Promise<SpawnResult> {
   const port = await freePort();
+  // The site host defaults to PORT + 1, which another process may hold: it gets a free port of its own.
+  let sitePort = await freePort();
+  while (sitePort === port) sitePort = await freePort();
   const startedAt = performance.now();
-  const child = spawn(process.execPath, args, { cwd: repoRoot, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    cwd: repoRoot,
+    env: { ...process.env, ...env, PORT: String(port), SITE_PORT: String(sitePort) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
