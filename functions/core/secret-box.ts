@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { DecryptCommand, GenerateDataKeyCommand, type KMSClient } from '@aws-sdk/client-kms';
+import type { KMSClient } from '@aws-sdk/client-kms';
 
 /**
  * A secret encrypted at rest. `context` (e.g. owner and service name) is bound to the ciphertext
@@ -63,9 +63,16 @@ export function createLocalSecretBox(masterKey: Buffer): SecretBox {
  * KMS envelope encryption: a fresh data key per secret from GenerateDataKey, used once for
  * AES-256-GCM and stored only in its KMS-wrapped form. Plain data keys never leave memory.
  */
+/**
+ * The KMS commands, imported on first use: this module is part of every local start, which never
+ * uses KMS, and the SDK client package is among the heavier ones to load.
+ */
+const kmsCommands = () => import('@aws-sdk/client-kms');
+
 export function createKmsSecretBox(kms: KMSClient, keyId: string): SecretBox {
   return {
     async seal(plaintext, context) {
+      const { GenerateDataKeyCommand } = await kmsCommands();
       const dataKey = await kms.send(new GenerateDataKeyCommand({ KeyId: keyId, KeySpec: 'AES_256', EncryptionContext: { ...context } }));
       if (!dataKey.Plaintext || !dataKey.CiphertextBlob) throw new Error('KMS returned no data key');
       const key = Buffer.from(dataKey.Plaintext);
@@ -82,6 +89,7 @@ export function createKmsSecretBox(kms: KMSClient, keyId: string): SecretBox {
     },
     async open(sealed, context) {
       if (sealed.wrappedKey === null) throw new Error('Secret has no wrapped data key');
+      const { DecryptCommand } = await kmsCommands();
       const out = await kms.send(new DecryptCommand({ CiphertextBlob: Buffer.from(sealed.wrappedKey, 'base64'), EncryptionContext: { ...context } }));
       if (!out.Plaintext) throw new Error('KMS returned no plaintext');
       const key = Buffer.from(out.Plaintext);

@@ -1,4 +1,4 @@
-import { BedrockRuntimeClient, InvokeModelCommand } from '@aws-sdk/client-bedrock-runtime';
+import type { BedrockRuntimeClient, InvokeModelCommand } from '@aws-sdk/client-bedrock-runtime';
 import * as z from 'zod';
 import type { Embedder } from './search-index.ts';
 
@@ -26,10 +26,18 @@ const MAX_INPUT_CHARS = 50_000;
  * credentials as usual: the function's role in the cloud, the environment or profile locally.
  */
 export function createBedrockEmbedder(options: BedrockEmbedderOptions): Embedder {
-  const client = new BedrockRuntimeClient({ region: options.region, ...(options.endpoint ? { endpoint: options.endpoint } : {}) });
+  // The SDK client (with its event-stream and WebSocket middleware) is loaded on the first embedding,
+  // not when a process that may never embed starts (every local start, most functions' cold starts).
+  let sdk: Promise<{ client: BedrockRuntimeClient; InvokeModelCommand: typeof InvokeModelCommand }> | null = null;
+  const loaded = () =>
+    (sdk ??= import('@aws-sdk/client-bedrock-runtime').then(({ BedrockRuntimeClient, InvokeModelCommand }) => ({
+      client: new BedrockRuntimeClient({ region: options.region, ...(options.endpoint ? { endpoint: options.endpoint } : {}) }),
+      InvokeModelCommand,
+    })));
   const concurrency = options.concurrency ?? 4;
 
   async function embedOne(text: string): Promise<Float32Array> {
+    const { client, InvokeModelCommand } = await loaded();
     const out = await client.send(
       new InvokeModelCommand({
         modelId: options.modelId,

@@ -1,4 +1,6 @@
-import { build, buildSync, type BuildOptions } from 'esbuild';
+import type * as esbuild from 'esbuild';
+import type { BuildOptions } from 'esbuild';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { StaticAssetSpec } from '../manifest/types.ts';
@@ -36,10 +38,14 @@ function withBanner(asset: StaticAssetSpec, files: readonly { text: string }[] |
  * script, no module system, for browsers of the last few years.
  */
 export async function buildAsset(asset: StaticAssetSpec, repoRoot = REPO_ROOT): Promise<string> {
+  // Imported here, not at the top: the local platform builds its assets on their first request, and
+  // loading esbuild (and its service process) on every start would slow every start for nothing.
+  const { build } = await import('esbuild');
   return withBanner(asset, (await build(options(asset, repoRoot))).outputFiles);
 }
 
 /** The same, synchronously: for the CDK stack, whose constructs are built synchronously. */
 export function buildAssetSync(asset: StaticAssetSpec, repoRoot = REPO_ROOT): string {
+  const { buildSync } = createRequire(import.meta.url)('esbuild') as typeof esbuild;
   return withBanner(asset, buildSync(options(asset, repoRoot)).outputFiles);
 }
