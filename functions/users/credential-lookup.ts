@@ -26,7 +26,9 @@ export function createCredentialLookup(ports: UserPorts & { tokens: TokenStore; 
       const at = locator ?? (await ports.tokens.findPointer(digest));
       if (at === null) return null;
       const [token, pointerUser] =
-        at.userId === null ? [await ports.tokens.get(at.tokenId), null] : await readItems(ports.db, [ports.tokens.read(at.tokenId), ports.users.read(at.userId)]);
+        at.userId === null
+          ? [await ports.tokens.get(at.tokenId), null]
+          : await readItems(ports.db, [ports.tokens.read(at.tokenId), ports.users.read(at.userId)]);
       if (token === null) return null;
       // A located token whose record names another account was not issued by us: no second read.
       const user = pointerUser?.userId === token.userId ? pointerUser : locator !== null ? null : await ports.users.get(token.userId);
