@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Agent, createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { UserActor } from '../../functions/core/auth/actor.ts';
-import { digestSecret, readSecret } from '../../functions/core/auth/secrets.ts';
+import { Agent, request, type Server } from 'node:http';
 import { lineageOf } from '../../functions/core/http/lineage.ts';
 import type { Ports } from '../../functions/ports.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 import { elapsedSince, type BenchModule } from './harness.ts';
 import { closeServer } from './http-load.ts';
+import { admitPaidRun, startBareServer } from './same-calls.ts';
 import { firstOf, invokeTimed, startRuntimeServer } from './runtime.bench.ts';
 import { measured, versus, type MeasuredRow } from './stats.ts';
 import { attachTracer, describeStoreCalls, markOf, spanOf, type Trace } from './trace.ts';
@@ -107,33 +105,19 @@ function chatOnce(agent: Agent, url: string, token: string, prompt: string, conv
  * markers, metering or error handling: the chat's time over this row is the platform's own cost;
  * this row's over `runtime /invoke` is the store's and one HTTP hop's.
  */
-async function startSameCallsServer(ports: Ports, token: string, agentId: string, run: (prompt: string) => Promise<unknown>): Promise<Server> {
-  const secret = readSecret('userToken', token);
-  if (secret === null) throw new Error('the bench user token has no locator');
-  const digest = digestSecret(token);
-  let n = 0;
-  const answer = async (prompt: string): Promise<string> => {
-    const requestId = `bench-floor-${n++}`;
+async function startSameCallsServer(
+  ports: Ports,
+  token: string,
+  agentId: string,
+  run: (prompt: string) => Promise<unknown>,
+): Promise<{ server: Server; url: string }> {
+  const admit = admitPaidRun(ports, token, () => ports.agents.get(agentId), 1);
+  const answer = async (body: string): Promise<string> => {
+    const { prompt } = JSON.parse(body) as { prompt: string };
     const startedAt = ports.clock.now();
     // auth > rate limit | agent > debit | keys > the run | ledger line > conversation | counter | usage record
-    const found = await ports.credentials.findToken(digest, secret.locator);
-    const userId = found!.token.userId;
-    const [, agent] = await Promise.all([ports.rateLimiter.consume(`bench-floor:${userId}`, { limit: 1_000_000, windowSec: 60 }), ports.agents.get(agentId)]);
-    const caller: UserActor = {
-      kind: 'user',
-      userId,
-      alias: null,
-      isAdmin: false,
-      via: 'user-token',
-      tokenId: found!.token.tokenId,
-      scope: 'full',
-      roleKeys: null,
-    };
-    const [debit] = await Promise.all([
-      ports.credits.debitWithPendingLine(userId, 1, { reason: 'bench floor', requestId }),
-      ports.keysReader.readAllKeys(caller, agent!.ownerId),
-    ]);
-    await Promise.all([run(prompt), debit.line]);
+    const { requestId, userId, record: agent, ledgerLine } = await admit();
+    await Promise.all([run(prompt), ledgerLine]);
     const reply = `echo: ${prompt}`;
     const now = ports.clock.now();
     const conversationId = randomUUID();
@@ -157,25 +141,13 @@ async function startSameCallsServer(ports: Ports, token: string, agentId: string
         request: { prompt, conversationId },
         response: { text: reply },
         durationMs: now - startedAt,
-        memoryMb: agent!.memoryMb,
+        memoryMb: agent.memoryMb,
         creditsUsed: 1,
       }),
     ]);
     return reply;
   };
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const { prompt } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { prompt: string };
-      answer(prompt).then(
-        (reply) => res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(reply) }).end(reply),
-        (error: unknown) => res.writeHead(500).end(String(error)),
-      );
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return server;
+  return startBareServer(answer, 'text/plain; charset=utf-8');
 }
 
 /** One request to the same-calls server, timed to the end of its body and checked for the echo. */
@@ -262,9 +234,8 @@ export const chatBench: BenchModule = {
       return { firstText: firstOf(events, 'text').at, end: endMs };
     };
 
-    const sameCalls = await startSameCallsServer(platform.running.ports, user.token, agentId, (said) => direct(said));
+    const { server: sameCalls, url: sameCallsUrl } = await startSameCallsServer(platform.running.ports, user.token, agentId, (said) => direct(said));
     defer(() => closeServer(sameCalls));
-    const sameCallsUrl = `http://127.0.0.1:${(sameCalls.address() as AddressInfo).port}/`;
 
     let sequence = 0;
     const prompt = () => `hello bench ${++sequence}`;

@@ -1,12 +1,9 @@
 import { createRequire } from 'node:module';
-import { createServer, request, type Agent, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request, type Agent, type Server } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { UserActor } from '../../functions/core/auth/actor.ts';
-import { digestSecret, readSecret } from '../../functions/core/auth/secrets.ts';
 import { lineageOf } from '../../functions/core/http/lineage.ts';
 import { TOOL_CALL_CREDITS } from '../../functions/mcp/mcp.schema.ts';
 import type { Ports } from '../../functions/ports.ts';
@@ -14,6 +11,7 @@ import type { McpRuntime, McpSource } from '../../functions/runtimes/mcp-runtime
 import { createUser, startTestPlatform } from '../support/local-platform.ts';
 import { elapsedSince, repoRoot, type BenchModule } from './harness.ts';
 import { closeServer, keepAliveAgent } from './http-load.ts';
+import { admitPaidRun, startBareServer } from './same-calls.ts';
 import { measured, versus } from './stats.ts';
 import { attachTracer, describeStoreCalls, spanOf, type Trace } from './trace.ts';
 
@@ -128,34 +126,11 @@ async function runtimeCall(runtime: McpRuntime, tenantId: string, source: McpSou
  * schema parsing, envelope, access rules or error handling: what the platform adds over this row is
  * its own cost; what this row adds over `mcpRuntime.handle` is the store's.
  */
-async function startSameCallsServer(ports: Ports, token: string, serverId: string, source: McpSource): Promise<Server> {
-  const secret = readSecret('userToken', token);
-  if (secret === null) throw new Error('the bench user token has no locator');
-  const digest = digestSecret(token);
-  let n = 0;
+async function startSameCallsServer(ports: Ports, token: string, serverId: string, source: McpSource): Promise<{ server: Server; url: string }> {
+  const admit = admitPaidRun(ports, token, () => ports.mcpServers.get(serverId), TOOL_CALL_CREDITS);
   const answer = async (body: string): Promise<string> => {
-    const requestId = `bench-floor-${n++}`;
     // auth > rate limit | server > keys | debit > the run | ledger line > usage record
-    const found = await ports.credentials.findToken(digest, secret.locator);
-    const userId = found!.token.userId;
-    const [, server] = await Promise.all([
-      ports.rateLimiter.consume(`bench-floor:${userId}`, { limit: 1_000_000, windowSec: 60 }),
-      ports.mcpServers.get(serverId),
-    ]);
-    const caller: UserActor = {
-      kind: 'user',
-      userId,
-      alias: null,
-      isAdmin: false,
-      via: 'user-token',
-      tokenId: found!.token.tokenId,
-      scope: 'full',
-      roleKeys: null,
-    };
-    const [debit, keys] = await Promise.all([
-      ports.credits.debitWithPendingLine(userId, TOOL_CALL_CREDITS, { reason: 'bench floor', requestId }),
-      ports.keysReader.readAllKeys(caller, server!.ownerId),
-    ]);
+    const { requestId, userId, keys, ledgerLine } = await admit();
     const startedAt = performance.now();
     const [reply] = await Promise.all([
       ports.mcpRuntime.handle(
@@ -164,7 +139,7 @@ async function startSameCallsServer(ports: Ports, token: string, serverId: strin
         { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body },
         keys,
       ),
-      debit.line,
+      ledgerLine,
     ]);
     await ports.usageLogs.write({
       lineage: lineageOf(requestId, undefined),
@@ -180,18 +155,7 @@ async function startSameCallsServer(ports: Ports, token: string, serverId: strin
     });
     return reply.body;
   };
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      answer(Buffer.concat(chunks).toString('utf8')).then(
-        (body) => res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body),
-        (error: unknown) => res.writeHead(500).end(String(error)),
-      );
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return server;
+  return startBareServer(answer, 'application/json');
 }
 
 /**
@@ -227,9 +191,8 @@ export const mcpBench: BenchModule = {
     defer(() => http.close());
     const runtime = platform.running.ports.mcpRuntime;
     const source: McpSource = { serverId, version: 1, sourceCode: SOURCE };
-    const sameCalls = await startSameCallsServer(platform.running.ports, user.token, serverId, source);
+    const { server: sameCalls, url: sameCallsUrl } = await startSameCallsServer(platform.running.ports, user.token, serverId, source);
     defer(() => closeServer(sameCalls));
-    const sameCallsUrl = `http://127.0.0.1:${(sameCalls.address() as AddressInfo).port}/`;
 
     progress('mcp: warm-up');
     for (let i = 0; i < WARM_UP; i++) {
