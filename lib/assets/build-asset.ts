@@ -1,5 +1,4 @@
 import type * as esbuild from 'esbuild';
-import type { BuildOptions } from 'esbuild';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,7 +11,7 @@ export function assetPaths(asset: StaticAssetSpec): { readonly current: string; 
   return { current: `/${asset.name}`, versioned: `/v${asset.version}/${asset.name}` };
 }
 
-function options(asset: StaticAssetSpec, repoRoot: string): BuildOptions & { write: false } {
+function options(asset: StaticAssetSpec, repoRoot: string): esbuild.BuildOptions & { write: false } {
   return {
     entryPoints: [join(repoRoot, asset.entry)],
     absWorkingDir: repoRoot,

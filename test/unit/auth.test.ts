@@ -64,6 +64,29 @@ const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}`
 
 const LOCATOR: TokenLocator = { tokenId: 'tok_0AbCdEfGh1234567890xy', userId: '0f8fad5b-d9cb-469f-a165-70867728950e' };
 
+/** An active account of `userId`, for the located-token tests. */
+const accountOf = (userId: string, alias: string | null = null): AccountCredential => ({
+  userId,
+  alias,
+  isAdmin: false,
+  status: 'active',
+  secretKeyDigest: '',
+  grantMonth: null,
+  item: {},
+});
+
+/** The active user token stored at LOCATOR, holding `digest`. */
+const recordAtLocator = (digest: string): TokenCredential => ({
+  tokenId: LOCATOR.tokenId,
+  userId: LOCATOR.userId,
+  kind: 'user',
+  digest,
+  status: 'active',
+  expiresAt: null,
+  lastUsedAt: NOW,
+  keys: null,
+});
+
 describe('secrets', () => {
   it("carry the ids of their token and account when both have the platform's shapes, behind the same checksum", () => {
     // Act
@@ -122,17 +145,7 @@ describe('resolveActor', () => {
     const { ports } = setup();
     const withoutIds = generateSecret('userToken', { tokenId: 't1', userId: 'u1' });
     const withIds = generateSecret('userToken', LOCATOR);
-    const accounts = [{ userId: LOCATOR.userId, alias: 'bo', isAdmin: false, status: 'active' as const, secretKeyDigest: '', grantMonth: null, item: {} }];
-    const token = {
-      tokenId: LOCATOR.tokenId,
-      userId: LOCATOR.userId,
-      kind: 'user' as const,
-      status: 'active' as const,
-      expiresAt: null,
-      lastUsedAt: NOW,
-      keys: null,
-    };
-    const { lookup, lookups } = fakeCredentials(accounts, [{ ...token, digest: digestSecret(withIds) }]);
+    const { lookup, lookups } = fakeCredentials([accountOf(LOCATOR.userId, 'bo')], [recordAtLocator(digestSecret(withIds))]);
     // Act
     const actor = await resolveActor('required', bearer(withIds), { ...ports, credentials: lookup });
     await expect(resolveActor('required', bearer(withoutIds), { ...ports, credentials: lookup })).rejects.toThrow(AuthenticationRequiredError);
@@ -147,26 +160,9 @@ describe('resolveActor', () => {
     const forged = generateSecret('userToken', LOCATOR);
     const otherAccount = { ...LOCATOR, userId: '11111111-2222-4333-8444-555555555555' };
     const misdirected = generateSecret('userToken', otherAccount);
-    const accounts = [LOCATOR.userId, otherAccount.userId].map((userId) => ({
-      userId,
-      alias: null,
-      isAdmin: false,
-      status: 'active' as const,
-      secretKeyDigest: '',
-      grantMonth: null,
-      item: {},
-    }));
-    const record = {
-      tokenId: LOCATOR.tokenId,
-      userId: LOCATOR.userId,
-      kind: 'user' as const,
-      status: 'active' as const,
-      expiresAt: null,
-      lastUsedAt: NOW,
-      keys: null,
-    };
-    const held = fakeCredentials(accounts, [{ ...record, digest: digestSecret(generateSecret('userToken', LOCATOR)) }]);
-    const misdirectedRecord = fakeCredentials(accounts, [{ ...record, digest: digestSecret(misdirected) }]);
+    const accounts = [accountOf(LOCATOR.userId), accountOf(otherAccount.userId)];
+    const held = fakeCredentials(accounts, [recordAtLocator(digestSecret(generateSecret('userToken', LOCATOR)))]);
+    const misdirectedRecord = fakeCredentials(accounts, [recordAtLocator(digestSecret(misdirected))]);
     // Act + Assess
     await expect(resolveActor('required', bearer(forged), { ...ports, credentials: held.lookup })).rejects.toThrow(AuthenticationRequiredError);
     await expect(resolveActor('required', bearer(misdirected), { ...ports, credentials: misdirectedRecord.lookup })).rejects.toThrow(
