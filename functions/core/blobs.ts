@@ -1,4 +1,5 @@
-import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import type * as S3Package from '@aws-sdk/client-s3';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import type { BucketName } from '../../lib/manifest/buckets.ts';
 import type { Config } from './config.ts';
 
@@ -10,42 +11,69 @@ export interface BlobStore {
   delete(key: string): Promise<void>;
 }
 
-/** `options`: client settings beyond the wiring's (a client that presigns uploads sets `requestChecksumCalculation`). */
-export function createS3Client(config: Pick<Config, 'AWS_REGION' | 'S3_ENDPOINT'>, options: Pick<S3ClientConfig, 'requestChecksumCalculation'> = {}): S3Client {
-  return new S3Client({
-    ...options,
-    region: config.AWS_REGION,
-    // Locally s3rver: path-style addressing and its fixed credentials.
-    ...(config.S3_ENDPOINT ? { endpoint: config.S3_ENDPOINT, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } } : {}),
-  });
+export type S3Sdk = typeof S3Package;
+
+/** An S3 client and its package's commands, both made on the first call. */
+export type S3Access = () => Promise<{ readonly sdk: S3Sdk; readonly client: S3Client }>;
+
+let s3Sdk: Promise<S3Sdk> | undefined;
+
+/**
+ * A client for S3 (locally s3rver), made with the S3 package on the first call: loading that
+ * package was about a tenth of the local platform's start, which, like most requests, touches no
+ * bucket. (Lambda functions have the SDK outside their bundle either way.) `options`: client
+ * settings beyond the wiring's (a client that presigns uploads sets `requestChecksumCalculation`).
+ */
+export function createS3Access(config: Pick<Config, 'AWS_REGION' | 'S3_ENDPOINT'>, options: Pick<S3ClientConfig, 'requestChecksumCalculation'> = {}): S3Access {
+  let made: ReturnType<S3Access> | undefined;
+  return () =>
+    (made ??= (s3Sdk ??= import('@aws-sdk/client-s3')).then((sdk) => ({
+      sdk,
+      client: new sdk.S3Client({
+        ...options,
+        region: config.AWS_REGION,
+        // Locally s3rver: path-style addressing and its fixed credentials.
+        ...(config.S3_ENDPOINT
+          ? { endpoint: config.S3_ENDPOINT, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } }
+          : {}),
+      }),
+    })));
 }
 
-export function createBlobStore(client: S3Client, config: Pick<Config, 'BUCKET_PREFIX'>, bucket: BucketName): BlobStore {
+export function createBlobStore(s3: S3Access, config: Pick<Config, 'BUCKET_PREFIX'>, bucket: BucketName): BlobStore {
   const Bucket = `${config.BUCKET_PREFIX}${bucket}`;
   return {
     async put(key, body, contentType) {
-      await client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentType: contentType }));
+      const { sdk, client } = await s3();
+      await client.send(new sdk.PutObjectCommand({ Bucket, Key: key, Body: body, ContentType: contentType }));
     },
     async get(key) {
-      return (await readObject(client, Bucket, key))?.body ?? null;
+      return (await readObject(s3, Bucket, key))?.body ?? null;
     },
     async delete(key) {
-      await client.send(new DeleteObjectCommand({ Bucket, Key: key }));
+      const { sdk, client } = await s3();
+      await client.send(new sdk.DeleteObjectCommand({ Bucket, Key: key }));
     },
   };
 }
 
+/** Whether S3 answered that there is no such object (or, for HEAD, nothing at the key). */
+export function isMissingObject(error: unknown): boolean {
+  return ['NoSuchKey', 'NotFound'].includes((error as Error).name);
+}
+
 /** An object's bytes and content type; null when there is no such object. */
 export async function readObject(
-  client: S3Client,
+  s3: S3Access,
   bucket: string,
   key: string,
 ): Promise<{ readonly body: Buffer; readonly contentType: string | undefined } | null> {
+  const { sdk, client } = await s3();
   try {
-    const out = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+    const out = await client.send(new sdk.GetObjectCommand({ Bucket: bucket, Key: key }));
     return { body: out.Body ? Buffer.from(await out.Body.transformToByteArray()) : Buffer.alloc(0), contentType: out.ContentType };
   } catch (error) {
-    if (error instanceof NoSuchKey || (error as Error).name === 'NoSuchKey') return null;
+    if (isMissingObject(error)) return null;
     throw error;
   }
 }

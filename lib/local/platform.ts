@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import type { Server } from 'node:http';
 import { areas, checkAreas, type AreaModule } from '../manifest/index.ts';
 import type { Host } from '../manifest/types.ts';
-import { createBlobStore, createS3Client } from '../../functions/core/blobs.ts';
+import { createBlobStore, createS3Access } from '../../functions/core/blobs.ts';
 import { parseConfig, type Config } from '../../functions/core/config.ts';
 import type { IdentityVerifier } from '../../functions/core/auth/credentials.ts';
 import { createRunTokens, deriveRunTokenKey } from '../../functions/core/auth/run-token.ts';
@@ -245,7 +245,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
         mcpRuntime,
         taskQueue: tasks,
         schedules,
-        blobs: createBlobStore(createS3Client(config), config, 'blobs'),
+        blobs: createBlobStore(createS3Access(config), config, 'blobs'),
         secrets: options.secrets ?? null,
         log,
         ...(options.clock ? { clock: options.clock } : {}),
@@ -258,7 +258,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       served.flatMap((area) => area.tables),
     );
     await ensureBuckets(
-      createS3Client(config),
+      (await createS3Access(config)()).client,
       LOCAL_PREFIX,
       served.flatMap((area) => area.buckets),
     );

@@ -8,7 +8,7 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createS3Client } from '../../functions/core/blobs.ts';
+import { createS3Access } from '../../functions/core/blobs.ts';
 import { TaskSendError } from '../../functions/core/tasks/tasks.ts';
 import { portsForArea } from '../../functions/ports.ts';
 import { areas } from '../../lib/manifest/index.ts';
@@ -110,7 +110,7 @@ describe('queue and storage-event entry points on the local platform', () => {
 
   it('runs the storage event for objects written under its prefix, by PutObject and by presigned PUT, with the key as written', async () => {
     // Prepare
-    const s3 = createS3Client(platform.running.ports.config);
+    const { client: s3 } = await createS3Access(platform.running.ports.config)();
     const Bucket = `${platform.running.ports.config.BUCKET_PREFIX}blobs`;
     const presigned = await getSignedUrl(s3, new PutObjectCommand({ Bucket, Key: 'sample-inbox/pre signed.txt' }), { expiresIn: 60 });
 

@@ -6,7 +6,7 @@
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createS3Client } from '../../functions/core/blobs.ts';
+import { createS3Access } from '../../functions/core/blobs.ts';
 import { createUser, startTestPlatform, type ApiResponse, type TestPlatform } from '../support/local-platform.ts';
 
 const MB = 1024 * 1024;
@@ -528,7 +528,7 @@ describe('presigned uploads', () => {
   it('deletes an object under incoming/ that no upload URL names, and indexes nothing of it', async () => {
     // Prepare: written with the store's own credentials, as only the platform could
     const user = await newUser();
-    const s3 = createS3Client(platform.running.ports.config);
+    const { client: s3 } = await createS3Access(platform.running.ports.config)();
     const Bucket = `${platform.running.ports.config.BUCKET_PREFIX}knowledge`;
     const Key = `incoming/${user.userId}/bad\\name.txt`;
 

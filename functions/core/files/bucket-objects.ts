@@ -1,16 +1,6 @@
 import type { Readable } from 'node:stream';
-import {
-  CopyObjectCommand,
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  NotFound,
-  NoSuchKey,
-  PutObjectCommand,
-  type S3Client,
-} from '@aws-sdk/client-s3';
 import type { BucketName } from '../../../lib/manifest/buckets.ts';
-import { createS3Client, readObject } from '../blobs.ts';
+import { createS3Access, isMissingObject, readObject, type S3Access } from '../blobs.ts';
 import type { Config } from '../config.ts';
 
 /** An object as it is served: its body as a stream (null for HEAD) and what HTTP caching needs. */
@@ -52,57 +42,56 @@ export interface BucketObjects {
   presignGet(key: string, options: { fileName: string; expiresIn: number }): Promise<string>;
 }
 
-function isMissing(error: unknown): boolean {
-  return error instanceof NoSuchKey || error instanceof NotFound || ['NoSuchKey', 'NotFound'].includes((error as Error).name);
-}
-
 export function createBucketObjects(config: Pick<Config, 'AWS_REGION' | 'S3_ENDPOINT' | 'BUCKET_PREFIX'>, bucket: BucketName): BucketObjects {
   const Bucket = `${config.BUCKET_PREFIX}${bucket}`;
-  const client = createS3Client(config);
+  const s3 = createS3Access(config);
   // By default the SDK signs the CRC32 of the body it has into a URL, that of an empty body for an
   // upload URL, and S3 then refuses every upload through it: URLs are signed without checksums.
-  let signer: S3Client | undefined;
-  const presigning = () => (signer ??= createS3Client(config, { requestChecksumCalculation: 'WHEN_REQUIRED' }));
+  const presigning: S3Access = createS3Access(config, { requestChecksumCalculation: 'WHEN_REQUIRED' });
   // Only the routes that hand out URLs load the presigners.
   const presigner = () => import('@aws-sdk/s3-request-presigner');
   return {
     async put(key, body, contentType) {
-      await client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentType: contentType }));
+      const { sdk, client } = await s3();
+      await client.send(new sdk.PutObjectCommand({ Bucket, Key: key, Body: body, ContentType: contentType }));
     },
     async get(key) {
-      const object = await readObject(client, Bucket, key);
+      const object = await readObject(s3, Bucket, key);
       return object === null ? null : { body: object.body, contentType: object.contentType ?? 'application/octet-stream' };
     },
     async open(key, options = {}) {
+      const { sdk, client } = await s3();
       try {
         if (options.head === true) {
-          const out = await client.send(new HeadObjectCommand({ Bucket, Key: key }));
+          const out = await client.send(new sdk.HeadObjectCommand({ Bucket, Key: key }));
           return { body: null, contentType: out.ContentType, size: out.ContentLength ?? 0, etag: out.ETag };
         }
-        const out = await client.send(new GetObjectCommand({ Bucket, Key: key }));
+        const out = await client.send(new sdk.GetObjectCommand({ Bucket, Key: key }));
         return { body: (out.Body as Readable | undefined) ?? null, contentType: out.ContentType, size: out.ContentLength ?? 0, etag: out.ETag };
       } catch (error) {
-        if (isMissing(error)) return null;
+        if (isMissingObject(error)) return null;
         throw error;
       }
     },
     async copy(from, to) {
       // CopySource is `bucket/key` with the key URL-encoded (each segment; the slashes stay).
       const source = `${Bucket}/${from.split('/').map(encodeURIComponent).join('/')}`;
-      await client.send(new CopyObjectCommand({ Bucket, Key: to, CopySource: source }));
+      const { sdk, client } = await s3();
+      await client.send(new sdk.CopyObjectCommand({ Bucket, Key: to, CopySource: source }));
     },
     async delete(key) {
-      await client.send(new DeleteObjectCommand({ Bucket, Key: key }));
+      const { sdk, client } = await s3();
+      await client.send(new sdk.DeleteObjectCommand({ Bucket, Key: key }));
     },
     async presignPut(key, { contentType, size, expiresIn }) {
-      const { getSignedUrl } = await presigner();
-      const command = new PutObjectCommand({ Bucket, Key: key, ContentType: contentType, ...(size === undefined ? {} : { ContentLength: size }) });
+      const [{ getSignedUrl }, { sdk, client }] = await Promise.all([presigner(), presigning()]);
+      const command = new sdk.PutObjectCommand({ Bucket, Key: key, ContentType: contentType, ...(size === undefined ? {} : { ContentLength: size }) });
       const signableHeaders = new Set(['content-type', ...(size === undefined ? [] : ['content-length'])]);
-      return getSignedUrl(presigning(), command, { expiresIn, signableHeaders });
+      return getSignedUrl(client, command, { expiresIn, signableHeaders });
     },
     async presignPost(key, { contentType, maxBytes, expiresIn }) {
-      const { createPresignedPost } = await import('@aws-sdk/s3-presigned-post');
-      const { url, fields } = await createPresignedPost(presigning(), {
+      const [{ createPresignedPost }, { client }] = await Promise.all([import('@aws-sdk/s3-presigned-post'), presigning()]);
+      const { url, fields } = await createPresignedPost(client, {
         Bucket,
         Key: key,
         Fields: { 'Content-Type': contentType },
@@ -115,11 +104,11 @@ export function createBucketObjects(config: Pick<Config, 'AWS_REGION' | 'S3_ENDP
       return { url, fields };
     },
     async presignGet(key, { fileName, expiresIn }) {
-      const { getSignedUrl } = await presigner();
+      const [{ getSignedUrl }, { sdk, client }] = await Promise.all([presigner(), presigning()]);
       // RFC 6266/5987: an ASCII fallback and the exact UTF-8 name.
       const ascii = fileName.replace(/[^\x20-\x7e]|["\\]/g, '_');
       const disposition = `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(fileName)}`;
-      return getSignedUrl(presigning(), new GetObjectCommand({ Bucket, Key: key, ResponseContentDisposition: disposition }), { expiresIn });
+      return getSignedUrl(client, new sdk.GetObjectCommand({ Bucket, Key: key, ResponseContentDisposition: disposition }), { expiresIn });
     },
   };
 }
