@@ -72,6 +72,15 @@ const DEFINE = { schedule: 'defineSchedule', queue: 'defineQueue', storageEvent:
 export async function loadAreas(areas: readonly AreaModule[], importModule: ImportHandlerModule = importFromSource): Promise<LoadedAreas> {
   servicesByHost(areas);
   const loaded: LoadedAreas = { buffered: [], streaming: [], schedules: [], queues: [], storageEvents: [], services: [] };
+  // The entry points' modules all at once: each is a chunk to read (or, under tsx, a module to
+  // compile) of its own, and one after another the start waited on each read in turn.
+  const imported = new Map(
+    await Promise.all(
+      areas.flatMap((area) =>
+        area.entryPoints.map(async (spec) => [spec, await importDefault<EntryPointDefinition>(importModule, entryPointModulePath(spec))] as const),
+      ),
+    ),
+  );
   for (const area of areas) {
     for (const spec of area.routes) {
       if (spec.mode === 'buffered') {
@@ -82,7 +91,7 @@ export async function loadAreas(areas: readonly AreaModule[], importModule: Impo
     }
     for (const spec of area.entryPoints) {
       const path = entryPointModulePath(spec);
-      const definition = await importDefault<EntryPointDefinition>(importModule, path);
+      const definition = imported.get(spec);
       if (spec.kind === 'schedule' && definition?.kind === 'schedule') loaded.schedules.push({ spec, definition, area });
       else if (spec.kind === 'queue' && definition?.kind === 'queue') {
         validateQueueSpec(spec);

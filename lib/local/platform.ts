@@ -28,7 +28,8 @@ import { startLocalServices, type LocalServices } from './services.ts';
 import { assetHosts, localAssets } from './assets.ts';
 import { createLocalServer, LOCAL_HOST_PREFIX, LOCAL_OWN_PORT_HOSTS } from './server.ts';
 import { startLocalStorageEvents, type LocalStorageEvents } from './storage-events.ts';
-import { ensureBuckets, ensureTables, startLocalStores } from './stores.ts';
+import { LOCAL_PREFIX, localStoresLayout } from './stores-layout.ts';
+import { startLocalStores } from './stores.ts';
 import { createLocalTaskQueue, type LocalTaskQueue } from './task-queue.ts';
 
 export interface LocalPlatformOptions {
@@ -122,7 +123,6 @@ export class StartupError extends Error {}
 export const ADMIN_TOKEN_FILE = 'admin-token';
 export const MASTER_KEY_FILE = 'master.key';
 const LOCK_FILE = 'platform.pid';
-const LOCAL_PREFIX = 'local-';
 
 /**
  * Composition root of `npm start`: dynalite and s3rver under DATA_DIR, tables and buckets from the
@@ -145,9 +145,9 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
   try {
     const served = options.areas ?? areas;
     checkAreas(served);
-    // The stores' process takes a few hundred ms to answer: it starts first, and this process
-    // listens and prepares the ports meanwhile.
-    const storesStarting = startLocalStores(dataDir, options.storesProcess);
+    // The stores' process takes a few hundred ms to answer: it starts first, creating the tables
+    // and buckets that are missing, and this process listens and prepares the ports meanwhile.
+    const storesStarting = startLocalStores(dataDir, localStoresLayout(served), options.storesProcess);
     // Awaited below or by the clean-up; a failure to start must not surface as an unhandled rejection first.
     storesStarting.catch(() => undefined);
     cleanup.push(async () => (await storesStarting).close());
@@ -252,24 +252,17 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       },
       served,
     );
-    await ensureTables(
-      ready.db.doc,
-      LOCAL_PREFIX,
-      served.flatMap((area) => area.tables),
-    );
-    await ensureBuckets(
-      (await createS3Access(config)()).client,
-      LOCAL_PREFIX,
-      served.flatMap((area) => area.buckets),
-    );
-    const createdAdminToken = await bootstrapAdmin(ready, dataDir);
+    // The admin account meanwhile: the two need nothing of each other.
+    const bootstrapping = bootstrapAdmin(ready, dataDir);
+    bootstrapping.catch(() => undefined);
     // Resumes the tasks a previous run left pending. Stopped after the scheduler and storage events,
     // which may send tasks (cleanup runs in reverse), before the stores its deliveries write to.
-    await tasks.start({ queues: loaded.queues, platform: ready });
     cleanup.push(() => tasks.close());
+    await tasks.start({ queues: loaded.queues, platform: ready });
     // Arms the run-time schedules (cron jobs) from now; stopped before the task queue they send to.
-    await schedules.start({ queues: loaded.queues, taskQueue: tasks, platform: ready });
     cleanup.push(() => schedules.close());
+    await schedules.start({ queues: loaded.queues, taskQueue: tasks, platform: ready });
+    const createdAdminToken = await bootstrapping;
     const storageEvents = startLocalStorageEvents({
       storageEvents: loaded.storageEvents,
       platform: ready,

@@ -5,7 +5,6 @@ import type { ScheduleDefinitionInput, Schedules } from '../../functions/core/ta
 import type { TaskQueue } from '../../functions/core/tasks/tasks.ts';
 import type { Ports } from '../../functions/ports.ts';
 import type { TableSpec } from '../manifest/types.ts';
-import { ensureTables } from './stores.ts';
 
 /**
  * Where the local scheduler keeps its schedules: a table of its own in dynalite, as EventBridge
@@ -15,7 +14,7 @@ export const SCHEDULE_TABLE: TableSpec = { name: 'local-schedules', partitionKey
 
 /** The in-process stand-in for EventBridge Scheduler's run-time schedules behind `npm start`. */
 export interface LocalSchedules extends Schedules {
-  /** Creates the table when missing, loads every schedule and arms the enabled ones from now. */
+  /** Loads every schedule and arms the enabled ones from now (SCHEDULE_TABLE must exist: the stores' layout has it). */
   start(options: { readonly queues: readonly BoundQueue[]; readonly taskQueue: TaskQueue; readonly platform: Ports }): Promise<void>;
   /** The next due time of schedule `id`, or null when it is disabled or unknown (tests, bench). */
   nextDue(id: string): Date | null;
@@ -88,7 +87,6 @@ export function createLocalSchedules(): LocalSchedules {
   return {
     async start({ queues, taskQueue, platform }) {
       const table = `${platform.config.TABLE_PREFIX}${SCHEDULE_TABLE.name}`;
-      await ensureTables(platform.db.doc, platform.config.TABLE_PREFIX, [SCHEDULE_TABLE]);
       started = { queues: new Map(queues.map((q) => [q.spec.id, q])), taskQueue, platform, table };
       let start: Record<string, unknown> | undefined;
       const now = new Date(platform.clock.now());

@@ -4,8 +4,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CreateTableCommand, DescribeTableCommand, ListTablesCommand, type DynamoDBClient, type AttributeDefinition } from '@aws-sdk/client-dynamodb';
-import { CreateBucketCommand, ListBucketsCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { AttributeDefinition, CreateTableInput } from '@aws-sdk/client-dynamodb';
 import type { BucketSpec, TableSpec } from '../manifest/types.ts';
 import type { StoresMessage, StoresRequest } from './stores-process.ts';
 import { forkStoresProcess } from './stores-fork.ts';
@@ -25,6 +24,13 @@ export interface LocalStores {
    */
   flushS3Events(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** The tables and buckets the stores hold from their start, physical names `<prefix><name>`. */
+export interface StoresLayout {
+  readonly prefix: string;
+  readonly tables: readonly TableSpec[];
+  readonly buckets: readonly BucketSpec[];
 }
 
 /** How long the stores' process may take to close before it is killed. */
@@ -57,9 +63,10 @@ async function storesProcessEntry(): Promise<string> {
 /**
  * Starts dynalite and s3rver in a process of their own (stores-process.ts) on free loopback ports,
  * persisting under `dataDir`: off the platform's event loop, still started and stopped with it.
+ * Resolves once the layout's tables and buckets exist (that process creates those missing).
  * `forked` is that process when the caller forked it ahead (forkStoresProcess, the built start).
  */
-export async function startLocalStores(dataDir: string, forked?: ChildProcess): Promise<LocalStores> {
+export async function startLocalStores(dataDir: string, layout: StoresLayout, forked?: ChildProcess): Promise<LocalStores> {
   const child = forked ?? forkStoresProcess(await storesProcessEntry());
   // Held while it starts: nothing else may be keeping this process alive yet.
   child.ref();
@@ -78,7 +85,12 @@ export async function startLocalStores(dataDir: string, forked?: ChildProcess): 
       else if (message.type === 'flushed') flushes.get(message.id)?.();
     });
   });
-  child.send({ type: 'start', dataDir } satisfies StoresRequest);
+  child.send({
+    type: 'start',
+    dataDir,
+    tables: tableInputs(layout),
+    buckets: layout.buckets.map((bucket) => `${layout.prefix}${bucket.name}`),
+  } satisfies StoresRequest);
   const { dynamoPort, s3Port } = await ready.catch((error: unknown) => {
     child.kill();
     throw error;
@@ -116,24 +128,13 @@ export async function startLocalStores(dataDir: string, forked?: ChildProcess): 
   };
 }
 
-/**
- * Creates the manifest's tables that do not exist yet (dynalite creates them instantly). One listing
- * says which exist: on a restart that is every table, and one call instead of one per table took
- * the start's table check from about 150 ms to a few (50 tables).
- */
-export async function ensureTables(client: DynamoDBClient, prefix: string, tables: readonly TableSpec[]): Promise<void> {
-  const existing = new Set<string>();
-  let ExclusiveStartTableName: string | undefined;
-  do {
-    const page = await client.send(new ListTablesCommand({ ExclusiveStartTableName }));
-    for (const name of page.TableNames ?? []) existing.add(name);
-    ExclusiveStartTableName = page.LastEvaluatedTableName;
-  } while (ExclusiveStartTableName !== undefined);
-  await Promise.all(tables.filter((table) => !existing.has(`${prefix}${table.name}`)).map((table) => createTable(client, prefix, table)));
+/** The CreateTable calls that make the layout's tables: what the stores' process is sent, and what a seed records. */
+export function tableInputs(layout: StoresLayout): CreateTableInput[] {
+  return layout.tables.map((table) => createTableInput(layout.prefix, table));
 }
 
-async function createTable(client: DynamoDBClient, prefix: string, table: TableSpec): Promise<void> {
-  const TableName = `${prefix}${table.name}`;
+/** The CreateTable call that makes `table` (on-demand, every index projecting all attributes). */
+function createTableInput(prefix: string, table: TableSpec): CreateTableInput {
   const keyNames = new Set([table.partitionKey, ...(table.sortKey ? [table.sortKey] : [])]);
   for (const index of table.indexes ?? []) {
     keyNames.add(index.partitionKey);
@@ -148,36 +149,19 @@ async function createTable(client: DynamoDBClient, prefix: string, table: TableS
     { AttributeName: pk, KeyType: 'HASH' as const },
     ...(sk ? [{ AttributeName: sk, KeyType: 'RANGE' as const }] : []),
   ];
-  await client.send(
-    new CreateTableCommand({
-      TableName,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions,
-      KeySchema: keySchema(table.partitionKey, table.sortKey),
-      GlobalSecondaryIndexes: table.indexes?.length
-        ? table.indexes.map((index) => ({
+  return {
+    TableName: `${prefix}${table.name}`,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions,
+    KeySchema: keySchema(table.partitionKey, table.sortKey),
+    ...(table.indexes?.length
+      ? {
+          GlobalSecondaryIndexes: table.indexes.map((index) => ({
             IndexName: index.name,
             KeySchema: keySchema(index.partitionKey, index.sortKey),
-            Projection: { ProjectionType: 'ALL' },
-          }))
-        : undefined,
-    }),
-  );
-  // dynalite answers CreateTable while the table is still CREATING, and refuses writes until it
-  // turns ACTIVE a tick later (later still on a loaded machine): wait, so callers can write at once.
-  for (let attempt = 0; ; attempt += 1) {
-    const { Table } = await client.send(new DescribeTableCommand({ TableName }));
-    if (Table?.TableStatus === 'ACTIVE') return;
-    if (attempt >= 200) throw new Error(`Table ${TableName} is still ${Table?.TableStatus ?? 'missing'} after creation.`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-/** Creates the manifest's buckets that do not exist yet, after one listing (as `ensureTables`). */
-export async function ensureBuckets(client: S3Client, prefix: string, buckets: readonly BucketSpec[]): Promise<void> {
-  const existing = new Set(((await client.send(new ListBucketsCommand({}))).Buckets ?? []).map((bucket) => bucket.Name));
-  for (const bucket of buckets) {
-    const Bucket = `${prefix}${bucket.name}`;
-    if (!existing.has(Bucket)) await client.send(new CreateBucketCommand({ Bucket }));
-  }
+            Projection: { ProjectionType: 'ALL' as const },
+          })),
+        }
+      : {}),
+  };
 }

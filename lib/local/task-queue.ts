@@ -5,7 +5,6 @@ import { sortableId } from '../../functions/core/ids.ts';
 import type { TaskQueue } from '../../functions/core/tasks/tasks.ts';
 import type { Ports } from '../../functions/ports.ts';
 import type { TableSpec } from '../manifest/types.ts';
-import { ensureTables } from './stores.ts';
 
 /**
  * Where the local queue keeps its tasks: a table of its own in dynalite, next to the platform's.
@@ -38,7 +37,7 @@ export interface TaskRecord {
 
 /** The in-process stand-in for SQS and Lambda's event source behind `npm start`. */
 export interface LocalTaskQueue extends TaskQueue {
-  /** Binds the consumers, creates the table when missing and resumes every pending task. */
+  /** Binds the consumers and resumes every pending task (TASK_TABLE must exist: the stores' layout has it). */
   start(options: { readonly queues: readonly BoundQueue[]; readonly platform: Ports }): Promise<void>;
   /**
    * Resolves once no task is running and none is due by the platform clock: due tasks are
@@ -195,16 +194,11 @@ export function createLocalTaskQueue(options: LocalTaskQueueOptions = {}): Local
   return {
     async start({ queues, platform: ports }) {
       table = `${ports.config.TABLE_PREFIX}${TASK_TABLE.name}`;
-      await ensureTables(ports.db.doc, ports.config.TABLE_PREFIX, [TASK_TABLE]);
-      let resumed = 0;
-      for (const bound of queues) {
-        consumers.set(bound.spec.id, bound);
-        for (const task of await partition(ports, bound.spec.id, true)) {
-          waiting.set(keyOf(task), { queue: task.queue, taskId: task.taskId, dueAt: task.dueAt });
-          resumed += 1;
-        }
-      }
-      if (resumed > 0) ports.log.info('local task queue resumed pending tasks', { tasks: resumed });
+      for (const bound of queues) consumers.set(bound.spec.id, bound);
+      // The queues' reads at once: they are on the platform's start.
+      const pending = (await Promise.all(queues.map((bound) => partition(ports, bound.spec.id, true)))).flat();
+      for (const task of pending) waiting.set(keyOf(task), { queue: task.queue, taskId: task.taskId, dueAt: task.dueAt });
+      if (pending.length > 0) ports.log.info('local task queue resumed pending tasks', { tasks: pending.length });
       platform = ports;
       pump();
     },

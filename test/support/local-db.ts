@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDb, type Db } from '../../functions/core/db/dynamo.ts';
 import { tables } from '../../lib/manifest/tables.ts';
-import { ensureTables, startLocalStores } from '../../lib/local/stores.ts';
+import { startLocalStores } from '../../lib/local/stores.ts';
+import { TASK_TABLE } from '../../lib/local/task-queue.ts';
 
 export interface LocalDb {
   readonly db: Db;
@@ -16,9 +17,9 @@ export interface LocalDb {
  */
 export async function startLocalDb(): Promise<LocalDb> {
   const dataDir = await mkdtemp(join(tmpdir(), 'store-test-'));
-  const stores = await startLocalStores(dataDir);
+  // The local task queue's table as well, for the queue's own test.
+  const stores = await startLocalStores(dataDir, { prefix: 'test-', tables: [...tables, TASK_TABLE], buckets: [] });
   const db = createDb({ AWS_REGION: 'us-east-1', TABLE_PREFIX: 'test-', DYNAMODB_ENDPOINT: stores.dynamoEndpoint });
-  await ensureTables(db.doc, 'test-', tables);
   return {
     db,
     async stop() {
