@@ -5,7 +5,9 @@ import { get as httpGet } from 'node:http';
 import { join } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { ListBucketsCommand, S3Client } from '@aws-sdk/client-s3';
+import { areas } from '../../lib/manifest/index.ts';
 import { startLocalPlatform, type RunningPlatform } from '../../lib/local/platform.ts';
+import { localStoresLayout } from '../../lib/local/stores-layout.ts';
 import { buildLocalPlatform, CURRENT_FILE, type LocalBuild } from '../../lib/local/build.ts';
 import { currentBuild } from '../../lib/local/current-build.mjs';
 import { forkStoresProcess } from '../../lib/local/stores-fork.ts';
@@ -27,7 +29,7 @@ const BARE_SERVER = `require('node:http').createServer((q, s) => { s.writeHead(2
 
 const STORES_EMPTY = 'stores answering, empty dir';
 const STORES_EXISTING = 'stores answering, existing dir';
-const STORES_BUILT_EMPTY = 'stores answering, built (inlined), empty dir';
+const STORES_BUILT_EMPTY = 'stores answering, built (inlined, seeded), empty dir';
 const STORES_BUILT_EXISTING = 'stores answering, built (inlined), existing';
 const FRESHNESS = 'npm start build check (stat each input)';
 const PLATFORM_EMPTY = 'startLocalPlatform, empty dir';
@@ -67,13 +69,15 @@ async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
 const startPlatform = (dataDir: string) => startLocalPlatform({ port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent' });
 
 /**
- * The floor under `startLocalPlatform`: the stores' process started on the same kind of directory
- * and each store answering one call through a fresh client. The call matters: dynalite opens
- * LevelDB lazily, so the open lands on whoever asks first. The platform imports its handlers while
- * this process starts, so the two overlap.
+ * The floor under `startLocalPlatform`: the stores' process started on the same kind of directory,
+ * with the platform's tables and buckets (created on an empty one), and each store answering one
+ * call through a fresh client. The platform imports its handlers while this process starts, so the
+ * two overlap.
  */
 async function storesAnswering(dataDir: string, builtProcess?: string): Promise<() => Promise<void>> {
-  const stores = await startLocalStores(dataDir, builtProcess === undefined ? undefined : forkStoresProcess(builtProcess));
+  // The built process with the build's seed beside it, as the built start forks it.
+  const forked = builtProcess === undefined ? undefined : forkStoresProcess(builtProcess, join(builtProcess, '..', 'seed'));
+  const stores = await startLocalStores(dataDir, localStoresLayout(areas), forked);
   // The credentials the platform's own clients use: s3rver accepts only its built-in pair.
   const dynamo = new DynamoDBClient({ region: 'us-east-1', endpoint: stores.dynamoEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   const s3 = new S3Client({

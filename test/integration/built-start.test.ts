@@ -8,8 +8,12 @@ import { cp, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { DescribeTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { importFromBundle, loadAreas, loadEveryRoute } from '../../lib/local/handlers.ts';
+import { forkStoresProcess } from '../../lib/local/stores-fork.ts';
+import { localStoresLayout } from '../../lib/local/stores-layout.ts';
+import { startLocalStores, tableInputs, type StoresLayout } from '../../lib/local/stores.ts';
 import { areas, routes } from '../../lib/manifest/index.ts';
 import { spawnPlatform } from '../support/platform-process.ts';
 
@@ -79,6 +83,53 @@ describe('the built start (npm start)', () => {
     expect(health.status).toBe(200);
     expect(run.output().stdout).not.toMatch(/Building|rebuilding/);
     expect(code).toBe(0);
+  });
+
+  it("gives an empty data directory the build's seed of the platform's tables, and never a seed of other tables", async () => {
+    // Prepare
+    const current = JSON.parse(await readFile(join(buildRoot, 'current.json'), 'utf8')) as { storesProcess: string };
+    const storesEntry = join(buildRoot, current.storesProcess);
+    const seed = join(storesEntry, '..', 'seed');
+    const platformLayout = localStoresLayout(areas);
+    const otherLayout: StoresLayout = { ...platformLayout, prefix: 'other-' };
+    const startedAt = Date.now() / 1000;
+
+    // Act
+    const tablesOf = async (layout: StoresLayout) => {
+      const stores = await startLocalStores(await tempDir(tmpdir(), 'stores-seeded-'), layout, forkStoresProcess(storesEntry, seed));
+      const client = new DynamoDBClient({
+        region: 'us-east-1',
+        endpoint: stores.dynamoEndpoint,
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      });
+      try {
+        const names = (await client.send(new ListTablesCommand({}))).TableNames ?? [];
+        return await Promise.all(names.map(async (TableName) => (await client.send(new DescribeTableCommand({ TableName }))).Table!));
+      } finally {
+        client.destroy();
+        await stores.close();
+      }
+    };
+    const seeded = await tablesOf(platformLayout);
+    const created = await tablesOf(otherLayout);
+
+    // Assess: the seed's tables were made by the build, before this test; the other layout's by its own start
+    const shape = (table: (typeof seeded)[number]) => ({
+      TableName: table.TableName,
+      KeySchema: table.KeySchema,
+      GlobalSecondaryIndexes: table.GlobalSecondaryIndexes?.map((index) => ({ IndexName: index.IndexName, KeySchema: index.KeySchema })),
+    });
+    const expected = (layout: StoresLayout) =>
+      tableInputs(layout).map((input) => ({
+        TableName: input.TableName,
+        KeySchema: input.KeySchema,
+        GlobalSecondaryIndexes: input.GlobalSecondaryIndexes?.map((index) => ({ IndexName: index.IndexName, KeySchema: index.KeySchema })),
+      }));
+    const byName = <T extends { TableName?: string | undefined }>(rows: T[]) => [...rows].sort((a, b) => a.TableName!.localeCompare(b.TableName!));
+    expect(byName(seeded.map(shape))).toEqual(byName(expected(platformLayout)));
+    expect(seeded.every((table) => table.TableStatus === 'ACTIVE' && table.CreationDateTime!.getTime() / 1000 < startedAt)).toBe(true);
+    expect(byName(created.map(shape))).toEqual(byName(expected(otherLayout)));
+    expect(created.every((table) => table.TableStatus === 'ACTIVE' && table.CreationDateTime!.getTime() / 1000 >= startedAt - 1)).toBe(true);
   });
 
   it("holds every handler module of the manifest, each exporting its route's kind of definition", async () => {
