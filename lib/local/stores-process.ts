@@ -86,7 +86,7 @@ async function copySeed(from: string, tablesFile: string, dynamoDir: string, tab
 /**
  * Creates the tables that do not exist yet, here rather than in the platform: this process has
  * been waiting while the platform loads its modules, and the platform then finds its tables ready
- * instead of spending its own start on some 50 creations (about half a second on an empty data
+ * instead of spending its own start on some 40 creations (300-400 ms on an empty data
  * directory) or, on a restart, on the listing. The listing also opens dynalite's LevelDB, which it
  * does on the first call: that cost leaves the platform's first call as well.
  */

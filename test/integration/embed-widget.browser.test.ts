@@ -116,6 +116,11 @@ describe.skipIf(!existsSync(CHROMIUM))('embed widget in Chromium', () => {
   const waitForEvent = (page: Page, event: string) =>
     page.waitForFunction((name) => (window as unknown as { __events: { event: string }[] }).__events.some((e) => e.event === name), event);
   const widget = (page: Page) => page.locator('[data-service-widget]');
+  /** Waits until the widget's API says it is ready, then opens its panel. */
+  const openWhenReady = async (page: Page) => {
+    await page.waitForFunction(() => (window as unknown as { ServiceWidget?: { isReady(): boolean } }).ServiceWidget?.isReady());
+    await page.evaluate(() => (window as unknown as { ServiceWidget: { open(): void } }).ServiceWidget.open());
+  };
 
   beforeAll(async () => {
     platform = await startTestPlatform();
@@ -201,8 +206,7 @@ describe.skipIf(!existsSync(CHROMIUM))('embed widget in Chromium', () => {
     // Prepare
     const { snippet } = await embed({ agentId: toolId });
     const page = await openPage(snippet);
-    await page.waitForFunction(() => (window as unknown as { ServiceWidget?: { isReady(): boolean } }).ServiceWidget?.isReady());
-    await page.evaluate(() => (window as unknown as { ServiceWidget: { open(): void } }).ServiceWidget.open());
+    await openWhenReady(page);
 
     // Act
     await widget(page).getByRole('textbox', { name: 'Message' }).fill('weather?');
@@ -228,8 +232,7 @@ describe.skipIf(!existsSync(CHROMIUM))('embed widget in Chromium', () => {
       if (!response.url().endsWith('/embed/chat') || response.request().method() !== 'POST') return;
       exchanges.push(response.json().then((body) => ({ sent: response.request().postDataJSON(), answer: body.data })));
     });
-    await page.waitForFunction(() => (window as unknown as { ServiceWidget?: { isReady(): boolean } }).ServiceWidget?.isReady());
-    await page.evaluate(() => (window as unknown as { ServiceWidget: { open(): void } }).ServiceWidget.open());
+    await openWhenReady(page);
     const input = widget(page).getByRole('textbox', { name: 'Message' });
     await input.fill('first');
     await input.press('Enter');
@@ -313,8 +316,7 @@ describe.skipIf(!existsSync(CHROMIUM))('embed widget in Chromium', () => {
     // Prepare
     const { snippet } = await embed({ agentId: echoId, voiceAgentId: voiceId });
     const page = await openPage(snippet);
-    await page.waitForFunction(() => (window as unknown as { ServiceWidget?: { isReady(): boolean } }).ServiceWidget?.isReady());
-    await page.evaluate(() => (window as unknown as { ServiceWidget: { open(): void } }).ServiceWidget.open());
+    await openWhenReady(page);
     const chatTab = widget(page).getByRole('tab', { name: 'Chat' });
     const voiceTab = widget(page).getByRole('tab', { name: 'Voice' });
 
@@ -414,8 +416,7 @@ describe.skipIf(!existsSync(CHROMIUM))('embed widget in Chromium', () => {
     // Prepare
     const { snippet } = await embed({ agentId: echoId, creditLimit: 1 });
     const page = await openPage(snippet);
-    await page.waitForFunction(() => (window as unknown as { ServiceWidget?: { isReady(): boolean } }).ServiceWidget?.isReady());
-    await page.evaluate(() => (window as unknown as { ServiceWidget: { open(): void } }).ServiceWidget.open());
+    await openWhenReady(page);
     const input = widget(page).getByRole('textbox', { name: 'Message' });
 
     // Act
@@ -512,8 +513,7 @@ describe.skipIf(!existsSync(CHROMIUM))('embed widget in Chromium', () => {
     const { snippet, embedTokenId } = await embed({ agentId: echoId, voiceAgentId: voiceId, minutesLimit: 0.001 });
     await platform.running.ports.embeds.addUsage(embedTokenId, { minutes: 1 });
     const page = await openPage(`${snippet.replace('></script>', ' data-default-tab="voice"></script>')}`);
-    await page.waitForFunction(() => (window as unknown as { ServiceWidget?: { isReady(): boolean } }).ServiceWidget?.isReady());
-    await page.evaluate(() => (window as unknown as { ServiceWidget: { open(): void } }).ServiceWidget.open());
+    await openWhenReady(page);
 
     // Act
     await widget(page).getByRole('button', { name: 'Start voice chat' }).click();
