@@ -514,10 +514,8 @@ class Widget {
       const socket = new WebSocket(`${session.voiceUrl}?token=${encodeURIComponent(session.bearerToken)}`);
       socket.binaryType = 'arraybuffer';
       this.socket = socket;
-      const downsampler = new Downsampler(this.audio.sampleRate, (frame) => {
-        if (socket.readyState === WebSocket.OPEN) socket.send(frame);
-      });
-      this.stopCapture = await capture(this.audio, this.mic, (block) => downsampler.push(block));
+      // The handlers go on before anything else is awaited: a refusal (minutes spent, token off) can
+      // close the socket while the microphone's worklet loads, and an event with no handler is lost.
       let started = false;
       socket.onmessage = (event: MessageEvent<ArrayBuffer | string>) => {
         if (typeof event.data !== 'string') return this.player?.play(event.data);
@@ -541,7 +539,16 @@ class Widget {
         this.releaseVoice();
         if (started) this.emit('voiceEnd');
       };
+      const downsampler = new Downsampler(this.audio.sampleRate, (frame) => {
+        if (socket.readyState === WebSocket.OPEN) socket.send(frame);
+      });
+      const stopCapture = await capture(this.audio, this.mic, (block) => downsampler.push(block));
+      // The session may have ended while the worklet loaded; its release has already run.
+      if (this.socket !== socket) return stopCapture();
+      this.stopCapture = stopCapture;
     } catch (error) {
+      // A session that already ended (its socket closed and said why) keeps that reason on screen.
+      if (!this.voiceActive) return;
       this.showError(error instanceof WidgetError ? error.message : 'Voice chat could not start.');
       this.releaseVoice();
     }

@@ -95,13 +95,15 @@ describe.skipIf(!existsSync(CHROMIUM))('embed widget in Chromium', () => {
     return res.body.data as { embedTokenId: string; embedToken: string; snippet: string };
   };
   /** A page on the test origin with `snippet` (and `body`); the widget's calls are recorded. */
-  const openPage = async (snippet: string, body = '<h1>Shop</h1>'): Promise<Page> => {
+  /** A test page with the snippet; `initScript` runs in the page before any of its own scripts. */
+  const openPage = async (snippet: string, body = '<h1>Shop</h1>', initScript?: string): Promise<Page> => {
     const path = `/page-${html.size}.html`;
     html.set(
       path,
       `<!doctype html><html><head><title>Test page</title><style>* { font-family: serif !important; color: red !important }</style></head><body>${body}<script>window.__events = []; window.__order = [];</script>${snippet}</body></html>`,
     );
     const page = await browser.newPage();
+    if (initScript) await page.addInitScript({ content: initScript });
     await page.goto(pageOrigin + path);
     return page;
   };
@@ -512,16 +514,33 @@ describe.skipIf(!existsSync(CHROMIUM))('embed widget in Chromium', () => {
     // Prepare: a limit already used up.
     const { snippet, embedTokenId } = await embed({ agentId: echoId, voiceAgentId: voiceId, minutesLimit: 0.001 });
     await platform.running.ports.embeds.addUsage(embedTokenId, { minutes: 1 });
-    const page = await openPage(`${snippet.replace('></script>', ' data-default-tab="voice"></script>')}`);
+    // The microphone's worklet finishes loading only after the refusal has closed the socket: the
+    // order that once lost the refusal, made certain here instead of left to timing.
+    const refusalFirst = `(() => {
+      let closed;
+      const seen = new Promise((resolve) => (closed = resolve));
+      const Native = WebSocket;
+      window.WebSocket = class extends Native {
+        constructor(...args) { super(...args); this.addEventListener('close', () => closed()); }
+      };
+      const addModule = AudioWorklet.prototype.addModule;
+      AudioWorklet.prototype.addModule = async function (...args) {
+        await seen;
+        try { return await addModule.apply(this, args); } finally { window.__workletSettled = true; }
+      };
+    })();`;
+    const page = await openPage(`${snippet.replace('></script>', ' data-default-tab="voice"></script>')}`, undefined, refusalFirst);
     await openWhenReady(page);
 
     // Act
     await widget(page).getByRole('button', { name: 'Start voice chat' }).click();
     const alert = widget(page).getByRole('alert');
     await alert.waitFor();
+    await page.waitForFunction(() => (window as unknown as { __workletSettled?: boolean }).__workletSettled);
 
-    // Assess
+    // Assess: the refusal's reason stays on screen once the worklet's load settles, and the session is released
     expect(await alert.innerText()).toContain('voice minutes');
+    expect(await widget(page).getByRole('button', { name: 'Start voice chat' }).getAttribute('aria-pressed')).toBe('false');
     await page.close();
   });
 });
