@@ -192,9 +192,12 @@ describe('billing by what the platform observed, and keys kept out of answers an
     // Assess
     expect(limited.status).toBe(429);
     expect(balance).toBe(5);
-    expect(
-      callsOn(calls, 'rate-limits', 'agents', 'users', 'credit-ledger', 'keys', 'conversations', 'usage-logs').filter((c) => c !== 'users.BatchGetItem'),
-    ).toEqual(['rate-limits.UpdateItem', 'agents.GetItem']);
+    // The caller's account is read with its token (one batch), then the limiter and the agent together.
+    expect(callsOn(calls, 'rate-limits', 'agents', 'users', 'credit-ledger', 'keys', 'conversations', 'usage-logs')).toEqual([
+      'users.BatchGetItem',
+      'rate-limits.UpdateItem',
+      'agents.GetItem',
+    ]);
     expect(overlapped(callOf(calls, 'rate-limits.UpdateItem'), callOf(calls, 'agents.GetItem'))).toBe(true);
   });
 

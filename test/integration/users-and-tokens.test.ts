@@ -139,8 +139,8 @@ describe('users and tokens over HTTP', () => {
     const { result: info, calls } = await recordStoreCalls(db, config.TABLE_PREFIX, () => platform.api('GET', '/user/info', { token }));
     // Assess: the pointer first, then the token and the account
     expect(info.body.data.alias).toBe('legacytoken');
-    expect(calls.map((c) => c.command)).toEqual(['GetItem', 'BatchGetItem']);
-    expect(calls[0]!.table).toBe('token-digests');
+    expect(calls.map((c) => `${c.table}.${c.command}`)).toEqual(['token-digests.GetItem', 'tokens.BatchGetItem', 'users.BatchGetItem']);
+    expect(calls[1]!.sent).toBe(calls[2]!.sent);
   });
 
   it('refuses expired tokens immediately', async () => {

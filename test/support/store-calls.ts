@@ -21,14 +21,21 @@ export async function recordStoreCalls<T>(db: Db, tablePrefix: string, work: () 
   let moment = 0;
   db.doc.middlewareStack.add(
     (next, context) => async (args) => {
-      const name = (args.input as { TableName?: unknown }).TableName;
-      const table = typeof name === 'string' && name.startsWith(tablePrefix) ? name.slice(tablePrefix.length) : String(name);
-      const call: StoreCall = { table, command: String(context.commandName ?? '').replace(/Command$/, ''), sent: moment++, settled: Number.NaN };
-      calls.push(call);
+      const command = String(context.commandName ?? '').replace(/Command$/, '');
+      const sent = moment++;
+      // A batch or transaction is one call on each table it names, so no table's reads go unseen.
+      const sentCalls: StoreCall[] = tablesOf(args.input).map((name) => ({
+        table: name.startsWith(tablePrefix) ? name.slice(tablePrefix.length) : name,
+        command,
+        sent,
+        settled: Number.NaN,
+      }));
+      calls.push(...sentCalls);
       try {
         return await next(args);
       } finally {
-        call.settled = moment++;
+        const settled = moment++;
+        for (const call of sentCalls) call.settled = settled;
       }
     },
     { step: 'initialize', name: MIDDLEWARE, override: true },
@@ -38,6 +45,18 @@ export async function recordStoreCalls<T>(db: Db, tablePrefix: string, work: () 
   } finally {
     db.doc.middlewareStack.remove(MIDDLEWARE);
   }
+}
+
+/** The tables a command's input names: its own, a batch's `RequestItems`, a transaction's items. */
+function tablesOf(input: unknown): string[] {
+  const { TableName, RequestItems, TransactItems } = input as {
+    TableName?: unknown;
+    RequestItems?: Record<string, unknown>;
+    TransactItems?: Record<string, { TableName?: unknown }>[];
+  };
+  const names = [TableName, ...Object.keys(RequestItems ?? {}), ...(TransactItems ?? []).flatMap((item) => Object.values(item).map((op) => op.TableName))];
+  const tables = [...new Set(names.filter((name): name is string => typeof name === 'string'))];
+  return tables.length > 0 ? tables : ['(no table)'];
 }
 
 /** `table.Command` of the calls on `tables`. */
