@@ -167,6 +167,8 @@ class Widget {
   private stopCapture: (() => void) | null = null;
   private mic: MediaStream | null = null;
   private voiceActive = false;
+  /** Counts voice starts, so a start that was ended (and perhaps followed by another) stops at its next step. */
+  private voiceAttempt = 0;
 
   constructor(private readonly script: HTMLScriptElement) {
     this.token = attr(script, 'token') ?? '';
@@ -497,20 +499,31 @@ class Widget {
   private async startVoice(): Promise<void> {
     if (this.voiceActive) return;
     this.voiceActive = true;
+    const attempt = ++this.voiceAttempt;
+    // The caller may end the session at any await below; `releaseVoice` has then run, and this start
+    // must open nothing more (a socket opened now would be a session nobody hears, billed until idle).
+    const ended = () => !this.voiceActive || this.voiceAttempt !== attempt;
     this.clearError();
     this.voiceButton.setAttribute('aria-pressed', 'true');
     this.voiceButton.setAttribute('aria-label', 'End voice chat');
     this.voiceStatus.textContent = 'Connecting…';
     try {
       const session = await this.credential();
+      if (ended()) return;
       if (!session.voiceUrl) throw new WidgetError('Voice chat is not available here.');
-      this.mic = await navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1, echoCancellation: true, noiseSuppression: true } }).catch(() => {
+      const mic = await navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1, echoCancellation: true, noiseSuppression: true } }).catch(() => {
         throw new WidgetError('Voice chat needs access to your microphone.');
       });
-      if (!this.voiceActive) return this.releaseVoice();
-      this.audio = new AudioContext();
-      await this.audio.resume();
-      this.player = new Player(this.audio);
+      if (ended()) {
+        for (const track of mic.getTracks()) track.stop();
+        return;
+      }
+      this.mic = mic;
+      const audio = new AudioContext();
+      this.audio = audio;
+      await audio.resume();
+      if (ended()) return;
+      this.player = new Player(audio);
       const socket = new WebSocket(`${session.voiceUrl}?token=${encodeURIComponent(session.bearerToken)}`);
       socket.binaryType = 'arraybuffer';
       this.socket = socket;
@@ -539,16 +552,16 @@ class Widget {
         this.releaseVoice();
         if (started) this.emit('voiceEnd');
       };
-      const downsampler = new Downsampler(this.audio.sampleRate, (frame) => {
+      const downsampler = new Downsampler(audio.sampleRate, (frame) => {
         if (socket.readyState === WebSocket.OPEN) socket.send(frame);
       });
-      const stopCapture = await capture(this.audio, this.mic, (block) => downsampler.push(block));
+      const stopCapture = await capture(audio, mic, (block) => downsampler.push(block));
       // The session may have ended while the worklet loaded; its release has already run.
       if (this.socket !== socket) return stopCapture();
       this.stopCapture = stopCapture;
     } catch (error) {
       // A session that already ended (its socket closed and said why) keeps that reason on screen.
-      if (!this.voiceActive) return;
+      if (ended()) return;
       this.showError(error instanceof WidgetError ? error.message : 'Voice chat could not start.');
       this.releaseVoice();
     }
