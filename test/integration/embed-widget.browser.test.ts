@@ -118,6 +118,11 @@ describe.skipIf(!existsSync(CHROMIUM))('embed widget in Chromium', () => {
   const waitForEvent = (page: Page, event: string) =>
     page.waitForFunction((name) => (window as unknown as { __events: { event: string }[] }).__events.some((e) => e.event === name), event);
   const widget = (page: Page) => page.locator('[data-service-widget]');
+  /**
+   * The assistant's reply containing `text`, once its stream has ended: only then does the widget
+   * take the next message (one sent while a reply streams is not sent).
+   */
+  const finishedReply = (page: Page, text: string) => widget(page).locator('.bubble.assistant:not([aria-busy])').filter({ hasText: text });
   /** Waits until the widget's API says it is ready, then opens its panel. */
   const openWhenReady = async (page: Page) => {
     await page.waitForFunction(() => (window as unknown as { ServiceWidget?: { isReady(): boolean } }).ServiceWidget?.isReady());
@@ -190,7 +195,7 @@ describe.skipIf(!existsSync(CHROMIUM))('embed widget in Chromium', () => {
     await widget(page).getByRole('button', { name: 'Open chat' }).click();
     await widget(page).getByRole('textbox', { name: 'Message' }).fill('what are your hours?');
     await widget(page).getByRole('textbox', { name: 'Message' }).press('Enter');
-    const reply = widget(page).locator('.bubble.assistant').filter({ hasText: 'echo: what are your hours?' });
+    const reply = finishedReply(page, 'echo: what are your hours?');
     await reply.waitFor();
 
     // Assess
@@ -213,7 +218,7 @@ describe.skipIf(!existsSync(CHROMIUM))('embed widget in Chromium', () => {
     // Act
     await widget(page).getByRole('textbox', { name: 'Message' }).fill('weather?');
     await widget(page).getByRole('button', { name: 'Send message' }).click();
-    await widget(page).locator('.bubble.assistant').filter({ hasText: 'done' }).waitFor();
+    await finishedReply(page, 'done').waitFor();
 
     // Assess
     const log = await widget(page).getByRole('log', { name: 'Conversation' }).innerText();
@@ -238,7 +243,7 @@ describe.skipIf(!existsSync(CHROMIUM))('embed widget in Chromium', () => {
     const input = widget(page).getByRole('textbox', { name: 'Message' });
     await input.fill('first');
     await input.press('Enter');
-    await widget(page).locator('.bubble.assistant').filter({ hasText: 'history=0' }).waitFor();
+    await finishedReply(page, 'history=0').waitFor();
     // The next chat goes out with a credential the platform no longer accepts (as one past its
     // expiry), so the platform answers 401 and the widget asks for a new one.
     await page.route(
@@ -252,7 +257,7 @@ describe.skipIf(!existsSync(CHROMIUM))('embed widget in Chromium', () => {
     // Act
     await input.fill('second');
     await input.press('Enter');
-    await widget(page).locator('.bubble.assistant').filter({ hasText: 'history=2' }).waitFor();
+    await finishedReply(page, 'history=2').waitFor();
 
     // Assess
     expect(exchanges).toHaveLength(2);
@@ -424,7 +429,7 @@ describe.skipIf(!existsSync(CHROMIUM))('embed widget in Chromium', () => {
     // Act
     await input.fill('first');
     await input.press('Enter');
-    await widget(page).locator('.bubble.assistant').filter({ hasText: 'echo: first' }).waitFor();
+    await finishedReply(page, 'echo: first').waitFor();
     await input.fill('second');
     await input.press('Enter');
     const alert = widget(page).getByRole('alert');
@@ -508,6 +513,44 @@ describe.skipIf(!existsSync(CHROMIUM))('embed widget in Chromium', () => {
     // Assess: speech was scheduled ahead, and what had not played was stopped on `interrupted`
     expect(counts.started).toBeGreaterThan(0);
     expect(counts.stopped).toBeGreaterThan(0);
+  });
+
+  it('opens no voice session when the caller ends it while the audio is starting', async () => {
+    // Prepare: the audio context's start completes only once the test lets it, after the caller has
+    // pressed End; the page counts the sockets it opens.
+    const { snippet } = await embed({ agentId: echoId, voiceAgentId: voiceId });
+    const heldResume = `(() => {
+      window.__sockets = 0;
+      const Native = WebSocket;
+      window.WebSocket = class extends Native {
+        constructor(...args) { super(...args); window.__sockets++; }
+      };
+      let release;
+      const held = new Promise((resolve) => (release = resolve));
+      window.__releaseResume = () => release();
+      const resume = AudioContext.prototype.resume;
+      AudioContext.prototype.resume = async function (...args) {
+        await resume.apply(this, args);
+        window.__resumeHeld = true;
+        await held;
+        window.__resumeDone = true;
+      };
+    })();`;
+    const page = await openPage(`${snippet.replace('></script>', ' data-default-tab="voice"></script>')}`, undefined, heldResume);
+    await openWhenReady(page);
+    await widget(page).getByRole('button', { name: 'Start voice chat' }).click();
+    await page.waitForFunction(() => (window as unknown as { __resumeHeld?: boolean }).__resumeHeld);
+
+    // Act
+    await widget(page).getByRole('button', { name: 'End voice chat' }).click();
+    await page.evaluate(() => (window as unknown as { __releaseResume(): void }).__releaseResume());
+    await page.waitForFunction(() => (window as unknown as { __resumeDone?: boolean }).__resumeDone);
+
+    // Assess: no socket was opened, nothing went wrong on screen, and voice can start again
+    expect(await page.evaluate(() => (window as unknown as { __sockets: number }).__sockets)).toBe(0);
+    expect(await widget(page).getByRole('alert').count()).toBe(0);
+    expect(await widget(page).getByRole('button', { name: 'Start voice chat' }).getAttribute('aria-pressed')).toBe('false');
+    await page.close();
   });
 
   it('refuses voice once the token’s minutes are spent', async () => {
