@@ -31,6 +31,8 @@ export interface BridgeSettings {
   readonly billingTickSec: number;
   /** How long a caller has to authenticate with a first message (SPEC: 10 s). */
   readonly authTimeoutMs?: number;
+  /** How long the agent's process may take to start (`started`) before the session ends; 30 s by default. */
+  readonly startTimeoutSec?: number;
   /**
    * This task's `host:port` as the other bridge tasks reach it, where sessions are handed to the
    * runtime function and several tasks may run: connect-backs that reach the wrong task are passed on.
@@ -135,6 +137,7 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
     private session: VoiceSession | null = null;
     private state: 'auth' | 'starting' | 'live' | 'ending' | 'closed' = 'auth';
     private authTimer: NodeJS.Timeout | null = null;
+    private startTimer: NodeJS.Timeout | null = null;
     private idleTimer: NodeJS.Timeout | null = null;
     private lengthTimer: NodeJS.Timeout | null = null;
     private userId: string | null = null;
@@ -315,7 +318,16 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
           (quotaFirst ? embedLimitSec : settings.maxSessionSec) * 1000,
         );
         this.lengthTimer.unref();
-        this.touch();
+        // The idle countdown starts once the session is live, so a start that hangs is ended here.
+        const startTimeoutSec = settings.startTimeoutSec ?? 30;
+        this.startTimer = setTimeout(() => {
+          if (this.state !== 'starting') return;
+          this.error = { code: 'RUNTIME_UNAVAILABLE', message: `the voice agent did not start within ${startTimeoutSec} s` };
+          this.closeWith = { code: CLOSE.unavailable, reason: 'the agent did not start' };
+          this.sendJson({ type: 'error', ...this.error });
+          void this.end(true);
+        }, startTimeoutSec * 1000);
+        this.startTimer.unref();
         void this.pump(session);
         if (this.isGone()) return void this.end(true);
       } catch (error) {
@@ -344,6 +356,8 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
         case 'started':
           if (this.state !== 'starting') return;
           this.state = 'live';
+          if (this.startTimer) clearTimeout(this.startTimer);
+          this.touch();
           if (this.channel === 'browser') this.sendJson({ type: 'ready', sessionId: session.sessionId });
           for (const frame of this.early) if (!session.process.sendAudio(frame)) counters.droppedFramesIn++;
           this.early = [];
@@ -419,9 +433,13 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
       if (this.ws.readyState === this.ws.OPEN) this.ws.send(JSON.stringify(message));
     }
 
+    /**
+     * Restarts the idle countdown. It runs only while the session is live: the caller is not idle
+     * while the agent's process starts (the length limit bounds a start that never finishes).
+     */
     private touch(): void {
       if (this.idleTimer) clearTimeout(this.idleTimer);
-      if (this.state === 'closed' || this.state === 'ending') return;
+      if (this.state !== 'live') return;
       this.idleTimer = setTimeout(() => {
         this.error = { code: 'IDLE_TIMEOUT', message: `nothing from the caller for ${settings.idleTimeoutSec} s` };
         this.closeWith = { code: CLOSE.idle, reason: 'idle timeout' };
@@ -514,8 +532,8 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
     }
 
     private clearTimers(): void {
-      for (const timer of [this.authTimer, this.idleTimer, this.lengthTimer]) if (timer) clearTimeout(timer);
-      this.authTimer = this.idleTimer = this.lengthTimer = null;
+      for (const timer of [this.authTimer, this.startTimer, this.idleTimer, this.lengthTimer]) if (timer) clearTimeout(timer);
+      this.authTimer = this.startTimer = this.idleTimer = this.lengthTimer = null;
     }
 
     shutdown(): Promise<void> {

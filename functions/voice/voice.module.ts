@@ -38,8 +38,10 @@ export const voiceArea = defineArea({
       .min(1)
       .max(4 * 3600)
       .default(1800),
-    /** A session with nothing from the caller (audio or text) for this long ends with close 4408. */
+    /** A live session with nothing from the caller (audio or text) for this long ends with close 4408. */
     VOICE_IDLE_TIMEOUT_SEC: z.coerce.number().min(1).max(3600).default(120),
+    /** A session whose agent has not started within this long ends with RUNTIME_UNAVAILABLE and close 1011. */
+    VOICE_START_TIMEOUT_SEC: z.coerce.number().min(1).max(300).default(30),
     /** Largest WebSocket message accepted; a larger one closes the socket with 1009. */
     VOICE_MAX_FRAME_BYTES: z.coerce
       .number()

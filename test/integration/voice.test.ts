@@ -621,3 +621,84 @@ describe('voice session limits', () => {
     expect(closed.code).toBe(1000);
   });
 });
+
+/** A voice agent whose `start()` takes `seconds` (forever when negative) before it listens. */
+const slowStarting = (seconds: number) => `from asyncio import Queue, sleep
+
+class SlowStart:
+    def __init__(self):
+        self.events = Queue()
+
+    async def start(self):
+        await sleep(${seconds < 0 ? '10**6' : seconds})
+
+    async def send(self, message):
+        pass
+
+    async def receive(self):
+        while True:
+            event = await self.events.get()
+            if event is None:
+                return
+            yield event
+
+    async def stop(self):
+        await self.events.put(None)
+
+def create_bidi_agent():
+    return SlowStart()
+`;
+
+describe('voice agents that start slowly', () => {
+  let platform: TestPlatform;
+  let voiceUrl: string;
+  let user: Awaited<ReturnType<typeof createUser>>;
+
+  beforeAll(async () => {
+    platform = await startTestPlatform({ env: { VOICE_IDLE_TIMEOUT_SEC: '1', VOICE_START_TIMEOUT_SEC: '10' } });
+    voiceUrl = (await platform.api('GET', '/.well-known/platform.json')).body.data.voiceUrl;
+    user = await createUser(platform, { alias: 'voice-slow', credits: 100 });
+  });
+
+  afterAll(async () => {
+    await platform?.stop({ removeData: true });
+  });
+
+  const open = async (agentName: string, seconds: number) => {
+    const created = await platform.api('POST', '/agent/create', {
+      token: user.token,
+      body: { agentName, description: 'd', sourceCode: slowStarting(seconds), agentType: 'bidi' },
+    });
+    expect(created.status, created.text).toBe(200);
+    const ws = new WebSocket(`${voiceUrl}/ws/${created.body.data.agentId}?token=${user.token}`);
+    const client = new Client(ws);
+    await new Promise((resolve) => ws.once('open', resolve));
+    return client;
+  };
+
+  it('counts the caller idle only once the session is live, not while the agent starts', async () => {
+    // Act: a silent caller, an agent that takes twice the 1 s idle limit to start
+    const client = await open('voice-slow-start', 2);
+    const ready = await client.json((f) => f.type === 'ready' || f.type === 'error');
+    const closed = await client.closed;
+
+    // Assess: it became ready, and only then ended as idle
+    expect(ready.type).toBe('ready');
+    expect(client.received.json.find((f) => f.type === 'error')).toMatchObject({ code: 'IDLE_TIMEOUT' });
+    expect(closed.code).toBe(4408);
+  });
+
+  it('ends a session whose agent never starts with RUNTIME_UNAVAILABLE and close 1011, settled', async () => {
+    // Act: the caller keeps talking; the agent's start never returns
+    const client = await open('voice-never-starts', -1);
+    const talking = setInterval(() => client.send(pcm(0, 320)), 200);
+    const closed = await client.closed;
+    clearInterval(talking);
+
+    // Assess
+    expect(client.received.json.some((f) => f.type === 'ready')).toBe(false);
+    expect(client.received.json.find((f) => f.type === 'error')).toMatchObject({ code: 'RUNTIME_UNAVAILABLE', message: expect.stringContaining('10 s') });
+    expect(client.received.json.find((f) => f.type === 'session_end')).toBeDefined();
+    expect(closed.code).toBe(1011);
+  });
+});

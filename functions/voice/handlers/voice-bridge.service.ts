@@ -13,6 +13,7 @@ export default defineService({
     return createVoiceBridge(ports, log, {
       maxSessionSec: canHoldBidiSessions(ports.compute) ? config.VOICE_MAX_SESSION_SEC : Math.min(config.VOICE_MAX_SESSION_SEC, HANDED_OFF_MAX_SESSION_SEC),
       idleTimeoutSec: config.VOICE_IDLE_TIMEOUT_SEC,
+      startTimeoutSec: config.VOICE_START_TIMEOUT_SEC,
       maxFrameBytes: config.VOICE_MAX_FRAME_BYTES,
       maxSessionsPerUser: config.VOICE_MAX_SESSIONS_PER_USER,
       billingTickSec: config.VOICE_BILLING_TICK_SEC,
