@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { finished, runCli as runLauncher, runNpm, spawnCli, waitForOutput, type CliResult } from '../support/cli.ts';
+import { finished, recordOutput, runCli as runLauncher, runNpm, spawnCli, type CliResult } from '../support/cli.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 
 /** The runtime's own plain-Python test agents: the same interface as Strands, no framework needed. */
@@ -165,12 +165,13 @@ describe('developer commands of the CLI against the local platform', () => {
   it('logs --follow prints a record made after it started, and Ctrl-C ends it with exit 0', async () => {
     // Prepare
     const follower = spawnCli(['logs', '--follow', '--limit', '1'], { env: { XDG_CONFIG_HOME: configHome, DATA_DIR: work } });
+    const printed = recordOutput(follower.stdout);
     const result = finished(follower);
-    await waitForOutput(follower.stderr, /Following new records/);
+    await recordOutput(follower.stderr).until(/Following new records/);
     // Act
     const chat = await runCli(['chat', 'cli-echo', 'logged later', '--json']);
     const requestId = (await platform.api('GET', '/logs?pageSize=1', { token: user.token })).body.data.logs[0].requestId as string;
-    await waitForOutput(follower.stdout, new RegExp(requestId));
+    await printed.until(new RegExp(requestId));
     follower.kill('SIGINT');
     const followed = await result;
     // Assess

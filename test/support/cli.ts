@@ -52,17 +52,42 @@ export function finished(child: ChildProcessWithoutNullStreams, input?: string):
   });
 }
 
-/** Resolves once `stream` has printed text matching `pattern` (everything printed so far). */
-export function waitForOutput(stream: NodeJS.ReadableStream, pattern: RegExp): Promise<string> {
-  return new Promise((resolve) => {
-    let seen = '';
-    const onData = (chunk: Buffer) => {
-      seen += chunk.toString('utf8');
-      if (pattern.test(seen)) {
-        stream.off('data', onData);
-        resolve(seen);
-      }
-    };
-    stream.on('data', onData);
+/** What a stream has printed since `recordOutput` was called on it. */
+export interface RecordedOutput {
+  /** Resolves with all the text so far once it matches `pattern`; rejects if the stream ends first. */
+  until(pattern: RegExp): Promise<string>;
+}
+
+/**
+ * Starts collecting `stream`'s text at once. Call it right after spawning: a listener attached
+ * later would miss what was printed before, and a wait for it would never end.
+ */
+export function recordOutput(stream: NodeJS.ReadableStream): RecordedOutput {
+  let seen = '';
+  let ended = false;
+  const waiters = new Set<() => void>();
+  const notify = () => {
+    for (const waiter of waiters) waiter();
+  };
+  stream.on('data', (chunk: Buffer) => {
+    seen += chunk.toString('utf8');
+    notify();
   });
+  stream.once('end', () => {
+    ended = true;
+    notify();
+  });
+  return {
+    until: (pattern) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          if (pattern.test(seen)) resolve(seen);
+          else if (ended) reject(new Error(`the output ended without ${String(pattern)}:\n${seen}`));
+          else return;
+          waiters.delete(check);
+        };
+        waiters.add(check);
+        check();
+      }),
+  };
 }
