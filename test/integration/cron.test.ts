@@ -173,7 +173,8 @@ describe('cron jobs', () => {
 
   it('counts failures: the third moves the job to error and disables its schedule; resuming resets it', async () => {
     // Prepare
-    const created = await createJob(owner, { name: 'breaks', agentId: raisingId, schedule: 'rate(1 minute)' });
+    // A schedule that cannot fire during the test: its own run would be a fourth failure.
+    const created = await createJob(owner, { name: 'breaks', agentId: raisingId, schedule: 'rate(1 day)' });
     const cronId = created.body.data.cronId as string;
 
     // Act

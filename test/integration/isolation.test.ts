@@ -3,12 +3,13 @@
  * two users, hostile user code. Each tried to leave the tenant's sandbox; each must fail at the OS
  * boundary (os-sandbox.ts) whatever the language-level layers let through.
  */
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readFileSync, readlinkSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
+import { descendantProcesses } from '../support/processes.ts';
 
 const ACCEPT = { accept: 'application/json, text/event-stream' };
 
@@ -221,20 +222,10 @@ def create_bidi_agent():
     return Probe()
 `;
 
-/** Pids of running voice session processes (the session runner's module is on their command line). */
+/** Pids of this file's running voice session processes (the session runner's module is on their command line). */
 function voiceSessionPids(): number[] {
-  return readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .map(Number)
-    .filter((pid) => {
-      try {
-        // The interpreter itself, not bubblewrap, which carries the same arguments outside the namespaces.
-        const [program, ...args] = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-        return !program!.endsWith('bwrap') && args.includes('platform_runtime.bidi_session');
-      } catch {
-        return false; // ended meanwhile
-      }
-    });
+  // The interpreter itself, not bubblewrap, which carries the same arguments outside the namespaces.
+  return descendantProcesses(([program, ...args]) => program !== undefined && !program.endsWith('bwrap') && args.includes('platform_runtime.bidi_session'));
 }
 
 describe('isolation: a voice call runs its agent inside the OS sandbox', () => {

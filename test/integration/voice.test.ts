@@ -1,9 +1,10 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { mulawToPcm, pcmToMulaw } from '../../functions/voice/audio.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
+import { descendantProcesses } from '../support/processes.ts';
 
 /** A plain-Python voice agent with Strands' BidiAgent interface (see the file for what it does). */
 const ECHO = readFileSync(new URL('../../python-runtime/tests/fixtures/bidi_echo_agent.py', import.meta.url), 'utf8');
@@ -465,16 +466,7 @@ describe('voice agents over the WebSocket bridge', () => {
       const { user, agentId, client } = await readySession('voice-vanish', 100);
       for (let i = 0; i < 5; i++) client.send(pcm(500, 320));
       await client.until(() => client.received.binary.length > 0);
-      const sessionProcesses = () =>
-        readdirSync('/proc')
-          .filter((entry) => /^\d+$/.test(entry))
-          .filter((pid) => {
-            try {
-              return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('platform_runtime.bidi_session');
-            } catch {
-              return false;
-            }
-          });
+      const sessionProcesses = () => descendantProcesses((args) => args.includes('platform_runtime.bidi_session'));
       expect(sessionProcesses().length).toBeGreaterThan(0);
 
       // Act: the connection drops without a close frame
