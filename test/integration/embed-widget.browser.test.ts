@@ -100,20 +100,31 @@ describe.skipIf(!existsSync(CHROMIUM))('embed widget in Chromium', () => {
     const path = `/page-${html.size}.html`;
     html.set(
       path,
-      `<!doctype html><html><head><title>Test page</title><style>* { font-family: serif !important; color: red !important }</style></head><body>${body}<script>window.__events = []; window.__order = [];</script>${snippet}</body></html>`,
+      `<!doctype html><html><head><title>Test page</title><style>* { font-family: serif !important; color: red !important }</style></head><body>${body}<script>window.__order = [];</script>${snippet}</body></html>`,
     );
     const page = await browser.newPage();
+    await page.addInitScript({ content: RECORD_EVENTS });
     if (initScript) await page.addInitScript({ content: initScript });
     await page.goto(pageOrigin + path);
     return page;
   };
-  /** Subscribes to every widget event as soon as the API exists, recording them in order. */
-  const record = (page: Page) =>
-    page.evaluate(() => {
-      const w = window as unknown as { ServiceWidget: { on(e: string, f: (d?: unknown) => void): void }; __events: { event: string; data?: unknown }[] };
-      for (const event of ['ready', 'open', 'close', 'voiceStart', 'voiceEnd', 'transcript'])
-        w.ServiceWidget.on(event, (data) => w.__events.push({ event, data }));
+  /**
+   * Records every widget event in `window.__events`, in order. An init script: it subscribes the
+   * moment the widget defines its API, so no event (an auto-open's `open`) comes before it.
+   */
+  const RECORD_EVENTS = `(() => {
+    window.__events = [];
+    let api;
+    Object.defineProperty(window, 'ServiceWidget', {
+      configurable: true,
+      get: () => api,
+      set: (value) => {
+        api = value;
+        for (const event of ['ready', 'open', 'close', 'voiceStart', 'voiceEnd', 'transcript'])
+          value.on(event, (data) => window.__events.push({ event, data }));
+      },
     });
+  })();`;
   const events = (page: Page) => page.evaluate(() => (window as unknown as { __events: { event: string; data?: unknown }[] }).__events);
   const waitForEvent = (page: Page, event: string) =>
     page.waitForFunction((name) => (window as unknown as { __events: { event: string }[] }).__events.some((e) => e.event === name), event);
@@ -296,7 +307,6 @@ describe.skipIf(!existsSync(CHROMIUM))('embed widget in Chromium', () => {
     // Prepare
     const { snippet } = await embed({ agentId: echoId, voiceAgentId: voiceId });
     const page = await openPage(snippet);
-    await record(page);
     await waitForEvent(page, 'ready');
 
     // Act
@@ -384,7 +394,6 @@ describe.skipIf(!existsSync(CHROMIUM))('embed widget in Chromium', () => {
     const { embedToken } = await embed({ agentId: echoId });
     const tag = `<script src="${cdnUrl}/widget.js" data-token="${embedToken}" data-text-agent="${echoId}" data-auto-open data-auto-open-delay="300" data-trigger="#help"></script>`;
     const page = await openPage(tag, '<button id="help">Need help?</button>');
-    await record(page);
 
     // Act
     await waitForEvent(page, 'open');
@@ -445,7 +454,6 @@ describe.skipIf(!existsSync(CHROMIUM))('embed widget in Chromium', () => {
     // Prepare
     const { snippet, embedTokenId } = await embed({ voiceAgentId: voiceId, minutesLimit: 5 });
     const page = await openPage(snippet);
-    await record(page);
     await waitForEvent(page, 'ready');
     await page.evaluate(() => (window as unknown as { ServiceWidget: { open(): void } }).ServiceWidget.open());
 
@@ -481,6 +489,7 @@ describe.skipIf(!existsSync(CHROMIUM))('embed widget in Chromium', () => {
     const interruptedId = await createAgent('voice-interrupted', INTERRUPTED_AGENT, { agentType: 'bidi' });
     const { snippet } = await embed({ voiceAgentId: interruptedId });
     const page = await browser.newPage();
+    await page.addInitScript({ content: RECORD_EVENTS });
     // A string: this file is compiled without the DOM library.
     await page.addInitScript({
       content: `(() => {
@@ -492,9 +501,8 @@ describe.skipIf(!existsSync(CHROMIUM))('embed widget in Chromium', () => {
         prototype.stop = function (...args) { counts.stopped++; return stop.apply(this, args); };
       })();`,
     });
-    html.set('/interrupted', `<!doctype html><html><body><script>window.__events = [];</script>${snippet}</body></html>`);
+    html.set('/interrupted', `<!doctype html><html><body>${snippet}</body></html>`);
     await page.goto(`${pageOrigin}/interrupted`);
-    await record(page);
     await waitForEvent(page, 'ready');
     await page.evaluate(() => (window as unknown as { ServiceWidget: { open(): void } }).ServiceWidget.open());
 
