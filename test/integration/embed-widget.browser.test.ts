@@ -10,48 +10,29 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WIDGET_VERSION } from '../../widget/version.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
+import { voiceAgentSource } from '../support/voice-agents.ts';
 
 /**
  * A voice agent that answers the caller's first audio with 3 s of speech at once and, 25 caller
  * frames (half a second) later, reports that the caller talked over it.
  */
-const INTERRUPTED_AGENT = `import base64
-from asyncio import Queue
+const INTERRUPTED_AGENT = voiceAgentSource({
+  preamble: `
+    import base64
 
-CHUNK = base64.b64encode((1000).to_bytes(2, "little", signed=True) * 2400).decode()
-
-class Interrupted:
-    def __init__(self):
-        self.events = Queue()
-        self.heard = 0
-
-    async def start(self):
-        pass
-
-    async def send(self, message):
-        if isinstance(message, str):
-            return
-        self.heard += 1
-        if self.heard == 1:
-            for _ in range(30):
-                await self.events.put({"type": "bidi_audio_stream", "audio": CHUNK, "sample_rate": 24000})
-        if self.heard == 26:
-            await self.events.put({"type": "bidi_interruption", "reason": "user_speech"})
-            await self.events.put({"type": "bidi_transcript_stream", "role": "assistant", "text": "talked over", "is_final": True})
-
-    async def receive(self):
-        while True:
-            event = await self.events.get()
-            if event is None:
-                return
-            yield event
-
-    async def stop(self):
-        await self.events.put(None)
-
-def create_bidi_agent():
-    return Interrupted()
-`;
+    CHUNK = base64.b64encode((1000).to_bytes(2, "little", signed=True) * 2400).decode()`,
+  init: 'self.heard = 0',
+  send: `
+    if isinstance(message, str):
+        return
+    self.heard += 1
+    if self.heard == 1:
+        for _ in range(30):
+            await self.events.put({"type": "bidi_audio_stream", "audio": CHUNK, "sample_rate": 24000})
+    if self.heard == 26:
+        await self.events.put({"type": "bidi_interruption", "reason": "user_speech"})
+        await self.events.put({"type": "bidi_transcript_stream", "role": "assistant", "text": "talked over", "is_final": True})`,
+});
 
 // The browser globals the callbacks of page.evaluate use there (this project's types are Node's).
 declare const window: any;

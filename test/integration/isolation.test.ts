@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 import { descendantProcesses } from '../support/processes.ts';
+import { voiceAgentSource } from '../support/voice-agents.ts';
 
 const ACCEPT = { accept: 'application/json, text/event-stream' };
 
@@ -183,44 +184,24 @@ describe('isolation: hostile MCP server code stays inside its sandbox', () => {
  * and S3 stand-ins, which hold every tenant's data) and reports what came back as its first
  * transcript. `{{...}}` are filled in by the test.
  */
-const PROBING_VOICE_AGENT = `import json
-import boto3
-from botocore.config import Config
-from asyncio import Queue
+const PROBING_VOICE_AGENT = voiceAgentSource({
+  preamble: `
+    import json
+    import boto3
+    from botocore.config import Config
 
-def attempt(port):
-    client = boto3.client("s3", endpoint_url="http://127.0.0.1:" + str(port), region_name="us-east-1",
-                          aws_access_key_id="probe", aws_secret_access_key="probe",
-                          config=Config(retries={"max_attempts": 1}, connect_timeout=2, read_timeout=2))
-    try:
-        return {"ok": True, "value": str(client.list_buckets())[:200]}
-    except Exception as error:
-        return {"ok": False, "error": type(error).__name__ + ": " + str(error)[:160]}
-
-class Probe:
-    def __init__(self):
-        self.events = Queue()
-
-    async def start(self):
-        results = {"platform": attempt({{PORT}}), "dynamo": attempt({{DYNAMO_PORT}}), "s3": attempt({{S3_PORT}})}
-        await self.events.put({"type": "bidi_transcript_stream", "role": "assistant", "text": json.dumps(results), "is_final": True})
-
-    async def send(self, message):
-        pass
-
-    async def receive(self):
-        while True:
-            event = await self.events.get()
-            if event is None:
-                return
-            yield event
-
-    async def stop(self):
-        await self.events.put(None)
-
-def create_bidi_agent():
-    return Probe()
-`;
+    def attempt(port):
+        client = boto3.client("s3", endpoint_url="http://127.0.0.1:" + str(port), region_name="us-east-1",
+                              aws_access_key_id="probe", aws_secret_access_key="probe",
+                              config=Config(retries={"max_attempts": 1}, connect_timeout=2, read_timeout=2))
+        try:
+            return {"ok": True, "value": str(client.list_buckets())[:200]}
+        except Exception as error:
+            return {"ok": False, "error": type(error).__name__ + ": " + str(error)[:160]}`,
+  start: `
+    results = {"platform": attempt({{PORT}}), "dynamo": attempt({{DYNAMO_PORT}}), "s3": attempt({{S3_PORT}})}
+    await self.events.put({"type": "bidi_transcript_stream", "role": "assistant", "text": json.dumps(results), "is_final": True})`,
+});
 
 /** Pids of this file's running voice session processes (the session runner's module is on their command line). */
 function voiceSessionPids(): number[] {

@@ -5,6 +5,7 @@ import WebSocket from 'ws';
 import { mulawToPcm, pcmToMulaw } from '../../functions/voice/audio.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 import { descendantProcesses } from '../support/processes.ts';
+import { voiceAgentSource } from '../support/voice-agents.ts';
 
 /** A plain-Python voice agent with Strands' BidiAgent interface (see the file for what it does). */
 const ECHO = readFileSync(new URL('../../python-runtime/tests/fixtures/bidi_echo_agent.py', import.meta.url), 'utf8');
@@ -615,31 +616,7 @@ describe('voice session limits', () => {
 });
 
 /** A voice agent whose `start()` takes `seconds` (forever when negative) before it listens. */
-const slowStarting = (seconds: number) => `from asyncio import Queue, sleep
-
-class SlowStart:
-    def __init__(self):
-        self.events = Queue()
-
-    async def start(self):
-        await sleep(${seconds < 0 ? '10**6' : seconds})
-
-    async def send(self, message):
-        pass
-
-    async def receive(self):
-        while True:
-            event = await self.events.get()
-            if event is None:
-                return
-            yield event
-
-    async def stop(self):
-        await self.events.put(None)
-
-def create_bidi_agent():
-    return SlowStart()
-`;
+const slowStarting = (seconds: number) => voiceAgentSource({ preamble: 'from asyncio import sleep', start: `await sleep(${seconds < 0 ? '10**6' : seconds})` });
 
 describe('voice agents that start slowly', () => {
   let platform: TestPlatform;
