@@ -299,34 +299,34 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
         this.session = session;
         counters.activeSessions++;
         counters.totalSessions++;
-        session.exhausted.addEventListener('abort', () => {
-          this.error = { code: 'INSUFFICIENT_CREDITS', message: 'the balance cannot pay for more voice time' };
-          this.closeWith = { code: CLOSE.noCredits, reason: 'insufficient credits' };
-          this.sendJson({ type: 'error', ...this.error });
-          void this.end(true);
-        });
+        session.exhausted.addEventListener('abort', () =>
+          this.endWith(
+            { code: 'INSUFFICIENT_CREDITS', message: 'the balance cannot pay for more voice time' },
+            { code: CLOSE.noCredits, reason: 'insufficient credits' },
+          ),
+        );
         // An embed's remaining voice minutes end the session sooner than the bridge's own limit.
         const quotaFirst = embedLimitSec !== undefined && embedLimitSec < settings.maxSessionSec;
         this.lengthTimer = setTimeout(
-          () => {
-            this.error = quotaFirst
-              ? { code: 'QUOTA_EXCEEDED', message: 'this widget has used up its voice minutes' }
-              : { code: 'SESSION_LIMIT', message: `a voice session lasts at most ${settings.maxSessionSec} s` };
-            this.sendJson({ type: 'error', ...this.error });
-            void this.end(true);
-          },
+          () =>
+            this.endWith(
+              quotaFirst
+                ? { code: 'QUOTA_EXCEEDED', message: 'this widget has used up its voice minutes' }
+                : { code: 'SESSION_LIMIT', message: `a voice session lasts at most ${settings.maxSessionSec} s` },
+            ),
           (quotaFirst ? embedLimitSec : settings.maxSessionSec) * 1000,
         );
         this.lengthTimer.unref();
         // The idle countdown starts once the session is live, so a start that hangs is ended here.
         const startTimeoutSec = settings.startTimeoutSec ?? 30;
-        this.startTimer = setTimeout(() => {
-          if (this.state !== 'starting') return;
-          this.error = { code: 'RUNTIME_UNAVAILABLE', message: `the voice agent did not start within ${startTimeoutSec} s` };
-          this.closeWith = { code: CLOSE.unavailable, reason: 'the agent did not start' };
-          this.sendJson({ type: 'error', ...this.error });
-          void this.end(true);
-        }, startTimeoutSec * 1000);
+        this.startTimer = setTimeout(
+          () =>
+            this.endWith(
+              { code: 'RUNTIME_UNAVAILABLE', message: `the voice agent did not start within ${startTimeoutSec} s` },
+              { code: CLOSE.unavailable, reason: 'the agent did not start' },
+            ),
+          startTimeoutSec * 1000,
+        );
         this.startTimer.unref();
         void this.pump(session);
         if (this.isGone()) return void this.end(true);
@@ -429,23 +429,33 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
       else if (this.streamSid !== null) this.sendJson({ event: 'media', streamSid: this.streamSid, media: { payload: frame.toString('base64') } });
     }
 
+    /** Ends the session at once for `error`, which the caller is sent first; `close` replaces the normal close (1000). */
+    private endWith(error: { code: string; message: string }, close?: { code: number; reason: string }): void {
+      this.error = error;
+      if (close) this.closeWith = close;
+      this.sendJson({ type: 'error', ...error });
+      void this.end(true);
+    }
+
     private sendJson(message: object): void {
       if (this.ws.readyState === this.ws.OPEN) this.ws.send(JSON.stringify(message));
     }
 
     /**
      * Restarts the idle countdown. It runs only while the session is live: the caller is not idle
-     * while the agent's process starts (the length limit bounds a start that never finishes).
+     * while the agent's process starts (the start timer bounds a start that never finishes).
      */
     private touch(): void {
       if (this.idleTimer) clearTimeout(this.idleTimer);
       if (this.state !== 'live') return;
-      this.idleTimer = setTimeout(() => {
-        this.error = { code: 'IDLE_TIMEOUT', message: `nothing from the caller for ${settings.idleTimeoutSec} s` };
-        this.closeWith = { code: CLOSE.idle, reason: 'idle timeout' };
-        this.sendJson({ type: 'error', ...this.error });
-        void this.end(true);
-      }, settings.idleTimeoutSec * 1000);
+      this.idleTimer = setTimeout(
+        () =>
+          this.endWith(
+            { code: 'IDLE_TIMEOUT', message: `nothing from the caller for ${settings.idleTimeoutSec} s` },
+            { code: CLOSE.idle, reason: 'idle timeout' },
+          ),
+        settings.idleTimeoutSec * 1000,
+      );
       this.idleTimer.unref();
     }
 
