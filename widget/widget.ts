@@ -557,7 +557,7 @@ class Widget {
       });
       const stopCapture = await capture(audio, mic, (block) => downsampler.push(block));
       // The session may have ended while the worklet loaded; its release has already run.
-      if (this.socket !== socket) return stopCapture();
+      if (ended()) return stopCapture();
       this.stopCapture = stopCapture;
     } catch (error) {
       // A session that already ended (its socket closed and said why) keeps that reason on screen.
