@@ -5,7 +5,7 @@
  * the runtime. What every Compute adapter promises (events, outcomes, limits, billing fields,
  * abort, isolation) is the contract in test/contract/compute.contract.ts.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -14,6 +14,7 @@ import type { AgentInvocation, RuntimeEvent } from '../../functions/runtimes/com
 import { createEgressProxy } from '../../functions/runtimes/egress-proxy.ts';
 import { createLocalCompute, type LocalCompute, type RuntimeProcessExit } from '../../functions/runtimes/local-compute.ts';
 import { SILENT_AGENT } from '../contract/compute.contract.ts';
+import { liveGroupMembers } from '../support/processes.ts';
 
 const hasProc = existsSync('/proc/self/stat');
 
@@ -82,22 +83,6 @@ function nextExit(compute: LocalCompute, match: (exit: RuntimeProcessExit) => bo
   });
 }
 
-/** Pids of live (non-zombie) processes in a process group, from /proc (read here independently of the adapter). */
-function liveMembersOfGroup(pgid: number): number[] {
-  const members: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(pgrp) === pgid && state !== 'Z') members.push(Number(entry));
-    } catch {
-      // the process went away while we looked
-    }
-  }
-  return members;
-}
-
 /**
  * The runtime's own count of running invocations (GET /health), polled until it is 0 or 5 s have
  * passed: far less than the 20 s the silent agent would run if nobody stopped it.
@@ -139,7 +124,7 @@ describe('local compute: one warm runtime process per tenant', () => {
     const allowed = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'PYENV_ROOT', 'PYENV_VERSION', 'PYTHONUNBUFFERED', 'PYTHONDONTWRITEBYTECODE'];
     // The pool's pid is the sandbox's (bubblewrap); the server is a member of its process group.
     const sandboxPid = tenantPid(compute, 'tenant-a')!;
-    const pid = liveMembersOfGroup(sandboxPid).find((member) => {
+    const pid = liveGroupMembers(sandboxPid).find((member) => {
       const argv = readFileSync(`/proc/${member}/cmdline`, 'utf8').split('\0');
       return !argv[0]!.endsWith('bwrap') && argv.includes('platform_runtime.server');
     })!;
@@ -215,7 +200,7 @@ describe('local compute: one warm runtime process per tenant', () => {
     // Assess (the RUNTIME_CRASHED event itself is the contract's)
     expect(errorOf(events)).toMatchObject({ code: 'RUNTIME_CRASHED' });
     expect(exit).toMatchObject({ reason: 'crashed', tenantId: 'tenant-a', signal: 'SIGKILL' });
-    if (hasProc) expect(liveMembersOfGroup(oldPid)).toEqual([]);
+    if (hasProc) expect(liveGroupMembers(oldPid)).toEqual([]);
     expect(texts(next)).toEqual(['again']);
     expect(tenantPid(compute, 'tenant-a')).not.toBe(oldPid);
   });
@@ -241,7 +226,7 @@ describe('local compute: one warm runtime process per tenant', () => {
 
     // Assess
     expect(compute.stats().processes).toEqual([]);
-    if (hasProc) for (const pid of pids) expect(liveMembersOfGroup(pid)).toEqual([]);
+    if (hasProc) for (const pid of pids) expect(liveGroupMembers(pid)).toEqual([]);
     for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
     expect(types(after)).toEqual(['error', 'end']);
     expect(errorOf(after)).toMatchObject({ code: 'RUNTIME_UNAVAILABLE' });
@@ -262,7 +247,7 @@ describe('local compute: limits', () => {
       // Assess
       expect(exit).toMatchObject({ reason: 'idle', pid });
       expect(compute.stats().processes).toEqual([]);
-      if (hasProc) expect(liveMembersOfGroup(pid)).toEqual([]);
+      if (hasProc) expect(liveGroupMembers(pid)).toEqual([]);
     } finally {
       await compute.close();
     }
@@ -465,6 +450,6 @@ describe('local compute: spares started ahead of need', () => {
     // Assess
     expect(compute.stats()).toEqual({ processes: [], starting: 0 });
     expect(exits.map((exit) => [exit.pid, exit.role, exit.reason]).sort()).toEqual(spares.map((pid) => [pid, 'spare', 'closed']).sort());
-    if (hasProc) for (const pid of spares) expect(liveMembersOfGroup(pid)).toEqual([]);
+    if (hasProc) for (const pid of spares) expect(liveGroupMembers(pid)).toEqual([]);
   });
 });

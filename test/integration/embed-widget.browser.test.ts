@@ -75,8 +75,10 @@ describe.skipIf(!existsSync(CHROMIUM))('embed widget in Chromium', () => {
     expect(res.status, res.text).toBe(200);
     return res.body.data as { embedTokenId: string; embedToken: string; snippet: string };
   };
-  /** A page on the test origin with `snippet` (and `body`); the widget's calls are recorded. */
-  /** A test page with the snippet; `initScript` runs in the page before any of its own scripts. */
+  /**
+   * A page on the test origin with `snippet` (and `body`), its widget events recorded;
+   * `initScript` runs in the page before any of its own scripts.
+   */
   const openPage = async (snippet: string, body = '<h1>Shop</h1>', initScript?: string): Promise<Page> => {
     const path = `/page-${html.size}.html`;
     html.set(

@@ -20,6 +20,15 @@ interface Received {
 
 /** A WebSocket client that keeps every frame and can wait for one. */
 class Client {
+  /** A client on a new socket to `url`, once it is open (every frame is kept from the start). */
+  static connect(url: string): Promise<Client> {
+    const client = new Client(new WebSocket(url));
+    return new Promise((resolve, reject) => {
+      client.ws.once('open', () => resolve(client));
+      client.ws.once('error', reject);
+    });
+  }
+
   readonly received: Received = { json: [], binary: [], all: [] };
   readonly closed: Promise<{ code: number; reason: string }>;
   private waiters: (() => void)[] = [];
@@ -91,12 +100,7 @@ describe('voice agents over the WebSocket bridge', () => {
   }
 
   function open(path: string): Promise<Client> {
-    const ws = new WebSocket(`${voiceUrl}${path}`);
-    const client = new Client(ws);
-    return new Promise((resolve, reject) => {
-      ws.once('open', () => resolve(client));
-      ws.once('error', reject);
-    });
+    return Client.connect(`${voiceUrl}${path}`);
   }
 
   /** Waits until the bridge holds no session (a closed one ends, is billed and recorded, after its socket). */
@@ -558,9 +562,7 @@ describe('voice session limits', () => {
   });
 
   const session = async () => {
-    const ws = new WebSocket(`${voiceUrl}/ws/${agentId}?token=${user.token}`);
-    const client = new Client(ws);
-    await new Promise((resolve) => ws.once('open', resolve));
+    const client = await Client.connect(`${voiceUrl}/ws/${agentId}?token=${user.token}`);
     await client.json((f) => f.type === 'ready');
     return client;
   };
@@ -578,9 +580,8 @@ describe('voice session limits', () => {
 
   it('on a phone call, closes after Twilio says the last audio was played (its echo of the end mark)', async () => {
     // Prepare: a Twilio stream left silent, so the bridge ends it
-    const ws = new WebSocket(`${voiceUrl}/ws/twilio/${agentId}`);
-    const client = new Client(ws);
-    await new Promise((resolve) => ws.once('open', resolve));
+    const client = await Client.connect(`${voiceUrl}/ws/twilio/${agentId}`);
+    const { ws } = client;
     client.send({ event: 'start', start: { streamSid: 'MZ-end', customParameters: { token: user.token } }, streamSid: 'MZ-end' });
 
     // Act: the end mark comes; the socket stays open until the mark is echoed back
@@ -639,10 +640,7 @@ describe('voice agents that start slowly', () => {
       body: { agentName, description: 'd', sourceCode: slowStarting(seconds), agentType: 'bidi' },
     });
     expect(created.status, created.text).toBe(200);
-    const ws = new WebSocket(`${voiceUrl}/ws/${created.body.data.agentId}?token=${user.token}`);
-    const client = new Client(ws);
-    await new Promise((resolve) => ws.once('open', resolve));
-    return client;
+    return Client.connect(`${voiceUrl}/ws/${created.body.data.agentId}?token=${user.token}`);
   };
 
   it('counts the caller idle only once the session is live, not while the agent starts', async () => {

@@ -3,6 +3,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 interface ProcessEntry {
   readonly pid: number;
   readonly ppid: number;
+  /** Its process group. */
+  readonly pgrp: number;
+  /** The state letter (Z: a zombie). */
+  readonly state: string;
   /** The command line's arguments, the program first (empty for a zombie). */
   readonly args: string[];
 }
@@ -14,9 +18,10 @@ function listProcesses(): ProcessEntry[] {
     if (!/^\d+$/.test(name)) continue;
     try {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      // After the command name in parentheses, which may hold spaces: state, ppid, pgrp, ...
+      const [state = '', ppid, pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       const args = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').filter(Boolean);
-      entries.push({ pid: Number(name), ppid, args });
+      entries.push({ pid: Number(name), ppid: Number(ppid), pgrp: Number(pgrp), state, args });
     } catch {
       // it ended meanwhile
     }
@@ -40,4 +45,11 @@ export function descendantProcesses(matches: (args: readonly string[]) => boolea
     pending.push(...(children.get(entry.pid) ?? []));
   }
   return found;
+}
+
+/** Pids of the live (non-zombie) processes in process group `pgid`. */
+export function liveGroupMembers(pgid: number): number[] {
+  return listProcesses()
+    .filter((entry) => entry.pgrp === pgid && entry.state !== 'Z')
+    .map((entry) => entry.pid);
 }
