@@ -10,7 +10,9 @@ Events written here:
   {"type":"text","data"}                                   agent text delta
   {"type":"tool","name","toolUseId"}                       a tool starts (once per toolUseId)
   {"type":"metrics","totalCycles","totalTokens","inputTokens","outputTokens","toolsUsed","durationMs"}
-  {"type":"messages","messages"}                           conversation after the run
+  {"type":"messages","messages"}                           conversation after the run: the
+                                                           framework's whole message list (tool
+                                                           blocks too; bytes as {"bytes_b64"})
   {"type":"result","statusCode","body"[,"headers"]}        action result
   {"type":"log","stream","data"}                           what user code printed
   {"type":"error","code","message"[,"line","errorType"]}
@@ -226,6 +228,9 @@ def load_user_module(source: str, module: types.ModuleType) -> types.ModuleType:
     # User code cannot import os, so the owner's keys are also handed over as a global
     # (a JSON string, exactly like the SVC_KEYS_JSON environment variable).
     module.__dict__["SVC_KEYS_JSON"] = os.environ.get("SVC_KEYS_JSON", "{}")
+    # The platform's own MCP server (knowledge, actions, skills, hosted servers); the egress proxy
+    # adds the run's credential to calls to it, so the source holds no secret.
+    module.__dict__["SVC_PLATFORM_MCP_URL"] = os.environ.get("SVC_PLATFORM_MCP_URL", "")
     sys.modules[module_name] = module
     exec(code, module.__dict__)
     return module
@@ -236,6 +241,9 @@ def load_user_module(source: str, module: types.ModuleType) -> types.ModuleType:
 # --------------------------------------------------------------------------------------
 
 def _normalise_messages(messages) -> list:
+    """The stored conversation as the framework's message list. Messages and their content
+    blocks are kept as the framework wrote them (text, toolUse, toolResult, images; Strands'
+    per-message `metadata`), only bytes come back from their JSON form."""
     out = []
     for m in messages or []:
         if not isinstance(m, dict):
@@ -245,8 +253,32 @@ def _normalise_messages(messages) -> list:
             content = [{"text": content}]
         elif not isinstance(content, list):
             content = []
-        out.append({"role": m.get("role", "user"), "content": content})
+        message = {"role": m.get("role", "user"), "content": _restore_bytes(content)}
+        for key, value in m.items():
+            if key not in message:
+                message[key] = _restore_bytes(value)
+        out.append(message)
     return out
+
+
+def _restore_bytes(value, depth: int = 0):
+    """Undoes `_json_default`'s {"bytes_b64": ...} for bytes in content blocks (image and
+    document sources, redacted reasoning), so a restored block is what the framework stored."""
+    if depth > 64:
+        return value
+    if isinstance(value, dict):
+        if len(value) == 1 and isinstance(value.get("bytes_b64"), str):
+            import base64
+            import binascii
+
+            try:
+                return base64.b64decode(value["bytes_b64"], validate=True)
+            except (binascii.Error, ValueError):
+                return value
+        return {k: _restore_bytes(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_restore_bytes(v, depth + 1) for v in value]
+    return value
 
 
 def _get(obj, *names, default=None):
@@ -315,6 +347,94 @@ def _final_text(result) -> str:
     return "".join(parts)
 
 
+def _is_tool_provider(client) -> bool:
+    """A Strands tool provider (MCPClient): the agent's tool registry loads its tools, starts it
+    and stops it when the agent is cleaned up."""
+    return all(callable(getattr(client, name, None))
+               for name in ("load_tools", "add_consumer", "remove_consumer", "start", "stop"))
+
+
+def _session_running(client) -> bool:
+    # The check MCPClient.start() itself makes before refusing with "the client session is
+    # currently running"; Strands has no public name for it.
+    check = getattr(client, "_is_session_active", None)
+    try:
+        return bool(check()) if callable(check) else False
+    except Exception:
+        return False
+
+
+def _registered_tools(agent) -> list:
+    registry = getattr(getattr(agent, "tool_registry", None), "registry", None)
+    return list(registry.values()) if isinstance(registry, dict) else []
+
+
+def _listed_tools(client) -> list:
+    """Every tool of a running client, all pages, with its own prefix and filters."""
+    tools: list = []
+    token = None
+    while True:
+        page = client.list_tools_sync(token)
+        tools.extend(page)
+        token = getattr(page, "pagination_token", None)
+        if token is None:
+            return tools
+
+
+def open_clients(agent, clients: list, to_stop: list, entered: list) -> None:
+    """Makes the returned MCP clients usable by the agent, whichever way the source wrote them,
+    adding to `to_stop` the clients to stop at the end and to `entered` the context managers to
+    exit (as it goes, so a failure half-way still releases what was opened).
+
+    Strands clients: one the agent already has tools of (`Agent(tools=[client])`, or
+    `client.start()` + `tools=client.list_tools_sync()`) is left as it is, or reopened when the
+    source closed it; one the agent does not know is given to the agent's tool registry, which
+    starts it and registers its tools, as `Agent(tools=[client])` would have. A client Strands
+    already runs is never started again (start() refuses: "the client session is currently
+    running"). Other objects (plain-Python agents) are entered as context managers."""
+    registry = getattr(agent, "tool_registry", None)
+    for client in clients:
+        if not _is_tool_provider(client):
+            if getattr(type(client), "__enter__", None) is not None:
+                client.__enter__()
+                entered.append(client)
+            continue
+        to_stop.append(client)
+        running = _session_running(client)
+        known = any(getattr(tool, "mcp_client", None) is client for tool in _registered_tools(agent))
+        if known or not callable(getattr(registry, "process_tools", None)):
+            if not running:
+                client.start()
+        elif running:
+            registry.process_tools(_listed_tools(client))
+        else:
+            registry.process_tools([client])
+
+
+def close_clients(agent, to_stop: list, entered: list) -> None:
+    """Releases what the run holds: the agent's tool providers (agent.cleanup(), which stops the
+    clients the registry started), then every returned client still running (the source handed
+    them over and cannot stop them itself), then the context managers. Failures here change
+    nothing about the run's outcome."""
+    cleanup = getattr(agent, "cleanup", None)
+    if callable(cleanup):
+        try:
+            cleanup()
+        except Exception:
+            pass
+    for client in reversed(to_stop):
+        if _session_running(client):
+            try:
+                client.stop(None, None, None)
+            except Exception:
+                pass
+    for client in reversed(entered):
+        try:
+            client.__exit__(None, None, None)
+        except Exception:
+            pass
+
+
 def run_agent(request: dict, emitter: Emitter, module: types.ModuleType) -> int:
     module = load_user_module(request["source"], module)
     factory = module.__dict__.get("create_agent")
@@ -328,13 +448,10 @@ def run_agent(request: dict, emitter: Emitter, module: types.ModuleType) -> int:
     else:
         agent, clients = created, []
     clients = list(clients or [])
-    entered = []
+    to_stop: list = []
+    entered: list = []
     try:
-        for client in clients:
-            enter = getattr(type(client), "__enter__", None)
-            if enter is not None:
-                client.__enter__()
-                entered.append(client)
+        open_clients(agent, clients, to_stop, entered)
         history = _normalise_messages(request.get("messages"))
         try:
             agent.messages = list(history)
@@ -396,11 +513,7 @@ def run_agent(request: dict, emitter: Emitter, module: types.ModuleType) -> int:
         emitter.emit({"type": "messages", "messages": messages})
         return EXIT_OK
     finally:
-        for client in reversed(entered):
-            try:
-                client.__exit__(None, None, None)
-            except Exception:
-                pass
+        close_clients(agent, to_stop, entered)
 
 
 # --------------------------------------------------------------------------------------

@@ -41,8 +41,13 @@ RUNTIME_MODULES = ("asyncio", "inspect", "json", "resource", "selectors", "ipadd
 USER_MODULES = ("json", "datetime", "time", "uuid", "typing", "dataclasses", "collections",
                 "collections.abc", "itertools", "functools", "re", "math", "random", "base64",
                 "hashlib", "urllib.parse", "logging")
+# The last group is what those libraries import lazily, on first use, on the paths agents take:
+# httpx imports httpcore at its first client, httpcore imports trio when it is installed, and
+# trio loads ctypes, which the sandbox refuses (docs/ARCHITECTURE.md, "What is imported before
+# the sandbox"). Imported here, they hold their ctypes before the audit hook exists.
 OPTIONAL_MODULES = ("boto3", "botocore", "botocore.session", "strands", "strands.models",
-                    "strands_tools", "mcp.client.streamable_http")
+                    "strands_tools", "mcp.client.streamable_http",
+                    "httpcore", "anyio._backends._asyncio", "strands.tools.mcp", "mcp.client.sse")
 
 
 def preload(extra: list[str]) -> tuple[list[str], dict[str, str]]:
