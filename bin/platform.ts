@@ -12,7 +12,8 @@ import { PlatformStack } from '../lib/cloud/platform-stack.ts';
  * runtime function's Lambda Web Adapter layer), `mcpRuntimeMemorySize` (MB of the MCP runtime
  * function, default 1024), `apiIntegrationTimeoutSec` (API Gateway's integration timeout ceiling,
  * default 29; raise the account quota first), `embeddingModel` (e.g. `amazon.titan-embed-text-v2:0`:
- * hybrid search with that Bedrock model; `embeddingDimensions` 256, 512 or 1024) and `oauthProviders` (JSON: the OAuth providers' settings, each client
+ * hybrid search with that Bedrock model; `embeddingDimensions` 256, 512 or 1024), `agentModelHosts` (the model endpoints agents may reach, as
+ * AGENT_MODEL_HOSTS: comma separated, e.g. `*.amazonaws.com,api.openai.com,10.0.0.5:11434`) and `oauthProviders` (JSON: the OAuth providers' settings, each client
  * secret by the ARN of a Secrets Manager secret; see lib/cloud/oauth-providers.ts), e.g.
  * `npx cdk deploy -c stage=dev -c usageLogRetentionDays=90`. The
  * stack is environment-agnostic: synth needs no AWS account, and names that must be unique per
@@ -36,7 +37,17 @@ new PlatformStack(app, stackName, {
   apiIntegrationTimeoutSec: contextInteger(app, 'apiIntegrationTimeoutSec'),
   oauthProviders: oauthProvidersFromContext(app.node.tryGetContext('oauthProviders')),
   searchEmbeddings: searchEmbeddingsFromContext(app),
+  agentModelHosts: contextHostList(app, 'agentModelHosts'),
 });
+
+/** A host list: `-c agentModelHosts=a,b` arrives as a string, cdk.json context may hold an array. */
+function contextHostList(scope: App, key: string): string[] | undefined {
+  const value: unknown = scope.node.tryGetContext(key);
+  if (value === undefined || value === null) return undefined;
+  if (Array.isArray(value) && value.every((entry) => typeof entry === 'string')) return value;
+  if (typeof value === 'string') return value.split(',');
+  throw new Error(`Context "${key}" must be a comma-separated string or a list of strings.`);
+}
 
 /** Hybrid search when `embeddingModel` names a Titan Text Embeddings V2 model; `embeddingDimensions` 256, 512 (default) or 1024. */
 function searchEmbeddingsFromContext(scope: App): SearchEmbeddings | undefined {

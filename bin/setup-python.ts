@@ -15,7 +15,25 @@ import { probePython, PythonUnavailableError } from '../functions/runtimes/pytho
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const REQUIREMENTS = join(ROOT, 'layers', 'python', 'requirements.txt');
 
-const USAGE = `Usage: npm run setup:python [-- --python PATH] [--venv DIR]
+/**
+ * What `--providers` installs for each model provider: Strands' extra for its model class (the
+ * provider's own client library). Bedrock's client (boto3) is in the requirements already, and
+ * Strands' LlamaCppModel speaks to llama.cpp's server with httpx, which Strands brings.
+ */
+const PROVIDER_PACKAGES: Readonly<Record<string, readonly string[]>> = {
+  bedrock: [],
+  openai: ['strands-agents[openai]'],
+  anthropic: ['strands-agents[anthropic]'],
+  gemini: ['strands-agents[gemini]'],
+  ollama: ['strands-agents[ollama]'],
+  llamacpp: [],
+  litellm: ['strands-agents[litellm]'],
+  mistral: ['strands-agents[mistral]'],
+  writer: ['strands-agents[writer]'],
+  llamaapi: ['strands-agents[llamaapi]'],
+};
+
+const USAGE = `Usage: npm run setup:python [-- --python PATH] [--venv DIR] [--providers LIST]
 
 Creates a virtual environment (default .venv in the checkout) with the packages agents and actions
 may import (layers/python/requirements.txt, including the agent framework strands), using pip and
@@ -25,6 +43,10 @@ Options:
   --python PATH  the interpreter to build it from, Python 3.11 or 3.12 (default: $PYTHON, else python3)
   --venv DIR     where to create it (default: .venv in the checkout, which npm start uses when
                  PYTHON is unset)
+  --providers LIST
+                 also the client libraries of these model providers' Strands model classes,
+                 comma separated (e.g. openai,anthropic,ollama), of:
+                 ${Object.keys(PROVIDER_PACKAGES).join(', ')}
   -h, --help     show this text`;
 
 /** A failure the user can fix: printed as one line, exit code 1. */
@@ -35,7 +57,7 @@ async function main(argv: readonly string[]): Promise<void> {
   try {
     args = parseArgs({
       args: [...argv],
-      options: { python: { type: 'string' }, venv: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: { python: { type: 'string' }, venv: { type: 'string' }, providers: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
       strict: true,
       allowPositionals: false,
     });
@@ -49,6 +71,8 @@ async function main(argv: readonly string[]): Promise<void> {
   const python = args.values.python ?? process.env['PYTHON'] ?? 'python3';
   if (python === '') throw new SetupError('--python needs a path or a name on PATH');
   const venv = resolve(ROOT, args.values.venv ?? '.venv');
+  const providers = providersOf(args.values.providers);
+  const packages = [...new Set(providers.flatMap((provider) => PROVIDER_PACKAGES[provider] ?? []))];
 
   // The same check the platform makes at start: a venv of an unsupported Python would only fail there.
   let base;
@@ -69,10 +93,12 @@ async function main(argv: readonly string[]): Promise<void> {
   const venvPython = join(venv, 'bin', 'python');
   if (!existsSync(venvPython)) throw new SetupError(`${venvPython} is missing after creating the virtual environment`);
 
-  console.log(`Installing ${relative(process.cwd(), REQUIREMENTS) || REQUIREMENTS} (needs the Python package index, or PIP_INDEX_URL)`);
+  const extra = packages.length === 0 ? '' : ` and ${packages.join(' ')} for ${providers.join(', ')}`;
+  console.log(`Installing ${relative(process.cwd(), REQUIREMENTS) || REQUIREMENTS}${extra} (needs the Python package index, or PIP_INDEX_URL)`);
+  // One pip run, so the providers' packages are resolved together with the requirements.
   await run(
     venvPython,
-    ['-m', 'pip', 'install', '--disable-pip-version-check', '-r', REQUIREMENTS],
+    ['-m', 'pip', 'install', '--disable-pip-version-check', '-r', REQUIREMENTS, ...packages],
     'pip could not install the requirements: this needs access to the Python package index (pypi.org) or a mirror set in PIP_INDEX_URL',
   );
 
@@ -83,6 +109,19 @@ async function main(argv: readonly string[]): Promise<void> {
       ? `Done. npm start uses ${shown} when PYTHON is unset; its first log lines name the interpreter and say the agent framework is installed.`
       : `Done. Start the platform with PYTHON=${venvPython} npm start.`,
   );
+}
+
+/** The `--providers` list, each name checked before anything is created. */
+function providersOf(list: string | undefined): string[] {
+  if (list === undefined) return [];
+  const names = [...new Set(list.split(',').map((name) => name.trim().toLowerCase()))].filter(Boolean);
+  const unknown = names.filter((name) => !Object.hasOwn(PROVIDER_PACKAGES, name));
+  if (unknown.length > 0) {
+    throw new SetupError(
+      `Unknown model provider${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}: --providers takes ${Object.keys(PROVIDER_PACKAGES).join(', ')}`,
+    );
+  }
+  return names;
 }
 
 /** Runs a command with its output shown; a non-zero exit is a SetupError with `why`. */

@@ -23,13 +23,15 @@ import { childLineageHeader, LINEAGE_HEADER } from '../core/http/lineage.ts';
 import type { RequestScope } from '../core/request-scope.ts';
 import type { RunTokens } from '../core/auth/run-token.ts';
 import { registerSecret, scrubSecrets } from '../core/secret-scope.ts';
-import type { UsageLogWriter } from '../core/usage-log.ts';
+import { scrubSecretValues, type UsageLogWriter } from '../core/usage-log.ts';
 import { admitEmbedUse } from '../embed/embed-admission.ts';
+import { platformMcpUrl } from '../platform-tools/platform-mcp-url.ts';
 import type { EmbedStore } from '../embed/embed.store.ts';
 import type { Compute, FrameworkMessage, RuntimeEvent } from '../runtimes/compute.ts';
 import type { AgentRecord } from './agent.schema.ts';
 import { assertCanView, loadAgent, type AgentPorts } from './agent.service.ts';
 import { mayContinue, titleFrom, type ConversationRecord, type StoredMessage } from './conversation.schema.ts';
+import { boundFramework, frameworkMessagesFrom, textAsFramework, turnOf } from './framework-messages.ts';
 
 export interface ChatPorts extends AgentPorts {
   readonly keysReader: KeysReader;
@@ -121,10 +123,6 @@ function stoppedRunError(cause: unknown, agent: AgentRecord, ranMs: number): Pla
   return new UpstreamError(`The chat was stopped after ${seconds} s: its run time could not be billed.`, 'BILLING_UNAVAILABLE');
 }
 
-function toFramework(messages: readonly StoredMessage[]): FrameworkMessage[] {
-  return messages.map((m) => ({ role: m.role, content: [{ text: m.content }] }));
-}
-
 /** The agent and the conversation as read, failures included: `openChat` checks them in its order. */
 export type ChatReads = readonly [PromiseSettledResult<AgentRecord>, PromiseSettledResult<ConversationRecord | null>];
 
@@ -167,11 +165,12 @@ export async function openChat(
   if (conversationRead.status === 'rejected') throw conversationRead.reason;
   const conversation = conversationRead.value;
   let history: StoredMessage[] = [];
+  let framework: FrameworkMessage[] | null = null;
   if (input.conversationId !== undefined) {
     if (conversation === null || !mayContinue(actor, conversation, agentId)) {
       throw new NotFoundError(`Conversation ${input.conversationId} not found.`, 'CONVERSATION_NOT_FOUND');
     }
-    history = await ports.conversations.messagesOf(conversation);
+    [history, framework] = await Promise.all([ports.conversations.messagesOf(conversation), ports.conversations.frameworkMessagesOf(conversation)]);
   }
   // The base credit is taken up front, so a caller without credits never starts a run. The run's
   // keys are read meanwhile (one read, shorter than the debit's two writes); no run without both.
@@ -202,7 +201,22 @@ export async function openChat(
     conversationId,
     run: (signal) => {
       started = true;
-      return runChat({ ...scope, actor, agent, prompt: input.prompt, conversation, conversationId, history, keys, ports, signal, ledgerLine });
+      return runChat({
+        ...scope,
+        actor,
+        agent,
+        prompt: input.prompt,
+        conversation,
+        conversationId,
+        history,
+        framework,
+        // A conversation stored before the agent's own list was kept continues from its text.
+        sent: framework ?? textAsFramework(history),
+        keys,
+        ports,
+        signal,
+        ledgerLine,
+      });
     },
     // A session whose run never started (the stream failed first) still waits for its line.
     close: () => (started ? Promise.resolve() : ledgerLine),
@@ -226,6 +240,10 @@ interface RunContext extends Omit<RequestScope, 'actor' | 'signal'> {
   readonly conversation: ConversationRecord | null;
   readonly conversationId: string;
   readonly history: StoredMessage[];
+  /** The agent's own message list as stored (null when the conversation has none). */
+  readonly framework: FrameworkMessage[] | null;
+  /** What the run is given as `agent.messages`. */
+  readonly sent: readonly FrameworkMessage[];
   /** The owner's keys the run receives (for the owner's role token only the attached ones). */
   readonly keys: Readonly<Record<string, string>>;
   readonly ports: ChatPorts;
@@ -242,6 +260,7 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
   let failure: PlatformError | null = null;
   let metrics: ChatMetrics | null = null;
   let end: Extract<RuntimeEvent, { type: 'end' }> | null = null;
+  let agentMessages: readonly unknown[] | null = null;
   const toolsSeen: string[] = [];
 
   const platformHosts = platformHostsOf(ctx.urls);
@@ -261,14 +280,17 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
     env: {
       SVC_KEYS_JSON: JSON.stringify(keys),
       AWS_REGION: ports.config.AWS_REGION,
+      // botocore reads the region from AWS_DEFAULT_REGION only.
+      AWS_DEFAULT_REGION: ports.config.AWS_REGION,
       ...modelCredentials(keys),
       SVC_AGENT_ID: agent.agentId,
       SVC_CONVERSATION_ID: ctx.conversationId,
+      SVC_PLATFORM_MCP_URL: platformMcpUrl(ctx.urls),
     },
-    allowHosts: [MODEL_PROVIDER_HOSTS, ...platformHosts].flat(),
+    allowHosts: [...ports.config.AGENT_MODEL_HOSTS, ...platformHosts],
     platformCalls: platformCallsFor(ctx, platformHosts, runToken),
     prompt: ctx.prompt,
-    messages: toFramework(ctx.history),
+    messages: ctx.sent,
   };
 
   // Run time is paid ahead while the run goes; when the balance cannot pay the next stretch, the
@@ -303,6 +325,8 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
         const held = outgoing?.flush() ?? '';
         if (held !== '') yield { type: 'text', data: held };
         yield { type: 'error', error: failure };
+      } else if (event.type === 'messages') {
+        agentMessages = event.messages;
       } else if (event.type === 'end') {
         end = event;
       }
@@ -317,7 +341,7 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
     // credits are settled; the usage record, which states them, after. All are awaited, as is the
     // first credit's ledger line, before `__METRICS__` and the end of the stream.
     const stored = Promise.allSettled([
-      saveConversation(ctx, promptAt, reply, failure === null),
+      saveConversation(ctx, promptAt, reply, failure === null, failure === null ? agentMessages : null),
       ports.agents.countInvocation(agent.agentId, new Date(started).toISOString().slice(0, 7)),
       ctx.ledgerLine,
     ]);
@@ -393,18 +417,28 @@ function visitorOf(current: ConversationRecord | null, actor: UserActor): { visi
 /**
  * Appends the turn; a conversation changed meanwhile by a parallel chat is re-read and appended to.
  * Stored text has the request's secrets scrubbed, whoever the caller: records are not for keys.
+ * The agent's own list (`reported`: the run's `messages`, null when the run failed or reported
+ * none) replaces the stored one, scrubbed and bounded the same way; after a parallel chat's save,
+ * this turn's part of it is appended to that chat's list instead. Without it the stored list stays
+ * as it was: a failed run leaves nothing of itself in what the next run is given.
  */
-async function saveConversation(ctx: RunContext, promptAt: number, rawReply: string, succeeded: boolean): Promise<void> {
+async function saveConversation(ctx: RunContext, promptAt: number, rawReply: string, succeeded: boolean, reported: readonly unknown[] | null): Promise<void> {
   const { ports } = ctx;
   const prompt = scrubSecrets(ctx.prompt);
   const reply = scrubSecrets(rawReply);
   const turn: StoredMessage[] = [{ role: 'user', content: prompt, timestamp: promptAt }];
   if (succeeded || reply.length > 0) turn.push({ role: 'assistant', content: reply, timestamp: ports.clock.now() });
+  const after = reported === null ? null : frameworkMessagesFrom(reported);
+  const ownView = after === null ? null : (scrubSecretValues(after) as FrameworkMessage[]);
+  const ownTurn = after === null ? null : (scrubSecretValues(turnOf(after, ctx.sent, ctx.prompt) ?? textAsFramework(turn)) as FrameworkMessage[]);
   let current = ctx.conversation;
   let history = ctx.history;
+  let framework = ctx.framework;
+  let conflicted = false;
   for (let attempt = 0; attempt < 5; attempt++) {
     const now = Math.max(ports.clock.now(), (current?.updatedAt ?? 0) + 1);
     const messages = [...history, ...turn];
+    const agentList = ownView === null || ownTurn === null ? framework : conflicted ? [...(framework ?? textAsFramework(history)), ...ownTurn] : ownView;
     const saved = await ports.conversations.save(
       {
         conversationId: ctx.conversationId,
@@ -420,34 +454,54 @@ async function saveConversation(ctx: RunContext, promptAt: number, rawReply: str
       },
       messages,
       current?.updatedAt ?? null,
+      // A single turn too large to keep whole is kept as its text.
+      agentList === null ? null : (boundFramework(agentList) ?? textAsFramework(turn)),
     );
     if (saved) return;
+    conflicted = true;
     current = await ports.conversations.get(ctx.conversationId);
-    history = current === null ? [] : await ports.conversations.messagesOf(current);
+    [history, framework] =
+      current === null ? [[], null] : await Promise.all([ports.conversations.messagesOf(current), ports.conversations.frameworkMessagesOf(current)]);
   }
   ctx.log.error('conversation not saved after retries', { conversationId: ctx.conversationId });
 }
 
 /**
+ * Stored keys that reach a run as the model providers' standard variables, so each provider's
+ * client finds its key as it would anywhere (Strands' OpenAIModel, AnthropicModel, GeminiModel).
+ */
+export const PROVIDER_KEY_VARIABLES: Readonly<Record<string, string>> = {
+  openai: 'OPENAI_API_KEY',
+  anthropic: 'ANTHROPIC_API_KEY',
+  gemini: 'GEMINI_API_KEY',
+};
+
+/**
  * Model-provider credentials for the run: an owner who stored keys named `aws_access_key_id` and
  * `aws_secret_access_key` (optionally `aws_session_token`, `aws_region`) gets them as the standard
- * AWS variables, so Strands' BedrockModel finds them. The platform's own credentials never reach
- * user code; without these keys a model call fails with AWS_CREDENTIALS_REQUIRED.
+ * AWS variables, so Strands' BedrockModel finds them; keys named `openai`, `anthropic` and
+ * `gemini` arrive as PROVIDER_KEY_VARIABLES name them. The platform's own credentials never reach
+ * user code; without these keys a Bedrock call fails with AWS_CREDENTIALS_REQUIRED. Every value is
+ * a secret of the run: none of these names is in PUBLIC_RUN_ENV, so they are scrubbed from what
+ * it prints.
  */
 export function modelCredentials(keys: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, variable] of Object.entries(PROVIDER_KEY_VARIABLES)) {
+    const value = keys[name];
+    if (value) out[variable] = value;
+  }
   const id = keys['aws_access_key_id'];
   const secret = keys['aws_secret_access_key'];
-  if (!id || !secret) return {};
+  if (!id || !secret) return out;
   return {
+    ...out,
     AWS_ACCESS_KEY_ID: id,
     AWS_SECRET_ACCESS_KEY: secret,
     ...(keys['aws_session_token'] ? { AWS_SESSION_TOKEN: keys['aws_session_token'] } : {}),
     ...(keys['aws_region'] ? { AWS_REGION: keys['aws_region'], AWS_DEFAULT_REGION: keys['aws_region'] } : {}),
   };
 }
-
-/** Model provider endpoints an agent may reach besides the platform itself. */
-export const MODEL_PROVIDER_HOSTS = ['*.amazonaws.com'];
 
 /** The platform's own hosts an agent may call: its MCP host (and the base host, where MCP lives locally). */
 export function platformHostsOf(urls: PublicUrls): string[] {

@@ -23,6 +23,16 @@ export interface ConversationRecord {
   /** Inline while small; past the threshold they move to the blob store under `messagesKey`. */
   readonly messages: StoredMessage[] | null;
   readonly messagesKey: string | null;
+  /**
+   * The agent's own message list after the last successful turn (the framework's blocks: tool use
+   * and tool results too), restored into the next run; the text view above is what callers see.
+   * A JSON string rather than a map, so a tool result nested deeper than DynamoDB's 32 levels or
+   * holding its awkward types is stored all the same. Inline while the record stays small, else
+   * in the blob store under `frameworkMessagesKey`; both absent on conversations stored before
+   * the list was kept (they continue from the text view).
+   */
+  readonly frameworkMessages?: string | null;
+  readonly frameworkMessagesKey?: string | null;
   readonly createdAt: number;
   readonly updatedAt: number;
 }

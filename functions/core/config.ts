@@ -1,8 +1,66 @@
+import { isIP, isIPv6 } from 'node:net';
 import * as z from 'zod';
 import type { areas } from '../../lib/manifest/areas.ts';
 import type { AreaModule } from '../../lib/manifest/types.ts';
 
 const optionalUrl = z.url().optional();
+
+/**
+ * What one entry of a host list may be (the egress proxy's grammar, functions/runtimes/egress-proxy.ts):
+ * `*`, `host`, `*.domain`, `[v6]`, each optionally with `:port`. An address or `localhost` must
+ * carry its port: the proxy lets a name-based entry reach only public addresses, and reaches a
+ * private one (a model server on loopback or the operator's network) only when named exactly.
+ * Null when the entry is valid, else why not.
+ */
+export function hostEntryProblem(entry: string): string | null {
+  if (entry === '*') return null;
+  const text = entry.toLowerCase();
+  let host: string;
+  let port: string | null = null;
+  if (text.startsWith('[')) {
+    const close = text.indexOf(']');
+    host = close < 0 ? '' : text.slice(1, close);
+    const rest = close < 0 ? '' : text.slice(close + 1);
+    if (close < 0 || !isIPv6(host) || (rest !== '' && !rest.startsWith(':'))) return 'is not a valid [IPv6]:port entry';
+    if (rest !== '') port = rest.slice(1);
+  } else if (isIPv6(text)) {
+    host = text;
+  } else {
+    const colon = text.lastIndexOf(':');
+    host = colon < 0 ? text : text.slice(0, colon);
+    port = colon < 0 ? null : text.slice(colon + 1);
+    host = host.replace(/\.$/, '');
+    const name = host.startsWith('*.') ? host.slice(2) : host;
+    if (!/^[a-z0-9_-]+(?:\.[a-z0-9_-]+)*$/.test(name)) return 'is not a host name, *.domain, address or host:port';
+  }
+  if (port !== null && (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535)) return 'has a port that is not 1 to 65535';
+  if (port === null && (isIP(host) !== 0 || host === 'localhost'))
+    return 'is an address without a port: list a local or private server as host:port (e.g. 127.0.0.1:11434)';
+  return null;
+}
+
+/**
+ * A comma-separated host list setting (`MCP_EGRESS_ALLOW_HOSTS`, `AGENT_MODEL_HOSTS`): entries
+ * trimmed, empty ones dropped (so an empty value means none), each checked by `hostEntryProblem`
+ * so a typo stops the start naming the entry instead of silently matching nothing.
+ */
+export const hostListSetting = z.string().transform((text, ctx) => {
+  const entries = text
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  for (const entry of entries) {
+    const problem = hostEntryProblem(entry);
+    if (problem !== null) ctx.addIssue({ code: 'custom', message: `'${entry}' ${problem}` });
+  }
+  return entries;
+});
+
+/**
+ * The model endpoints agents and voice agents may reach by default: Amazon Bedrock and the public
+ * APIs of OpenAI, Anthropic and Google (Gemini). Local model servers are added by the operator.
+ */
+export const DEFAULT_AGENT_MODEL_HOSTS: readonly string[] = ['*.amazonaws.com', 'api.openai.com', 'api.anthropic.com', 'generativelanguage.googleapis.com'];
 
 /** The kernel's settings; each area module adds its own (`settings`), checked by the same parse. */
 const kernelSchema = z.object({
@@ -49,6 +107,11 @@ const kernelSchema = z.object({
   /** Credits added once per calendar month (UTC) on an account's first activity; 0 turns it off. */
   MONTHLY_FREE_CREDITS: z.coerce.number().min(0).max(1_000_000).default(0),
   USAGE_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  /**
+   * The model endpoints agents and voice agents may reach besides the platform itself, comma
+   * separated (`hostListSetting`); a local model server only as `host:port`. Empty: none.
+   */
+  AGENT_MODEL_HOSTS: hostListSetting.default([...DEFAULT_AGENT_MODEL_HOSTS]),
 });
 
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;

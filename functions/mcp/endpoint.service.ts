@@ -40,7 +40,7 @@ const RETURNED_HEADERS = ['mcp-session-id', 'mcp-protocol-version', 'allow'] as 
 /** Header telling the client which version answered (the live one, or the pinned one). */
 export const VERSION_HEADER = 'x-mcp-server-version';
 
-interface JsonRpcMessage {
+export interface JsonRpcMessage {
   readonly method?: unknown;
   readonly params?: unknown;
   readonly id?: unknown;
@@ -60,7 +60,7 @@ export class OwnerCreditsExhaustedError extends PlatformError {
 }
 
 /** The JSON-RPC messages of a POST body; null when the body is not JSON. */
-function messagesOf(body: string): JsonRpcMessage[] | null {
+export function messagesOf(body: string): JsonRpcMessage[] | null {
   if (body.trim() === '') return [];
   try {
     const parsed: unknown = JSON.parse(body);
@@ -72,7 +72,7 @@ function messagesOf(body: string): JsonRpcMessage[] | null {
 }
 
 /** `MCP_TOOLS_CALL`, `MCP_INITIALIZE`, `MCP_BATCH`, ...: the usage record's request type. */
-function requestTypeOf(messages: JsonRpcMessage[] | null): string {
+export function requestTypeOf(messages: JsonRpcMessage[] | null): string {
   if (messages === null || messages.length === 0) return 'MCP_REQUEST';
   if (messages.length > 1) return 'MCP_BATCH';
   const method = messages[0]!.method;
@@ -80,7 +80,7 @@ function requestTypeOf(messages: JsonRpcMessage[] | null): string {
 }
 
 /** The response as the usage record keeps it: parsed JSON, the data lines of an event stream, or text. */
-function responseBodyOf(response: McpHttpResponse): unknown {
+export function responseBodyOf(response: McpHttpResponse): unknown {
   const type = (response.headers['content-type'] ?? '').toLowerCase();
   if (response.body === '') return null;
   try {
@@ -99,7 +99,7 @@ function responseBodyOf(response: McpHttpResponse): unknown {
 }
 
 /** The first failure the response reports: HTTP status, a JSON-RPC error, or a tool result marked `isError`. */
-function failureOf(response: McpHttpResponse, body: unknown): { code: string; message: string } | null {
+export function failureOf(response: McpHttpResponse, body: unknown): { code: string; message: string } | null {
   const replies = Array.isArray(body) ? body : [body];
   for (const reply of replies) {
     if (typeof reply !== 'object' || reply === null) continue;

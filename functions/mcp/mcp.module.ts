@@ -3,9 +3,10 @@ import { createMcpServerStore } from './mcp.store.ts';
 
 /**
  * MCP endpoint requests (the SPEC leaves the rate open): 600 a minute per caller, by id and by slug
- * together; 60 per address for anonymous callers, whose tools/calls the server's owner pays for.
+ * together (and the platform's own MCP server, functions/platform-tools); 60 per address for anonymous
+ * callers, whose tools/calls the server's owner pays for.
  */
-const MCP_RATE_LIMIT = { limit: 600, windowSec: 60, bucket: 'mcp-endpoint', anonymousLimit: 60 } as const;
+export const MCP_RATE_LIMIT = { limit: 600, windowSec: 60, bucket: 'mcp-endpoint', anonymousLimit: 60 } as const;
 
 /** MCP servers, their versions and the MCP endpoint (SPEC 4.4). */
 export const mcpArea = defineArea({

@@ -7,14 +7,15 @@
 /** A message in the agent framework's format, restored into `agent.messages`. */
 export interface FrameworkMessage {
   readonly role: 'user' | 'assistant';
-  readonly content: readonly { readonly text: string }[];
+  /** Content blocks as the framework wrote them: `{text}`, `{toolUse}`, `{toolResult}`, images... */
+  readonly content: readonly Readonly<Record<string, unknown>>[];
 }
 
 /**
  * Run variables that name things rather than hold secrets: every other `env` value is scrubbed
  * from what the run's process prints. The Python runtime keeps the same list (redact.py).
  */
-export const PUBLIC_RUN_ENV: readonly string[] = ['AWS_REGION', 'AWS_DEFAULT_REGION', 'SVC_AGENT_ID', 'SVC_CONVERSATION_ID', 'SVC_ACTION_ID'];
+export const PUBLIC_RUN_ENV: readonly string[] = ['AWS_REGION', 'AWS_DEFAULT_REGION', 'SVC_AGENT_ID', 'SVC_CONVERSATION_ID', 'SVC_ACTION_ID', 'SVC_PLATFORM_MCP_URL'];
 
 interface InvokeBase {
   readonly source: string;

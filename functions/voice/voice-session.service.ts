@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { assertCanView } from '../agents/agent.service.ts';
 import { VOICES, type AgentRecord, type VoiceId } from '../agents/agent.schema.ts';
-import { MODEL_PROVIDER_HOSTS, modelCredentials, platformHostsOf } from '../agents/chat.service.ts';
+import { modelCredentials, platformHostsOf } from '../agents/chat.service.ts';
 import { assertAgentInScope, type UserActor } from '../core/auth/actor.ts';
 import { resolveActor } from '../core/auth/resolve-actor.ts';
 import { startRunMeter, type MeterTimers, type RunMeter } from '../core/credit-meter.ts';
@@ -20,6 +20,7 @@ import { roundCredits } from '../core/credits.ts';
 import { AccessDeniedError, InsufficientCreditsError, QuotaExceededError } from '../core/errors.ts';
 import { admitEmbedUse } from '../embed/embed-admission.ts';
 import { publicUrls } from '../core/http/public-urls.ts';
+import { platformMcpUrl } from '../platform-tools/platform-mcp-url.ts';
 import { childLineageHeader, LINEAGE_HEADER, type Lineage } from '../core/http/lineage.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Ports } from '../ports.ts';
@@ -169,8 +170,15 @@ export async function startVoiceSession(
     const spec: BidiSessionSpec = {
       source: agent.sourceCode,
       requestId: lineage.requestId,
-      env: { SVC_KEYS_JSON: JSON.stringify(keys), AWS_REGION: ports.config.AWS_REGION, ...modelCredentials(keys), SVC_AGENT_ID: agent.agentId },
-      allowHosts: [...MODEL_PROVIDER_HOSTS, ...hosts],
+      env: {
+        SVC_KEYS_JSON: JSON.stringify(keys),
+        AWS_REGION: ports.config.AWS_REGION,
+        AWS_DEFAULT_REGION: ports.config.AWS_REGION,
+        ...modelCredentials(keys),
+        SVC_AGENT_ID: agent.agentId,
+        SVC_PLATFORM_MCP_URL: platformMcpUrl(urls),
+      },
+      allowHosts: [...ports.config.AGENT_MODEL_HOSTS, ...hosts],
       platformCalls: { hosts, headers: { authorization: `Bearer ${runToken}`, [LINEAGE_HEADER]: childLineageHeader(lineage, { agentId: agent.agentId }) } },
       memoryMb: agent.memoryMb,
       maxSeconds: limits.maxSessionSec,

@@ -33,8 +33,11 @@ export type HostUrlName = ConfigKey<'STREAM_URL' | 'MCP_URL' | 'VOICE_URL' | 'CD
 /** Fails to compile when a name is not a variable of `Config`. */
 type ConfigKey<K extends keyof Config> = K;
 
+/** Deploy options every cloud function receives when the operator sets them (the config's default otherwise). */
+export type OptionalSettingName = ConfigKey<'AGENT_MODEL_HOSTS'>;
+
 /** Renaming a variable in `Config` breaks the build here instead of leaving a function misconfigured. */
-export type PlatformEnvironment = { readonly [K in PlatformEnvironmentName]: string } & { readonly [K in HostUrlName]?: string };
+export type PlatformEnvironment = { readonly [K in PlatformEnvironmentName]: string } & { readonly [K in HostUrlName | OptionalSettingName]?: string };
 
 /** Name of the runtime Lambda (RuntimeFunction) the functions invoke to run user code. */
 const RUNTIME_FUNCTION_NAME_VARIABLE: ConfigKey<'RUNTIME_FUNCTION_NAME'> = 'RUNTIME_FUNCTION_NAME';

@@ -20,6 +20,7 @@ import { AssetDistribution } from './asset-distribution.ts';
 import { SERVICE_HOST_URL_VARIABLES, ServiceContainers } from './service-containers.ts';
 import { servicesByHost, servicesOf } from '../manifest/services.ts';
 import { INCOMING_PREFIX } from '../../functions/knowledge/knowledge-paths.ts';
+import { hostListSetting } from '../../functions/core/config.ts';
 
 /** Days usage-log records are kept unless the stack is told otherwise (the config's default too). */
 export const DEFAULT_USAGE_LOG_RETENTION_DAYS = 30;
@@ -60,6 +61,12 @@ export interface PlatformStackProps extends StackProps {
    * options): functions using search may invoke it, and search is hybrid. @default none: lexical search
    */
   readonly searchEmbeddings?: SearchEmbeddings;
+  /**
+   * The model endpoints agents and voice agents may reach (the `agentModelHosts` context option):
+   * every function's AGENT_MODEL_HOSTS, checked at synth as the functions check it at start.
+   * @default the config's: Bedrock and the public OpenAI, Anthropic and Google APIs
+   */
+  readonly agentModelHosts?: readonly string[];
   /**
    * Routes to serve; tests pass synthetic lists to check the stack limits. A route of an area with
    * no module is served with the kernel's grants only. @default the manifest's
@@ -132,6 +139,7 @@ export class PlatformStack extends Stack {
       LOG_LEVEL: props.logLevel ?? 'info',
       PLATFORM_VERSION: props.version,
       USAGE_LOG_RETENTION_DAYS: String(retentionDays),
+      ...(props.agentModelHosts === undefined ? {} : { AGENT_MODEL_HOSTS: validateAgentModelHosts(props.agentModelHosts) }),
     };
     // Before the services and functions: both send tasks to them.
     this.taskQueues = new TaskQueues(this, 'TaskQueues', { modules, consumerTimeoutSec: functionTimeoutSec });
@@ -227,6 +235,14 @@ function routesByHost(list: readonly RouteSpec[]): Map<Host, RouteSpec[]> {
   const byHost = new Map<Host, RouteSpec[]>();
   for (const r of list) byHost.set(r.host, [...(byHost.get(r.host) ?? []), r]);
   return byHost;
+}
+
+/** AGENT_MODEL_HOSTS as the functions will read it, refused at synth when they would refuse it at start. */
+function validateAgentModelHosts(hosts: readonly string[]): string {
+  const value = hosts.join(',');
+  const parsed = hostListSetting.safeParse(value);
+  if (!parsed.success) throw new Error(`Invalid agentModelHosts: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
+  return parsed.data.join(',');
 }
 
 /** The same bounds as USAGE_LOG_RETENTION_DAYS in functions/core/config.ts, checked at synth. */

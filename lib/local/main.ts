@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as z from 'zod';
+import { ConfigError, hostListSetting } from '../../functions/core/config.ts';
 import { ADMIN_TOKEN_FILE, startLocalPlatform, StartupError, type LocalPlatformOptions } from './platform.ts';
 import { prettyLogWriter } from './pretty-log.ts';
 import { readFile } from 'node:fs/promises';
@@ -31,15 +32,7 @@ const environment = z.object({
   /** A tenant's runtime or MCP host without calls for this long is stopped. */
   RUNTIME_IDLE_SECONDS: z.coerce.number().int().min(1).max(86_400).optional(),
   /** Hosts MCP servers may reach, comma separated (`*`: any public host; empty: none). */
-  MCP_EGRESS_ALLOW_HOSTS: z
-    .string()
-    .transform((text) =>
-      text
-        .split(',')
-        .map((entry) => entry.trim())
-        .filter(Boolean),
-    )
-    .optional(),
+  MCP_EGRESS_ALLOW_HOSTS: hostListSetting.optional(),
 });
 
 /**
@@ -114,7 +107,8 @@ export async function runLocalPlatform(built: BuiltParts = {}): Promise<void> {
     process.on('SIGINT', () => stop('SIGINT'));
     process.on('SIGTERM', () => stop('SIGTERM'));
   } catch (error) {
-    if (error instanceof StartupError) {
+    // A setting the platform's configuration refuses (e.g. AGENT_MODEL_HOSTS) is the user's to fix: one line.
+    if (error instanceof StartupError || error instanceof ConfigError) {
       console.error(error.message);
       process.exit(1);
     }

@@ -9,6 +9,7 @@ import { knowledgeArea } from '../../functions/knowledge/knowledge.module.ts';
 import { logsArea } from '../../functions/logs/logs.module.ts';
 import { mcpArea } from '../../functions/mcp/mcp.module.ts';
 import { oauthArea } from '../../functions/oauth/oauth.module.ts';
+import { platformToolsArea } from '../../functions/platform-tools/platform-tools.module.ts';
 import { embedArea } from '../../functions/embed/embed.module.ts';
 import { discoveryArea } from '../../functions/discovery/discovery.module.ts';
 import { referenceArea } from '../../functions/reference/reference.module.ts';
@@ -34,6 +35,7 @@ export const areas = [
   agentsArea,
   actionsArea,
   mcpArea,
+  platformToolsArea,
   keysArea,
   oauthArea,
   logsArea,

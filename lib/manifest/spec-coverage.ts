@@ -73,6 +73,8 @@ const PLATFORM_EXTRAS: readonly { readonly host: Host; readonly path: string; re
   { host: 'base', path: '/oauth/callback/{provider}', prefix: false },
   // "Run now" of a cron job (issue 16): the same run as a scheduled one, for users and tests.
   { host: 'base', path: '/cron/{cronId}/run', prefix: false },
+  // The platform's own MCP server (issue 29): the caller's knowledge, actions, skills and hosted MCP servers as tools.
+  { host: 'mcp', path: '/mcp/platform', prefix: false },
   // Users' sites: SPEC 4.11 says "Files are public at {site_url}/{alias}/{path}" in prose, not in a row.
   { host: 'site', path: '/{site+}', prefix: false },
 ];
