@@ -37,7 +37,7 @@ import {
   type RuntimeEvent,
   type SourceViolation,
 } from './compute.ts';
-import { startBidiSession } from './bidi-local.ts';
+import { createBidiSessions, type BidiSessions } from './bidi-local.ts';
 import { createEgressProxy, type EgressListener, type EgressProxy } from './egress-proxy.ts';
 import { prepareOsSandbox, spawnPlan, unreadableBy, type OsSandbox } from './os-sandbox.ts';
 import { createProcessPool, get, launch, post, readBody } from './process-pool.ts';
@@ -66,6 +66,12 @@ export interface LocalComputeOptions {
    * Each costs a server's memory while it waits; `warm()` starts them.
    */
   readonly spares?: number;
+  /**
+   * Voice session processes kept started, with the voice framework imported, for the next calls
+   * (default 0; the platform keeps one): a call then waits for no interpreter start and no
+   * import of Strands. Each costs a process's memory while it waits; `warm()` starts them.
+   */
+  readonly voiceSpares?: number;
   /** Longest wait for a new process's `listening` line (default 30 s: the fork server preloads libraries). */
   readonly startTimeoutMs?: number;
   /** Time beyond an invocation's `timeoutMs` after which this side stops waiting for the runtime (default 30 s). */
@@ -126,6 +132,8 @@ export interface LocalCompute extends Compute, BidiCompute, SupervisedProcesses<
    * naming what to install; a failed lookup is tried again on the next call.
    */
   interpreter(): Promise<PythonInterpreter>;
+  /** The voice session processes alive: spares waiting for a call, and calls (see bidi-local.ts). */
+  voiceProcesses(): ReturnType<BidiSessions['processes']>;
 }
 
 /** A runtime server as the pool holds it. */
@@ -488,20 +496,20 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
     }
   }
 
-  /** A voice session: a process of its own in the same sandbox as the tenant's runs (bidi-local.ts). */
-  async function openBidiSession(tenantId: string, spec: BidiSessionSpec): Promise<BidiSession> {
-    const lookup = findInterpreter();
-    let sandbox: OsSandbox;
-    try {
-      sandbox = await sandboxReady;
-    } catch (error) {
-      throw new ComputeUnavailableError(messageOf(error));
-    }
-    const python = await lookup.catch((error: unknown) => {
-      throw new ComputeUnavailableError(messageOf(error));
-    });
-    return startBidiSession(
-      {
+  /** Voice sessions: each a process of its own in the same sandbox as the tenant's runs (bidi-local.ts). */
+  const bidiSessions = createBidiSessions(
+    async () => {
+      const lookup = findInterpreter();
+      let sandbox: OsSandbox;
+      try {
+        sandbox = await sandboxReady;
+      } catch (error) {
+        throw new ComputeUnavailableError(messageOf(error));
+      }
+      const python = await lookup.catch((error: unknown) => {
+        throw new ComputeUnavailableError(messageOf(error));
+      });
+      return {
         sandbox,
         python,
         egress,
@@ -509,18 +517,34 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
         pythonPath: options.pythonPath ?? [],
         baseEnv: runtimeEnv(),
         ...(options.logger ? { logger: options.logger } : {}),
-      },
-      tenantId,
-      spec,
-    );
+      };
+    },
+    { spares: options.voiceSpares ?? 0 },
+  );
+
+  const openBidiSession = (tenantId: string, spec: BidiSessionSpec): Promise<BidiSession> => bidiSessions.open(tenantId, spec);
+
+  async function warm(): Promise<void> {
+    await Promise.all([pool.warm(), bidiSessions.warm()]);
   }
 
   async function close(): Promise<void> {
-    await pool.close();
+    await Promise.all([pool.close(), bidiSessions.close()]);
     if (!options.egress) await egress.close();
   }
 
-  return { check, invoke, openBidiSession, health, interpreter: findInterpreter, stats: pool.stats, onProcessExit: pool.onProcessExit, warm: pool.warm, close };
+  return {
+    check,
+    invoke,
+    openBidiSession,
+    health,
+    interpreter: findInterpreter,
+    stats: pool.stats,
+    onProcessExit: pool.onProcessExit,
+    voiceProcesses: () => bidiSessions.processes(),
+    warm,
+    close,
+  };
 }
 
 const CONTROL_SOCKET = 'runtime.sock';

@@ -27,6 +27,8 @@ const environment = z.object({
   PYTHON: z.string().min(1).optional(),
   /** Python runtime servers kept started for tenants' first runs (default 1; 0: none). */
   RUNTIME_SPARES: z.coerce.number().int().min(0).max(32).optional(),
+  /** Voice session processes kept started with the voice framework imported (0: none). */
+  VOICE_SPARES: z.coerce.number().int().min(0).max(32).optional(),
   /** Most Python runtimes and most MCP hosts alive at once; with the idle stop, what bounds their memory. */
   RUNTIME_MAX_PROCESSES: z.coerce.number().int().min(1).max(1024).optional(),
   /** A tenant's runtime or MCP host without calls for this long is stopped. */
@@ -73,6 +75,7 @@ export async function runLocalPlatform(built: BuiltParts = {}): Promise<void> {
       ...(env.data.MCP_EGRESS_ALLOW_HOSTS ? { mcpEgressAllowHosts: env.data.MCP_EGRESS_ALLOW_HOSTS } : {}),
       python: env.data.PYTHON ?? (existsSync(SETUP_VENV_PYTHON) ? SETUP_VENV_PYTHON : 'python3'),
       ...(env.data.RUNTIME_SPARES !== undefined ? { runtimeSpares: env.data.RUNTIME_SPARES } : {}),
+      ...(env.data.VOICE_SPARES !== undefined ? { voiceSpares: env.data.VOICE_SPARES } : {}),
       ...(env.data.RUNTIME_MAX_PROCESSES !== undefined ? { runtimeMaxProcesses: env.data.RUNTIME_MAX_PROCESSES } : {}),
       ...(env.data.RUNTIME_IDLE_SECONDS !== undefined ? { runtimeIdleTimeoutMs: env.data.RUNTIME_IDLE_SECONDS * 1000 } : {}),
       sandbox: {

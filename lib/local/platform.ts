@@ -74,6 +74,12 @@ export interface LocalPlatformOptions {
    * 1), so that a tenant's first run does not wait for an interpreter start; 0 starts none.
    */
   readonly runtimeSpares?: number;
+  /**
+   * Voice session processes kept started with the voice framework (Strands) already imported
+   * (VOICE_SPARES, default 1), so that a call is ready without waiting for an interpreter and the
+   * framework's imports; 0 starts each call's process when it connects.
+   */
+  readonly voiceSpares?: number;
   /** A tenant's runtime or MCP host without calls for this long is stopped (RUNTIME_IDLE_SECONDS; default 10 minutes). */
   readonly runtimeIdleTimeoutMs?: number;
   /**
@@ -168,6 +174,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       sandbox,
       egress,
       spares: options.runtimeSpares ?? 1,
+      voiceSpares: options.voiceSpares ?? 1,
       ...(options.runtimeIdleTimeoutMs !== undefined ? { idleTimeoutMs: options.runtimeIdleTimeoutMs } : {}),
       ...(options.runtimeMaxProcesses !== undefined ? { maxProcesses: options.runtimeMaxProcesses } : {}),
       ...(options.runtimePythonPath ? { pythonPath: options.runtimePythonPath } : {}),
@@ -182,9 +189,9 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       (error: unknown) =>
         log.warn(`Python runtime unavailable: agents and actions answer 503 RUNTIME_UNAVAILABLE until this is fixed: ${(error as Error).message}`),
     );
-    // The spare starts now, in the background, while this process loads its handlers and waits on
-    // the stores' process: the first run after start finds it (nearly) ready, and the start never
-    // waits for it.
+    // The spares (a runtime server and a voice session process) start now, in the background,
+    // while this process loads its handlers and waits on the stores' process: the first run or
+    // call after start finds one (nearly) ready, and the start never waits for them.
     void compute.warm();
     const loaded = await loadAreas(served, options.importHandlerModule);
     let services: LocalServices | null = null;

@@ -5,6 +5,12 @@ installs the same layers as a run (runner.py, sandbox.py), loads the user source
 
     python3 -m platform_runtime.bidi_session [--egress-socket PATH] [--require-seccomp]
 
+Before it reads its session the process imports the voice framework (`BIDI_MODULES`, with the
+runtime's own preloads), then says `{"type":"waiting"}`: the framework's imports must happen before
+the sandbox is installed (Strands' OpenTelemetry loads ctypes, which the audit hook refuses), and a
+process that has done them and run no user code can be kept started ahead of need and given to
+any tenant (functions/runtimes/bidi-local.ts keeps such spares), so a session waits for none of it.
+
 stdin, one JSON object per line. The first is the session:
   {"source", "env", "allowHosts", "platformCalls", "egressCredential", "memoryMb",
    "maxSeconds", "voice", "initialPrompt", "readRoots"}
@@ -12,6 +18,7 @@ then {"type":"audio","audio":<base64 PCM16LE 16 kHz>}, {"type":"text","text"}, {
 end of file ends the session as {"type":"end"} does.
 
 stdout, one JSON object per line:
+  {"type":"waiting"}  preloaded, reading the session line
   {"type":"sandbox",...}  layers installed          {"type":"started"}  agent.start() returned
   {"type":"audio","audio","sampleRate"}             {"type":"transcript","text","role","isFinal"}
   {"type":"interruption"}  {"type":"responseComplete"}  {"type":"usage",...}  {"type":"tool","name"}
@@ -28,8 +35,15 @@ import json
 import os
 import sys
 
-from . import platform_calls, runner, sandbox
+from . import platform_calls, runner, sandbox, zygote
 from .egress import EgressForwarder
+
+# What a voice agent imports beyond a run's preloads: Strands' bidi agent and its model classes.
+# Those whose packages are not installed are skipped; a source importing one fails as it would anyway.
+BIDI_MODULES = ["strands.experimental.bidi", "strands.experimental.bidi.models",
+                "strands.experimental.bidi.models.nova_sonic",
+                "strands.experimental.bidi.models.openai_realtime",
+                "strands.experimental.bidi.models.gemini_live"]
 
 # The voice identifiers of the platform (SPEC part 2) and the model's voices they stand for.
 VOICES = {"voice_1": "tiffany", "voice_2": "matthew", "voice_3": "amy"}
@@ -206,6 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 1)
     emitter = runner.Emitter(events_fd)
+    # After the forwarder's fork: imports may start threads, and a fork must not copy them.
+    zygote.preload(BIDI_MODULES)
+    emitter.emit({"type": "waiting"})
     try:
         line, pending = _read_first_line(0)
         config = json.loads(line.decode("utf-8"))

@@ -2,9 +2,11 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
-import { createUser, startTestPlatform } from '../support/local-platform.ts';
-import { elapsedSince, type BenchModule } from './harness.ts';
-import { measured, versus } from './stats.ts';
+import type { LocalCompute } from '../../functions/runtimes/local-compute.ts';
+import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
+import { STRANDS_VOICE_AGENT } from '../support/voice-agents.ts';
+import { elapsedSince, type BenchContext, type BenchModule } from './harness.ts';
+import { measured, versus, type MeasuredRow } from './stats.ts';
 
 const ECHO = readFileSync(new URL('../../python-runtime/tests/fixtures/bidi_echo_agent.py', import.meta.url), 'utf8');
 /** One 20 ms frame of 16 kHz PCM16, as a browser sends it. */
@@ -30,6 +32,11 @@ while True:
         line, _, buf = buf.partition(b"\\n")
         os.write(1, line + b"\\n")
 `;
+
+/** Sessions per connect-to-ready figure: warm ones reuse the platform's spare, cold ones start a process each. */
+const READY_SAMPLES = { warm: 12, cold: 6 };
+/** The interpreter with Strands, when the framework tier's is configured (test/frameworks/strands.ts). */
+const STRANDS_PYTHON = process.env['STRANDS_PYTHON'] || null;
 
 /** Opens a socket and resolves once it is open. */
 function connect(url: string): Promise<WebSocket> {
@@ -140,6 +147,12 @@ export const voiceBench: BenchModule = {
       for (let s = 0; s < steps.length; s++) await steps[(i + s) % steps.length]!();
     }
     bridgeSocket.close();
+    // Its session counts against the user's limit until the bridge has ended it: all 24 must fit.
+    for (;;) {
+      const health = (await fetch(`${voiceUrl.replace(/^ws/, 'http')}/health`).then((r) => r.json())) as { activeSessions: number };
+      if (health.activeSessions === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
 
     progress(`voice: opening ${HELD_TARGET} sessions at once`);
     const opened: WebSocket[] = [];
@@ -177,6 +190,79 @@ export const voiceBench: BenchModule = {
       note: 'time to ready per session, all opened together; each answered a frame with all open',
     });
     const pipeRow = measured(PIPE, samples.pipe, { note: 'a plain python3 process (no sandbox): what a process per session costs at least' });
-    return [versus(versus(bridgeRow, bareRow), pipeRow), bareRow, pipeRow, heldRow];
+    const readyRows = await connectToReady(progress);
+    return [versus(versus(bridgeRow, bareRow), pipeRow), bareRow, pipeRow, heldRow, ...readyRows];
   },
 };
+
+/**
+ * Connect to `ready` (the agent's `start()` returned), one session at a time: the echo agent and,
+ * when STRANDS_PYTHON names an interpreter with Strands, a real `BidiAgent`; each with the
+ * platform's spare session process waiting (warm: the platform is given time to start the next one
+ * between sessions, as between calls) and with none (cold, VOICE_SPARES=0: an interpreter start
+ * and the framework's imports per call). Warm rows are related to their cold ones.
+ */
+async function connectToReady(progress: BenchContext['progress']): Promise<MeasuredRow[]> {
+  const python = STRANDS_PYTHON ?? 'python3';
+  const kinds = [{ name: 'echo agent', source: ECHO }, ...(STRANDS_PYTHON !== null ? [{ name: 'Strands BidiAgent', source: STRANDS_VOICE_AGENT }] : [])];
+  const samples = new Map<string, number[]>();
+  for (const mode of ['warm', 'cold'] as const) {
+    progress(`voice: connect to ready, ${mode} (${python})`);
+    // Stopped before the next one starts: two platforms' spares would compete for the cores.
+    const platform = await startTestPlatform({ python, voiceSpares: mode === 'warm' ? 1 : 0 });
+    try {
+      const voiceUrl = (await platform.api('GET', '/.well-known/platform.json')).body.data.voiceUrl as string;
+      const user = await createUser(platform, { alias: `benchready${mode}`, credits: 100_000 });
+      // The spare is waiting once warm() resolves; the cold platform has none to wait for.
+      const compute = platform.running.ports.compute as LocalCompute;
+      for (const kind of kinds) {
+        const agentId = await createBidiAgent(platform, user.token, kind.source);
+        const times: number[] = [];
+        for (let i = 0; i < READY_SAMPLES[mode]; i++) {
+          await compute.warm();
+          times.push(await timeToReady(`${voiceUrl}/ws/${agentId}?token=${user.token}`));
+        }
+        samples.set(`${kind.name} ${mode}`, times);
+      }
+    } finally {
+      await platform.stop({ removeData: true });
+    }
+  }
+  return kinds.flatMap((kind) => {
+    const cold = measured(`connect to ready, ${kind.name}, no spare (cold)`, samples.get(`${kind.name} cold`)!, {
+      note: `a new sandboxed ${python} per call, which imports the runtime's and the voice framework's modules first`,
+    });
+    const warm = measured(`connect to ready, ${kind.name}, spare waiting (warm)`, samples.get(`${kind.name} warm`)!, {
+      note: 'the call claims a process started ahead with the framework imported; the sandbox and the agent start per call',
+    });
+    return [versus(warm, cold), cold];
+  });
+}
+
+async function createBidiAgent(platform: TestPlatform, token: string, source: string): Promise<string> {
+  const created = await platform.api('POST', '/agent/create', {
+    token,
+    body: { agentName: `ready-${Math.random().toString(36).slice(2, 8)}`, description: 'bench', sourceCode: source, agentType: 'bidi' },
+  });
+  if (created.status !== 200) throw new Error(`agent create failed: ${created.status} ${created.text}`);
+  return created.body.data.agentId as string;
+}
+
+/** Milliseconds from opening the socket to the `ready` frame; the session is then ended and its end awaited. */
+async function timeToReady(url: string): Promise<number> {
+  const t = performance.now();
+  const ws = new WebSocket(url);
+  const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
+  const ms = await new Promise<number>((resolve, reject) => {
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) return;
+      const frame = JSON.parse(data.toString()) as { type: string; code?: string; message?: string };
+      if (frame.type === 'ready') resolve(elapsedSince(t));
+      if (frame.type === 'error') reject(new Error(`session failed: ${frame.code} ${frame.message}`));
+    });
+    ws.once('close', (code) => reject(new Error(`session closed with ${code} before ready`)));
+  });
+  ws.send(JSON.stringify({ type: 'end' }));
+  await closed;
+  return ms;
+}

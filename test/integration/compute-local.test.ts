@@ -10,11 +10,12 @@ import http from 'node:http';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentInvocation, RuntimeEvent } from '../../functions/runtimes/compute.ts';
+import type { AgentInvocation, BidiEvent, BidiSession, BidiSessionSpec, RuntimeEvent } from '../../functions/runtimes/compute.ts';
 import { createEgressProxy } from '../../functions/runtimes/egress-proxy.ts';
 import { createLocalCompute, type LocalCompute, type RuntimeProcessExit } from '../../functions/runtimes/local-compute.ts';
 import { SILENT_AGENT } from '../contract/compute.contract.ts';
 import { liveGroupMembers } from '../support/processes.ts';
+import { voiceAgentSource } from '../support/voice-agents.ts';
 
 const hasProc = existsSync('/proc/self/stat');
 
@@ -451,5 +452,119 @@ describe('local compute: spares started ahead of need', () => {
     expect(compute.stats()).toEqual({ processes: [], starting: 0 });
     expect(exits.map((exit) => [exit.pid, exit.role, exit.reason]).sort()).toEqual(spares.map((pid) => [pid, 'spare', 'closed']).sort());
     if (hasProc) for (const pid of spares) expect(liveGroupMembers(pid)).toEqual([]);
+  });
+});
+
+/** A voice agent with Strands' bidi interface that answers text with `echo: <text>`. */
+const VOICE_ECHO = voiceAgentSource({
+  send: `await self.events.put({"type": "bidi_transcript_stream", "role": "assistant", "text": "echo: " + message, "is_final": True})`,
+});
+
+function voiceSpec(source = VOICE_ECHO): BidiSessionSpec {
+  return { source, requestId: 'req-voice', env: {}, allowHosts: [], memoryMb: 512, maxSeconds: 60, voice: 'voice_1', initialPrompt: null };
+}
+
+/**
+ * The session's next events up to and including the first that matches (all that are left, if none
+ * does), without ending the stream as leaving a `for await` would.
+ */
+async function eventsUntil(session: BidiSession, match: (event: BidiEvent) => boolean): Promise<BidiEvent[]> {
+  const events = session.events[Symbol.asyncIterator]();
+  const seen: BidiEvent[] = [];
+  for (let next = await events.next(); !next.done; next = await events.next()) {
+    seen.push(next.value);
+    if (match(next.value)) break;
+  }
+  return seen;
+}
+
+const voicePids = (compute: LocalCompute, role: 'spare' | 'session') =>
+  compute
+    .voiceProcesses()
+    .filter((p) => p.role === role)
+    .map((p) => p.pid);
+
+describe('local compute: voice session processes started ahead of need', () => {
+  it("gives a call the waiting spare, for that tenant's session alone, and starts another", async () => {
+    // Prepare
+    const compute = createLocalCompute({ voiceSpares: 1 });
+    try {
+      await compute.warm();
+      const [spare] = voicePids(compute, 'spare');
+      expect(spare).toBeDefined();
+
+      // Act
+      const session = await compute.openBidiSession('voice-tenant', voiceSpec());
+      const started = await eventsUntil(session, (event) => event.type === 'started');
+      session.sendText('hello');
+      const answered = await eventsUntil(session, (event) => event.type === 'transcript');
+      await compute.warm();
+      const during = compute.voiceProcesses();
+      session.end();
+      await eventsUntil(session, (event) => event.type === 'end');
+      await session.exited;
+
+      // Assess
+      expect(started.map((event) => event.type)).toEqual(['started']);
+      expect(answered).toEqual([{ type: 'transcript', text: 'echo: hello', role: 'assistant', isFinal: true }]);
+      expect(during).toContainEqual({ pid: spare, role: 'session', tenantId: 'voice-tenant' });
+      const next = during.filter((p) => p.role === 'spare');
+      expect(next).toHaveLength(1);
+      expect(next[0]).toMatchObject({ tenantId: null });
+      expect(next[0]!.pid).not.toBe(spare);
+      expect(voicePids(compute, 'session')).toEqual([]);
+      if (hasProc) expect(liveGroupMembers(spare!)).toEqual([]);
+    } finally {
+      await compute.close();
+    }
+  });
+
+  it('replaces a spare that died, and never hands it out', async () => {
+    // Prepare
+    const compute = createLocalCompute({ voiceSpares: 1 });
+    try {
+      await compute.warm();
+      const [dead] = voicePids(compute, 'spare');
+
+      // Act: the spare is killed; once the platform has seen it go, a call comes
+      process.kill(-dead!, 'SIGKILL');
+      while (voicePids(compute, 'spare').includes(dead!) || voicePids(compute, 'spare').length === 0) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const [replacement] = voicePids(compute, 'spare');
+      const session = await compute.openBidiSession('voice-tenant', voiceSpec());
+      await eventsUntil(session, (event) => event.type === 'started');
+      session.sendText('still there');
+      const answered = await eventsUntil(session, (event) => event.type === 'transcript' || event.type === 'end');
+      session.end();
+      await session.exited;
+
+      // Assess
+      expect(replacement).not.toBe(dead);
+      expect(answered.at(-1)).toMatchObject({ type: 'transcript', text: 'echo: still there' });
+    } finally {
+      await compute.close();
+    }
+  });
+
+  it('close() stops the spares and the sessions and leaves nothing behind', async () => {
+    // Prepare: a spare, and a session in progress
+    const compute = createLocalCompute({ voiceSpares: 1 });
+    await compute.warm();
+    const session = await compute.openBidiSession('voice-tenant', voiceSpec());
+    await eventsUntil(session, (event) => event.type === 'started');
+    await compute.warm();
+    const pids = compute.voiceProcesses().map((p) => p.pid);
+    expect(pids).toHaveLength(2);
+
+    // Act
+    await compute.close();
+    const rest = await eventsUntil(session, (event) => event.type === 'end');
+
+    // Assess
+    expect(rest.at(-1)).toEqual({ type: 'end' });
+    expect(compute.voiceProcesses()).toEqual([]);
+    if (hasProc) for (const pid of pids) expect(liveGroupMembers(pid)).toEqual([]);
+    await expect(compute.openBidiSession('voice-tenant', voiceSpec())).rejects.toThrow(/shutting down/);
   });
 });

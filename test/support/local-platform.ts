@@ -63,6 +63,8 @@ export async function startTestPlatform(
     /** The interpreter for user code (default `python3` on PATH, as `npm start` without PYTHON). */
     python?: string;
     mcpEgressAllowHosts?: string[];
+    /** Voice session processes kept started (the platform's VOICE_SPARES; default its own, 1). */
+    voiceSpares?: number;
     /** Areas to serve instead of the manifest's (a sample area added to them). */
     areas?: readonly AreaModule[];
     /** How handler modules are imported (lib/local/handlers.ts); by file path unless given. */
@@ -87,6 +89,7 @@ export async function startTestPlatform(
     ...(options.runtimePythonPath ? { runtimePythonPath: options.runtimePythonPath } : {}),
     ...(options.python !== undefined ? { python: options.python } : {}),
     ...(options.mcpEgressAllowHosts ? { mcpEgressAllowHosts: options.mcpEgressAllowHosts } : {}),
+    ...(options.voiceSpares !== undefined ? { voiceSpares: options.voiceSpares } : {}),
     ...(options.areas ? { areas: options.areas } : {}),
     ...(options.importHandlerModule ? { importHandlerModule: options.importHandlerModule } : {}),
   });
