@@ -1,7 +1,9 @@
 /**
- * `npm test`: every TypeScript test (vitest) and every Python runtime test (unittest), then one
- * closing line `N passed, N failed` over both. Exit status is non-zero if either suite failed. With
- * arguments (vitest's: files, filters) or `--typescript`, vitest alone.
+ * `npm test`: every TypeScript test (vitest), every Python runtime test (unittest), and the
+ * framework tier (test/frameworks: real Strands agents, when STRANDS_PYTHON names an interpreter
+ * that has it; otherwise one line says it was skipped), then one closing line `N passed, N failed`
+ * over all. Exit status is non-zero if any suite failed. With arguments (vitest's: files, filters)
+ * or `--typescript`, vitest alone; `--frameworks` (npm run test:frameworks), the tier alone.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -29,7 +31,7 @@ interface Tally {
   ok: boolean;
 }
 
-function runVitest(extraArgs: string[]): Tally {
+function runVitest(extraArgs: readonly string[]): Tally {
   const result = spawnSync(
     process.execPath,
     [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${vitestReport}`, ...extraArgs],
@@ -79,29 +81,50 @@ function runPython(interpreter: string): Tally {
 
 // `--typescript` (npm run test:ts): vitest only, with the same plain output when piped.
 const typescriptOnly = process.argv.includes('--typescript');
-const args = process.argv.slice(2).filter((arg) => arg !== '--typescript');
+const frameworksOnly = process.argv.includes('--frameworks');
+const args = process.argv.slice(2).filter((arg) => arg !== '--typescript' && arg !== '--frameworks');
+const whole = args.length === 0 && !typescriptOnly && !frameworksOnly;
+
+/** The framework tier as its own vitest project (vitest.config.ts), or why it cannot run here. */
+function runFrameworkTier(): Tally | null {
+  if (!process.env['STRANDS_PYTHON']) {
+    console.log(
+      'Framework tier skipped: STRANDS_PYTHON is not set (an interpreter with the real Strands SDK; build one with ../shared/frameworks/build-strands-env.sh, see ../shared/frameworks/README.md).',
+    );
+    return null;
+  }
+  console.log(`\nFramework tier (real Strands, ${process.env['STRANDS_PYTHON']}):\n`);
+  return runVitest(['--project', 'frameworks', ...args]);
+}
+
+if (frameworksOnly) {
+  const tier = runFrameworkTier();
+  if (tier === null) process.exit(0);
+  console.log(`${tier.passed} passed, ${tier.failed} failed${tier.skipped > 0 ? `, ${tier.skipped} skipped` : ''}`);
+  process.exit(tier.ok && tier.failed === 0 ? 0 : 1);
+}
+
 // The whole suite is long, and silent between files for a while: say so up front (CI's figure).
-if (args.length === 0 && !typescriptOnly) console.log('Running every test: about 5 minutes on 2 cores (vitest, then the Python suite).\n');
-const ts = runVitest(args);
+if (whole) console.log('Running every test: about 5 minutes on 2 cores (vitest, then the Python suite, then the framework tier).\n');
+// Without arguments the tier's files wait for their own pass; given files or filters, vitest finds them wherever they are.
+const ts = runVitest(args.length === 0 ? ['--project', 'main'] : args);
 // The runtime supports several Python versions; PYTHON_INTERPRETERS (comma-separated) runs its suite under each.
 const interpreters = (process.env['PYTHON_INTERPRETERS'] ?? 'python3')
   .split(',')
   .map((i) => i.trim())
   .filter(Boolean);
-const pyRuns = args.length > 0 || typescriptOnly ? [] : interpreters.map((interpreter) => ({ interpreter, tally: runPython(interpreter) }));
-const py = pyRuns.reduce(
-  (sum, run) => ({
-    passed: sum.passed + run.tally.passed,
-    failed: sum.failed + run.tally.failed,
-    skipped: sum.skipped + run.tally.skipped,
-    ok: sum.ok && run.tally.ok,
-  }),
-  { passed: 0, failed: 0, skipped: 0, ok: true },
-);
-const passed = ts.passed + py.passed;
-const failed = ts.failed + py.failed;
-const skipped = ts.skipped + py.skipped;
-const pythonParts = pyRuns.map(({ interpreter, tally }) => `Python (${interpreter}): ${tally.passed} passed, ${tally.failed} failed, ${tally.skipped} skipped`);
-console.log(`\n${[`TypeScript: ${ts.passed} passed, ${ts.failed} failed, ${ts.skipped} skipped`, ...pythonParts].join('; ')}`);
+const pyRuns = whole ? interpreters.map((interpreter) => ({ interpreter, tally: runPython(interpreter) })) : [];
+const tier = whole ? runFrameworkTier() : null;
+const tallies = [ts, ...pyRuns.map((run) => run.tally), ...(tier ? [tier] : [])];
+const passed = tallies.reduce((sum, t) => sum + t.passed, 0);
+const failed = tallies.reduce((sum, t) => sum + t.failed, 0);
+const skipped = tallies.reduce((sum, t) => sum + t.skipped, 0);
+const describe = (name: string, t: Tally) => `${name}: ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped`;
+const parts = [
+  describe('TypeScript', ts),
+  ...pyRuns.map(({ interpreter, tally }) => describe(`Python (${interpreter})`, tally)),
+  ...(tier ? [describe('Frameworks (Strands)', tier)] : []),
+];
+console.log(`\n${parts.join('; ')}`);
 console.log(`${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}`);
-process.exit(ts.ok && py.ok && failed === 0 ? 0 : 1);
+process.exit(tallies.every((t) => t.ok) && failed === 0 ? 0 : 1);
