@@ -1,5 +1,5 @@
 import { Duration, Fn } from 'aws-cdk-lib';
-import { FunctionUrlAuthType, HttpMethod as UrlHttpMethod, InvokeMode, type FunctionUrl, type IFunction } from 'aws-cdk-lib/aws-lambda';
+import { FunctionUrlAuthType, HttpMethod as UrlHttpMethod, InvokeMode, type FunctionUrl, type IFunction, type ILayerVersion } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, isRestApiRoute } from '../manifest/http.ts';
 import { EventType } from 'aws-cdk-lib/aws-s3';
@@ -17,7 +17,14 @@ import type { RuntimeSchedules } from './runtime-schedules.ts';
 import { SiteDistribution } from './site-distribution.ts';
 import type { TaskQueues } from './task-queues.ts';
 import type { OAuthFunctionSettings } from './oauth-providers.ts';
-import { identityVerifierFiles, PlatformFunction, type HostUrlName, type PlatformEnvironment, type SearchEmbeddings } from './platform-function.ts';
+import {
+  identityVerifierFiles,
+  PlatformFunction,
+  type HostUrlName,
+  type PackageLayer,
+  type PlatformEnvironment,
+  type SearchEmbeddings,
+} from './platform-function.ts';
 
 /** Seconds a function outlives its slowest route, so the handler's own timeout answers first. */
 const TIMEOUT_MARGIN_SEC = 3;
@@ -50,6 +57,16 @@ export function functionTimeoutSec(routes: readonly { readonly timeoutSec: numbe
   return Math.min(Math.max(...routes.map((r) => r.timeoutSec)) + TIMEOUT_MARGIN_SEC, MAX_LAMBDA_TIMEOUT_SEC);
 }
 
+/**
+ * Packages of the MCP runtime's modules layer that an area's code requires at run time, by area:
+ * the platform's MCP server (functions/platform-tools/platform-mcp.service.ts) loads the SDK's server
+ * classes, some 650 KB minified, over three times a function's bundle budget. The functions serving
+ * such an area get the layer and leave the packages out of their bundles. The bundles keep the
+ * list honest: test/infra/asset-budgets.test.ts checks that exactly the bundles requiring the SDK
+ * have the layer.
+ */
+export const MCP_LAYER_PACKAGES_BY_AREA: ReadonlyMap<string, readonly string[]> = new Map([['platform-tools', ['@modelcontextprotocol/sdk']]]);
+
 export interface PlatformFunctionsProps {
   /** Buffered routes grouped by area (`routesByArea`): one function per area, holding all of them. */
   readonly areas: ReadonlyMap<string, readonly RouteSpec[]>;
@@ -67,6 +84,11 @@ export interface PlatformFunctionsProps {
   readonly runtime?: IFunction;
   /** The runtime function user MCP servers run in; functions of areas using the `mcpRuntime` port may invoke it. @default none */
   readonly mcpRuntime?: IFunction;
+  /**
+   * The MCP runtime's modules layer (the MCP SDK and zod, CommonJS); functions of the areas of
+   * MCP_LAYER_PACKAGES_BY_AREA get it. @default none, and serving such an area fails the synth
+   */
+  readonly mcpModules?: ILayerVersion;
   /** The OAuth providers' settings and client secrets; functions of areas using the `secrets` port receive them. @default no OAuth provider */
   readonly oauth?: OAuthFunctionSettings;
   /** The search engine's embedding model; functions of areas using the `searchIndex` port may invoke it. @default none: lexical search */
@@ -194,6 +216,7 @@ export class PlatformFunctions extends Construct {
             timeout: Duration.seconds(functionTimeoutSec(schedules)),
             environment,
             runtimeFiles: area.runtimeFiles,
+            layers: layersOf(props, [area.name]),
             ...this.portSettings(props, resources),
           });
           this.grant(props, fn, resources);
@@ -221,6 +244,7 @@ export class PlatformFunctions extends Construct {
             timeout: Duration.seconds(functionTimeoutSec(queues)),
             environment,
             runtimeFiles: area.runtimeFiles,
+            layers: layersOf(props, [area.name]),
             ...this.portSettings(props, resources),
           });
           this.grant(props, fn, resources);
@@ -247,6 +271,7 @@ export class PlatformFunctions extends Construct {
             environment,
             // What the area's code reads at run time (the PDF engine of the knowledge indexer), as for its routes.
             runtimeFiles: area.runtimeFiles,
+            layers: layersOf(props, [area.name]),
             ...this.portSettings(props, resources),
           });
           this.grant(props, fn, resources);
@@ -294,6 +319,10 @@ export class PlatformFunctions extends Construct {
       entry: own.entry(modulesOfFunction(served, modules)),
       timeout: Duration.seconds(functionTimeoutSec(routes)),
       runtimeFiles: [...new Set([...served.flatMap((area) => area.runtimeFiles), ...(resources.authenticates ? identityVerifierFiles() : [])])],
+      layers: layersOf(
+        props,
+        served.map((area) => area.name),
+      ),
       ...this.portSettings(props, resources),
     });
     this.grant(props, fn, resources);
@@ -326,4 +355,15 @@ export class PlatformFunctions extends Construct {
       searchEmbeddings: resources.embeddings ? props.searchEmbeddings : undefined,
     };
   }
+}
+
+/** The layers the code of `areas` loads packages from (MCP_LAYER_PACKAGES_BY_AREA), each once, with the packages any of them requires. */
+function layersOf(props: Pick<PlatformFunctionsProps, 'mcpModules'>, areas: readonly string[]): PackageLayer[] {
+  const packages = [...new Set(areas.flatMap((area) => MCP_LAYER_PACKAGES_BY_AREA.get(area) ?? []))];
+  if (packages.length === 0) return [];
+  if (props.mcpModules === undefined)
+    throw new Error(
+      `Areas ${areas.filter((area) => MCP_LAYER_PACKAGES_BY_AREA.has(area)).join(', ')} load ${packages.join(', ')} from the MCP modules layer, but none was given.`,
+    );
+  return [{ layer: props.mcpModules, packages }];
 }

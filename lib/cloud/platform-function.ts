@@ -1,6 +1,6 @@
 import { Stack, type Duration } from 'aws-cdk-lib';
 import { PolicyStatement, type IGrantable, type IPrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, Tracing, type IFunction } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Runtime, Tracing, type IFunction, type ILayerVersion } from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat, type ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -94,6 +94,19 @@ export interface PlatformFunctionProps {
    * copied into the bundle at the same relative path, where the code finds them as it does locally. @default none
    */
   readonly runtimeFiles?: readonly string[];
+  /** Layers the function's code loads packages from at run time (`PackageLayer`). @default none */
+  readonly layers?: readonly PackageLayer[];
+}
+
+/**
+ * A layer of Node packages and those of them a function's code requires at run time (with
+ * `createRequire`) rather than bundling: Lambda puts the layer's `nodejs/node_modules` on NODE_PATH,
+ * where Node's `require` finds them, and the packages stay out of the bundle, as the AWS SDK does.
+ */
+export interface PackageLayer {
+  readonly layer: ILayerVersion;
+  /** Package names (`@modelcontextprotocol/sdk`); their subpaths are left out of the bundle too. */
+  readonly packages: readonly string[];
 }
 
 /** The embedding model of the search engine (Amazon Bedrock Titan Text Embeddings V2). */
@@ -128,6 +141,7 @@ export class PlatformFunction extends Construct implements IGrantable {
       timeout: props.timeout,
       tracing: Tracing.ACTIVE,
       logGroup: this.logGroup,
+      ...(props.layers === undefined || props.layers.length === 0 ? {} : { layers: props.layers.map((l) => l.layer) }),
       environment: {
         ...definedOnly(props.environment),
         ...(props.runtime === undefined ? {} : { [RUNTIME_FUNCTION_NAME_VARIABLE]: props.runtime.functionName }),
@@ -157,8 +171,9 @@ export class PlatformFunction extends Construct implements IGrantable {
         // (`npm run bench -- bundles` gives the sizes).
         logLevel: LogLevel.WARNING,
         // The Node 22 runtime ships SDK v3; bundling it would only add cold-start weight. A package
-        // the function ships as runtime files is imported from there, not bundled a second time.
-        externalModules: ['@aws-sdk/*', ...packagesOf(props.runtimeFiles ?? [])],
+        // the function ships as runtime files, or takes from a layer, is loaded from there, not
+        // bundled a second time.
+        externalModules: ['@aws-sdk/*', ...packagesOf(props.runtimeFiles ?? []), ...(props.layers ?? []).flatMap((l) => l.packages)],
         ...(props.runtimeFiles === undefined || props.runtimeFiles.length === 0 ? {} : { commandHooks: copyIntoBundle(props.runtimeFiles) }),
       },
     });

@@ -184,6 +184,8 @@ export class PlatformStack extends Stack {
       data: this.data,
       runtime: this.runtime.function,
       mcpRuntime: this.mcpRuntime.function,
+      // The platform's MCP server loads the SDK from the same layer user servers do (functions/platform-tools).
+      mcpModules: this.mcpRuntime.layer,
       oauth,
       searchEmbeddings: props.searchEmbeddings,
       entriesDir: props.entriesDir,

@@ -8,6 +8,8 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { CfnElement } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   BUNDLE_FILE,
@@ -24,6 +26,7 @@ import {
   type PlatformAssets,
 } from '../support/platform-assets.ts';
 import { REPO_ROOT } from '../../lib/cloud/function-entries.ts';
+import { PlatformFunction } from '../../lib/cloud/platform-function.ts';
 import { TEST_STACK, TEST_STAGE, withScratchOutdir } from './synth-platform.ts';
 
 let assets: PlatformAssets;
@@ -50,6 +53,11 @@ const AUTHENTICATING_FUNCTIONS = ['Functions/Area-agents', 'Functions/Stream-str
 let verifierLoads: Map<string, { status: number | null; stderr: string }>;
 /** The cron functions, whose schedule parser imports croner from files shipped beside their bundles. */
 const CRON_FUNCTIONS = ['Functions/Area-cron', 'Functions/Queue-cron'];
+
+/** The functions given the MCP modules layer (their template's `Layers`). */
+let mcpLayerFunctions: string[];
+/** Per function whose bundle requires MCP SDK modules at run time (the platform MCP server's): the modules, and how requiring them went with the layer on NODE_PATH and without it. */
+let sdkLoads: Map<string, { modules: string[]; withLayer: { status: number | null; stderr: string }; without: { status: number | null; stderr: string } }>;
 
 /** Runs `script` as an ES module from an asset's directory, as Lambda would from /var/task: only what the asset holds resolves. */
 function importFrom(dir: string, script: string): { status: number | null; stderr: string } {
@@ -110,6 +118,35 @@ beforeAll(() => {
         const packages = importedPackages(readFileSync(join(f.dir, BUNDLE_FILE), 'utf8'));
         const script = `for (const p of ${JSON.stringify(packages)}) import.meta.resolve(p);`;
         return [f.name, { packages, ...(packages.length === 0 ? { status: 0, stderr: '' } : importFrom(f.dir, script)) }];
+      }),
+    );
+    const template = JSON.parse(readFileSync(join(outdir, stack.templateFile), 'utf8')) as { Resources: Record<string, { Properties?: Record<string, any> }> };
+    const layerId = stack.getLogicalId(stack.mcpRuntime.layer.node.defaultChild as CfnElement);
+    mcpLayerFunctions = stack.node
+      .findAll()
+      .filter((c): c is PlatformFunction => c instanceof PlatformFunction)
+      .filter((c) =>
+        JSON.stringify(template.Resources[stack.getLogicalId(c.function.node.defaultChild as CfnElement)]?.Properties?.['Layers'] ?? []).includes(
+          `"${layerId}"`,
+        ),
+      )
+      .map((c) => c.node.path.slice(stack.node.path.length + 1));
+    // Each module the bundle names for `require` (platform-mcp.service.ts loads them with createRequire,
+    // which esbuild leaves alone), required as that code does, from the bundle's own file; Lambda
+    // puts the layer's nodejs/node_modules on NODE_PATH.
+    const layerModules = join(assets.mcpLayer.dir, 'nodejs', 'node_modules');
+    sdkLoads = new Map(
+      assets.functions.flatMap((f) => {
+        const modules = [
+          ...new Set([...readFileSync(join(f.dir, BUNDLE_FILE), 'utf8').matchAll(/["'](@modelcontextprotocol\/sdk\/[^"']+)["']/g)].map((m) => m[1]!)),
+        ];
+        if (modules.length === 0) return [];
+        const script = `const load = require('node:module').createRequire(${JSON.stringify(pathToFileURL(join(f.dir, BUNDLE_FILE)).href)}); for (const m of ${JSON.stringify(modules)}) load(m);`;
+        const run = (env: Record<string, string>) => {
+          const load = spawnSync(process.execPath, ['-e', script], { cwd: f.dir, env: { PATH: process.env['PATH'] ?? '', ...env }, encoding: 'utf8' });
+          return { status: load.status, stderr: load.stderr };
+        };
+        return [[f.name, { modules, withLayer: run({ NODE_PATH: layerModules }), without: run({}) }] as const];
       }),
     );
     // The layer holds the modules a server loads, not an empty directory that passes any budget.
@@ -197,6 +234,23 @@ describe('asset budgets', () => {
   it.each(CRON_FUNCTIONS)('imports croner from beside the bundle of %s rather than holding it', (name) => {
     // Assess: the API reference's bundle holds the whole manifest, croner with it, within its own budget.
     expect(sourcesOf.get(name)!.filter((source) => source.includes('node_modules/croner/'))).toEqual([]);
+  });
+
+  it('gives the functions requiring the MCP SDK at run time the MCP modules layer, from which it loads, and bundles it nowhere', () => {
+    // Act: the API reference holds every handler module for its schemas and runs none of them.
+    const requiring = [...sdkLoads.keys()].filter((name) => name !== REFERENCE_FUNCTION);
+
+    // Assess: the platform MCP server's function names the SDK's server, transport and types.
+    expect(requiring).toEqual(['Functions/Area-platform-tools']);
+    expect(mcpLayerFunctions).toEqual(requiring);
+    const server = sdkLoads.get('Functions/Area-platform-tools')!;
+    expect(server.modules).toEqual(expect.arrayContaining(['@modelcontextprotocol/sdk/server/index.js', '@modelcontextprotocol/sdk/types.js']));
+    expect(server.withLayer).toEqual({ status: 0, stderr: '' });
+    // Without the layer nothing provides it: the asset does not ship it either.
+    expect(server.without.stderr).toMatch(/Cannot find module '@modelcontextprotocol\/sdk\//);
+    expect(
+      assets.functions.filter((f) => sourcesOf.get(f.name)!.some((source) => source.includes('node_modules/@modelcontextprotocol/'))).map((f) => f.name),
+    ).toEqual([]);
   });
 
   it(`keeps the MCP modules layer under ${MCP_LAYER_BUDGET_BYTES / MB} MB`, () => {

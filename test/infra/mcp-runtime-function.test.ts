@@ -107,10 +107,10 @@ describe('MCP runtime function', () => {
     expect(naming.sort()).toEqual([`AWS::IAM::Policy ${policies[0]![0]}`, `AWS::Lambda::Function ${fnId}`].sort());
   });
 
-  it('may be invoked by the mcp area function only, which alone knows its name', () => {
+  it('may be invoked by the functions of the areas using its port only (the hosted endpoint, the platform MCP server), which alone know its name', () => {
     // Prepare
     const { platform, template, fnId } = mcpRuntime();
-    const mcpArea = platform.stack.functions.areas.get('mcp');
+    const users = ['mcp', 'platform-tools'].map((area) => platform.stack.functions.areas.get(area));
     const functionIds = Object.entries(template.Resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function');
 
     // Act: every policy statement of the template that names the function, with the roles it is attached to.
@@ -124,10 +124,57 @@ describe('MCP runtime function', () => {
     const knowing = functionIds.filter(([, r]) => r.Properties?.['Environment']?.Variables?.MCP_RUNTIME_FUNCTION_NAME !== undefined).map(([id]) => id);
 
     // Assess
-    expect(mcpArea).toBeDefined();
-    expect(grants).toEqual([{ roles: [{ Ref: logicalIdOf(platform, mcpArea!.function.role!) }], actions: ['lambda:InvokeFunction'] }]);
-    expect(knowing).toEqual([logicalIdOf(platform, mcpArea!.function)]);
-    expect(template.Resources[knowing[0]!]!.Properties?.['Environment'].Variables.MCP_RUNTIME_FUNCTION_NAME).toEqual({ Ref: fnId });
+    expect(users.every((user) => user !== undefined)).toBe(true);
+    const byRole = (grant: { roles: unknown }) => JSON.stringify(grant.roles);
+    expect(grants.sort((a, b) => byRole(a).localeCompare(byRole(b)))).toEqual(
+      users
+        .map((user) => ({ roles: [{ Ref: logicalIdOf(platform, user!.function.role!) }], actions: ['lambda:InvokeFunction'] }))
+        .sort((a, b) => byRole(a).localeCompare(byRole(b))),
+    );
+    expect(knowing.sort()).toEqual(users.map((user) => logicalIdOf(platform, user!.function)).sort());
+    for (const id of knowing) expect(template.Resources[id]!.Properties?.['Environment'].Variables.MCP_RUNTIME_FUNCTION_NAME).toEqual({ Ref: fnId });
+  });
+
+  it('lends its modules layer to the function of the platform MCP server alone, which the API serves /mcp/platform from', () => {
+    // Prepare: the layer holds the SDK that functions/platform-tools/platform-mcp.service.ts requires
+    // at run time (from /opt/nodejs/node_modules, on Lambda's NODE_PATH).
+    const { platform, template, layerId, fnId } = mcpRuntime();
+    const serverFunction = logicalIdOf(platform, platform.stack.functions.areas.get('platform-tools')!.function);
+    const segment = json(platform.segments.get('mcp')!);
+    const segmentStack = template.Resources[platform.segmentStackIds.get('mcp')!]!;
+
+    // Act
+    const withLayer = Object.entries(template.Resources)
+      .filter(([, r]) => r.Type === 'AWS::Lambda::Function' && JSON.stringify(r.Properties?.['Layers'] ?? []).includes(`"${layerId}"`))
+      .map(([id]) => id);
+    const top = Object.entries(segment.Resources).find(([, r]) => r.Type === 'AWS::ApiGateway::Resource' && r.Properties?.['PathPart'] === 'mcp');
+    const platformPath = Object.entries(segment.Resources).find(
+      ([, r]) => r.Type === 'AWS::ApiGateway::Resource' && r.Properties?.['PathPart'] === 'platform' && r.Properties['ParentId']?.Ref === top?.[0],
+    );
+    // Each method on /mcp/platform but the CORS preflight, with the function its integration invokes,
+    // followed through the nested stack's parameters.
+    const methods = Object.values(segment.Resources)
+      .filter(
+        (r) => r.Type === 'AWS::ApiGateway::Method' && r.Properties?.['ResourceId']?.Ref === platformPath?.[0] && r.Properties?.['HttpMethod'] !== 'OPTIONS',
+      )
+      .map((r) => {
+        const parts = r.Properties?.['Integration']?.Uri?.['Fn::Join']?.[1] as unknown[];
+        const invoked = parts
+          .flatMap((part) => {
+            const parameter = (part as { Ref?: string }).Ref;
+            return parameter === undefined ? [] : [segmentStack.Properties?.['Parameters'][parameter]];
+          })
+          .find((value) => value?.['Fn::GetAtt']?.[1] === 'Arn');
+        return { method: r.Properties?.['HttpMethod'], type: r.Properties?.['Integration']?.Type, invoked };
+      });
+
+    // Assess
+    expect(withLayer.sort()).toEqual([fnId, serverFunction].sort());
+    expect(template.Resources[serverFunction]!.Properties?.['Layers']).toEqual([{ Ref: layerId }]);
+    expect(platformPath).toBeDefined();
+    expect(methods.sort((a, b) => String(a.method).localeCompare(String(b.method)))).toEqual(
+      ['GET', 'POST'].map((method) => ({ method, type: 'AWS_PROXY', invoked: { 'Fn::GetAtt': [serverFunction, 'Arn'] } })),
+    );
   });
 
   // Entries of the synthetic stack go to their own directory inside the project, not among the real ones.
