@@ -15,7 +15,14 @@ export interface FrameworkMessage {
  * Run variables that name things rather than hold secrets: every other `env` value is scrubbed
  * from what the run's process prints. The Python runtime keeps the same list (redact.py).
  */
-export const PUBLIC_RUN_ENV: readonly string[] = ['AWS_REGION', 'AWS_DEFAULT_REGION', 'SVC_AGENT_ID', 'SVC_CONVERSATION_ID', 'SVC_ACTION_ID', 'SVC_PLATFORM_MCP_URL'];
+export const PUBLIC_RUN_ENV: readonly string[] = [
+  'AWS_REGION',
+  'AWS_DEFAULT_REGION',
+  'SVC_AGENT_ID',
+  'SVC_CONVERSATION_ID',
+  'SVC_ACTION_ID',
+  'SVC_PLATFORM_MCP_URL',
+];
 
 interface InvokeBase {
   readonly source: string;
