@@ -45,7 +45,8 @@ class Scrubber:
 # Run variables that name things rather than hold secrets; scrubbing them would turn every
 # "us-east-1" in an error into "[REDACTED]". The platform's side keeps the same list
 # (PUBLIC_RUN_ENV in functions/runtimes/compute.ts).
-PUBLIC_ENV = frozenset({"AWS_REGION", "AWS_DEFAULT_REGION", "SVC_AGENT_ID", "SVC_CONVERSATION_ID", "SVC_ACTION_ID"})
+PUBLIC_ENV = frozenset({"AWS_REGION", "AWS_DEFAULT_REGION", "SVC_AGENT_ID", "SVC_CONVERSATION_ID", "SVC_ACTION_ID",
+                        "SVC_PLATFORM_MCP_URL"})
 
 
 def run_secrets(req: dict) -> list[str]:
