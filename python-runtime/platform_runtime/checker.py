@@ -425,6 +425,44 @@ def check_expression(text: str) -> list[Violation]:
     return sorted(set(checker.violations))
 
 
+class _DynamicCodeChecker(_Checker):
+    """The rules for text a library compiles while the sandbox is on, which are stricter than
+    for the agent's source: that code runs with the builtins of the library frame that
+    evaluates it (the real ones, whose __import__ knows no allowlist) and often in a library
+    module's globals, where `sys` or `system` is a plain name."""
+
+    def visit_Name(self, node: ast.Name) -> None:
+        super().visit_Name(node)
+        if id(node) not in self._ok_names and not policy.attribute_allowed(node.id):
+            self.report(node, f"name '{node.id}' is not allowed in code compiled at run time")
+
+    def visit_Import(self, node: ast.AST) -> None:
+        self.report(node, "imports are not allowed in code compiled at run time")
+
+    visit_ImportFrom = visit_Import
+
+
+def check_dynamic_code(source: bytes | str, parse=ast.parse) -> list[Violation]:
+    """Checks text that library code compiles at run time (an annotation typing evaluates, a
+    template with a field name in it): the exact characters the compiler received, judged as
+    user code. Raises SyntaxError when they parse neither as statements nor as an expression,
+    so that what cannot be checked is not compiled. `parse` is passed in by the sandbox, which
+    captured it before user code ran."""
+    tree = None
+    for mode in ("exec", "eval"):  # " x" is an expression but not a statement
+        try:
+            tree = parse(source, mode=mode)
+            break
+        except SyntaxError:
+            continue
+    if tree is None:
+        raise SyntaxError("code compiled at run time does not parse")
+    literal_names = _literal_template_names(tree) if isinstance(tree, ast.Module) else {}
+    checker = _DynamicCodeChecker(literal_names=literal_names)
+    checker.visit(tree)
+    return sorted(set(checker.violations))
+
+
 def result_json(violations: list[Violation]) -> dict:
     return {"ok": not violations, "violations": [asdict(v) for v in violations]}
 

@@ -104,7 +104,7 @@ DENIED_ATTRIBUTES = frozenset({
     # Class hierarchy walking (the __subclasses__ family without underscores).
     "mro",
     # Real builtins and module handles that lead straight out of the Python-level sandbox.
-    "builtins", "bltns", "eval", "exec", "execfile", "os", "sys", "subprocess", "socket",
+    "builtins", "bltns", "eval", "exec", "exec_", "execfile", "os", "sys", "subprocess", "socket",
     "importlib", "ctypes", "pickle", "marshal", "posix", "nt", "shutil", "gc", "inspect",
     "modules", "load_module", "exec_module",
     # Process creation entry points, in case a module handle slips through.
@@ -120,6 +120,11 @@ DENIED_ATTRIBUTES = frozenset({
     "pidfd_open", "pidfd_send_signal", "pidfd_getfd",
     # typing evaluates annotation strings with eval(): a second, unchecked code path.
     "get_type_hints", "ForwardRef", "evaluate_forward_ref", "get_annotations",
+    # The audit hook parses code compiled at run time with `ast`: a module handle would let its
+    # functions be replaced (`x.ast.iter_fields = ...`) and the check see nothing.
+    "ast",
+    # enum.global_enum writes into sys.modules[cls.__module__] (the sandbox limits it as well).
+    "global_enum",
 })
 
 

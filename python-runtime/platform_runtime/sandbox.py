@@ -5,9 +5,12 @@ Layers, in the order `install()` applies them:
    RLIMIT_CPU (the timeout plus one second), RLIMIT_FSIZE 0 (no file can grow), RLIMIT_CORE 0;
 2. seccomp-bpf (see seccomp.py): no exec/fork, no file creation or writes, no ptrace, kill only
    itself, no raising limits. Kernel-enforced; survives anything user code does in Python;
-3. library patches that close unchecked eval paths (typing.ForwardRef, inspect.get_annotations),
-   give getattr-by-name helpers the attribute rules of user code (string.Formatter.get_field,
-   functools.update_wrapper) and keep logging working without frame access;
+3. library patches that close unchecked eval paths (typing.ForwardRef, inspect.get_annotations,
+   and an `eval` for typing and inspect that never adds the real builtins to a globals dict user
+   code holds), give getattr-by-name helpers the attribute rules of user code
+   (string.Formatter.get_field, functools.update_wrapper, logging's "{" style), make dataclass
+   field names exact identifiers, keep enum.global_enum to the agent's module and keep logging
+   working without frame access;
 4. an import hook (a meta path finder) that refuses modules outside the allowlist when the
    import is started by user code, while library code keeps importing what it needs;
 5. an audit hook (sys.addaudithook, PEP 578). Audit hooks cannot be removed, which is why they
@@ -19,8 +22,11 @@ Layers, in the order `install()` applies them:
    lookups and connections to hosts not on the run's allow list (plus the egress proxy),
    listening sockets, new audit hooks, tracing, frame and gc introspection from user code
    (frame reads also from library helpers a few calls below it), code object construction,
-   pickle loading, and compile/exec/marshal called directly by user code. Its state is out of
-   reach of user code and it fails closed (see `_audit_factory`).
+   pickle loading, compile/exec/marshal called directly by user code, marshal outside the import
+   system, and code compiled at run time from text that fails the rules of user code, unless
+   the text is a library file's own bytes or a dataclass/namedtuple template (the compile event
+   carries the exact bytes compiled; see `on_compile`). Its state is out of reach of user code
+   and it fails closed (see `_audit_factory`).
 User code itself then runs with restricted builtins (`user_builtins()`): no eval, exec,
 compile, open, input, breakpoint, globals, vars, dir...; `__import__` is the allowlist guard
 and getattr/setattr/delattr refuse private and denied attribute names.
@@ -32,6 +38,7 @@ network policy of the host); see README.md for the known limits.
 
 from __future__ import annotations
 
+import ast
 import builtins
 import math
 import os
@@ -41,7 +48,7 @@ import socket
 import sys
 import types
 
-from . import policy, seccomp
+from . import checker, policy, seccomp
 
 _THIS_FILE = os.path.abspath(__file__)
 _USER = policy.USER_FILENAME
@@ -216,7 +223,7 @@ _ALWAYS_DENIED = {
 
 
 def _audit_factory(*, read_roots, rules, resolved, user_ns, self_pid, proxied, always_denied,
-                   frame_names, frame_depth, real_getaddrinfo):
+                   frame_names, frame_depth, real_getaddrinfo, judge_code, parse, code_sources):
     """Builds the audit hook and the getaddrinfo wrapper that records resolutions.
 
     `_build_audit_hook` runs this with a private globals dict holding a snapshot of builtins, so
@@ -500,12 +507,89 @@ def _audit_factory(*, read_roots, rules, resolved, user_ns, self_pid, proxied, a
             return AttributeError(f"[sandbox:audit] access to '{name}' is not allowed")
         return None
 
+    # -- code compiled at run time ------------------------------------------------------
+    # Every code object made after install passes the "compile" event (compile(), exec and
+    # eval of text, compile() of a syntax tree; code.__new__ is refused and marshal is left to
+    # the import system), with the exact bytes the compiler reads. What is judged is that
+    # text, never the object a library was handed: a str subclass can answer strip() or
+    # isidentifier() one way while the compiler reads other characters.
+    parse_only, importers, generators = (code_sources["parse_only"], code_sources["importers"],
+                                         code_sources["generators"])
+    user_loader, user_filename = code_sources["user_loader"], code_sources["user_filename"]
+    o_rdonly = posix.O_RDONLY | getattr(posix, "O_CLOEXEC", 0)
+    posix_open, posix_read, posix_close = posix.open, posix.read, posix.close
+
+    def globals_in(frame, candidates):
+        if frame is None:
+            return False
+        g = frame.f_globals
+        for candidate in candidates:
+            if g is candidate:
+                return True
+        return False
+
+    def library_source(filename, text):
+        # The import system compiling a module's source: the text must be the file's bytes,
+        # so a loader handed other text under a library's name gains nothing.
+        name = plain_text(filename) if filename is not None else None
+        real = real_path(name) if name else None
+        if real is None or not real.startswith(root_prefixes):
+            return False
+        fd = posix_open(real, o_rdonly)
+        try:
+            chunks, size = [], 0
+            while size <= len(text):
+                chunk = posix_read(fd, 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+        finally:
+            posix_close(fd)
+        return b"".join(chunks) == text
+
     def on_compile(event, args, caller):
         # User code has no eval/exec/compile/marshal; if it reached one anyway (a leaked
-        # builtins module), the call comes straight from a user frame. Libraries keep their
-        # own uses (dataclasses, namedtuple, typing; importlib unmarshals every new module).
+        # builtins module), the call comes straight from a user frame.
         if user_within(caller, 1):
             return deny(f"dynamic code ({event}) is not allowed")
+        if event == "exec":
+            return None  # the code object was judged when it was compiled
+        if event != "compile":
+            # marshal: the import system reading a cached module, nobody else.
+            if globals_in(caller, importers):
+                return None
+            return deny(f"loading code at run time ({event}) is not allowed")
+        source = args[0] if len(args) > 0 else None
+        if globals_in(caller, parse_only):
+            return None  # ast.parse: a syntax tree, no code
+        kind = type(source)
+        if kind is bytes or issubclass(kind, bytes):
+            text = bytes_copy(source)
+        elif kind is str or issubclass(kind, str):
+            text = str_copy(source).encode("utf-8", "surrogatepass")
+        else:
+            # A syntax tree made by whoever called compile(): its nodes are objects the
+            # compiler reads after this event, so there is nothing reliable to check.
+            return deny("compiling a syntax tree at run time is not allowed")
+        filename = args[1] if len(args) > 1 else None
+        if globals_in(caller, importers) and library_source(filename, text):
+            return None
+        if globals_in(caller, user_loader) and plain_text(filename) == user_filename:
+            return None  # the agent's own source, compiled to run with the user builtins
+        if globals_in(caller, generators):
+            # dataclasses and namedtuple paste field names into fixed templates; the sandbox
+            # makes those names exact identifiers before they get there (_patch_dataclasses;
+            # namedtuple checks exact str itself).
+            return None
+        try:
+            problems = judge_code(text, parse)
+        except SyntaxError:
+            return SyntaxError("[sandbox:audit] code compiled at run time must parse as "
+                               "Python to be checked")
+        if problems:
+            return deny("dynamic code is not allowed: code compiled at run time is held to "
+                        "the rules of user code (" + problems[0].message + ")")
         return None
 
     def on_addaudithook(event, args, caller):
@@ -586,8 +670,31 @@ def _audit_factory(*, read_roots, rules, resolved, user_ns, self_pid, proxied, a
     return audit_hook, getaddrinfo
 
 
-def _build_audit_hook(*, read_roots, allow_hosts, user_ns, proxied):
-    """(audit hook, getaddrinfo wrapper) for this process. See `_audit_factory`."""
+def _code_sources(source_loaders: tuple = ()) -> types.MappingProxyType:
+    """Module globals that identify who is compiling (a frame's f_globals, which no code can
+    choose without already running in that module): `ast` only parses, the import system
+    compiles and unmarshals library files, dataclasses and namedtuple fill templates, and the
+    runner compiles the agent's source (statically checked, run with the user builtins)."""
+    import collections
+    import dataclasses
+
+    def module_globals(*names):
+        return tuple(sys.modules[n].__dict__ for n in names if n in sys.modules)
+
+    return types.MappingProxyType({
+        "parse_only": (ast.__dict__,),
+        "importers": module_globals("_frozen_importlib", "_frozen_importlib_external",
+                                    "importlib._bootstrap", "importlib._bootstrap_external",
+                                    "zipimport"),
+        "generators": (dataclasses.__dict__, collections.__dict__),
+        "user_loader": module_globals("platform_runtime.runner") + source_loaders,
+        "user_filename": _USER,
+    })
+
+
+def _build_audit_hook(*, read_roots, allow_hosts, user_ns, proxied, source_loaders=()):
+    """(audit hook, getaddrinfo wrapper) for this process. See `_audit_factory`.
+    `source_loaders`: globals of further modules that compile the agent's source (tests)."""
     private = {"__builtins__": dict(builtins.__dict__), "__name__": __name__ + ".<audit>"}
     factory = types.FunctionType(_audit_factory.__code__, private, "_audit_factory")
     hook, getaddrinfo = factory(
@@ -595,7 +702,8 @@ def _build_audit_hook(*, read_roots, allow_hosts, user_ns, proxied):
         rules=host_rules(allow_hosts), resolved=set(), user_ns=user_ns, self_pid=os.getpid(),
         proxied=proxied, always_denied=types.MappingProxyType(dict(_ALWAYS_DENIED)),
         frame_names=policy.FRAME_ATTRIBUTES, frame_depth=FRAME_READ_DEPTH,
-        real_getaddrinfo=socket.getaddrinfo)
+        real_getaddrinfo=socket.getaddrinfo, judge_code=checker.check_dynamic_code,
+        parse=ast.parse, code_sources=_code_sources(tuple(source_loaders)))
     # The registered function keeps its decider in a default argument and runs with empty
     # globals: a traceback frame of a denial leads nowhere.
     hook = types.FunctionType(hook.__code__, {"__builtins__": {}}, "audit_hook", hook.__defaults__)
@@ -732,11 +840,11 @@ def user_builtins() -> dict:
 # library patches
 # --------------------------------------------------------------------------------------
 
-def _patch_libraries() -> None:
-    from . import checker
-
+def _patch_libraries(user_globals: dict) -> None:
     def check_annotation(text) -> None:
         if isinstance(text, str):
+            # The characters eval() will compile, not what a str subclass's strip() answers.
+            text = plain_name(text)
             problems = checker.check_expression(text)
             if problems:
                 raise TypeError(f"[sandbox:annotations] annotation {text!r} is not allowed: "
@@ -771,6 +879,11 @@ def _patch_libraries() -> None:
 
     _patch_format_fields()
     _patch_update_wrapper()
+    _patch_eval_globals()
+    _patch_dataclasses()
+    _patch_logging_styles()
+    _patch_logging_config()
+    _patch_global_enum(user_globals)
 
 
 def _library_denial(what: str) -> AttributeError:
@@ -825,6 +938,159 @@ def _patch_update_wrapper() -> None:
 
     update_wrapper.__doc__ = real.__doc__
     functools.update_wrapper = update_wrapper
+
+
+# Modules whose code calls eval() with a globals dict that can come from the object being
+# inspected (get_type_hints and get_annotations read `obj.__globals__`, which __getattr__
+# answers).
+_EVAL_WITH_FOREIGN_GLOBALS = ("typing", "inspect", "typing_extensions",
+                              "pydantic._internal._namespace_utils")
+
+
+def _patch_eval_globals() -> None:
+    """eval(code, globals) stores the caller's builtins into a globals dict that has none, and
+    the caller here is library code, so those are the real builtins: a dict handed to
+    get_type_hints by an object's `__globals__` came back holding eval, open and __import__.
+    These modules' own `eval` name is shadowed by one that evaluates with a copy of such a
+    dict, so nothing is ever added to a dict user code holds."""
+    def shadow_for(real, module_globals: dict):
+        def evaluate(source, globals=None, locals=None):
+            if globals is None:
+                globals = module_globals  # what eval() would use in that module's frame
+            if isinstance(globals, dict) and not dict.__contains__(globals, "__builtins__"):
+                own = dict.copy(globals)
+                locals = own if locals is globals else locals
+                globals = own
+            if locals is None:
+                return real(source, globals)
+            return real(source, globals, locals)
+
+        return evaluate
+
+    for name in _EVAL_WITH_FOREIGN_GLOBALS:
+        module = sys.modules.get(name)
+        if module is not None:
+            module.__dict__["eval"] = shadow_for(builtins.eval, module.__dict__)
+    # six.exec_ is the real exec under a name of its own: called through a library function
+    # (singledispatch's wrapper) its caller is library code, and exec(text, {}) handed the
+    # real builtins back in the dict. The name is refused to user code as well (policy).
+    for name in ("six", "botocore.vendored.six"):
+        module = sys.modules.get(name)
+        if module is not None and getattr(module, "exec_", None) is builtins.exec:
+            module.__dict__["exec_"] = shadow_for(builtins.exec, module.__dict__)
+
+
+def _patch_dataclasses() -> None:
+    """dataclasses pastes field names into the source of __init__, __repr__ and __setattr__
+    (with f-strings and repr()), and the audit hook lets those templates compile. A field name
+    is therefore made an exact str and must be an identifier: a str subclass passing
+    make_dataclass's isidentifier() check while its repr() was code got that code compiled."""
+    import dataclasses
+    import keyword
+
+    real_get_field = getattr(dataclasses, "_get_field", None)
+    if real_get_field is None:
+        return
+
+    def _get_field(cls, a_name, *args, **kwargs):
+        try:
+            name = plain_name(a_name)
+        except TypeError:
+            name = None
+        if name is None or not name.isidentifier() or keyword.iskeyword(name):
+            raise TypeError(f"[sandbox:library] dataclass field names must be identifiers, "
+                            f"not {str.__repr__(name) if name is not None else 'a non-string'}")
+        return real_get_field(cls, name, *args, **kwargs)
+
+    dataclasses._get_field = _get_field
+
+
+def _format_template_denial(template: str) -> str | None:
+    """The first attribute a format template would read that user code may not, or None.
+    Fields nested in format specs are followed too."""
+    import _string
+
+    for _literal, field, spec, _conversion in _string.formatter_parser(template):
+        if field is not None:
+            _first, rest = _string.formatter_field_name_split(field)
+            for is_attribute, name in rest:
+                if is_attribute and not policy.attribute_allowed(name):
+                    return name
+        if spec:
+            inner = _format_template_denial(spec)
+            if inner is not None:
+                return inner
+    return None
+
+
+def _patch_logging_styles() -> None:
+    """logging's '{' style formats every record with `fmt.format(**record.__dict__)`, from
+    library code: basicConfig(format="{msg.__globals__}", style="{") read attributes by a
+    name the checker never saw. The template is checked (and kept as an exact str copy) when
+    the style is made."""
+    logging_mod = sys.modules.get("logging")
+    style = getattr(logging_mod, "StrFormatStyle", None)
+    if style is None:
+        return
+    real_init = style.__init__
+
+    def __init__(self, fmt, *args, **kwargs):
+        real_init(self, fmt, *args, **kwargs)
+        template = plain_name(self._fmt)
+        denied = _format_template_denial(template)
+        if denied is not None:
+            raise _library_denial(f"format field attribute '{denied}' in a logging format")
+        self._fmt = template
+
+    style.__init__ = __init__
+
+
+def _patch_logging_config() -> None:
+    """logging.config (loaded by Strands' dependencies, reachable as `boto3.logging.config`)
+    imports modules and reads attributes named in a configuration: dictConfig with
+    {"()": "types.SimpleNamespace", "m": "ext://os"} handed back the real os module, imported by
+    library code where the import guard trusts the caller. Configuring logging from names is
+    nothing an agent needs: the resolvers refuse once the sandbox is up."""
+    config = sys.modules.get("logging.config")
+    if config is None:
+        return  # not loaded: nothing can reach it (user code cannot import logging)
+
+    def refuse(*_args, **_kwargs):
+        raise _library_denial("logging configuration that names modules or objects")
+
+    config.BaseConfigurator.resolve = refuse
+    config.BaseConfigurator.importer = staticmethod(refuse)
+    config._resolve = refuse
+
+
+def _patch_global_enum(user_globals: dict) -> None:
+    """enum.global_enum(cls) copies the members into sys.modules[cls.__module__].__dict__, and
+    the functional API lets the caller name that module: Enum("R", {"attribute_allowed": 1},
+    module="platform_runtime.policy", type=Callable) replaced the sandbox's own checks. Here it
+    may only write into the agent's module (the standard library decorates its own enums at
+    import, before the sandbox)."""
+    import enum
+
+    real = getattr(enum, "global_enum", None)
+    if real is None:
+        return
+
+    def global_enum(cls, update_str=False):
+        # The module the real function will index by is the class's own __module__ only when
+        # no metaclass can answer the lookup differently (its own __getattribute__, or a
+        # descriptor named __module__): anything else is refused before reading it.
+        meta = type(cls)
+        plain_lookup = (
+            isinstance(cls, type) and meta.__getattribute__ is type.__getattribute__
+            and all(isinstance(k.__dict__.get("__module__", ""), str)
+                    for k in meta.__mro__ if k is not type))
+        declared = type.__dict__["__module__"].__get__(cls, meta) if plain_lookup else None
+        module = sys.modules.get(plain_name(declared)) if isinstance(declared, str) else None
+        if module is None or module.__dict__ is not user_globals:
+            raise _library_denial("enum.global_enum outside the agent's own module")
+        return real(cls, update_str)
+
+    enum.global_enum = global_enum
 
 
 # --------------------------------------------------------------------------------------
@@ -886,7 +1152,7 @@ def install(*, memory_mb: int, timeout_ms: int, read_roots: list[str],
         raise SandboxError(f"seccomp is required but unavailable: {detail}")
     for name in [m for m in sys.modules if m == "ctypes" or m.startswith("ctypes.")]:
         del sys.modules[name]
-    _patch_libraries()
+    _patch_libraries(user_globals)
     hook, getaddrinfo = _build_audit_hook(
         read_roots=read_roots, allow_hosts=list(allow_hosts) + ([proxy] if proxy else []),
         user_ns=user_globals, proxied=proxy is not None)

@@ -192,8 +192,9 @@ CORPUS = [
                    "import typing\n\n\ndef f(x: \"__import__('os').system('true')\"):\n    pass")),
     dict(id="forward-ref", ref="typing.ForwardRef", expect="static",
          source=_h('typing.ForwardRef("1")', "import typing")),
-    dict(id="singledispatch-forward-ref", reason="annotation", ref="dynamic ForwardRef evaluated by functools.singledispatch",
-         expect="runtime", stage="annotation check",
+    # Stopped when typing compiles the text (the audit hook judges it), before evaluating it.
+    dict(id="singledispatch-forward-ref", reason="dynamic code", ref="dynamic ForwardRef evaluated by functools.singledispatch",
+         expect="runtime", stage="audit hook",
          source=_h('''
              code = "().__cl" + "ass__.__base__.__subclasses__()"
 
@@ -348,6 +349,140 @@ CORPUS = [
          expect="static",
          source=_h('typing.sys.modules["http.client"].HTTPConnection.endheaders.__closure__',
                    "import typing")),
+    # --- code that libraries compile or evaluate (issue 30) ----------------------------------
+    # Each of these passed the checker and escaped before the audit hook judged the text the
+    # compiler actually reads and the library patches below existed.
+    dict(id="singledispatch-lying-annotation", reason="dynamic code",
+         ref="issue 30: singledispatch.register -> get_type_hints of a __getattr__ object whose "
+             "annotation is a str subclass answering strip() with 'int'",
+         expect="runtime", stage="audit hook",
+         source=_h('''
+             class Lie(str):
+                 def strip(self, *args):
+                     return "int"
+
+             class Obj:
+                 def __getattr__(self, name):
+                     if name == "__annotations__":
+                         return {"x": Lie('__import__("os").__class__')}
+                     raise AttributeError(name)
+
+             dispatch = functools.singledispatch(len)
+             dispatch.register(Obj())
+             if not isinstance(dispatch.dispatch(type(json)), Obj):
+                 return {"statusCode": 200, "body": "not registered"}''', "import functools\nimport json")),
+    dict(id="type-hints-globals-builtins",
+         ref="eval() puts the caller's (real) builtins into a globals dict without them: "
+             "get_type_hints takes that dict from a __getattr__ '__globals__'",
+         expect="runtime", stage="contained ('no builtins')",
+         source=_h('''
+             g = {}
+
+             class Obj:
+                 def __getattr__(self, name):
+                     if name == "__annotations__":
+                         return {"x": "int"}
+                     if name == "__globals__":
+                         return g
+                     raise AttributeError(name)
+
+             functools.singledispatch(len).register(Obj())
+             if "__builtins__" not in g:
+                 return {"statusCode": 200, "body": "no builtins"}
+             g["__builtins__"]["__import__"]("os").getpid()''', "import functools")),
+    dict(id="dataclass-field-name-repr",
+         ref="make_dataclass: a str subclass field name passing isidentifier() whose repr() is code "
+             "pasted into the frozen __setattr__ source",
+         expect="runtime", stage="contained ('nothing leaked')",
+         source=_h('''
+             class Name(str):
+                 def isidentifier(self):
+                     return True
+
+                 def __repr__(self):
+                     return "'a' if self.leak(__import__('os')) else 'b'"
+
+             X = dataclasses.make_dataclass("X", [Name("a")], frozen=True)
+             got = []
+
+             class Y(X):
+                 def leak(self, module):
+                     got.append(module)
+                     return False
+
+             y = Y(1)
+             try:
+                 y.other = 1
+             except dataclasses.FrozenInstanceError:
+                 pass
+             if not got:
+                 return {"statusCode": 200, "body": "nothing leaked"}
+             got[0].getpid()''', "import dataclasses")),
+    dict(id="logging-brace-style-fields", reason="format field attribute",
+         ref="logging's '{' style formats user templates with str.format from library code: "
+             "basicConfig(style='{') reads attributes named in the template",
+         expect="runtime", stage="library patch", needs="boto3",
+         source=_h('''
+             seen = []
+
+             class Sink:
+                 def write(self, text):
+                     seen.append(text)
+
+                 def flush(self):
+                     pass
+
+             boto3.logging.basicConfig(format="{msg.__globals__[__name__]}", style="{",
+                                       stream=Sink(), force=True)
+             boto3.logging.getLogger("probe").warning(json.dumps)
+             if "json" not in "".join(seen):
+                 return {"statusCode": 200, "body": "nothing read: " + "".join(seen)[:100]}''',
+                   "import boto3\nimport json")),
+    dict(id="enum-global-enum-policy", reason="global_enum",
+         ref="enum.global_enum(cls) writes the members into sys.modules[cls.__module__], a module "
+             "the functional API lets the caller name: replace the sandbox policy's checks",
+         expect="static", stage="library patch",
+         source=_h('''
+             class Yes:
+                 def __call__(self, *args):
+                     return True
+
+             Rules = re.enum.Enum("Rules", {"attribute_allowed": 1},
+                                  module="platform_runtime.policy", type=Yes)
+             re.enum.global_enum(Rules)
+             seen = {}
+
+             class Catcher:
+                 def __setattr__(self, name, value):
+                     seen[name] = value
+
+             copy = functools.partial(functools.update_wrapper, assigned=("__globals__",), updated=())
+             copy(Catcher(), json.dumps)
+             seen["__globals__"]["__builtins__"]["__import__"]("os").getpid()''',
+                   "import functools\nimport json\nimport re")),
+    dict(id="logging-dictconfig-ext", reason="logging configuration",
+         ref="logging.config.dictConfig resolves 'ext://os' and '()' factories by name from "
+             "library code (loaded by Strands' dependencies)",
+         expect="runtime", stage="library patch", needs="boto3",
+         source=_h('''
+             boto3.logging.config.dictConfig({
+                 "version": 1,
+                 "disable_existing_loggers": False,
+                 "filters": {"f": {"()": "types.SimpleNamespace", "m": "ext://os"}},
+                 "loggers": {"corpus.probe": {"filters": ["f"]}},
+             })
+             boto3.logging.getLogger("corpus.probe").filters[0].m.getpid()''', "import boto3")),
+    dict(id="six-exec-through-singledispatch", reason="'exec_'",
+         ref="botocore.vendored.six.exec_ is the real exec; called through singledispatch's "
+             "wrapper its caller is library code, and exec puts that frame's (real) builtins "
+             "into the globals dict it is given",
+         expect="static", stage="guarded builtins", needs="boto3",
+         source=_h('''
+             g = {}
+             run = functools.singledispatch(getattr(botocore.vendored.six, "exec_"))
+             run("x = 1", g)
+             g["__builtins__"]["__import__"]("os").getpid()''',
+                   "import functools\nimport botocore.vendored.six")),
     # --- processes ---------------------------------------------------------------------------
     dict(id="os-fork", reason="forking", ref="os.fork via sys.modules", expect="static", stage="audit hook",
          source=_h('typing.sys.modules["os"].fork()', "import typing")),

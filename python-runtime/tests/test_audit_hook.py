@@ -13,14 +13,18 @@ from textwrap import dedent
 
 from .support import RUNTIME_DIR
 
-PRELUDE = dedent('''
+HEAD = dedent('''
     import builtins, json, os, pathlib, sys, sysconfig, types
     from platform_runtime import sandbox
 
+    READ_ROOTS = [sysconfig.get_paths()["stdlib"]]
+''')
+
+PRELUDE = dedent('''
     USER_NS = {"__name__": "user"}
     hook, _getaddrinfo = sandbox._build_audit_hook(
-        read_roots=[sysconfig.get_paths()["stdlib"]], allow_hosts=[], user_ns=USER_NS,
-        proxied=False)
+        read_roots=READ_ROOTS, allow_hosts=[], user_ns=USER_NS,
+        proxied=False, source_loaders=(globals(),))
     sys.addaudithook(hook)
     results = {}
 
@@ -46,8 +50,9 @@ PRELUDE = dedent('''
 ''')
 
 
-def run_scenario(body: str) -> dict:
-    script = PRELUDE + dedent(body) + "\nprint(json.dumps(results))\n"
+def run_scenario(body: str, before: str = "") -> dict:
+    """Runs `body` with the hook installed; `before` runs first, without it."""
+    script = HEAD + dedent(before) + PRELUDE + dedent(body) + "\nprint(json.dumps(results))\n"
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=60, cwd=RUNTIME_DIR, env=dict(os.environ, PYTHONPATH=RUNTIME_DIR))
     if proc.returncode != 0:
@@ -188,6 +193,60 @@ class AuditHookStateTest(unittest.TestCase):
                 traceback.format_exception(USER_NS["failure"]))
             ''')
         self.assertEqual(results, {"generatorFrame": True, "walkTb": True, "libraryFormat": True})
+
+    def test_code_compiled_at_run_time_is_judged_by_its_text(self) -> None:
+        results = run_scenario('''
+            import ast
+            import dataclasses
+            import marshal
+            import typing
+            from collections import namedtuple
+
+            class Lie(str):
+                def strip(self, *args):
+                    return "int"
+
+            # Library code compiling text it was handed: the characters the compiler reads
+            # are judged, whatever the object says about itself.
+            results["lyingForwardRef"] = denied(lambda: typing.ForwardRef(Lie("__import__('os')")))
+            results["plainForwardRef"] = denied(lambda: typing.ForwardRef("typing.List[int]"))
+            results["nameOfALibraryGlobal"] = denied(lambda: typing.ForwardRef("sys"))
+            results["importInText"] = denied(lambda: exec("import threading", {}))
+            results["syntaxTree"] = denied(lambda: compile(ast.parse("1"), "x", "eval"))
+            results["unparsable"] = denied(lambda: typing.ForwardRef("1 +"))
+            results["marshal"] = denied(lambda: marshal.loads(marshal.dumps(1)))
+            # What libraries legitimately generate keeps compiling.
+            Point = namedtuple("Point", "x y")
+            Made = dataclasses.make_dataclass("Made", [("a", int)], frozen=True)
+            results["templates"] = Point(1, 2).y + Made(3).a
+            results["parse"] = type(ast.parse("__import__('os')")).__name__
+            ''')
+        self.assertEqual(results["lyingForwardRef"], True)
+        self.assertEqual(results["nameOfALibraryGlobal"], True)
+        self.assertEqual(results["importInText"], True)
+        self.assertEqual(results["syntaxTree"], True)
+        self.assertEqual(results["marshal"], True)
+        self.assertIn("SyntaxError", results["unparsable"])
+        self.assertIs(results["plainForwardRef"], False)
+        self.assertEqual(results["templates"], 5)
+        self.assertEqual(results["parse"], "Module")
+
+    def test_lazily_imported_library_source_still_compiles(self) -> None:
+        # No cached bytecode (a fresh directory on the read roots): the import system compiles
+        # the file's text, which is allowed because it is exactly the file's bytes.
+        results = run_scenario('''
+            results["imported"] = __import__("corpus_lazy_module").VALUE
+            ''', before='''
+            import os, sys, tempfile
+            lazy = tempfile.mkdtemp(prefix="lazy-")
+            with open(os.path.join(lazy, "corpus_lazy_module.py"), "w") as fh:
+                # An import and a private name: text the rules of user code would refuse.
+                fh.write("import os as _os\\nVALUE = len(_os.sep) + 5\\n")
+            sys.path.insert(0, lazy)
+            sys.dont_write_bytecode = True
+            READ_ROOTS.append(lazy)
+            ''')
+        self.assertEqual(results["imported"], 6)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,9 @@ class EscapeCorpusTest(unittest.TestCase):
     def setUpClass(cls) -> None:
         # Static check off: runtime entries pass the checker anyway (asserted below), and the
         # static entries with a `stage` are run to show the sandbox stops them on its own.
-        cls.server = RuntimeServer("--no-static-check")
+        # logging.config is preloaded as Strands' dependencies load it in a real runtime, so
+        # that the entries using it find it here too.
+        cls.server = RuntimeServer("--no-static-check", "--preload", "logging.config")
         cls.scratch_dir = tempfile.mkdtemp(prefix="corpus-")
         cls.runtime_probe = os.path.join(RUNTIME_DIR, "platform_runtime", "corpus_probe_must_not_exist.py")
         _status, health, _ = cls.server.request_json("GET", "/health")
