@@ -1,5 +1,8 @@
 import * as z from 'zod';
 import { serviceNameSchema } from '../keys/key.schema.ts';
+import { actionIdSchema, RESERVED_EVENT_FIELD } from './action-fields.ts';
+
+export { actionIdSchema, RESERVED_EVENT_FIELD };
 
 /** SPEC part 2 (Action) and part 8 (action defaults). */
 export const ACTION_DEFAULTS = { memoryMb: 128, timeoutSec: 30, runtime: 'python3.12', visibility: 'private', status: 'development' } as const;
@@ -8,11 +11,6 @@ export const ACTION_MEMORY_MB = [128, 256, 512, 1024] as const;
 export const MAX_ACTION_TIMEOUT_SEC = 300;
 /** Largest action source accepted (the spec leaves it open): keeps items well under DynamoDB's 400 KB. */
 export const MAX_SOURCE_BYTES = 256 * 1024;
-/** `event.keys` is filled by the platform with the owner's keys; no parameter may take its name. */
-export const RESERVED_EVENT_FIELD = 'keys';
-
-export const actionIdSchema = z.string().regex(/^act-[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'must be "act-" followed by 1 to 64 letters, digits, "-" or "_"');
-
 const sourceCodeSchema = z
   .string()
   .min(1, 'must not be empty')

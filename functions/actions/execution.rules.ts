@@ -15,7 +15,8 @@ import {
   type PlatformError,
 } from '../core/errors.ts';
 import type { RuntimeEvent } from '../runtimes/compute.ts';
-import { RESERVED_EVENT_FIELD, type ActionParameter } from './action.schema.ts';
+import { RESERVED_EVENT_FIELD } from './action-fields.ts';
+import type { ActionParameter } from './action.schema.ts';
 
 /** SPEC part 8: a run through the router (`/action/{actionId}`) is cut at 120 seconds with 504. */
 export const GATEWAY_TIMEOUT_SEC = 120;

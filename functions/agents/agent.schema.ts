@@ -1,5 +1,7 @@
 import * as z from 'zod';
 
+export { agentIdParams, browserChatQuery, chatBody } from './chat.schema.ts';
+
 export const AGENT_DEFAULTS = { memoryMb: 1024, timeoutSec: 300, runtime: 'python3.12' } as const;
 /**
  * Longest agent run: the streaming chat route stops at 895 s (Lambda's limit is 900), and a run
@@ -64,7 +66,6 @@ export const updateAgentBody = z.object({
 });
 
 export const agentIdBody = z.object({ agentId: z.uuid({ error: 'must be an agent id (UUID)' }) });
-export const agentIdParams = z.object({ agentId: z.uuid({ error: 'must be an agent id (UUID)' }) });
 export const slugParams = z.object({ owner: z.string().min(1).max(64), slug: agentNameSchema });
 
 export const listAgentsQuery = z.object({
@@ -103,20 +104,6 @@ export interface AgentRecord {
   readonly createdAt: number;
   readonly updatedAt: number;
 }
-
-export const chatBody = z.object({
-  prompt: z.string().min(1, 'must not be empty').max(100_000, 'must be at most 100000 characters'),
-  conversationId: z.uuid({ error: 'must be a conversation id (UUID)' }).optional(),
-});
-
-/** Browser chat: `sessionId` and `conversationId` name the same thing. */
-export const browserChatQuery = z
-  .object({
-    prompt: z.string().min(1, 'must not be empty').max(100_000),
-    sessionId: z.uuid({ error: 'must be a conversation id (UUID)' }).optional(),
-    conversationId: z.uuid({ error: 'must be a conversation id (UUID)' }).optional(),
-  })
-  .transform((q) => ({ prompt: q.prompt, conversationId: q.conversationId ?? q.sessionId }));
 
 export const conversationParams = z.object({
   agentId: z.uuid({ error: 'must be an agent id (UUID)' }),

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
-import { actionIdSchema } from '../actions/action.schema.ts';
+import { actionIdSchema } from '../actions/action-fields.ts';
 import { listActions } from '../actions/action.service.ts';
 import { eventFromBody } from '../actions/execution.rules.ts';
 import { runAction, type ExecutionPorts } from '../actions/execution.service.ts';
@@ -97,9 +97,13 @@ function isBuiltIn(name: string): name is BuiltInName {
   return Object.hasOwn(BUILT_IN, name);
 }
 
-/** The JSON Schema of a tool's arguments as clients send them (defaults may be left out). */
+/**
+ * The JSON Schema of a tool's arguments as clients send them (defaults may be left out). The
+ * schema's own method rather than `z.toJSONSchema`, which is the same conversion but brings the
+ * converters of every zod type into the function's bundle, used or not.
+ */
 function inputSchemaOf(schema: z.ZodType): ToolDescription['inputSchema'] {
-  const { $schema: _ignored, ...json } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _ignored, ...json } = schema.toJSONSchema({ io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
   return { ...json, type: 'object' };
 }
 

@@ -16,8 +16,14 @@ import { PlatformStack } from '../../lib/cloud/platform-stack.ts';
 export const KB = 1024;
 export const MB = 1024 * KB;
 
-/** Each platform function's bundle must stay under this (issue 11: 555 KB before). */
-export const FUNCTION_BUNDLE_BUDGET_BYTES = 200 * KB;
+/**
+ * Each platform function's bundle must stay under this (issue 11: 555 KB before; 200 KB until
+ * 2026-11-28). Raised by 10 KB when issue 29 put real features on the chat path (stored tool
+ * context, the model-host grammar every function checks at start, the stream scrubber): the budget
+ * is a tripwire for an import that pulls a whole package (tens or hundreds of KB), and 10 KB of the
+ * platform's own code costs about a millisecond of cold start.
+ */
+export const FUNCTION_BUNDLE_BUDGET_BYTES = 210 * KB;
 /**
  * The API reference's function, the one exception: it holds every handler module by design (their
  * schemas make the OpenAPI document; docs/ARCHITECTURE.md, The API reference), loaded on its first
@@ -28,9 +34,20 @@ export const FUNCTION_BUNDLE_BUDGET_BYTES = 200 * KB;
 export const REFERENCE_FUNCTION = 'Functions/Area-reference';
 export const REFERENCE_BUNDLE_BUDGET_BYTES = 480 * KB;
 
+/**
+ * The platform MCP server's function (functions/platform-tools), the second exception: by design it
+ * composes five areas' services (knowledge search, action execution with the runtime adapter,
+ * skills, the hosted MCP endpoint), each the same code as the direct route so billing and records
+ * match; its own code is about 30 KB on top of the shared core (measured 2026-11-28). The MCP SDK it
+ * speaks with is not in the bundle: it comes from the MCP modules layer.
+ */
+export const PLATFORM_TOOLS_FUNCTION = 'Functions/Area-platform-tools';
+export const PLATFORM_TOOLS_BUNDLE_BUDGET_BYTES = 240 * KB;
+
 /** The budget of one function's bundle, by its construct path. */
 export function bundleBudgetOf(name: string): number {
-  return name === REFERENCE_FUNCTION ? REFERENCE_BUNDLE_BUDGET_BYTES : FUNCTION_BUNDLE_BUDGET_BYTES;
+  if (name === REFERENCE_FUNCTION) return REFERENCE_BUNDLE_BUDGET_BYTES;
+  return name === PLATFORM_TOOLS_FUNCTION ? PLATFORM_TOOLS_BUNDLE_BUDGET_BYTES : FUNCTION_BUNDLE_BUDGET_BYTES;
 }
 
 /** The MCP modules layer, every file of it, must stay under this (issue 11: 21 MB before). */

@@ -1,5 +1,5 @@
 import { defineStreamRoute } from '../../core/http/route.ts';
-import { agentIdParams, chatBody } from '../agent.schema.ts';
+import { agentIdParams, chatBody } from '../chat.schema.ts';
 import { openChat, readChat } from '../chat.service.ts';
 import { chatStreamFormatOf, streamChat } from '../chat.stream.ts';
 

@@ -1,6 +1,6 @@
 import type { PlatformError } from '../../core/errors.ts';
 import { defineRoute, Reply } from '../../core/http/route.ts';
-import { agentIdParams, chatBody } from '../agent.schema.ts';
+import { agentIdParams, chatBody } from '../chat.schema.ts';
 import { openChat, readChat, type ChatMetrics } from '../chat.service.ts';
 
 /** Buffered chat: the whole reply in envelope A; a failed run answers with its error code. */
