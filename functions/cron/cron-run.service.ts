@@ -63,7 +63,7 @@ export async function runJob(job: CronRecord, lineage: Lineage, request: Record<
   const at = ports.clock.now();
   const updated = await ports.cronJobs.recordOutcome(job.cronId, outcome.ok ? { ok: true } : { ok: false, error: outcome.error }, at);
   if (updated !== null && !outcome.ok && updated.consecutiveFailures >= MAX_CONSECUTIVE_FAILURES && (await ports.cronJobs.markError(job.cronId))) {
-    await ports.schedules.put(scheduleOf({ ...updated, status: 'error' }));
+    await ports.schedules.put(scheduleOf({ ...updated, status: 'error' }, new Date(at)));
     ports.log.warn('cron job moved to error after consecutive failures', { cronId: job.cronId, failures: updated.consecutiveFailures });
   }
   const result: CronRunResult = outcome.ok

@@ -7,6 +7,8 @@ export const MAX_CRON_JOBS_PER_OWNER = 20;
 export const MAX_CONSECUTIVE_FAILURES = 3;
 
 export type CronStatus = 'active' | 'paused' | 'error';
+/** What an owner sees: the stored status, or `ended` for an `active` job that fires no more (presentCron). */
+export type PresentedCronStatus = CronStatus | 'ended';
 
 /** A cron job as stored (SPEC part 2, "Cron job"); times are epoch ms, shown as ISO. */
 export interface CronRecord {
@@ -72,8 +74,11 @@ export const listCronsQuery = z.object({
   cursor: z.string().max(2048).optional(),
 });
 
-/** The expression's next fire time after `after`, or a 400 naming the expression. */
-export function nextFireTime(expression: string, timezone: string, after: Date): Date {
+/**
+ * The expression's next fire time after `after`, or null when it fires no more (a cron whose year
+ * range has ended); a ScheduleExpressionError for an expression EventBridge Scheduler would refuse.
+ */
+export function nextFireTime(expression: string, timezone: string, after: Date): Date | null {
   try {
     return parseScheduleExpression(expression, timezone).next(after);
   } catch (error) {
@@ -82,8 +87,30 @@ export function nextFireTime(expression: string, timezone: string, after: Date):
   }
 }
 
-/** How a job appears to its owner: every field of SPEC part 2 plus `nextRunAt` (null when it does not run). */
+/**
+ * A stored job's next run by its expression (whatever its status), null when it has none. Never
+ * throws: a stored expression the parser now refuses (a parser stricter than the one that accepted
+ * it) must not make the owner's list answer 500; the local scheduler leaves it disarmed, so it
+ * reads as no next run.
+ */
+export function nextRunOf(job: CronRecord, now: Date): Date | null {
+  try {
+    return nextFireTime(job.schedule, job.scheduleTimezone, now);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * How a job appears to its owner: every field of SPEC part 2 plus `nextRunAt` (null when it does
+ * not run). An `active` job whose schedule fires no more (its year range has passed) shows as
+ * `ended`, as EventBridge Scheduler keeps such a schedule with no next invocation: derived at each
+ * read rather than stored, so both wirings show it the moment it is true without anything watching
+ * for it, and a new schedule makes the job `active` again.
+ */
 export function presentCron(job: CronRecord, now: Date) {
+  const nextRun = job.status === 'active' ? nextRunOf(job, now) : null;
+  const status: PresentedCronStatus = job.status === 'active' && nextRun === null ? 'ended' : job.status;
   return {
     cronId: job.cronId,
     name: job.name,
@@ -92,12 +119,12 @@ export function presentCron(job: CronRecord, now: Date) {
     schedule: job.schedule,
     scheduleTimezone: job.scheduleTimezone,
     inputMessage: job.inputMessage,
-    status: job.status,
+    status,
     consecutiveFailures: job.consecutiveFailures,
     lastRunAt: iso(job.lastRunAt),
     lastRunStatus: job.lastRunStatus,
     lastRunError: job.lastRunError,
-    nextRunAt: job.status === 'active' ? nextFireTime(job.schedule, job.scheduleTimezone, now).toISOString() : null,
+    nextRunAt: nextRun?.toISOString() ?? null,
     createdAt: new Date(job.createdAt).toISOString(),
     updatedAt: new Date(job.updatedAt).toISOString(),
   };

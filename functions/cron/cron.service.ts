@@ -6,7 +6,7 @@ import { sortableId } from '../core/ids.ts';
 import type { Schedules } from '../core/tasks/schedules.ts';
 import type { AgentStore } from '../agents/agent.store.ts';
 import { chattableAgent } from '../agents/chattable-agent.ts';
-import { MAX_CRON_JOBS_PER_OWNER, nextFireTime, presentCron, type CronRecord } from './cron.schema.ts';
+import { MAX_CRON_JOBS_PER_OWNER, nextFireTime, nextRunOf, presentCron, type CronRecord } from './cron.schema.ts';
 import type { CronChanges, CronStore } from './cron.store.ts';
 
 export interface CronPorts {
@@ -19,25 +19,39 @@ export interface CronPorts {
 /** The queue entry point every job's schedule sends to (functions/cron/handlers/run-scheduled.queue.ts). */
 export const RUN_QUEUE = 'cron.run-scheduled';
 
-/** The job's schedule as the scheduler keeps it: enabled exactly while the job is `active`. */
-export function scheduleOf(job: CronRecord) {
+/**
+ * The job's schedule as the scheduler keeps it: enabled while the job is `active` and its
+ * expression still has a run after `now`, so neither wiring is ever asked to enable a schedule
+ * that cannot fire (an `ended` job that is resumed).
+ */
+export function scheduleOf(job: CronRecord, now: Date) {
   return {
     id: job.cronId,
     expression: job.schedule,
     timezone: job.scheduleTimezone,
-    enabled: job.status === 'active',
+    enabled: job.status === 'active' && nextRunOf(job, now) !== null,
     queue: RUN_QUEUE,
     input: { cronId: job.cronId },
   };
 }
 
-/** A 400 naming the expression (and the zone) when EventBridge Scheduler would refuse them. */
+/**
+ * A 400 naming the expression (and the zone) when EventBridge Scheduler would refuse them, or when
+ * the expression has no run after now (a year range that has passed): a job made or changed to
+ * never run is a mistake best told at once, as the platform already tells one that never fires at
+ * all. A job whose last run passes later is kept and shows as `ended` (presentCron).
+ */
 function checkSchedule(schedule: string, timezone: string, now: Date): void {
+  let next: Date | null;
   try {
-    nextFireTime(schedule, timezone, now);
+    next = nextFireTime(schedule, timezone, now);
   } catch (error) {
     if (!(error instanceof ScheduleExpressionError)) throw error;
     throw new ValidationError(`Invalid schedule: ${error.message}`, [`schedule: ${error.message}`]);
+  }
+  if (next === null) {
+    const message = `Schedule "${schedule}" has no run after ${now.toISOString()} in ${timezone}: its year range has ended.`;
+    throw new ValidationError(`Invalid schedule: ${message}`, [`schedule: ${message}`]);
   }
 }
 
@@ -79,7 +93,7 @@ export async function createCron(
   if (created === 'limit') throw new ValidationError(`Limit reached: a user may have at most ${MAX_CRON_JOBS_PER_OWNER} cron jobs; delete one first.`);
   if (created === 'taken') throw new ConflictError('A cron job with this id is being created; try again.');
   try {
-    await ports.schedules.put(scheduleOf(job));
+    await ports.schedules.put(scheduleOf(job, new Date(now)));
   } catch (error) {
     // No job without its schedule: a job that never runs would look healthy.
     await ports.cronJobs.delete(job.cronId, job.ownerId);
@@ -119,7 +133,7 @@ export async function updateCron(
   const updated = await ports.cronJobs.update(cronId, changes, job.updatedAt, now);
   if (updated === null) throw new ConflictError(`Cron job ${cronId} was changed by another request; read it and try again.`);
   const rewrite = updated.status !== job.status || updated.schedule !== job.schedule || updated.scheduleTimezone !== job.scheduleTimezone;
-  if (rewrite) await ports.schedules.put(scheduleOf(updated));
+  if (rewrite) await ports.schedules.put(scheduleOf(updated, new Date(now)));
   return presentCron(updated, new Date(now));
 }
 

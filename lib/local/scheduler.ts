@@ -43,12 +43,21 @@ export function startLocalScheduler(options: LocalSchedulerOptions): LocalSchedu
   const arm = (bound: BoundSchedule, timetable: Timetable) => {
     if (closed) return;
     const due = timetable.next(new Date(now()));
+    if (due === null) {
+      options.platform.log.warn('schedule has no run after now; it has ended', { entryPoint: bound.spec.id, expression: bound.spec.expression });
+      return;
+    }
     // setTimeout holds at most about 24.8 days; a later slot is reached in steps.
     const delay = Math.min(due.getTime() - now(), 2 ** 31 - 1);
     const timer = setTimeout(
       () => {
-        if (now() >= due.getTime()) void fire(bound, due);
-        arm(bound, timetable);
+        // Nothing a timer's callback throws may reach the process: it would end the platform.
+        try {
+          if (now() >= due.getTime()) void fire(bound, due);
+          arm(bound, timetable);
+        } catch (error) {
+          options.platform.log.error('schedule failed to fire; it stays disarmed until the platform restarts', { entryPoint: bound.spec.id, error });
+        }
       },
       Math.max(delay, 0),
     );

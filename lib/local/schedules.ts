@@ -16,7 +16,7 @@ export const SCHEDULE_TABLE: TableSpec = { name: 'local-schedules', partitionKey
 export interface LocalSchedules extends Schedules {
   /** Loads every schedule and arms the enabled ones from now (SCHEDULE_TABLE must exist: the stores' layout has it). */
   start(options: { readonly queues: readonly BoundQueue[]; readonly taskQueue: TaskQueue; readonly platform: Ports }): Promise<void>;
-  /** The next due time of schedule `id`, or null when it is disabled or unknown (tests, bench). */
+  /** The next due time of schedule `id`, or null when it is disabled, has ended or is unknown (tests, bench). */
   nextDue(id: string): Date | null;
   /** Stops the timers; schedules stay in the table for the next start. */
   close(): Promise<void>;
@@ -59,6 +59,11 @@ export function createLocalSchedules(): LocalSchedules {
     if (!schedule.enabled || closed) return;
     const { platform } = running();
     const due = timetable.next(after);
+    if (due === null) {
+      // A cron whose year range has passed: Scheduler keeps it with no next invocation; so does this.
+      platform.log.info('local scheduler: schedule has no run after this; it has ended', { schedule: schedule.id, after: after.toISOString() });
+      return;
+    }
     // setTimeout holds at most about 24.8 days; a later due time is reached in steps.
     const delay = Math.min(Math.max(due.getTime() - platform.clock.now(), 0), 2 ** 31 - 1);
     const entry: Armed = { schedule, timetable, due, timer: setTimeout(() => fire(entry), delay) };
@@ -66,7 +71,23 @@ export function createLocalSchedules(): LocalSchedules {
     armed.set(schedule.id, entry);
   };
 
+  /**
+   * A timer's callback: what it throws would end the whole platform (no caller is there to catch
+   * it), so a failure is logged and that schedule left disarmed, while every other one keeps firing.
+   */
   function fire(entry: Armed): void {
+    try {
+      send(entry);
+    } catch (error) {
+      disarm(entry.schedule.id);
+      started?.platform.log.error('local scheduler: a schedule failed to fire; it stays disarmed until it is put again or the platform restarts', {
+        schedule: entry.schedule.id,
+        error,
+      });
+    }
+  }
+
+  function send(entry: Armed): void {
     if (armed.get(entry.schedule.id) !== entry) return;
     const { platform, queues, taskQueue } = running();
     if (platform.clock.now() < entry.due.getTime()) {

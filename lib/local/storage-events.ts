@@ -68,23 +68,23 @@ export function startLocalStorageEvents(options: LocalStorageEventsOptions): Loc
     platform.log.error('storage event given up', { entryPoint: bound.spec.id, bucket: object.bucket, key: object.key, attempts: STORAGE_EVENT_ATTEMPTS });
   };
 
+  // Called from the stores process's message event, where a throw would end the platform: any
+  // failure to read or start the runs is logged instead.
   const unsubscribe = options.subscribe((event) => {
     if (closed) return;
-    let objects: StoredObject[];
     try {
       // s3rver reports keys as written, where S3 URL-encodes them.
-      objects = createdObjectsOf(event, { bucketPrefix: platform.config.BUCKET_PREFIX, keys: 'as-written' });
+      const objects = createdObjectsOf(event, { bucketPrefix: platform.config.BUCKET_PREFIX, keys: 'as-written' });
+      for (const object of objects) {
+        for (const bound of storageEventsFor(options.storageEvents, object)) {
+          const run = dispatch(bound, object)
+            .catch((error: unknown) => platform.log.error('storage event dispatch failed', { entryPoint: bound.spec.id, key: object.key, error }))
+            .finally(() => running.delete(run));
+          running.add(run);
+        }
+      }
     } catch (error) {
       platform.log.error('unreadable blob store event', { error });
-      return;
-    }
-    for (const object of objects) {
-      for (const bound of storageEventsFor(options.storageEvents, object)) {
-        const run = dispatch(bound, object)
-          .catch((error: unknown) => platform.log.error('storage event dispatch failed', { entryPoint: bound.spec.id, key: object.key, error }))
-          .finally(() => running.delete(run));
-        running.add(run);
-      }
     }
   });
 

@@ -97,7 +97,7 @@ export function createLocalTaskQueue(options: LocalTaskQueueOptions = {}): Local
     let next = Number.POSITIVE_INFINITY;
     for (const task of waiting.values()) next = Math.min(next, task.dueAt);
     // setTimeout holds at most about 24.8 days; the clock is checked again when it fires.
-    timer = setTimeout(pump, Math.min(Math.max(next - platform.clock.now(), 0), 2 ** 31 - 1));
+    timer = setTimeout(pumpGuarded, Math.min(Math.max(next - platform.clock.now(), 0), 2 ** 31 - 1));
     timer.unref();
   };
 
@@ -117,11 +117,24 @@ export function createLocalTaskQueue(options: LocalTaskQueueOptions = {}): Local
         })
         .finally(() => {
           running.delete(key);
-          pump();
+          pumpGuarded();
         });
       running.set(key, delivery);
     }
     arm();
+  }
+
+  /**
+   * pump from a timer or a delivery's end, where nothing catches: a throw there would end the
+   * platform (or leave a rejection no one handles), so it is logged and the next enqueue, delivery
+   * end or idle() pumps again.
+   */
+  function pumpGuarded(): void {
+    try {
+      pump();
+    } catch (error) {
+      platform?.log.error('local task queue: pumping the queue failed; it resumes at the next task', { error });
+    }
   }
 
   async function deliver(task: Waiting): Promise<void> {

@@ -95,6 +95,24 @@ describe('cron jobs', () => {
     expect(JSON.stringify(res.body)).toMatch(message);
   });
 
+  it.each(['cron(0 8 1 1 ? 2020)', 'cron(0 8 1 1 ? 2020-2025)'])('refuses %s, whose year range has ended, with a 400 saying so', async (schedule) => {
+    // Prepare: a job to change to it
+    const kept = await createJob(owner, { name: 'kept', agentId: echoId, schedule: 'rate(1 day)' });
+
+    // Act
+    const created = await createJob(owner, { name: 'ended', agentId: echoId, schedule });
+    const changed = await platform.api('PUT', `/cron/${kept.body.data.cronId}`, { token: owner.token, body: { schedule } });
+    const after = await platform.api('GET', `/cron/${kept.body.data.cronId}`, { token: owner.token });
+    await platform.api('DELETE', `/cron/${kept.body.data.cronId}`, { token: owner.token });
+
+    // Assess
+    for (const res of [created, changed]) {
+      expect(res.status).toBe(400);
+      expect(JSON.stringify(res.body)).toMatch(/has no run after .* its year range has ended/);
+    }
+    expect(after.body.data).toMatchObject({ schedule: 'rate(1 day)', status: 'active' });
+  });
+
   it('refuses a time zone that is not IANA, a missing field, and an agent the owner may not chat with', async () => {
     // Prepare: another user's private agent
     const other = await createUser(platform, { alias: 'cron-other', credits: 10 });
@@ -239,6 +257,64 @@ describe('cron jobs', () => {
     expect(trace.status).toBe(200);
     expect(trace.body.data.root).toMatchObject({ requestId, resourceId: cronId });
     expect(trace.body.data.root.children).toEqual([expect.objectContaining({ resourceId: echoId, parentRequestId: requestId })]);
+  });
+
+  it('keeps serving when a job runs the last time of its year range: it shows as ended, also after a restart', { timeout: 150_000 }, async () => {
+    // Prepare: a platform of its own, to restart, whose clock is set back to 50 s into a minute, so
+    // the job's one due time (the next minute) comes in about 10 s, and a restart (at the real
+    // time, later still) starts after it
+    const own = await startTestPlatform();
+    const user = await createUser(own, { alias: 'cron-ending', credits: 100 });
+    const agent = await own.api('POST', '/agent/create', { token: user.token, body: { agentName: 'ending-echo', description: 'e', sourceCode: ECHO } });
+    own.clock.advance(-((own.clock.now() - 50_000 + 60_000) % 60_000));
+    const due = new Date(Math.ceil(own.clock.now() / 60_000) * 60_000);
+    const schedule = `cron(${due.getUTCMinutes()} ${due.getUTCHours()} ${due.getUTCDate()} ${due.getUTCMonth() + 1} ? ${due.getUTCFullYear()})`;
+    const created = await own.api('POST', '/cron', {
+      token: user.token,
+      body: { name: 'once', agentId: agent.body.data.agentId, schedule, inputMessage: 'last' },
+    });
+    const other = await own.api('POST', '/cron', { token: user.token, body: { name: 'daily', agentId: agent.body.data.agentId, schedule: 'rate(1 day)' } });
+    const cronId = created.body.data.cronId as string;
+    let restarted: TestPlatform | undefined;
+    try {
+      // Act: wait for its due time to run, then read it; restart on the same data and read again
+      const ran = await eventually(
+        () => own.api('GET', `/cron/${cronId}`, { token: user.token }),
+        (res) => res.status !== 200 || res.body.data.lastRunStatus !== null,
+        100_000,
+      );
+      const list = await own.api('GET', '/cron', { token: user.token });
+      const health = await own.api('GET', '/health');
+      const armed = own.running.schedules.nextDue(cronId);
+      await own.running.tasks.idle();
+      await own.stop();
+      restarted = await startTestPlatform({ dataDir: own.dataDir });
+      const afterRestart = await restarted.api('GET', `/cron/${cronId}`, { token: user.token });
+      const listAfterRestart = await restarted.api('GET', '/cron', { token: user.token });
+      const armedAfterRestart = restarted.running.schedules.nextDue(cronId);
+      const resumed = await restarted.api('PUT', `/cron/${cronId}`, { token: user.token, body: { schedule: 'rate(1 hour)' } });
+
+      // Assess: it was made active with its one due time, ran it, and then had ended, while the platform kept serving
+      expect(created.body.data).toMatchObject({ status: 'active', nextRunAt: due.toISOString() });
+      expect(ran.status).toBe(200);
+      expect(ran.body.data).toMatchObject({ status: 'ended', nextRunAt: null, lastRunStatus: 'success' });
+      expect(armed).toBeNull();
+      expect(health.status).toBe(200);
+      expect(list.status).toBe(200);
+      const listed = (res: typeof list) => Object.fromEntries(res.body.data.crons.map((c: { cronId: string; status: string }) => [c.cronId, c.status]));
+      expect(listed(list)).toEqual({ [cronId]: 'ended', [other.body.data.cronId]: 'active' });
+      // Assess: after a restart the owner's job and list still answer, the same
+      expect(afterRestart.status).toBe(200);
+      expect(afterRestart.body.data).toMatchObject({ status: 'ended', nextRunAt: null, lastRunAt: ran.body.data.lastRunAt });
+      expect(listAfterRestart.status).toBe(200);
+      expect(listed(listAfterRestart)).toEqual({ [cronId]: 'ended', [other.body.data.cronId]: 'active' });
+      expect(armedAfterRestart).toBeNull();
+      // Assess: a schedule with runs ahead makes it active again
+      expect(resumed.body.data).toMatchObject({ status: 'active', nextRunAt: expect.any(String) });
+      expect(restarted.running.schedules.nextDue(cronId)?.toISOString()).toBe(resumed.body.data.nextRunAt);
+    } finally {
+      await (restarted ?? own).stop({ removeData: true });
+    }
   });
 
   // The one slow test: a real due time of rate(1 minute) on the running platform, then a restart on

@@ -63,6 +63,26 @@ describe('the local scheduler', () => {
     ]);
   });
 
+  it('fires the last slot of a year range, then has ended: says so and throws nothing', async () => {
+    // Prepare: a schedule whose last slot is 10:30 today
+    const lines: string[] = [];
+    const fired: string[] = [];
+    const ending = defineArea({ name: 'ending', entryPoints: [{ kind: 'schedule', handler: 'once', expression: 'cron(30 10 24 11 ? 2026)', timeoutSec: 60 }] });
+    const definition = defineSchedule({ run: async ({ firedAt }) => void fired.push(firedAt.toISOString()) });
+    const scheduler = startLocalScheduler({
+      schedules: [{ spec: ending.entryPoints[0] as BoundSchedule['spec'], definition, area: ending }],
+      platform: fakePlatform(lines),
+    });
+
+    // Act
+    await vi.advanceTimersByTimeAsync(60 * 60_000);
+    await scheduler.close();
+
+    // Assess
+    expect(fired).toEqual(['2026-11-24T10:30:00.000Z']);
+    expect(lines.filter((l) => l.includes('has ended'))).toHaveLength(1);
+  });
+
   it('fires nothing after close', async () => {
     // Prepare
     let runs = 0;

@@ -23,7 +23,11 @@ export interface Timetable {
   readonly expression: string;
   /** The IANA zone cron fields are read in (rates ignore it). */
   readonly timezone: string;
-  next(after: Date): Date;
+  /**
+   * Null when it fires no more after `after`: a cron whose year field has ended, which EventBridge
+   * Scheduler keeps as a schedule with no next invocation. Rates never end.
+   */
+  next(after: Date): Date | null;
 }
 
 /** An expression or time zone EventBridge Scheduler would refuse. */
@@ -32,7 +36,7 @@ export class ScheduleExpressionError extends Error {}
 const RATE_UNITS: Readonly<Record<string, number>> = { minute: 60_000, minutes: 60_000, hour: 3_600_000, hours: 3_600_000, day: 86_400_000, days: 86_400_000 };
 const MONTHS = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'];
 const DAYS = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'];
-/** Cron's search horizon: a valid expression fires within this many years (Feb 29 on a Monday needs 28). */
+/** Cron's search horizon over every year: an expression that fires at all does within this many (Feb 29 on a Monday needs 28). */
 const HORIZON_YEARS = 30;
 /** DST shifts in use (Lord Howe's 30 minutes, everyone else's hour): a wall time repeated this far apart fires once. */
 const DST_SHIFTS_MS = [3_600_000, 1_800_000];
@@ -99,12 +103,18 @@ function cronTimetable(expression: string, timezone: string, parts: string[]): T
   });
   const minutes = new Set(expandField(min, 0, 59));
   const hours = new Set(expandField(hour, 0, 23));
-  const next = (after: Date): Date => {
-    const limit = new Date(after.getTime() + HORIZON_YEARS * 366 * 86_400_000);
+  const years = expandField(year, 1970, 2199);
+  const anyYear = year === '*';
+  // Two days past the last year's end (UTC) is past it in every zone: no run can come after that.
+  const pastLastYear = Date.UTC(Math.max(...years) + 1, 0, 3);
+  const next = (after: Date): Date | null => {
+    // Checked first, so a job whose years have ended costs no calendar search each time it is listed.
+    if (after.getTime() >= pastLastYear) return null;
+    const limit = anyYear ? after.getTime() + HORIZON_YEARS * 366 * 86_400_000 : pastLastYear;
     let t = after;
     for (;;) {
       const candidate = cron.nextRun(t);
-      if (candidate === null || candidate > limit) throw new ScheduleExpressionError(`Schedule "${expression}" never fires within ${HORIZON_YEARS} years.`);
+      if (candidate === null || candidate.getTime() > limit) return null;
       t = candidate;
       const parts = wallParts(wall, candidate);
       // A time croner moved past a spring-forward gap is not one the expression names: AWS skips it.
@@ -114,9 +124,12 @@ function cronTimetable(expression: string, timezone: string, parts: string[]): T
       return candidate;
     }
   };
-  const timetable: Timetable = { expression, timezone, next };
-  next(new Date());
-  return timetable;
+  // Whether it fires at all is a property of the expression, not of today: searched from before its
+  // first year, so an expression refused here is refused at any date, and one whose years have
+  // passed is valid (it has ended; its timetable's next() says so).
+  if (next(new Date(Date.UTC(Math.min(...years), 0, 1) - 2 * 86_400_000)) === null)
+    throw new ScheduleExpressionError(`Schedule "${expression}" never fires: no date matches all of its fields.`);
+  return { expression, timezone, next };
 }
 
 function wallParts(format: Intl.DateTimeFormat, at: Date): { hour: number; minute: number } {

@@ -35,13 +35,14 @@ export function createEventBridgeSchedules(options: EventBridgeSchedulesOptions)
   const request = (schedule: ScheduleDefinitionInput): CreateScheduleCommandInput => {
     const target = options.targets[schedule.queue];
     if (target === undefined) throw new Error(`No schedule target queue for ${schedule.queue} (SCHEDULE_TARGETS).`);
-    const isRate = schedule.expression.trim().startsWith('rate(');
+    // A rate always has a next run; a cron's start is the expression's own.
+    const rateStart = schedule.expression.trim().startsWith('rate(') ? parseScheduleExpression(schedule.expression).next(new Date(options.clock.now())) : null;
     return {
       Name: schedule.id,
       GroupName: options.group,
       ScheduleExpression: schedule.expression,
       ScheduleExpressionTimezone: schedule.timezone,
-      ...(isRate ? { StartDate: parseScheduleExpression(schedule.expression).next(new Date(options.clock.now())) } : {}),
+      ...(rateStart !== null ? { StartDate: rateStart } : {}),
       State: schedule.enabled ? 'ENABLED' : 'DISABLED',
       FlexibleTimeWindow: { Mode: 'OFF' },
       Target: {
