@@ -24,7 +24,10 @@ let s3Sdk: Promise<S3Sdk> | undefined;
  * bucket. (Lambda functions have the SDK outside their bundle either way.) `options`: client
  * settings beyond the wiring's (a client that presigns uploads sets `requestChecksumCalculation`).
  */
-export function createS3Access(config: Pick<Config, 'AWS_REGION' | 'S3_ENDPOINT'>, options: Pick<S3ClientConfig, 'requestChecksumCalculation'> = {}): S3Access {
+export function createS3Access(
+  config: Pick<Config, 'AWS_REGION' | 'S3_ENDPOINT' | 'LOCAL_STORES_ACCESS_KEY_ID' | 'LOCAL_STORES_SECRET_ACCESS_KEY'>,
+  options: Pick<S3ClientConfig, 'requestChecksumCalculation'> = {},
+): S3Access {
   let made: ReturnType<S3Access> | undefined;
   return () =>
     (made ??= (s3Sdk ??= import('@aws-sdk/client-s3')).then((sdk) => ({
@@ -32,10 +35,8 @@ export function createS3Access(config: Pick<Config, 'AWS_REGION' | 'S3_ENDPOINT'
       client: new sdk.S3Client({
         ...options,
         region: config.AWS_REGION,
-        // Locally s3rver: path-style addressing and its fixed credentials.
-        ...(config.S3_ENDPOINT
-          ? { endpoint: config.S3_ENDPOINT, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } }
-          : {}),
+        // Locally s3rver: path-style addressing and the credentials of this start.
+        ...(config.S3_ENDPOINT ? { endpoint: config.S3_ENDPOINT, forcePathStyle: true, credentials: localStoreCredentials(config) } : {}),
       }),
     })));
 }
@@ -76,4 +77,15 @@ export async function readObject(
     if (isMissingObject(error)) return null;
     throw error;
   }
+}
+
+/**
+ * The credentials of the local stand-ins (`DYNAMODB_ENDPOINT`, `S3_ENDPOINT`), which refuse any
+ * request not signed by them; placeholders, which they refuse, when the wiring set none.
+ */
+export function localStoreCredentials(config: Pick<Config, 'LOCAL_STORES_ACCESS_KEY_ID' | 'LOCAL_STORES_SECRET_ACCESS_KEY'>): {
+  accessKeyId: string;
+  secretAccessKey: string;
+} {
+  return { accessKeyId: config.LOCAL_STORES_ACCESS_KEY_ID ?? 'unset', secretAccessKey: config.LOCAL_STORES_SECRET_ACCESS_KEY ?? 'unset' };
 }

@@ -1,17 +1,24 @@
 import type { ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AttributeDefinition, CreateTableInput } from '@aws-sdk/client-dynamodb';
 import type { BucketSpec, TableSpec } from '../manifest/types.ts';
+import type { StoreCredentials } from './stores-auth.ts';
 import type { StoresMessage, StoresRequest } from './stores-process.ts';
 import { forkStoresProcess } from './stores-fork.ts';
 
 export interface LocalStores {
   readonly dynamoEndpoint: string;
   readonly s3Endpoint: string;
+  /**
+   * What every request to either store must be signed with (SigV4), made anew for each start and
+   * known only to the platform's process and the stores' process: the stores' ports refuse
+   * anything else, so other local processes and accounts can neither read nor write them.
+   */
+  readonly credentials: StoreCredentials;
   /**
    * Calls `listener` with s3rver's S3-style notification (`{ Records: [...] }`) of every object
    * written or removed. Returns the unsubscribe.
@@ -37,21 +44,37 @@ export interface StoresLayout {
 const CLOSE_GRACE_MS = 10_000;
 
 const STORES_PROCESS_SOURCE = fileURLToPath(new URL('./stores-process.ts', import.meta.url));
+/** Our modules the stores' process imports, bundled into it. */
+const STORES_PROCESS_MODULES = [STORES_PROCESS_SOURCE, fileURLToPath(new URL('./stores-auth.ts', import.meta.url))];
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
- * The stores' process as plain JavaScript, compiled from its source when that changed: under
+ * The stores' process as plain JavaScript, compiled from its sources when they changed: under
  * `--import tsx` the process took about twice as long to be ready, and it is on the path of every
- * start. Written under the project's `.tmp/` so its imports resolve from the project's packages.
- * The built start (build.ts) brings its own and skips this.
+ * start. Our modules bundled, packages left to Node; written under the project's `.tmp/` so its
+ * imports resolve from the project's packages. The built start (build.ts) brings its own and
+ * skips this.
  */
 async function storesProcessEntry(): Promise<string> {
-  const source = await readFile(STORES_PROCESS_SOURCE, 'utf8');
-  const file = join(REPO_ROOT, '.tmp', `stores-process-${createHash('sha256').update(source).digest('hex').slice(0, 16)}.mjs`);
+  const sources = await Promise.all(STORES_PROCESS_MODULES.map((file) => readFile(file, 'utf8')));
+  const hash = createHash('sha256');
+  for (const source of sources) hash.update(source).update('\0');
+  const file = join(REPO_ROOT, '.tmp', `stores-process-${hash.digest('hex').slice(0, 16)}.mjs`);
   if (existsSync(file)) return file;
   // Imported here, not at the top: a start that finds the file compiled never loads esbuild.
-  const { transform } = await import('esbuild');
-  const { code } = await transform(source, { loader: 'ts', format: 'esm', platform: 'node', target: 'node20', sourcefile: STORES_PROCESS_SOURCE });
+  const { build } = await import('esbuild');
+  const { outputFiles } = await build({
+    entryPoints: [STORES_PROCESS_SOURCE],
+    bundle: true,
+    packages: 'external',
+    write: false,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    logLevel: 'silent',
+  });
+  const code = outputFiles[0]?.text;
+  if (code === undefined) throw new Error('esbuild produced no stores process');
   await mkdir(dirname(file), { recursive: true });
   // Two starts at once may both compile: each writes its own file and renames it into place.
   const partial = `${file}.${process.pid}.${Date.now()}`;
@@ -61,13 +84,18 @@ async function storesProcessEntry(): Promise<string> {
 }
 
 /**
- * Starts dynalite and s3rver in a process of their own (stores-process.ts) on free loopback ports,
- * persisting under `dataDir`: off the platform's event loop, still started and stopped with it.
+ * Starts dynalite and s3rver in a process of their own (stores-process.ts) behind free loopback
+ * ports that accept only requests signed by `credentials` (made here, per start), persisting
+ * under `dataDir`: off the platform's event loop, still started and stopped with it.
  * Resolves once the layout's tables and buckets exist (that process creates those missing).
  * `forked` is that process when the caller forked it ahead (forkStoresProcess, the built start).
  */
 export async function startLocalStores(dataDir: string, layout: StoresLayout, forked?: ChildProcess): Promise<LocalStores> {
   const child = forked ?? forkStoresProcess(await storesProcessEntry());
+  const credentials: StoreCredentials = {
+    accessKeyId: `LOCAL${randomBytes(8).toString('hex').toUpperCase()}`,
+    secretAccessKey: randomBytes(32).toString('base64url'),
+  };
   // Held while it starts: nothing else may be keeping this process alive yet.
   child.ref();
   child.channel?.ref();
@@ -90,6 +118,8 @@ export async function startLocalStores(dataDir: string, layout: StoresLayout, fo
     dataDir,
     tables: tableInputs(layout),
     buckets: layout.buckets.map((bucket) => `${layout.prefix}${bucket.name}`),
+    // Over IPC only: not in the process's arguments or environment, which other processes can read.
+    credentials,
   } satisfies StoresRequest);
   const { dynamoPort, s3Port } = await ready.catch((error: unknown) => {
     child.kill();
@@ -103,6 +133,7 @@ export async function startLocalStores(dataDir: string, layout: StoresLayout, fo
   return {
     dynamoEndpoint: `http://127.0.0.1:${dynamoPort}`,
     s3Endpoint: `http://127.0.0.1:${s3Port}`,
+    credentials,
     onS3Event(listener) {
       listeners.add(listener);
       return () => void listeners.delete(listener);

@@ -78,14 +78,9 @@ async function storesAnswering(dataDir: string, builtProcess?: string): Promise<
   // The built process with the build's seed beside it, as the built start forks it.
   const forked = builtProcess === undefined ? undefined : forkStoresProcess(builtProcess, join(builtProcess, '..', 'seed'));
   const stores = await startLocalStores(dataDir, localStoresLayout(areas), forked);
-  // The credentials the platform's own clients use: s3rver accepts only its built-in pair.
-  const dynamo = new DynamoDBClient({ region: 'us-east-1', endpoint: stores.dynamoEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  const s3 = new S3Client({
-    region: 'us-east-1',
-    endpoint: stores.s3Endpoint,
-    forcePathStyle: true,
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-  });
+  // The credentials of this start, which the platform's own clients use: the stores refuse any other.
+  const dynamo = new DynamoDBClient({ region: 'us-east-1', endpoint: stores.dynamoEndpoint, credentials: stores.credentials });
+  const s3 = new S3Client({ region: 'us-east-1', endpoint: stores.s3Endpoint, forcePathStyle: true, credentials: stores.credentials });
   const close = async () => {
     dynamo.destroy();
     s3.destroy();

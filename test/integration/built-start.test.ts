@@ -97,11 +97,7 @@ describe('the built start (npm start)', () => {
     // Act
     const tablesOf = async (layout: StoresLayout) => {
       const stores = await startLocalStores(await tempDir(tmpdir(), 'stores-seeded-'), layout, forkStoresProcess(storesEntry, seed));
-      const client = new DynamoDBClient({
-        region: 'us-east-1',
-        endpoint: stores.dynamoEndpoint,
-        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-      });
+      const client = new DynamoDBClient({ region: 'us-east-1', endpoint: stores.dynamoEndpoint, credentials: stores.credentials });
       try {
         const names = (await client.send(new ListTablesCommand({}))).TableNames ?? [];
         return await Promise.all(names.map(async (TableName) => (await client.send(new DescribeTableCommand({ TableName }))).Table!));

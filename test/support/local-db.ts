@@ -19,7 +19,13 @@ export async function startLocalDb(): Promise<LocalDb> {
   const dataDir = await mkdtemp(join(tmpdir(), 'store-test-'));
   // The local task queue's table as well, for the queue's own test.
   const stores = await startLocalStores(dataDir, { prefix: 'test-', tables: [...tables, TASK_TABLE], buckets: [] });
-  const db = createDb({ AWS_REGION: 'us-east-1', TABLE_PREFIX: 'test-', DYNAMODB_ENDPOINT: stores.dynamoEndpoint });
+  const db = createDb({
+    AWS_REGION: 'us-east-1',
+    TABLE_PREFIX: 'test-',
+    DYNAMODB_ENDPOINT: stores.dynamoEndpoint,
+    LOCAL_STORES_ACCESS_KEY_ID: stores.credentials.accessKeyId,
+    LOCAL_STORES_SECRET_ACCESS_KEY: stores.credentials.secretAccessKey,
+  });
   return {
     db,
     async stop() {

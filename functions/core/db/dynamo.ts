@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient, GetCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { TableName } from '../../../lib/manifest/tables.ts';
+import { localStoreCredentials } from '../blobs.ts';
 import type { Config } from '../config.ts';
 
 /** DynamoDB access shared by every store: one document client and the physical table names. */
@@ -13,10 +14,13 @@ export function physicalTableName(prefix: string, name: TableName): string {
   return `${prefix}${name}`;
 }
 
-export function createDb(config: Pick<Config, 'AWS_REGION' | 'TABLE_PREFIX' | 'DYNAMODB_ENDPOINT'>): Db {
+export function createDb(
+  config: Pick<Config, 'AWS_REGION' | 'TABLE_PREFIX' | 'DYNAMODB_ENDPOINT' | 'LOCAL_STORES_ACCESS_KEY_ID' | 'LOCAL_STORES_SECRET_ACCESS_KEY'>,
+): Db {
   const client = new DynamoDBClient({
     region: config.AWS_REGION,
-    ...(config.DYNAMODB_ENDPOINT ? { endpoint: config.DYNAMODB_ENDPOINT, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+    // Locally dynalite, behind a front that checks the signature by the credentials of this start.
+    ...(config.DYNAMODB_ENDPOINT ? { endpoint: config.DYNAMODB_ENDPOINT, credentials: localStoreCredentials(config) } : {}),
   });
   const doc = DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },

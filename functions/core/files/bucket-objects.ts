@@ -42,7 +42,10 @@ export interface BucketObjects {
   presignGet(key: string, options: { fileName: string; expiresIn: number }): Promise<string>;
 }
 
-export function createBucketObjects(config: Pick<Config, 'AWS_REGION' | 'S3_ENDPOINT' | 'BUCKET_PREFIX'>, bucket: BucketName): BucketObjects {
+export function createBucketObjects(
+  config: Pick<Config, 'AWS_REGION' | 'S3_ENDPOINT' | 'BUCKET_PREFIX' | 'LOCAL_STORES_ACCESS_KEY_ID' | 'LOCAL_STORES_SECRET_ACCESS_KEY'>,
+  bucket: BucketName,
+): BucketObjects {
   const Bucket = `${config.BUCKET_PREFIX}${bucket}`;
   const s3 = createS3Access(config);
   // By default the SDK signs the CRC32 of the body it has into a URL, that of an empty body for an
