@@ -22,7 +22,7 @@ import type { KeysReader } from '../core/keys-reader.ts';
 import { childLineageHeader, LINEAGE_HEADER } from '../core/http/lineage.ts';
 import type { RequestScope } from '../core/request-scope.ts';
 import type { RunTokens } from '../core/auth/run-token.ts';
-import { registerSecret, scrubSecrets } from '../core/secret-scope.ts';
+import { registerSecret, scrubSecrets, StreamScrubber } from '../core/secret-scope.ts';
 import { scrubSecretValues, type UsageLogWriter } from '../core/usage-log.ts';
 import { admitEmbedUse } from '../embed/embed-admission.ts';
 import { platformMcpUrl } from '../platform-tools/platform-mcp-url.ts';
@@ -532,49 +532,4 @@ function platformCallsFor(ctx: RunContext, hosts: string[], token: string) {
       [LINEAGE_HEADER]: childLineageHeader(ctx.lineage, { conversationId: ctx.conversationId, agentId: ctx.agent.agentId }),
     },
   };
-}
-
-/**
- * Scrubs secrets from text that arrives in pieces. A secret split across two pieces is still caught:
- * the tail of what came so far that could begin a secret is held back until the next piece shows
- * whether it does (or until `flush`), so a caller sees everything else as soon as it comes.
- */
-export class StreamScrubber {
-  private readonly secrets: readonly string[];
-  private held = '';
-
-  constructor(secrets: readonly string[]) {
-    // Longest first, so a secret that contains another is replaced whole. Short values would
-    // mangle ordinary text (the request scope skips them too).
-    this.secrets = [...new Set(secrets)].filter((s) => s.length >= 6).sort((a, b) => b.length - a.length);
-  }
-
-  /** The part of `text` (after what was held) that can be shown now, secrets replaced. */
-  push(text: string): string {
-    let out = this.held + text;
-    for (const secret of this.secrets) if (out.includes(secret)) out = out.split(secret).join('[REDACTED]');
-    const keep = this.tailThatCouldBeginASecret(out);
-    this.held = out.slice(out.length - keep);
-    return out.slice(0, out.length - keep);
-  }
-
-  /** What was held back, at the end of the stream: it begins no secret after all. */
-  flush(): string {
-    const out = this.held;
-    this.held = '';
-    return out;
-  }
-
-  private tailThatCouldBeginASecret(text: string): number {
-    let longest = 0;
-    for (const secret of this.secrets) {
-      for (let length = Math.min(secret.length - 1, text.length); length > longest; length--) {
-        if (text.endsWith(secret.slice(0, length))) {
-          longest = length;
-          break;
-        }
-      }
-    }
-    return longest;
-  }
 }

@@ -5,9 +5,6 @@ import { listPage } from '../core/db/listing.ts';
 import { fieldAssignments, updateIfUnchanged } from '../core/db/optimistic-update.ts';
 import type { ChannelRecord, SenderRecord } from './channel.schema.ts';
 
-/** How long a delivery id is remembered: platforms retry within minutes (Slack 3 times in about 5). */
-const DELIVERY_TTL_SEC = 24 * 3600;
-
 /**
  * Channels keyed by id alone (an inbound delivery names only the id), listed per owner through
  * `byOwner`; senders (conversation, mute, SMS opt-out) per channel; and the delivery ids already
@@ -35,8 +32,11 @@ export interface ChannelStore {
   /** Sets fields of a sender's record, creating it if needed. */
   updateSender(channelId: string, senderKey: string, fields: Partial<Omit<SenderRecord, 'channelId' | 'senderKey'>>): Promise<void>;
   mutedSenders(channelId: string): Promise<SenderRecord[]>;
-  /** True the first time `deliveryId` is claimed for the channel; false for a repeat delivery. */
-  claimDelivery(channelId: string, deliveryId: string, nowMs: number): Promise<boolean>;
+  /**
+   * True the first time `deliveryId` is claimed for the channel; false for a repeat delivery. The
+   * claim is kept `ttlSec`, then expires (DynamoDB's TTL removes it).
+   */
+  claimDelivery(channelId: string, deliveryId: string, nowMs: number, ttlSec: number): Promise<boolean>;
 }
 
 export function createChannelStore(db: Db): ChannelStore {
@@ -135,12 +135,12 @@ export function createChannelStore(db: Db): ChannelStore {
         FilterExpression: 'muted = :yes',
         ExpressionAttributeValues: { ':c': channelId, ':yes': true },
       }),
-    claimDelivery: (channelId, deliveryId, nowMs) =>
+    claimDelivery: (channelId, deliveryId, nowMs, ttlSec) =>
       writeIf(
         db.doc.send(
           new PutCommand({
             TableName: deliveries,
-            Item: { deliveryKey: `${channelId}#${deliveryId}`, expiresAt: Math.ceil(nowMs / 1000) + DELIVERY_TTL_SEC },
+            Item: { deliveryKey: `${channelId}#${deliveryId}`, expiresAt: Math.ceil(nowMs / 1000) + ttlSec },
             // dynalite keeps expired items (no TTL expiry): an expired claim counts as free.
             ConditionExpression: 'attribute_not_exists(deliveryKey) OR expiresAt < :now',
             ExpressionAttributeValues: { ':now': Math.floor(nowMs / 1000) },

@@ -11,10 +11,13 @@ import {
   answerChallenge,
   EMPTY_TWIML,
   parseInbound,
+  signedDigest,
+  signedTimeHeader,
   twimlMessage,
   verifyInbound,
   type ImmediateAnswer,
   type InboundMessage,
+  type InboundRequest,
 } from './platforms.ts';
 import { voiceCallTwiml } from './voice-call.ts';
 
@@ -31,6 +34,14 @@ export interface ReplyTask {
   readonly lineage: string;
   readonly baseUrl: string;
 }
+
+/**
+ * How long a delivery is remembered, so that sending it again runs nothing. Where the platform
+ * signs a time, a replay older than its window is refused anyway, and a day covers its retries;
+ * where it signs none (Twilio, the messenger, Telegram, webhooks), nothing but this memory tells a
+ * replay from a new delivery, so it is kept a month.
+ */
+const DELIVERY_MEMORY_SEC = { signedTime: 24 * 3600, unsignedTime: 30 * 24 * 3600 } as const;
 
 const ignored = (reason: string, status = 200): ImmediateAnswer => ({
   status,
@@ -61,8 +72,8 @@ export async function answerMessengerChallenge(channelId: string, request: HttpR
  * One delivery from a platform. The signature is checked first, on the raw body: without a valid
  * one nothing else happens (401). Then: a paused channel ignores it (200), a muted sender is
  * accepted and not answered (202), the sender, group and mention rules decide whether the agent
- * answers, a repeat of a delivery already taken is acknowledged only, and each sender is limited
- * per minute (429). The agent runs after the acknowledgement, from a task, so a slow agent never
+ * answers, a repeat of a delivery already taken is acknowledged only (a call already answered gets
+ * no second voice token), and each sender is limited per minute (429). The agent runs after the acknowledgement, from a task, so a slow agent never
  * makes the platform time out; a `webhook` channel's caller gets the reply in the response instead.
  */
 export async function receiveInbound(scope: RequestScope, channelId: string, platform: string, request: HttpRequest, ports: Ports): Promise<ImmediateAnswer> {
@@ -83,7 +94,12 @@ export async function receiveInbound(scope: RequestScope, channelId: string, pla
   const parsed = parseInbound(channel.platform, inbound.body);
   if (parsed.kind === 'answer') return parsed.answer;
   if (channel.status === 'paused') return channel.platform === 'community-chat' ? ignoredCommand() : phoneOr(channel.platform, ignored('paused'));
-  if (parsed.kind === 'call') return { status: 200, body: await voiceCallTwiml(channel, scope.urls, ports), contentType: 'text/xml' };
+  if (parsed.kind === 'call') {
+    // Each call is answered once: a call webhook sent again (Twilio signs no time) gets no second
+    // voice token, and so opens no second session billed to the owner.
+    if (!(await claimOnce(channel, `call:${parsed.callId !== '' ? parsed.callId : signedDigest(channel.platform, inbound)}`, ports))) return EMPTY_TWIML;
+    return { status: 200, body: await voiceCallTwiml(channel, scope.urls, ports), contentType: 'text/xml' };
+  }
 
   const message = parsed.message;
   // Before anything is read for the sender: a flood costs one counter update per delivery.
@@ -105,7 +121,8 @@ export async function receiveInbound(scope: RequestScope, channelId: string, pla
   }
   const refusal = admission(channel, message);
   if (refusal !== null) return phoneOr(channel.platform, channel.platform === 'community-chat' ? ignoredCommand() : ignored(refusal));
-  if (message.messageId !== '' && !(await ports.channels.claimDelivery(channel.channelId, message.messageId, ports.clock.now())))
+  const deliveryId = deliveryIdOf(channel, config, message, inbound);
+  if (deliveryId !== null && !(await claimOnce(channel, deliveryId, ports)))
     return channel.platform === 'webhook' ? ignored('duplicate') : acknowledgement(channel.platform);
 
   if (channel.platform === 'webhook') {
@@ -115,6 +132,24 @@ export async function receiveInbound(scope: RequestScope, channelId: string, pla
   const task: ReplyTask = { channelId: channel.channelId, message, lineage: childLineageHeader(scope.lineage), baseUrl: scope.urls.baseUrl };
   await ports.tasks.send(REPLY_QUEUE, task);
   return acknowledgement(channel.platform);
+}
+
+/**
+ * What a message is remembered by: the platform's id of it (Slack's `event_id`, Telegram's
+ * `update_id`, Discord's interaction id, the messenger's message id, Twilio's `MessageSid`, a
+ * webhook's `messageId`), else the digest of what was signed. An open webhook (no secret) without a
+ * `messageId` is not remembered: anyone may send it anything, and the same text twice is two messages.
+ */
+function deliveryIdOf(channel: ChannelRecord, config: Readonly<Record<string, string>>, message: InboundMessage, inbound: InboundRequest): string | null {
+  if (message.messageId !== '') return message.messageId;
+  if (channel.platform === 'webhook' && config['secret'] === undefined) return null;
+  return signedDigest(channel.platform, inbound);
+}
+
+/** True the first time `deliveryId` comes to the channel within its memory; false for a repeat. */
+function claimOnce(channel: ChannelRecord, deliveryId: string, ports: Ports): Promise<boolean> {
+  const ttlSec = signedTimeHeader(channel.platform) === null ? DELIVERY_MEMORY_SEC.unsignedTime : DELIVERY_MEMORY_SEC.signedTime;
+  return ports.channels.claimDelivery(channel.channelId, deliveryId, ports.clock.now(), ttlSec);
 }
 
 /** A phone platform reads TwiML: anything it gets is an empty response with the given status. */

@@ -1,4 +1,4 @@
-import { createHmac, createPublicKey, timingSafeEqual, verify as verifySignature } from 'node:crypto';
+import { createHash, createHmac, createPublicKey, timingSafeEqual, verify as verifySignature } from 'node:crypto';
 import type { Platform } from './channel.schema.ts';
 
 /** What an inbound delivery brings, as the verifier and parser need it. */
@@ -10,7 +10,7 @@ export interface InboundRequest {
   readonly body: Buffer;
   /** The URL the platform called, query included (Twilio signs it). */
   readonly url: string;
-  /** Now, in epoch seconds (Slack's replay window). */
+  /** Now, in epoch seconds (the replay window of platforms that sign a time). */
   readonly nowSec: number;
 }
 
@@ -59,10 +59,41 @@ function sameText(given: string | undefined, expected: string): boolean {
 
 const hmacHex = (algorithm: string, key: string, data: Buffer | string) => createHmac(algorithm, key).update(data).digest('hex');
 
+/**
+ * How far a signed time may be from now (Slack's own window): a request signed earlier is refused
+ * however valid its signature, so a captured one cannot be replayed after the deliveries it could
+ * repeat are remembered (`signedTimeHeader`).
+ */
+export const SIGNED_TIME_WINDOW_SEC = 300;
+
+/** The header holding the time a platform signs with the body; null for platforms that sign none. */
+export function signedTimeHeader(platform: Platform): string | null {
+  if (platform === 'workspace-chat') return 'x-slack-request-timestamp';
+  if (platform === 'community-chat') return 'x-signature-timestamp';
+  return null;
+}
+
+/** Whether `timestamp` (epoch seconds, as the platform sent it) is within the window around now. */
+function isFresh(timestamp: string, nowSec: number): boolean {
+  return /^\d{1,12}$/.test(timestamp) && Math.abs(nowSec - Number(timestamp)) <= SIGNED_TIME_WINDOW_SEC;
+}
+
+/**
+ * What a delivery is remembered by when the platform gave it no id: a digest of what the platform
+ * signed (the body, and the signed time where there is one), so the same signed request sent again
+ * is known for a replay while a new one, signed anew, is not.
+ */
+export function signedDigest(platform: Platform, request: Pick<InboundRequest, 'headers' | 'body'>): string {
+  const header = signedTimeHeader(platform);
+  const hash = createHash('sha256');
+  if (header !== null) hash.update(`${request.headers[header] ?? ''}\n`);
+  return `sha256:${hash.update(request.body).digest('hex')}`;
+}
+
 /** The Slack-kind signature: `v0=` hex HMAC-SHA256 over `v0:{timestamp}:{body}`, at most 5 minutes old. */
 function verifyWorkspaceChat(request: InboundRequest, config: Readonly<Record<string, string>>): boolean {
   const timestamp = request.headers['x-slack-request-timestamp'] ?? '';
-  if (!/^\d{1,12}$/.test(timestamp) || Math.abs(request.nowSec - Number(timestamp)) > 300) return false;
+  if (!isFresh(timestamp, request.nowSec)) return false;
   const base = Buffer.concat([Buffer.from(`v0:${timestamp}:`, 'utf8'), request.body]);
   return sameText(request.headers['x-slack-signature'], `v0=${hmacHex('sha256', config['signingSecret']!, base)}`);
 }
@@ -70,11 +101,15 @@ function verifyWorkspaceChat(request: InboundRequest, config: Readonly<Record<st
 /** DER prefix of an Ed25519 SubjectPublicKeyInfo: the raw 32 bytes follow it. */
 const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
-/** The Discord-kind signature: Ed25519 over timestamp + body with the application's public key (hex). */
+/**
+ * The Discord-kind signature: Ed25519 over timestamp + body with the application's public key
+ * (hex), the timestamp at most 5 minutes from now (Discord signs it; its libraries leave the check
+ * to the receiver).
+ */
 function verifyCommunityChat(request: InboundRequest, config: Readonly<Record<string, string>>): boolean {
   const signature = request.headers['x-signature-ed25519'] ?? '';
   const timestamp = request.headers['x-signature-timestamp'] ?? '';
-  if (!/^[0-9a-fA-F]{128}$/.test(signature) || timestamp === '') return false;
+  if (!/^[0-9a-fA-F]{128}$/.test(signature) || !isFresh(timestamp, request.nowSec)) return false;
   try {
     const key = createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, Buffer.from(config['publicKey']!, 'hex')]), format: 'der', type: 'spki' });
     return verifySignature(null, Buffer.concat([Buffer.from(timestamp, 'utf8'), request.body]), key, Buffer.from(signature, 'hex'));

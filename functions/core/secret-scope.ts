@@ -9,13 +9,36 @@ const scope = new AsyncLocalStorage<Set<string>>();
 
 /** Values shorter than this are not scrubbed: they would mangle ordinary text. */
 const MIN_SECRET_LENGTH = 6;
+/** Encoded forms shorter than this are left out: so few random characters occur in ordinary text. */
+const MIN_ENCODED_LENGTH = 8;
+
+/**
+ * The strings that give `secret` away: itself, and the characters of its base64 encoding (standard
+ * and URL-safe alphabets) at each of the three byte alignments it can have inside a longer encoded
+ * text. Only the characters made of the secret's bits alone are kept (the first and last share
+ * bits with the bytes around it), so `base64("key=" + secret + "!")` contains one of them too.
+ */
+export function secretForms(secret: string): string[] {
+  if (secret.length < MIN_SECRET_LENGTH) return [];
+  const forms = new Set([secret]);
+  const bytes = Buffer.from(secret, 'utf8');
+  for (let offset = 0; offset < 3; offset++) {
+    const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64');
+    const core = encoded.slice(Math.ceil((offset * 8) / 6), Math.floor(((offset + bytes.length) * 8) / 6));
+    if (core.length < MIN_ENCODED_LENGTH) continue;
+    forms.add(core);
+    forms.add(core.replace(/\+/g, '-').replace(/\//g, '_'));
+  }
+  return [...forms];
+}
 
 export function withSecretScope<T>(work: () => Promise<T>): Promise<T> {
   return scope.run(new Set(), work);
 }
 
 export function registerSecret(value: string): void {
-  if (value.length >= MIN_SECRET_LENGTH) scope.getStore()?.add(value);
+  const secrets = scope.getStore();
+  for (const form of secretForms(value)) secrets?.add(form);
 }
 
 /** `text` with every secret registered in the current request replaced. */
@@ -37,8 +60,8 @@ export class SecretSet {
 
   add(value: string): void {
     if (value.length < MIN_SECRET_LENGTH || this.values.has(value)) return;
-    this.values.add(value);
-    if (this.values.size > this.maxValues) this.values.delete(this.values.values().next().value as string);
+    for (const form of secretForms(value)) this.values.add(form);
+    while (this.values.size > this.maxValues) this.values.delete(this.values.values().next().value as string);
   }
 
   /**
@@ -73,5 +96,56 @@ function jsonStringValues(text: string): string[] {
     return Object.values(parsed).filter((value): value is string => typeof value === 'string');
   } catch {
     return [];
+  }
+}
+
+/**
+ * Scrubs secrets (and their encoded forms, `secretForms`) from text that arrives in pieces. A
+ * secret split across two pieces is still caught: the tail of what came so far that could begin
+ * one is held back until the next piece shows whether it does (or until `flush`), so a caller sees
+ * everything else as soon as it comes. Text chat's stream and voice transcripts use it alike.
+ */
+export class StreamScrubber {
+  private readonly secrets: readonly string[];
+  private held = '';
+
+  constructor(secrets: readonly string[]) {
+    // Longest first, so a secret that contains another is replaced whole.
+    this.secrets = [...new Set(secrets.flatMap(secretForms))].sort((a, b) => b.length - a.length);
+  }
+
+  /** The part of `text` (after what was held) that can be shown now, secrets replaced. */
+  push(text: string): string {
+    const out = this.scrub(this.held + text);
+    const keep = this.tailThatCouldBeginASecret(out);
+    this.held = out.slice(out.length - keep);
+    return out.slice(0, out.length - keep);
+  }
+
+  /** What was held back, at the end of the stream: it begins no secret after all. */
+  flush(): string {
+    const out = this.held;
+    this.held = '';
+    return out;
+  }
+
+  /** `text`, whole, with every secret replaced (nothing held back). */
+  scrub(text: string): string {
+    let out = text;
+    for (const secret of this.secrets) if (out.includes(secret)) out = out.split(secret).join('[REDACTED]');
+    return out;
+  }
+
+  private tailThatCouldBeginASecret(text: string): number {
+    let longest = 0;
+    for (const secret of this.secrets) {
+      for (let length = Math.min(secret.length - 1, text.length); length > longest; length--) {
+        if (text.endsWith(secret.slice(0, length))) {
+          longest = length;
+          break;
+        }
+      }
+    }
+    return longest;
   }
 }

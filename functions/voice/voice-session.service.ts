@@ -7,7 +7,13 @@
  * its first 2.4 s; from then on the run-time meter (core/credit-meter.ts) pays each stretch ahead,
  * by the platform's clock, and when the balance cannot pay another step the session is stopped at
  * the end of the paid time. At the end the session keeps its whole seconds (never more than was
- * paid) and the rest of the last stretch goes back.
+ * paid) and the rest of the last stretch goes back. The time is counted from the agent's `started`
+ * (its `start()` returned), as a text chat's from its code's start: the wait before is the
+ * platform's, and a session whose agent never started costs nothing (the 2 credits go back).
+ *
+ * What the agent's code says reaches the caller through `callerView`: its transcripts, tool names
+ * and errors are scrubbed of the owner's keys and the run token (and their base64 forms) with text
+ * chat's scrubber, on every channel and whether the process runs here or was handed off.
  */
 import { randomUUID } from 'node:crypto';
 import { assertCanView } from '../agents/agent.service.ts';
@@ -17,6 +23,7 @@ import { assertAgentInScope, type UserActor } from '../core/auth/actor.ts';
 import { resolveActor } from '../core/auth/resolve-actor.ts';
 import { startRunMeter, type MeterTimers, type RunMeter } from '../core/credit-meter.ts';
 import { roundCredits } from '../core/credits.ts';
+import { StreamScrubber } from '../core/secret-scope.ts';
 import { AccessDeniedError, InsufficientCreditsError, QuotaExceededError } from '../core/errors.ts';
 import { admitEmbedUse } from '../embed/embed-admission.ts';
 import { publicUrls } from '../core/http/public-urls.ts';
@@ -24,7 +31,14 @@ import { platformMcpUrl } from '../platform-tools/platform-mcp-url.ts';
 import { childLineageHeader, LINEAGE_HEADER, type Lineage } from '../core/http/lineage.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Ports } from '../ports.ts';
-import { canHandOffBidiSessions, canHoldBidiSessions, type BidiSession, type BidiSessionSpec, type RemoteBidiCompute } from '../runtimes/compute.ts';
+import {
+  canHandOffBidiSessions,
+  canHoldBidiSessions,
+  type BidiEvent,
+  type BidiSession,
+  type BidiSessionSpec,
+  type RemoteBidiCompute,
+} from '../runtimes/compute.ts';
 import { remoteBidiSession, type Rendezvous } from './handoff.ts';
 
 /** SPEC part 8: about 50 credits a minute connected. */
@@ -159,6 +173,7 @@ export async function startVoiceSession(
   const refund = () =>
     ports.credits.grant(actor.userId, VOICE_MIN_CREDITS, { reason: `${reason} refund: the session never started`, requestId: lineage.requestId });
   let process: BidiSession;
+  let secrets: string[];
   try {
     const keys = await ports.keysReader.readAllKeys(actor, agent.ownerId);
     const urls = publicUrls(ports.config, ports.config.BASE_URL ?? 'http://localhost');
@@ -167,6 +182,7 @@ export async function startVoiceSession(
       { userId: agent.ownerId, keys: actor.userId === agent.ownerId && actor.scope === 'role' ? actor.roleKeys : null },
       limits.maxSessionSec * 1000 + 60_000,
     );
+    secrets = [...Object.values(keys), runToken];
     const spec: BidiSessionSpec = {
       source: agent.sourceCode,
       requestId: lineage.requestId,
@@ -194,7 +210,7 @@ export async function startVoiceSession(
     throw new VoiceRefusal(CLOSE.unavailable, 'the voice runtime is unavailable', 'RUNTIME_UNAVAILABLE');
   }
 
-  const startedAt = ports.clock.now();
+  const openedAt = ports.clock.now();
   const exhausted = new AbortController();
   const timers: MeterTimers = {
     now: () => ports.clock.now(),
@@ -204,36 +220,54 @@ export async function startVoiceSession(
       return () => clearTimeout(timer);
     },
   };
-  const meter: RunMeter = startRunMeter({
-    credits: ports.credits,
-    userId: actor.userId,
-    change: { reason: `${reason} time`, requestId: lineage.requestId },
-    memoryMb: agent.memoryMb,
-    creditsPerSecond: CREDITS_PER_SECOND,
-    includedMs: INCLUDED_MS,
-    tickMs: limits.billingTickSec * 1000,
-    onExhausted: (cause) => exhausted.abort(cause),
-    timers,
-  });
+  // Started by the agent's `started`, not before: its start is not the caller's time.
+  let meter: RunMeter | null = null;
+  let liveFrom = 0;
+  let finishing = false;
+  const startMeter = () => {
+    if (meter !== null || finishing) return;
+    liveFrom = ports.clock.now();
+    meter = startRunMeter({
+      credits: ports.credits,
+      userId: actor.userId,
+      change: { reason: `${reason} time`, requestId: lineage.requestId },
+      memoryMb: agent.memoryMb,
+      creditsPerSecond: CREDITS_PER_SECOND,
+      includedMs: INCLUDED_MS,
+      tickMs: limits.billingTickSec * 1000,
+      onExhausted: (cause) => exhausted.abort(cause),
+      timers,
+    });
+  };
+  // The keys are the owner's: a caller who is not the owner (a phone caller, an embed's visitor,
+  // another user of a public agent) gets what the agent says scrubbed, as in text chat.
+  const forCaller = actor.userId !== agent.ownerId || actor.agents !== undefined;
 
   let finished: Promise<{ seconds: number; credits: number }> | undefined;
   return {
     sessionId,
-    process,
+    process: callerView(process, new CallerScrubber(secrets, forCaller), startMeter),
     exhausted: exhausted.signal,
     finish(outcome) {
+      finishing = true;
       finished ??= (async () => {
-        await meter.stop();
-        const durationMs = Math.max(0, ports.clock.now() - startedAt);
-        // Started seconds, but never more whole seconds than were paid (a session stopped at the
-        // end of its balance): the meter keeps them and gives back the rest.
-        const seconds = Math.min(Math.ceil(durationMs / 1000), Math.floor(meter.paidMs / 1000));
-        let credits: number;
-        try {
-          credits = roundCredits(VOICE_MIN_CREDITS + (await meter.settle(seconds * 1000)));
-        } catch (error) {
-          log.error('settling voice credits failed', { error, sessionId });
-          credits = roundCredits(VOICE_MIN_CREDITS + meter.paidCredits);
+        const durationMs = Math.max(0, ports.clock.now() - openedAt);
+        const started = meter;
+        let seconds = 0;
+        let credits = 0;
+        if (started === null) {
+          await refund().catch((error: unknown) => log.error('voice credit refund failed', { error, sessionId }));
+        } else {
+          await started.stop();
+          // Started seconds of live time, but never more whole seconds than were paid (a session
+          // stopped at the end of its balance): the meter keeps them and gives back the rest.
+          seconds = Math.min(Math.ceil(Math.max(0, ports.clock.now() - liveFrom) / 1000), Math.floor(started.paidMs / 1000));
+          try {
+            credits = roundCredits(VOICE_MIN_CREDITS + (await started.settle(seconds * 1000)));
+          } catch (error) {
+            log.error('settling voice credits failed', { error, sessionId });
+            credits = roundCredits(VOICE_MIN_CREDITS + started.paidCredits);
+          }
         }
         // An embed visitor's call counts against the embed's minutes and credits (atomic ADDs).
         if (actor.embedTokenId !== undefined) {
@@ -264,6 +298,87 @@ export async function startVoiceSession(
       return finished;
     },
   };
+}
+
+/**
+ * `process` as the bridge sees it: `started` starts the billing, and every event passes through
+ * `scrubber` on its way to the caller.
+ */
+function callerView(process: BidiSession, scrubber: CallerScrubber, onStarted: () => void): BidiSession {
+  async function* events(): AsyncGenerator<BidiEvent> {
+    for await (const event of process.events) {
+      if (event.type === 'started') onStarted();
+      yield* scrubber.frames(event);
+    }
+  }
+  return {
+    events: events(),
+    sendAudio: (pcm) => process.sendAudio(pcm),
+    sendText: (text) => process.sendText(text),
+    end: () => process.end(),
+    kill: () => process.kill(),
+    exited: process.exited,
+  };
+}
+
+/**
+ * Keeps secrets out of the frames user code's output makes. Errors are scrubbed for everyone (as
+ * text chat's); transcripts and tool names for a caller who is not the owner (`forCaller`).
+ * Transcript deltas (`isFinal` false: a provider's partial text) are scrubbed as a stream per
+ * speaker, so a key cut across two deltas is caught; a final transcript is whole and is scrubbed
+ * whole, after what the deltas held back.
+ */
+class CallerScrubber {
+  private readonly whole: StreamScrubber;
+  private readonly partial = new Map<string, StreamScrubber>();
+
+  constructor(
+    private readonly secrets: readonly string[],
+    private readonly forCaller: boolean,
+  ) {
+    this.whole = new StreamScrubber(secrets);
+  }
+
+  *frames(event: BidiEvent): Generator<BidiEvent> {
+    switch (event.type) {
+      case 'error':
+        yield { ...event, message: this.whole.scrub(event.message) };
+        return;
+      case 'tool':
+        yield this.forCaller ? { ...event, name: this.whole.scrub(event.name) } : event;
+        return;
+      case 'transcript':
+        if (!this.forCaller) {
+          yield event;
+          return;
+        }
+        if (!event.isFinal) {
+          const text = this.streamOf(event.role).push(event.text);
+          if (text !== '') yield { ...event, text };
+          return;
+        }
+        yield* this.flush(event.role);
+        yield { ...event, text: this.whole.scrub(event.text) };
+        return;
+      case 'end':
+        for (const role of [...this.partial.keys()]) yield* this.flush(role);
+        yield event;
+        return;
+      default:
+        yield event;
+    }
+  }
+
+  private streamOf(role: string): StreamScrubber {
+    let stream = this.partial.get(role);
+    if (stream === undefined) this.partial.set(role, (stream = new StreamScrubber(this.secrets)));
+    return stream;
+  }
+
+  private *flush(role: string): Generator<BidiEvent> {
+    const held = this.partial.get(role)?.flush() ?? '';
+    if (held !== '') yield { type: 'transcript', text: held, role, isFinal: false };
+  }
 }
 
 /** Hands the session to the runtime function and waits for it to connect back (handoff.ts). */

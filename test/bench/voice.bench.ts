@@ -149,8 +149,11 @@ export const voiceBench: BenchModule = {
     bridgeSocket.close();
     // Its session counts against the user's limit until the bridge has ended it: all 24 must fit.
     for (;;) {
-      const health = (await fetch(`${voiceUrl.replace(/^ws/, 'http')}/health`).then((r) => r.json())) as { activeSessions: number };
-      if (health.activeSessions === 0) break;
+      // The session count is the operators' (`/metrics`); `/health` says only whether the host is up.
+      const metrics = (await fetch(`${voiceUrl.replace(/^ws/, 'http')}/metrics`, { headers: { authorization: `Bearer ${platform.adminToken}` } }).then((r) =>
+        r.json(),
+      )) as { activeSessions: number };
+      if (metrics.activeSessions === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
 

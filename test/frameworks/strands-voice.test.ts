@@ -66,8 +66,11 @@ describeWithStrands('Strands voice agents (BidiAgent) on the voice WebSocket', (
   /** Waits until the bridge holds no session (a call's process has exited once it is released). */
   async function sessionsGone(): Promise<void> {
     for (;;) {
-      const health = (await fetch(`${voiceUrl.replace(/^ws/, 'http')}/health`).then((r) => r.json())) as { activeSessions: number };
-      if (health.activeSessions === 0) return;
+      // The session count is the operators' (`/metrics`); `/health` says only whether the host is up.
+      const metrics = (await fetch(`${voiceUrl.replace(/^ws/, 'http')}/metrics`, { headers: { authorization: `Bearer ${platform.adminToken}` } }).then((r) =>
+        r.json(),
+      )) as { activeSessions: number };
+      if (metrics.activeSessions === 0) return;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }

@@ -302,6 +302,28 @@ describe('channels', () => {
       expect(next.body.reply).toBe('history=2 roles=user,assistant');
     });
 
+    it('runs a signed delivery without a messageId once however often it is sent; an open webhook answers each', async () => {
+      // Prepare
+      const signed = await channelOf({ platform: 'webhook', agentId: historyId, platformConfig: { secret: 's' } });
+      const open = await channelOf({ platform: 'webhook', platformConfig: {} });
+      const body = { senderId: 'replayed', message: 'pay me' };
+
+      // Act: one signed request sent three times
+      const sent = [];
+      for (let i = 0; i < 3; i++) sent.push(await signedWebhook(signed, 's', body));
+      const next = await signedWebhook(signed, 's', { ...body, message: 'pay me again' });
+      const openTwice = [await signedWebhook(open, 'any', body), await signedWebhook(open, 'any', body)];
+
+      // Assess
+      expect(sent[0]!.body.reply).toBe('history=0 roles=');
+      expect(sent.slice(1).map((r) => r.body)).toEqual([
+        { ignored: true, reason: 'duplicate' },
+        { ignored: true, reason: 'duplicate' },
+      ]);
+      expect(next.body.reply).toBe('history=2 roles=user,assistant');
+      expect(openTwice.map((r) => r.body.reply)).toEqual(['echo: pay me', 'echo: pay me']);
+    });
+
     it('ignores deliveries to a paused channel', async () => {
       // Prepare
       const channel = await channelOf({ platform: 'webhook', platformConfig: { secret: 's' } });
@@ -489,9 +511,8 @@ describe('channels', () => {
   describe('community-chat', () => {
     const { publicKey, privateKey } = generateKeyPairSync('ed25519');
     const publicHex = publicKey.export({ format: 'der', type: 'spki' }).subarray(12).toString('hex');
-    const discordPost = (channel: { webhookUrl: string }, payload: unknown, key = privateKey) => {
+    const discordPost = (channel: { webhookUrl: string }, payload: unknown, key = privateKey, ts = String(Math.floor(Date.now() / 1000))) => {
       const raw = JSON.stringify(payload);
-      const ts = String(Math.floor(Date.now() / 1000));
       const sig = sign(null, Buffer.from(ts + raw), key).toString('hex');
       return platform.api('POST', inboundPath(channel.webhookUrl), {
         rawBody: raw,
@@ -524,6 +545,33 @@ describe('channels', () => {
       expect(followUps).toHaveLength(1);
       expect(JSON.parse(followUps[0]!.body)).toEqual({ content: 'echo: hi discord' });
       expect(forged.status).toBe(401);
+    });
+
+    it('refuses a request signed at a time outside the 5-minute window, and runs one signed command without an id once however often it is sent', async () => {
+      // Prepare
+      const channel = await channelOf({ platform: 'community-chat', platformConfig: { publicKey: publicHex, botToken: 'discord-bot-token' } });
+      const command = (token: string) => ({
+        type: 2,
+        application_id: 'app2',
+        token,
+        data: { name: 'ask', options: [{ name: 'q', value: 'hi again' }] },
+        user: { id: 'D-U2' },
+      });
+      const now = String(Math.floor(Date.now() / 1000));
+
+      // Act
+      const in2001 = await discordPost(channel, command('old-token'), privateKey, '978307200');
+      const future = await discordPost(channel, command('future-token'), privateKey, String(Number(now) + 3600));
+      const replays = [];
+      for (let i = 0; i < 3; i++) replays.push(await discordPost(channel, command('no-id-token'), privateKey, now));
+      await settle();
+
+      // Assess
+      expect(in2001.status).toBe(401);
+      expect(future.status).toBe(401);
+      expect(replays.map((r) => r.status)).toEqual([200, 200, 200]);
+      expect(stand.discord.to('/api/v10/webhooks/app2/old-token')).toHaveLength(0);
+      expect(stand.discord.to('/api/v10/webhooks/app2/no-id-token')).toHaveLength(1);
     });
   });
 
@@ -587,6 +635,7 @@ describe('channels', () => {
       // Assess
       expect(challenge.status).toBe(200);
       expect(challenge.text).toBe('chal-42');
+      expect(challenge.headers.get('x-content-type-options')).toBe('nosniff');
       expect(wrongToken.status).toBe(401);
       expect(ok.status).toBe(200);
       const sent = stand.whatsapp.to('/v21.0/1234567890/messages');
@@ -667,6 +716,31 @@ describe('channels', () => {
       // The call's token reaches only the chat of that agent: managing the account is refused.
       const listing = await platform.api('GET', '/channels', { token: token! });
       expect(listing.status).toBe(403);
+    });
+
+    it('answers a call webhook once: the same call sent again gets no voice token; an SMS without a MessageSid runs once', async () => {
+      // Prepare
+      const voice = await channelOf({ platform: 'phone-voice', platformConfig: phoneConfig });
+      const sms = await channelOf({ platform: 'phone-sms', platformConfig: phoneConfig });
+      const call = { CallSid: 'CA-replayed', From: '+15550007777', To: '+15557654321' };
+      const text = { From: '+15550008888', To: '+15557654321', Body: 'no sid here' };
+      const repliesTo = () => stand.phone.to('/Messages.json').filter((r) => new URLSearchParams(r.body).get('To') === text.From).length;
+
+      // Act
+      const calls = [await twilioPost(voice, call), await twilioPost(voice, call), await twilioPost(voice, call)];
+      const otherCall = await twilioPost(voice, { ...call, CallSid: 'CA-another' });
+      for (let i = 0; i < 3; i++) await twilioPost(sms, text);
+      await settle();
+
+      // Assess
+      expect(calls[0]!.text).toContain('<Parameter name="token"');
+      for (const repeat of calls.slice(1)) {
+        expect(repeat.status).toBe(200);
+        expect(repeat.text).not.toContain('svc_run_');
+        expect(repeat.text).not.toContain('<Stream');
+      }
+      expect(otherCall.text).toContain('<Parameter name="token"');
+      expect(repliesTo()).toBe(1);
     });
 
     it('connects the call with the channel’s initialPrompt overriding the agent’s, so the agent speaks first', async () => {

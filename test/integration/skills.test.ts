@@ -104,7 +104,7 @@ describe('skills', () => {
     expect(raw.text).toBe(atLimit);
   });
 
-  it('serves the raw SKILL.md exactly, with cache headers, an ETag and 304 on a match', async () => {
+  it('serves the raw SKILL.md exactly, with cache headers, nosniff, an ETag and 304 on a match', async () => {
     const text = `---\nname: raw-skill\ndescription: Raw text\n---\n# Ünïcode body\n\r\n  trailing spaces  \n`;
     const { skillId } = (await create(alice.token, { skillMd: text })).body.data.skill;
     for (const path of [`/skills/${skillId}/SKILL.md`, '/skills/s/alice/raw-skill/SKILL.md']) {
@@ -112,6 +112,8 @@ describe('skills', () => {
       expect(res.status).toBe(200);
       expect(res.text).toBe(text);
       expect(res.headers.get('content-type')).toBe('text/markdown; charset=utf-8');
+      // What users wrote: a browser must never sniff it into HTML.
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
       expect(res.headers.get('cache-control')).toBe('public, max-age=300');
       const etag = res.headers.get('etag');
       expect(etag).toMatch(/^"[0-9a-f]{64}"$/);

@@ -163,7 +163,9 @@ describe('voice sessions handed to the runtime function (the cloud path)', () =>
       await until(() => json.some((f) => f.type === 'transcript' && f.role === 'assistant'));
       ws.send(JSON.stringify({ type: 'end' }));
       const code = await closed;
-      const metricsA = await fetch(`http://${addressA}/metrics`).then((r) => r.json() as Promise<Record<string, number>>);
+      const metricsA = await fetch(`http://${addressA}/metrics`, { headers: { authorization: `Bearer ${platform.adminToken}` } }).then(
+        (r) => r.json() as Promise<Record<string, number>>,
+      );
 
       // Assess: the runtime reached task A through task B, and the call ran there
       expect(json.find((f) => f.type === 'transcript' && f.role === 'assistant')?.text).toBe('echo: across tasks');

@@ -1,10 +1,9 @@
 /** Keys kept out of what leaves a run: streamed text, results and every field of usage records. */
 import { describe, expect, it } from 'vitest';
-import { StreamScrubber } from '../../functions/agents/chat.service.ts';
 import type { BlobStore } from '../../functions/core/blobs.ts';
 import type { Db } from '../../functions/core/db/dynamo.ts';
 import { lineageOf } from '../../functions/core/http/lineage.ts';
-import { registerSecret, withSecretScope } from '../../functions/core/secret-scope.ts';
+import { registerSecret, StreamScrubber, withSecretScope } from '../../functions/core/secret-scope.ts';
 import { createUsageLogWriter, scrubSecretValues } from '../../functions/core/usage-log.ts';
 
 const SECRET = 'sk-live-STREAMED-0123456789';
@@ -37,6 +36,28 @@ describe('StreamScrubber', () => {
     const rest = scrubber.flush();
     // Assess
     expect([first, second, trailing, rest]).toEqual(['hello ', 'sk-like a cat', ' ', 'sk']);
+  });
+
+  it('catches a key inside base64 of a longer text, at every alignment and in both alphabets, and leaves other base64 alone', () => {
+    // Prepare: the key after 0, 1 and 2 bytes of other text, so it starts at each of base64's three alignments
+    const encoded = ['', 'a', 'ab'].flatMap((before) => {
+      const bytes = Buffer.from(`${before}key=${SECRET};end`);
+      return [bytes.toString('base64'), bytes.toString('base64url')];
+    });
+    const innocent = Buffer.from('an ordinary sentence, nothing secret in it').toString('base64');
+    // Act
+    const scrubbed = encoded.map((text) => {
+      const scrubber = new StreamScrubber([SECRET]);
+      return scrubber.push(text) + scrubber.flush();
+    });
+    const kept = new StreamScrubber([SECRET]).scrub(innocent);
+    // Assess
+    for (const [i, out] of scrubbed.entries()) {
+      expect(out, encoded[i]).toContain('[REDACTED]');
+      const decoded = Buffer.from(out.replace('[REDACTED]', ''), 'base64').toString('latin1');
+      expect(decoded).not.toContain(SECRET.slice(0, 8));
+    }
+    expect(kept).toBe(innocent);
   });
 });
 

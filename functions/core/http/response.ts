@@ -10,10 +10,15 @@ export interface HttpResponse {
   readonly isBase64Encoded: boolean;
 }
 
-/** Headers every API response carries. Bearer credentials are never cookies, so `*` is safe for CORS. */
+/**
+ * Headers every API response carries. Bearer credentials are never cookies, so `*` is safe for CORS.
+ * `nosniff`: many responses carry what users wrote (a raw SKILL.md, a challenge echoed back), and a
+ * browser must take them as the type they are sent with, never sniff them into HTML or script.
+ */
 export function commonHeaders(requestId: string): Record<string, string> {
   return {
     'x-request-id': requestId,
+    'x-content-type-options': 'nosniff',
     'cache-control': 'no-store',
     'access-control-allow-origin': '*',
     'access-control-expose-headers': CORS_EXPOSED_HEADERS.join(', '),
