@@ -10,7 +10,9 @@
  * its session (Strands must be imported before the sandbox is installed), which takes seconds, so
  * processes are started ahead of need and wait on their stdin. Nothing of a spare is a tenant's:
  * the sandbox, the environment and the control directory are the same for everyone, and it has run
- * no code. Claiming one opens the tenant's egress listener (the spare's forwarder connects to its
+ * no code. Its uid cannot change once it runs, so a spare has a uid of its own, with its own
+ * process limit, which nobody else shares while it lives (a session started without a spare runs
+ * as its tenant's uid). Claiming one opens the tenant's egress listener (the spare's forwarder connects to its
  * path per connection, so the socket can appear later) and a grant of this session alone, then
  * writes the session line, which carries the tenant's source, environment and limits; the sandbox
  * is installed only then. A claimed process serves that one session and exits with it. A spare
@@ -22,7 +24,7 @@ import type { Logger } from '../core/logger.ts';
 import { SecretSet } from '../core/secret-scope.ts';
 import { PUBLIC_RUN_ENV, type BidiEvent, type BidiSession, type BidiSessionSpec } from './compute.ts';
 import type { EgressListener, EgressProxy } from './egress-proxy.ts';
-import { spawnPlan, unreadableBy, type ControlDir, type OsSandbox } from './os-sandbox.ts';
+import { spawnPlan, unreadableBy, type ControlDir, type OsSandbox, type SandboxUser } from './os-sandbox.ts';
 import { signalGroup, waitForGroupGone } from './process-group.ts';
 import type { PythonInterpreter } from './python-interpreter.ts';
 
@@ -66,6 +68,8 @@ export interface BidiSessions {
 interface SessionProcess {
   readonly child: ChildProcess;
   readonly dir: ControlDir;
+  /** Who it runs as; given back once its group is gone. */
+  readonly user: SandboxUser;
   /** Resolves true once the process is preloaded and waiting for its session, false if it went first. */
   readonly waiting: Promise<boolean>;
   /** Resolves once the process has exited (or could not be spawned), its group is stopped and its directory removed. */
@@ -93,29 +97,34 @@ export function createBidiSessions(deps: () => Promise<BidiSandboxDeps>, options
   const starting = new Set<Promise<void>>();
   let closed = false;
 
-  async function startProcess(ready: BidiSandboxDeps): Promise<SessionProcess> {
+  /** A process for `tenantId`'s session, or a spare (null). */
+  async function startProcess(ready: BidiSandboxDeps, tenantId: string | null): Promise<SessionProcess> {
     const { sandbox, python, runtimeDir, pythonPath } = ready;
-    const dir = await sandbox.makeControlDir();
+    const user = sandbox.user(tenantId);
+    let dir: ControlDir | null = null;
     try {
+      dir = await sandbox.makeControlDir(user);
       const plan = sandbox.plan(python.executable, ['-m', 'platform_runtime.bidi_session', '--egress-socket', dir.inside(EGRESS_SOCKET)], {
         readOnly: [runtimeDir, ...python.roots, ...pythonPath],
         controlDir: dir.hostPath,
         cwd: runtimeDir,
         env: { ...ready.baseEnv, ...(pythonPath.length ? { PYTHONPATH: pythonPath.join(':') } : {}) },
         tmpfsBytes: SESSION_TMP_BYTES,
+        user,
       });
       const blocked = await unreadableBy(python.executable, plan.uid);
       if (blocked !== null) throw new Error(`the sandbox's user cannot reach the Python interpreter: ${blocked}`);
       if (closed) throw new Error(CLOSED);
-      return watch(spawnPlan(plan, []), dir, ready.logger);
+      return watch(spawnPlan(plan, []), dir, user, ready.logger);
     } catch (error) {
-      await dir.remove().catch(() => undefined);
+      await dir?.remove().catch(() => undefined);
+      user.release();
       throw error;
     }
   }
 
   /** Follows a started process: its lines, its stderr, its end, its group and directory afterwards. */
-  function watch(child: ChildProcess, dir: ControlDir, logger: Logger | undefined): SessionProcess {
+  function watch(child: ChildProcess, dir: ControlDir, user: SandboxUser, logger: Logger | undefined): SessionProcess {
     let announce: (waiting: boolean) => void = () => {};
     let ended: { spawned: boolean; message: string } | null = null;
     const exited = new Promise<void>((resolve) => {
@@ -131,12 +140,18 @@ export function createBidiSessions(deps: () => Promise<BidiSandboxDeps>, options
     const proc: SessionProcess = {
       child,
       dir,
+      user,
       waiting: new Promise<boolean>((resolve) => (announce = resolve)),
       gone: exited.then(async () => {
         announce(false);
-        // Whatever it left behind in its group (the egress forwarder) goes with it.
-        if (child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
+        // Whatever it left behind in its group (the egress forwarder) goes with it, before its uid
+        // can serve anyone else.
+        if (child.pid !== undefined) {
+          signalGroup(child.pid, 'SIGKILL');
+          await waitForGroupGone(child.pid);
+        }
         await dir.remove().catch(() => undefined);
+        user.release();
         live.delete(proc);
       }),
       exit: () => ended,
@@ -175,7 +190,7 @@ export function createBidiSessions(deps: () => Promise<BidiSandboxDeps>, options
     while (!closed && spares.length + starting.size < wanted) {
       const start = deps().then(
         (ready) =>
-          startProcess(ready).then(
+          startProcess(ready, null).then(
             (proc) => keepSpare(proc, ready.logger),
             (error: unknown) => ready.logger?.warn('a spare voice runtime could not be started', { reason: messageOf(error) }),
           ),
@@ -216,7 +231,7 @@ export function createBidiSessions(deps: () => Promise<BidiSandboxDeps>, options
       const spare = takeSpare();
       refill();
       const ready = await deps();
-      const proc = spare ?? (await startProcess(ready));
+      const proc = spare ?? (await startProcess(ready, tenantId));
       try {
         return await claim(proc, tenantId, spec, ready);
       } catch (error) {

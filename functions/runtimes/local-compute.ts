@@ -14,11 +14,12 @@
  *
  * Spares (`spares`, one in the platform): a server started ahead of need, so that a tenant's
  * first run does not wait for an interpreter and the fork server's preloads. Nothing in a
- * server's start is the tenant's: the sandbox (uid, binds, environment, limits) is the same for
- * every tenant, and the control directory, socket and secret are the process's own. The one thing
- * that is the tenant's, the egress proxy's listener that identifies whose runs it carries, is
- * added when a spare is bound, before its first run. A spare has run no code, and it serves the
- * tenant it was bound to until it stops: it is never handed to anyone else.
+ * server's start is the tenant's: the sandbox (binds, environment, limits) is the same for every
+ * tenant, and the control directory, socket, secret and uid are the process's own (a spare's uid,
+ * with its process limit, is nobody else's: see `OsSandbox.user`). The one thing that is the
+ * tenant's, the egress proxy's listener that identifies whose runs it carries, is added when a
+ * spare is bound, before its first run. A spare has run no code, and it serves the tenant it was
+ * bound to until it stops: it is never handed to anyone else.
  */
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
@@ -243,7 +244,13 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
     const python = await lookup.catch((error: unknown) => {
       throw new InterpreterUnavailableError(messageOf(error));
     });
-    const dir = await sandbox.makeControlDir();
+    // A tenant's server runs as the tenant's uid, under the tenant's process limit; a spare or the
+    // checker as a uid of its own.
+    const user = sandbox.user(role === 'tenant' ? tenantId : null);
+    const dir = await sandbox.makeControlDir(user).catch((error: unknown) => {
+      user.release();
+      throw error;
+    });
     // Who the server's runs are, for logs; a spare's is set when it is bound.
     const owner = { tenantId };
     // The checker only parses sources: it gets no way out at all. A spare gets its forwarder now
@@ -259,13 +266,15 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
       else egressSocket = listener;
       owner.tenantId = boundTo;
     };
+    // Called once the process and its group are gone (the pool disposes after reaping).
     const release = async () => {
       released = true;
       await egressSocket?.close().catch(() => undefined);
       await dir.remove().catch(() => undefined);
+      user.release();
     };
-    if (role === 'tenant') await bindTo(tenantId!);
     try {
+      if (role === 'tenant') await bindTo(tenantId!);
       const plan = sandbox.plan(
         python.executable,
         [
@@ -284,6 +293,7 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
           cwd: settings.runtimeDir,
           env: { ...runtimeEnv(), ...(options.pythonPath?.length ? { PYTHONPATH: options.pythonPath.join(':') } : {}) },
           tmpfsBytes: SANDBOX_TMP_BYTES,
+          user,
         },
       );
       for (const [what, path] of [

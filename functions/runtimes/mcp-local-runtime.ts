@@ -28,7 +28,7 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../core/logger.ts';
 import { SecretSet } from '../core/secret-scope.ts';
-import { createEgressProxy, type EgressProxy } from './egress-proxy.ts';
+import { createEgressProxy, type EgressListener, type EgressProxy } from './egress-proxy.ts';
 import { prepareOsSandbox, spawnPlan, type OsSandbox } from './os-sandbox.ts';
 import {
   handlePayload,
@@ -229,17 +229,26 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
     } catch (error) {
       throw unavailable(messageOf(error));
     }
-    const dir = await sandbox.makeControlDir();
+    // The tenant's uid: its MCP servers count against the same process limit as its runs.
+    const user = sandbox.user(tenantId);
+    const dir = await sandbox.makeControlDir(user).catch((error: unknown) => {
+      user.release();
+      throw error;
+    });
     const key = `mcp:${tenantId}`;
     // One credential per host: every server of the tenant runs in it, under the operator's list.
-    const egressSocket = egressAllowHosts.length > 0 ? await egress.listen(dir.onHost(EGRESS_SOCKET), key) : null;
-    const grant = egressSocket ? egress.openRun(key, { allowHosts: egressAllowHosts }) : null;
+    let egressSocket: EgressListener | null = null;
+    let grant: ReturnType<EgressProxy['openRun']> | null = null;
+    // Called once the host and its group are gone (the pool disposes after reaping).
     const release = async () => {
       grant?.release();
       await egressSocket?.close().catch(() => undefined);
       await dir.remove().catch(() => undefined);
+      user.release();
     };
     try {
+      egressSocket = egressAllowHosts.length > 0 ? await egress.listen(dir.onHost(EGRESS_SOCKET), key) : null;
+      grant = egressSocket ? egress.openRun(key, { allowHosts: egressAllowHosts }) : null;
       const token = randomBytes(32).toString('base64url');
       const egressArgs = egressSocket ? ['--egress-socket', dir.inside(EGRESS_SOCKET)] : [];
       const plan = sandbox.plan(settings.node, [...argumentsForNode(), '--socket', dir.inside(CONTROL_SOCKET), ...egressArgs], {
@@ -248,6 +257,7 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
         cwd: dirname(settings.hostScript),
         env: HOST_ENV,
         tmpfsBytes: SANDBOX_TMP_BYTES,
+        user,
       });
       // The token, then the egress credential; its own process group, so stopping it stops anything it started.
       const child = spawnPlan(plan, grant ? [token, grant.credential] : [token]);

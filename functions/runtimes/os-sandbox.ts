@@ -5,8 +5,10 @@
  * - its own user, pid, ipc, mount, network, uts and cgroup namespaces, with no capabilities and no
  *   further user namespaces: it sees no other process, has no network at all (only its own empty
  *   loopback), and cannot signal or trace anything outside;
- * - when the platform runs as root, an unprivileged uid that is not the platform's (65534 unless
- *   `SANDBOX_UID`/`SANDBOX_GID` say otherwise), so even a kernel-level escape lands unprivileged;
+ * - when the platform runs as root, a uid of the tenant's own from `SANDBOX_UID_RANGE` (see
+ *   `SandboxUser`): even a kernel-level escape lands unprivileged, and the kernel counts each
+ *   tenant's processes and threads against its own RLIMIT_NPROC, so one tenant at its limit
+ *   leaves every other tenant's runs untouched (one shared uid let one run starve them all);
  * - a read-only filesystem of exactly what it needs (/usr, the interpreter, the runtime's code,
  *   TLS certificates) and a private, size-limited tmpfs: no DATA_DIR, no platform secrets, no
  *   other tenant's files;
@@ -18,8 +20,9 @@
  * the operator sets `UNSAFE_USER_CODE=allow`, which is logged loudly at every start.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chown, lstat, mkdtemp, readlink, rm } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
+import { createHash, randomUUID } from 'node:crypto';
+import { chown, lstat, mkdtemp, readFile, readlink, rm } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../core/logger.ts';
@@ -39,7 +42,40 @@ export interface SandboxSpec {
   readonly env: Readonly<Record<string, string>>;
   /** Size of the private /tmp. */
   readonly tmpfsBytes: number;
+  /** Who it runs as (from `OsSandbox.user`). */
+  readonly user: SandboxUser;
 }
+
+/**
+ * The user one or more sandboxes run as. As root, a uid (and the gid of the same number) of
+ * `SANDBOX_UID_RANGE` that serves one owner while any of its sandboxes lives: the kernel's
+ * RLIMIT_NPROC counts processes and threads per uid across the whole machine, so a uid per tenant
+ * is what makes the limit per tenant. Without root there is no uid to give: the sandbox runs as the
+ * platform's own uid, in its namespaces only, and no process limit is set.
+ */
+export interface SandboxUser {
+  readonly uid?: number;
+  readonly gid?: number;
+  /**
+   * Gives the uid back. Call it once the sandbox's processes are gone: the next owner of the uid
+   * would otherwise inherit their count. Later calls do nothing.
+   */
+  release(): void;
+}
+
+/** An inclusive range of uids (also used as gids) that sandboxes run as when the platform is root. */
+export interface UidRange {
+  readonly first: number;
+  readonly last: number;
+}
+
+/**
+ * The default `SANDBOX_UID_RANGE`: 65,536 ids that no convention hands out. useradd gives
+ * subordinate ids (rootless containers) from 100000 up to 600165535, systemd-nspawn picks from
+ * 524288-1879048191, systemd's own ranges lie below 65536 and from 2147352576 up, and ids from
+ * 2^31 up trouble some tools; this range starts right after nspawn's.
+ */
+export const DEFAULT_UID_RANGE: UidRange = { first: 1_879_048_192, last: 1_879_113_727 };
 
 /** How to spawn a command so that it runs inside the sandbox. */
 export interface SpawnPlan {
@@ -68,9 +104,15 @@ export interface OsSandbox {
   readonly kind: 'bubblewrap' | 'unsafe';
   /** One line for logs and `/health`-like reports. */
   readonly description: string;
+  /**
+   * The user the sandboxes of `tenantId` run as: its runtime, MCP host and voice sessions share
+   * it, so they share one process limit. `null` asks for a uid of its own, for a process started
+   * before any tenant owns it (a spare), which keeps that uid, and its own limit, for its whole life.
+   */
+  user(tenantId: string | null): SandboxUser;
   plan(command: string, args: readonly string[], spec: SandboxSpec): SpawnPlan;
-  /** A fresh directory only the platform and the sandbox's user can enter (mode 700). */
-  makeControlDir(): Promise<ControlDir>;
+  /** A fresh directory only the platform and `user` can enter (mode 700). */
+  makeControlDir(user: SandboxUser): Promise<ControlDir>;
 }
 
 /** The OS sandbox cannot be set up; user code must not run. */
@@ -79,15 +121,19 @@ export class SandboxUnavailableError extends Error {}
 export interface OsSandboxOptions {
   /** `allow` runs user code without the OS boundary (UNSAFE_USER_CODE=allow). */
   readonly unsafeUserCode?: 'allow';
-  /** The unprivileged user and group sandboxes run as when the platform is root (default 65534). */
-  readonly uid?: number;
-  readonly gid?: number;
+  /**
+   * The uids (and gids of the same numbers) sandboxes run as when the platform is root
+   * (`SANDBOX_UID_RANGE`, default `DEFAULT_UID_RANGE`). They must own nothing on this machine: no
+   * user, group or subordinate range of /etc/passwd, /etc/group, /etc/subuid or /etc/subgid.
+   */
+  readonly uidRange?: UidRange;
   /** The bubblewrap binary (default `bwrap` on PATH). */
   readonly bwrap?: string;
   /**
-   * Most processes the sandboxes' user may have at once (RLIMIT_NPROC, default 2048), against fork
-   * bombs. Threads count: an MCP host uses about ten. Applied only with a dedicated uid: without one the limit would count the operator's own
-   * processes too.
+   * Most processes and threads one tenant's sandboxes may have at once (RLIMIT_NPROC of its uid,
+   * default 1024), against fork bombs and thread hoarding. An MCP host uses about ten, a Python run
+   * a few dozen. Applied only with uids of the platform's own (as root): without them the limit
+   * would count the operator's own processes too.
    */
   readonly maxProcesses?: number;
   readonly logger?: Logger;
@@ -107,8 +153,7 @@ const ETC_FILES = [
 ];
 /** Top-level directories that are symlinks into /usr on merged-/usr systems, or directories elsewhere. */
 const SYSTEM_DIRS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
-const NOBODY = 65534;
-const DEFAULT_MAX_PROCESSES = 2048;
+const DEFAULT_MAX_PROCESSES = 1024;
 const NO_BWRAP =
   'User code cannot run: bubblewrap (bwrap) is not installed. Install it (Debian/Ubuntu: apt-get install bubblewrap), or set UNSAFE_USER_CODE=allow to run user code without an OS sandbox (never with code you do not trust).';
 /** Open files per sandboxed process; soft and hard, so user code cannot raise it. */
@@ -127,9 +172,17 @@ export async function prepareOsSandbox(options: OsSandboxOptions = {}): Promise<
     return unsafeSandbox();
   }
   const root = process.getuid?.() === 0;
-  const identity = root ? { uid: options.uid ?? NOBODY, gid: options.gid ?? NOBODY } : {};
+  const range = options.uidRange ?? DEFAULT_UID_RANGE;
+  const maxProcesses = options.maxProcesses ?? DEFAULT_MAX_PROCESSES;
   const limits = [`--core=0:0`, `--nofile=${MAX_OPEN_FILES}:${MAX_OPEN_FILES}`];
-  if (root) limits.push(`--nproc=${options.maxProcesses ?? DEFAULT_MAX_PROCESSES}:${options.maxProcesses ?? DEFAULT_MAX_PROCESSES}`);
+  if (root) {
+    const owned = await ownersInRange(range);
+    if (owned.length > 0)
+      throw new SandboxUnavailableError(
+        `User code cannot run: SANDBOX_UID_RANGE ${range.first}-${range.last} holds ids this machine already uses (${owned.slice(0, 5).join('; ')}). Sandboxes run as these uids, so they must own nothing: choose a range no user, group or subordinate range (/etc/subuid, /etc/subgid) touches.`,
+      );
+    limits.push(`--nproc=${maxProcesses}:${maxProcesses}`);
+  }
   const bwrap = findOnPath(options.bwrap ?? 'bwrap');
   if (bwrap === null) throw new SandboxUnavailableError(NO_BWRAP);
   const prlimit = findOnPath('prlimit');
@@ -138,7 +191,8 @@ export async function prepareOsSandbox(options: OsSandboxOptions = {}): Promise<
       'User code cannot run: prlimit (util-linux) is not installed; the sandbox needs it to set resource limits. Install util-linux.',
     );
   const launcher = { prlimit, limits, bwrap };
-  const sandbox = bubblewrap(launcher, await systemBinds(), identity);
+  const users = root ? { range, maxProcesses, lease: uidLeases(range) } : null;
+  const sandbox = bubblewrap(launcher, await systemBinds(), users);
   await probe(sandbox);
   return sandbox;
 }
@@ -150,11 +204,24 @@ interface Launcher {
   readonly bwrap: string;
 }
 
-function bubblewrap(launcher: Launcher, systemArgs: readonly string[], identity: { uid?: number; gid?: number }): OsSandbox {
-  const who = identity.uid === undefined ? "the platform's own uid (not root)" : `uid ${identity.uid}`;
+/** How sandboxes get uids when the platform is root. */
+interface Users {
+  readonly range: UidRange;
+  readonly maxProcesses: number;
+  readonly lease: (owner: string) => SandboxUser;
+}
+
+function bubblewrap(launcher: Launcher, systemArgs: readonly string[], users: Users | null): OsSandbox {
+  const who =
+    users === null
+      ? "the platform's own uid (not root: namespaces only, no per-tenant process limit)"
+      : `a uid per tenant from ${users.range.first}-${users.range.last}, at most ${users.maxProcesses} processes and threads per tenant (kernel.pid_max ${pidMax() ?? 'unknown'} for the whole machine)`;
   return {
     kind: 'bubblewrap',
     description: `bubblewrap: own user, pid, ipc, mount, network and uts namespaces, no capabilities, read-only system, limits ${launcher.limits.join(' ')}, ${who}`,
+    user(tenantId) {
+      return users === null ? { release: () => {} } : users.lease(tenantId === null ? `process:${randomUUID()}` : `tenant:${tenantId}`);
+    },
     plan(command, args, spec) {
       const binds = outermost(spec.readOnly.filter((path) => !path.startsWith('/usr/'))).flatMap((path) => ['--ro-bind', path, path]);
       const env = Object.entries(spec.env).flatMap(([name, value]) => ['--setenv', name, value]);
@@ -201,12 +268,12 @@ function bubblewrap(launcher: Launcher, systemArgs: readonly string[], identity:
         // can read): --clearenv and --setenv give the process its environment.
         env: {},
         cwd: '/',
-        ...identity,
+        ...(spec.user.uid !== undefined ? { uid: spec.user.uid, gid: spec.user.gid ?? spec.user.uid } : {}),
       };
     },
-    async makeControlDir() {
+    async makeControlDir(user) {
       const hostPath = await mkdtemp(join(tmpdir(), 'svc-sbx-'));
-      if (identity.uid !== undefined) await chown(hostPath, identity.uid, identity.gid ?? identity.uid);
+      if (user.uid !== undefined) await chown(hostPath, user.uid, user.gid ?? user.uid);
       return controlDir(hostPath, SANDBOX_CONTROL_DIR);
     },
   };
@@ -222,6 +289,7 @@ function unsafeSandbox(): OsSandbox {
   return {
     kind: 'unsafe',
     description: "NONE (UNSAFE_USER_CODE=allow): user code runs as the platform's own user",
+    user: () => ({ release: () => {} }),
     plan(command, args, spec) {
       return { command, args, env: { ...spec.env }, cwd: spec.cwd };
     },
@@ -286,7 +354,8 @@ async function systemBinds(): Promise<string[]> {
 
 /** Starts `true` in the sandbox; a failure says what bubblewrap said and how to fix it. */
 async function probe(sandbox: OsSandbox): Promise<void> {
-  const dir = await sandbox.makeControlDir();
+  const user = sandbox.user(null);
+  const dir = await sandbox.makeControlDir(user);
   try {
     const plan = sandbox.plan('/usr/bin/env', ['true'], {
       readOnly: [],
@@ -294,6 +363,7 @@ async function probe(sandbox: OsSandbox): Promise<void> {
       cwd: '/',
       env: { PATH: '/usr/bin:/bin' },
       tmpfsBytes: 1024 * 1024,
+      user,
     });
     const outcome = await new Promise<{ code: number | null; stderr: string; error?: NodeJS.ErrnoException }>((resolve) => {
       const child = spawnPlan(plan, null);
@@ -311,7 +381,94 @@ async function probe(sandbox: OsSandbox): Promise<void> {
     }
   } finally {
     await dir.remove();
+    user.release();
   }
+}
+
+/**
+ * Leases of the range's uids: an owner's preferred uid is a hash of its name, so a tenant keeps
+ * the same uid from start to start (logs and `ps` name it); one taken by another owner sends it
+ * to the next free one. A uid serves one owner until its last lease is given back.
+ */
+function uidLeases(range: UidRange): (owner: string) => SandboxUser {
+  const size = range.last - range.first + 1;
+  const held = new Map<number, { leases: number }>();
+  const uidOf = new Map<string, number>();
+  const free = (owner: string): number => {
+    const preferred = createHash('sha256').update(owner).digest().readUInt32BE(0) % size;
+    for (let step = 0; step < size; step++) {
+      const uid = range.first + ((preferred + step) % size);
+      if (!held.has(uid)) return uid;
+    }
+    throw new SandboxUnavailableError(`every uid of SANDBOX_UID_RANGE (${range.first}-${range.last}) serves a running sandbox; give the range more ids`);
+  };
+  return (owner) => {
+    const uid = uidOf.get(owner) ?? free(owner);
+    const lease = held.get(uid) ?? { leases: 0 };
+    lease.leases++;
+    held.set(uid, lease);
+    uidOf.set(owner, uid);
+    let released = false;
+    return {
+      uid,
+      gid: uid,
+      release() {
+        if (released) return;
+        released = true;
+        if (--lease.leases > 0) return;
+        held.delete(uid);
+        uidOf.delete(owner);
+      },
+    };
+  };
+}
+
+/** What on this machine already uses an id of `range`: users, groups, subordinate ranges. */
+async function ownersInRange(range: UidRange): Promise<string[]> {
+  const found: string[] = [];
+  const inRange = (id: number) => id >= range.first && id <= range.last;
+  for (const [file, field] of [
+    ['/etc/passwd', 2],
+    ['/etc/group', 2],
+  ] as const) {
+    for (const line of (await readFile(file, 'utf8').catch(() => '')).split('\n')) {
+      const fields = line.split(':');
+      const id = Number(fields[field]);
+      if (fields[field] !== undefined && fields[field] !== '' && inRange(id)) found.push(`${fields[0]} (${id}) in ${file}`);
+    }
+  }
+  for (const file of ['/etc/subuid', '/etc/subgid']) {
+    for (const line of (await readFile(file, 'utf8').catch(() => '')).split('\n')) {
+      const [name, start, count] = line.split(':');
+      const first = Number(start);
+      const last = first + Number(count) - 1;
+      if (Number.isInteger(first) && Number.isInteger(last) && first <= range.last && last >= range.first) found.push(`${name}'s ${first}-${last} in ${file}`);
+    }
+  }
+  return found;
+}
+
+/** The machine's most pids at once (threads included), shared by every tenant whatever their limits; null if unknown. */
+function pidMax(): number | null {
+  try {
+    return Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8').trim()) || null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * `SANDBOX_UID_RANGE` as written (`FIRST-LAST`), or an error message: ids above 0 (root) and below
+ * 4294967295 (the kernel's "no id"), the first not after the last.
+ */
+export function parseUidRange(text: string): UidRange | string {
+  const match = /^\s*(\d+)\s*-\s*(\d+)\s*$/.exec(text);
+  if (match === null) return 'must be FIRST-LAST, e.g. 1879048192-1879113727';
+  const first = Number(match[1]);
+  const last = Number(match[2]);
+  if (first < 1 || last > 4_294_967_294) return 'ids must lie between 1 and 4294967294';
+  if (first > last) return 'the first id must not be after the last';
+  return { first, last };
 }
 
 /**

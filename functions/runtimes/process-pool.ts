@@ -46,7 +46,7 @@ export interface PoolProcess extends LoopbackServer {
   readonly pid: number;
   /** Resolves once the process has exited (its group may outlive it briefly). */
   readonly exited: Promise<ExitStatus>;
-  /** Releases what else the adapter holds for the process (pipes); called once it has exited. */
+  /** Releases what else the adapter holds for the process (pipes, its uid); called once it and its group are gone. */
   dispose?(): void;
 }
 
@@ -288,9 +288,11 @@ export function createProcessPool<H extends PoolProcess, R extends string, Info,
     clearIdleTimer(entry);
     forget(entry);
     entry.handle.agent.destroy();
-    entry.handle.dispose?.();
-    // The process is gone; make sure whatever it started follows at once.
+    // The process is gone; make sure whatever it started follows at once. Only then is what the
+    // adapter holds for it released: its sandbox's uid must not serve anyone else while any
+    // process of the group still counts against its limit.
     await reapGroup(entry.handle.pid);
+    entry.handle.dispose?.();
     notifyExit(options.describeExit({ key: entry.key, handle: entry.handle, reason: entry.stopReason ?? 'crashed', code: exit.code, signal: exit.signal }));
     // A key's process that went (idle, evicted) may leave room for a spare. A spare that went
     // is not replaced here: one that keeps dying would otherwise be restarted in a loop.

@@ -278,3 +278,121 @@ describe('isolation: a voice call runs its agent inside the OS sandbox', () => {
     }
   });
 });
+
+/**
+ * A plain-Python agent that takes as many threads as the kernel gives it, within what the checker
+ * allows: boto3's transfer manager starts a worker thread per upload, and an upload of a file whose
+ * every read waits holds its worker. It says how many it got and why it stopped, then holds them
+ * until its run is ended.
+ */
+const THREAD_HOARDING_AGENT = `import time
+import boto3
+from boto3.s3.transfer import S3TransferConfig, TransferManager
+
+
+class Stalled:
+    def read(self, size=-1):
+        time.sleep(600)
+        return b""
+
+    def seek(self, offset, whence=0):
+        time.sleep(600)
+        return 0
+
+    def tell(self):
+        time.sleep(600)
+        return 0
+
+
+class HoardingAgent:
+    def __init__(self):
+        self.messages = []
+
+    async def stream_async(self, prompt):
+        client = boto3.client("s3", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="y")
+        manager = TransferManager(client, S3TransferConfig(max_submission_concurrency=100000, max_submission_queue_size=100000))
+        held = 0
+        refused = "never"
+        while held < 5000:
+            try:
+                manager.upload(Stalled(), "bucket", "key" + str(held))
+            except Exception as error:
+                refused = type(error).__name__ + ": " + str(error)
+                break
+            held += 1
+        yield {"data": "held " + str(held) + " threads; refused with " + refused + "\\n"}
+        time.sleep(600)
+        yield {"data": "released"}
+
+
+def create_agent():
+    return HoardingAgent(), []
+`;
+
+const ECHO_AGENT = `class EchoAgent:
+    def __init__(self):
+        self.messages = []
+
+    async def stream_async(self, prompt):
+        yield {"data": "echo: " + prompt}
+
+
+def create_agent():
+    return EchoAgent(), []
+`;
+
+/** The kernel counts RLIMIT_NPROC per uid; the platform sets it only when it can give sandboxes uids (as root). */
+describe.skipIf(process.getuid?.() !== 0)("isolation: one tenant's processes and threads are counted apart from every other tenant's", () => {
+  /** Small, so that the hoarding agent reaches it within its memory; the setting's lowest value. */
+  const LIMIT = 64;
+  let platform: TestPlatform;
+  let attacker: { token: string };
+  let bystander: { token: string };
+
+  beforeAll(async () => {
+    platform = await startTestPlatform({ sandbox: { maxProcesses: LIMIT }, voiceSpares: 0 });
+    attacker = await createUser(platform, { alias: 'hoarder', credits: 100 });
+    bystander = await createUser(platform, { alias: 'bystander', credits: 100 });
+  });
+  afterAll(async () => {
+    await platform.stop({ removeData: true });
+  });
+
+  async function createAgent(token: string, agentName: string, sourceCode: string): Promise<string> {
+    const created = await platform.api('POST', '/agent/create', { token, body: { agentName, description: 'x', sourceCode, memoryMb: 2048 } });
+    expect(created.status, created.text).toBe(200);
+    return created.body.data.agentId as string;
+  }
+
+  it("leaves another tenant's runs starting and succeeding while one tenant is at its limit", async () => {
+    // Prepare
+    const hoarding = await createAgent(attacker.token, 'hoarder', THREAD_HOARDING_AGENT);
+    const echo = await createAgent(bystander.token, 'echo', ECHO_AGENT);
+    const hold = new AbortController();
+
+    // Act: the attacker's run takes every thread it can and keeps them while the bystander chats.
+    const hoarded = await fetch(`${platform.url}/stream/agent/${hoarding}/chat`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${attacker.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt: 'take them all' }),
+      signal: hold.signal,
+    });
+    let report = '';
+    const reader = hoarded.body!.getReader();
+    const decoder = new TextDecoder();
+    while (!report.includes('refused with')) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      report += decoder.decode(value, { stream: true });
+    }
+    const chat = await platform.api('POST', `/agent/${echo}/chat`, { token: bystander.token, body: { prompt: 'still here?' } });
+    hold.abort();
+    await reader.cancel().catch(() => undefined);
+
+    // Assess: the attacker was stopped by its own limit, and the bystander's run never noticed.
+    expect(report).toMatch(/held \d+ threads; refused with RuntimeError: can't start new thread/);
+    expect(Number(/held (\d+)/.exec(report)?.[1])).toBeLessThan(LIMIT);
+    expect(chat.status, chat.text).toBe(200);
+    expect(JSON.stringify(chat.body)).toContain('echo: still here?');
+  });
+});

@@ -9,7 +9,16 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { prepareOsSandbox, SandboxUnavailableError, spawnPlan, type OsSandbox, type SpawnPlan } from '../../functions/runtimes/os-sandbox.ts';
+import {
+  DEFAULT_UID_RANGE,
+  parseUidRange,
+  prepareOsSandbox,
+  SandboxUnavailableError,
+  spawnPlan,
+  type OsSandbox,
+  type SandboxUser,
+  type SpawnPlan,
+} from '../../functions/runtimes/os-sandbox.ts';
 
 /** Each attempt prints one JSON line: its name and whether it worked, with what it got. */
 const ATTACKS = String.raw`
@@ -63,14 +72,20 @@ function interpreter(): Promise<{ executable: string; prefix: string }> {
   });
 }
 
-function runInSandbox(sandbox: OsSandbox, controlDir: string, python: { executable: string; prefix: string }, args: string[]): Promise<string> {
+function runInSandbox(
+  sandbox: OsSandbox,
+  own: { controlDir: string; user: SandboxUser },
+  python: { executable: string; prefix: string },
+  args: string[],
+): Promise<string> {
   return runPlan(
     sandbox.plan(python.executable, ['-c', ATTACKS, ...args], {
       readOnly: [python.prefix],
-      controlDir,
+      controlDir: own.controlDir,
       cwd: '/',
       env: { PATH: '/usr/bin:/bin' },
       tmpfsBytes: 1024 * 1024,
+      user: own.user,
     }),
   );
 }
@@ -106,7 +121,7 @@ describe('the OS sandbox holds when the language layers have fallen', () => {
     await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
     port = (listener.address() as net.AddressInfo).port;
     sandbox = await prepareOsSandbox();
-    otherTenantDir = (await sandbox.makeControlDir()).hostPath;
+    otherTenantDir = (await sandbox.makeControlDir(sandbox.user('other-tenant'))).hostPath;
   });
   afterAll(async () => {
     delete process.env[SECRET_NAME];
@@ -118,15 +133,19 @@ describe('the OS sandbox holds when the language layers have fallen', () => {
   it("keeps the platform's files, processes, port and other tenants out of reach", async () => {
     // Prepare
     const python = await interpreter();
-    const own = await sandbox.makeControlDir();
+    const user = sandbox.user('tenant-a');
+    const own = await sandbox.makeControlDir(user);
 
     // Act
-    const out = await runInSandbox(sandbox, own.hostPath, python, [
+    const out = await runInSandbox(sandbox, { controlDir: own.hostPath, user }, python, [
       String(process.pid),
       String(port),
       secretFile,
       join(otherTenantDir, 'runtime.sock'),
-    ]).finally(() => own.remove());
+    ]).finally(async () => {
+      await own.remove();
+      user.release();
+    });
     const results = JSON.parse(out) as Record<string, Attempt> & { uid: number; processes: number[]; limits: Record<string, [number, number]> };
 
     // Assess
@@ -152,8 +171,10 @@ describe('the OS sandbox holds when the language layers have fallen', () => {
     // Limits set before the sandbox starts, hard as well as soft so user code cannot raise them.
     expect(results.limits).toMatchObject({ nofile: [1024, 1024], core: [0, 0] });
     if (process.getuid?.() === 0) {
-      expect(results.uid).toBe(65534);
-      expect(results.limits['nproc']).toEqual([2048, 2048]);
+      expect(results.uid).toBe(user.uid);
+      expect(results.uid).toBeGreaterThanOrEqual(DEFAULT_UID_RANGE.first);
+      expect(results.uid).toBeLessThanOrEqual(DEFAULT_UID_RANGE.last);
+      expect(results.limits['nproc']).toEqual([1024, 1024]);
     }
   });
 
@@ -163,7 +184,8 @@ describe('the OS sandbox holds when the language layers have fallen', () => {
     const code = await mkdtemp(join(tmpdir(), 'sandbox-code-'));
     await chmod(code, 0o755);
     await writeFile(join(code, 'hello.py'), 'print("hello from " + __file__)\n', { mode: 0o644 });
-    const own = await sandbox.makeControlDir();
+    const user = sandbox.user('tenant-a');
+    const own = await sandbox.makeControlDir(user);
 
     // Act
     const plan = sandbox.plan(python.executable, ['hello.py'], {
@@ -172,9 +194,11 @@ describe('the OS sandbox holds when the language layers have fallen', () => {
       cwd: code,
       env: { PATH: '/usr/bin:/bin' },
       tmpfsBytes: 1024 * 1024,
+      user,
     });
     const out = await runPlan(plan).finally(async () => {
       await own.remove();
+      user.release();
       await rm(code, { recursive: true, force: true });
     });
 
@@ -189,5 +213,128 @@ describe('the OS sandbox holds when the language layers have fallen', () => {
     // Assess
     expect(refused).toBeInstanceOf(SandboxUnavailableError);
     expect((refused as Error).message).toMatch(/apt-get install bubblewrap.*UNSAFE_USER_CODE=allow/);
+  });
+});
+
+/** A small program that starts threads until the kernel refuses one, then prints how many it got. */
+const THREAD_HOARDER = String.raw`
+import sys, threading, time
+started = 0
+try:
+    while started < 100000:
+        threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
+        started += 1
+except RuntimeError:
+    pass
+print(started, flush=True)
+sys.stdin.read()
+`;
+
+describe.skipIf(process.getuid?.() !== 0)('the OS sandbox gives each tenant its own uid and process limit (as root)', () => {
+  const LIMIT = 64;
+  let sandbox: OsSandbox;
+
+  beforeAll(async () => {
+    sandbox = await prepareOsSandbox({ maxProcesses: LIMIT });
+  });
+
+  it('gives one tenant one uid across its sandboxes, and every other tenant and spare another', () => {
+    // Act
+    const first = sandbox.user('tenant-a');
+    const again = sandbox.user('tenant-a');
+    const other = sandbox.user('tenant-b');
+    const spares = [sandbox.user(null), sandbox.user(null)];
+    const uids = [first, other, ...spares].map((user) => user.uid);
+    for (const user of [first, again, other, ...spares]) user.release();
+
+    // Assess
+    expect(again.uid).toBe(first.uid);
+    expect(new Set(uids).size).toBe(uids.length);
+    for (const uid of uids) expect(uid).toBeGreaterThanOrEqual(DEFAULT_UID_RANGE.first);
+  });
+
+  it("keeps a tenant's uid while any of its sandboxes holds it, and never hands one uid to two tenants", async () => {
+    // Prepare: a range of two ids, so that every tenant collides with another
+    const small = await prepareOsSandbox({ uidRange: { first: DEFAULT_UID_RANGE.first, last: DEFAULT_UID_RANGE.first + 1 } });
+    const a = small.user('tenant-a');
+    const b = small.user('tenant-b');
+
+    // Act
+    const third = (() => {
+      try {
+        return small.user('tenant-c');
+      } catch (error) {
+        return error;
+      }
+    })();
+    a.release();
+    const afterRelease = small.user('tenant-c');
+
+    // Assess
+    expect(a.uid).not.toBe(b.uid);
+    expect(third).toBeInstanceOf(SandboxUnavailableError);
+    expect((third as Error).message).toMatch(/SANDBOX_UID_RANGE/);
+    expect(afterRelease.uid).toBe(a.uid);
+    b.release();
+    afterRelease.release();
+  });
+
+  it("refuses a range that holds ids this machine uses, and SANDBOX_UID_RANGE's mistakes", async () => {
+    // Act
+    const refused = await prepareOsSandbox({ uidRange: { first: 0, last: 10 } }).catch((error: unknown) => error);
+
+    // Assess: root and the system users own ids there
+    expect(refused).toBeInstanceOf(SandboxUnavailableError);
+    expect((refused as Error).message).toMatch(/root \(0\) in \/etc\/passwd/);
+    expect(parseUidRange('100000-165535')).toEqual({ first: 100000, last: 165535 });
+    expect(parseUidRange('165535-100000')).toMatch(/first/);
+    expect(parseUidRange('0-10')).toMatch(/between 1/);
+    expect(parseUidRange('100000')).toMatch(/FIRST-LAST/);
+  });
+
+  it("leaves another tenant's sandbox free to start threads while one tenant holds all it may", async () => {
+    // Prepare
+    const python = await interpreter();
+    const start = async (tenantId: string) => {
+      const user = sandbox.user(tenantId);
+      const own = await sandbox.makeControlDir(user);
+      const child = spawnPlan(
+        sandbox.plan(python.executable, ['-c', THREAD_HOARDER], {
+          readOnly: [python.prefix],
+          controlDir: own.hostPath,
+          cwd: '/',
+          env: { PATH: '/usr/bin:/bin' },
+          tmpfsBytes: 1024 * 1024,
+          user,
+        }),
+        [],
+      );
+      const count = new Promise<number>((resolve, reject) => {
+        let out = '';
+        child.stdout!.on('data', (chunk: Buffer) => {
+          out += chunk.toString('utf8');
+          if (out.includes('\n')) resolve(Number(out.trim()));
+        });
+        child.once('close', (code) => reject(new Error(`exited ${code} before it counted`)));
+      });
+      const stop = async () => {
+        child.stdin!.end();
+        await new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('close', resolve)));
+        await own.remove();
+        user.release();
+      };
+      return { count, stop };
+    };
+
+    // Act: the attacker holds every thread its uid may have; then the bystander starts.
+    const attacker = await start('attacker');
+    const held = await attacker.count;
+    const bystander = await start('bystander');
+    const bystanderHeld = await bystander.count.finally(() => Promise.all([attacker.stop(), bystander.stop()]));
+
+    // Assess: each got nearly its whole limit (bubblewrap and the interpreter take a few).
+    expect(held).toBeGreaterThan(LIMIT - 8);
+    expect(held).toBeLessThan(LIMIT);
+    expect(bystanderHeld).toBeGreaterThan(LIMIT - 8);
   });
 });
