@@ -50,8 +50,27 @@ export function fileTypeOf(fileName: string, kind: TextKind | null): string {
 /** A file the area could not read (a damaged PDF): stored and listed, not indexed. */
 export class ExtractionError extends Error {}
 
-/** The text of a file of `kind`, for indexing: what a reader sees, not markup. */
-export async function extractText(kind: TextKind, bytes: Uint8Array): Promise<string> {
+/** How much of one file the area reads (knowledge.module.ts settings): past them, the rest is not indexed. */
+export interface ExtractionLimits {
+  /** PDF pages read, from the first. */
+  readonly maxPages: number;
+  /** Characters of text kept, from the start. */
+  readonly maxChars: number;
+}
+
+/** A file's text; `truncated` says which limit cut it, in words for its owner, or is null when it is whole. */
+export interface ExtractedText {
+  readonly text: string;
+  readonly truncated: string | null;
+}
+
+/** The text of a file of `kind`, for indexing: what a reader sees, not markup, within `limits`. */
+export async function extractText(kind: TextKind, bytes: Uint8Array, limits: ExtractionLimits): Promise<ExtractedText> {
+  if (kind === 'pdf') return pdfText(bytes, limits);
+  return capText(plainText(kind, bytes), limits.maxChars, null);
+}
+
+function plainText(kind: Exclude<TextKind, 'pdf'>, bytes: Uint8Array): string {
   switch (kind) {
     case 'text':
     case 'markdown':
@@ -61,9 +80,12 @@ export async function extractText(kind: TextKind, bytes: Uint8Array): Promise<st
       return jsonText(decodeUtf8(bytes));
     case 'html':
       return htmlText(decodeUtf8(bytes));
-    case 'pdf':
-      return pdfText(bytes);
   }
+}
+
+function capText(text: string, maxChars: number, truncated: string | null): ExtractedText {
+  if (text.length <= maxChars) return { text, truncated };
+  return { text: text.slice(0, maxChars), truncated: `only the first ${maxChars} characters of its text are indexed` };
 }
 
 function decodeUtf8(bytes: Uint8Array): string {
@@ -134,16 +156,33 @@ export function htmlText(html: string): string {
 const loadModule = (specifier: string) => import(specifier) as Promise<unknown>;
 let unpdf: Promise<typeof Unpdf> | undefined;
 
-async function pdfText(bytes: Uint8Array): Promise<string> {
+/**
+ * Page by page, so the limits stop the work rather than trim its result: a few kilobytes of PDF
+ * whose pages share one compressed stream expand to megabytes of text per page.
+ */
+async function pdfText(bytes: Uint8Array, limits: ExtractionLimits): Promise<ExtractedText> {
   unpdf ??= loadModule('unpdf') as Promise<typeof Unpdf>;
-  const { extractText: extractPdfText, getDocumentProxy } = await unpdf;
+  const { getDocumentProxy } = await unpdf;
   try {
     // pdf.js takes ownership of (and detaches) the buffer it is given: hand it a copy.
     // Errors only: pdf.js otherwise prints its warnings (a damaged file's repairs) to the console.
     const document = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0 });
     try {
-      const { text } = await extractPdfText(document, { mergePages: false });
-      return text.join('\n\n');
+      const pages = Math.min(document.numPages, limits.maxPages);
+      const texts: string[] = [];
+      let chars = 0;
+      for (let number = 1; number <= pages; number++) {
+        const page = await document.getPage(number);
+        const content = await page.getTextContent();
+        // As unpdf's extractText: the items' strings, a line break where pdf.js saw a line end.
+        const text = content.items.map((item) => ('str' in item ? item.str + (item.hasEOL ? '\n' : '') : '')).join('');
+        page.cleanup();
+        texts.push(text);
+        chars += text.length + 2;
+        if (chars > limits.maxChars && number < document.numPages) return capText(texts.join('\n\n'), limits.maxChars, null);
+      }
+      const truncated = document.numPages > pages ? `only the first ${pages} of its ${document.numPages} pages are indexed` : null;
+      return capText(texts.join('\n\n'), limits.maxChars, truncated);
     } finally {
       // Frees the worker-side document (the proxy has no destroy of its own in these types).
       await document.loadingTask.destroy();

@@ -4,6 +4,7 @@ import { defineArea, providePort, KIB } from '../../lib/manifest/define.ts';
 import { SEARCH_LIBRARY_FILES } from '../search/partition-index.ts';
 import { createBucketObjects, type BucketObjects } from '../core/files/bucket-objects.ts';
 import { createKnowledgeStore, type KnowledgeStore } from './knowledge.store.ts';
+import { textReaderFor, textReadingSettings, type TextReader } from './text-reader.ts';
 
 /**
  * What a 5 MB file needs as JSON: base64 makes it 4/3 larger (6.7 MB), and the rest of the body
@@ -17,6 +18,12 @@ const UPLOAD_BODY_BYTES = 7 * 1024 * KIB;
  * Node finds it as it finds it in the repository's node_modules locally.
  */
 const PDF_ENGINE_FILES = ['package.json', 'LICENSE', 'dist/index.mjs', 'dist/pdfjs.mjs'].map((file) => `node_modules/unpdf/${file}`);
+
+/**
+ * The worker thread files are read and chunked in (text-reader.ts): a TypeScript runtime file is a
+ * worker entry, which the builds bundle as `workers/text-worker.mjs` beside the bundle.
+ */
+const TEXT_WORKER_FILES = ['functions/knowledge/text-worker.ts'];
 
 /** Per-user file storage with indexing and search (SPEC 4.6). */
 export const knowledgeArea = defineArea({
@@ -49,6 +56,8 @@ export const knowledgeArea = defineArea({
     knowledgeObjects: providePort<BucketObjects>({ buckets: ['knowledge'] }, (kernel: KernelPorts): BucketObjects =>
       createBucketObjects(kernel.config, 'knowledge'),
     ),
+    // One per platform (or Lambda container): its worker threads are started on the first file that needs one.
+    knowledgeText: providePort<TextReader>({}, (kernel: KernelPorts): TextReader => textReaderFor(kernel.config)),
   },
   uses: ['searchIndex'],
   settings: {
@@ -56,7 +65,8 @@ export const knowledgeArea = defineArea({
     KNOWLEDGE_QUOTA_MB: z.coerce.number().min(0).max(1_000_000).default(100),
     /** The largest file an upload URL accepts, in MiB (direct uploads stay at SPEC's 5 MB). */
     KNOWLEDGE_UPLOAD_URL_MAX_MB: z.coerce.number().min(0).max(5000).default(50),
+    ...textReadingSettings,
   },
   // The search libraries too: this area queries (partition-index.ts).
-  runtimeFiles: [...PDF_ENGINE_FILES, ...SEARCH_LIBRARY_FILES],
+  runtimeFiles: [...PDF_ENGINE_FILES, ...SEARCH_LIBRARY_FILES, ...TEXT_WORKER_FILES],
 });

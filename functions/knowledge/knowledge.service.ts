@@ -7,8 +7,8 @@ import type { StoredObject } from '../core/entry/storage-event.ts';
 import { NotFoundError, PayloadTooLargeError, ValidationError, type AccessDeniedError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import type { SearchDocument, SearchIndex, SearchPartition } from '../search/search-index.ts';
-import { chunkText } from '../search/chunk-text.ts';
-import { ExtractionError, extractText, fileTypeOf, textKindOf } from './extract-text.ts';
+import { fileTypeOf, textKindOf } from './extract-text.ts';
+import type { TextReader } from './text-reader.ts';
 import { assertRoomFor, incomingUpload, putFolders, removeFile, removeSubtree, settleFile, writeWithinQuota } from '../core/files/file-tree.ts';
 import { checkKeyLength, extensionOf, normaliseFileName, normaliseFolder, type FilePath } from '../core/files/paths.ts';
 import { fileKey, filePathFromClient, folderFromClient, folderKey, INCOMING_PREFIX, USERS_PREFIX } from './knowledge-paths.ts';
@@ -29,6 +29,7 @@ export interface KnowledgePorts {
   readonly knowledgeStore: KnowledgeStore;
   readonly knowledgeObjects: BucketObjects;
   readonly searchIndex: SearchIndex;
+  readonly knowledgeText: TextReader;
   readonly clock: Clock;
   readonly log: Logger;
   readonly config: Pick<Config, 'KNOWLEDGE_QUOTA_MB' | 'KNOWLEDGE_UPLOAD_URL_MAX_MB'>;
@@ -71,23 +72,28 @@ function quotaExceeded(usedBytes: number, neededBytes: number, ports: Pick<Knowl
 
 /** A file's documents for the index, ready before anything is written. */
 interface Prepared {
-  readonly status: Extract<IndexStatus, 'indexed' | 'unsupported' | 'failed'>;
+  readonly status: Extract<IndexStatus, 'indexed' | 'truncated' | 'unsupported' | 'failed'>;
+  /** Why a file is `truncated` or `failed`, for its owner. */
+  readonly message?: string;
   readonly fileType: string;
   readonly documents: readonly SearchDocument[];
 }
 
-async function prepareIndex(fileName: string, contentType: string, bytes: Uint8Array, log: Logger): Promise<Prepared> {
-  const kind = textKindOf(fileName, contentType);
-  const fileType = fileTypeOf(fileName, kind);
+async function prepareIndex(
+  userId: string,
+  file: { readonly fileName: string; readonly contentType: string; readonly bytes: Uint8Array },
+  ports: Pick<KnowledgePorts, 'knowledgeText' | 'log'>,
+): Promise<Prepared> {
+  const kind = textKindOf(file.fileName, file.contentType);
+  const fileType = fileTypeOf(file.fileName, kind);
   if (kind === null) return { status: 'unsupported', fileType, documents: [] };
-  try {
-    const chunks = chunkText(await extractText(kind, bytes));
-    return { status: 'indexed', fileType, documents: chunks.map((text, i) => ({ id: String(i), text })) };
-  } catch (error) {
-    if (!(error instanceof ExtractionError)) throw error;
-    log.warn('knowledge: text extraction failed', { fileName, error: error.message });
-    return { status: 'failed', fileType, documents: [] };
+  const reading = await ports.knowledgeText.read(userId, kind, file.bytes);
+  if (reading.status === 'failed') {
+    ports.log.warn('knowledge: text extraction failed', { fileName: file.fileName, error: reading.message });
+    return { status: 'failed', message: reading.message, fileType, documents: [] };
   }
+  const documents = reading.chunks.map((text, i) => ({ id: String(i), text }));
+  return reading.status === 'truncated' ? { status: 'truncated', message: reading.message, fileType, documents } : { status: 'indexed', fileType, documents };
 }
 
 /**
@@ -105,8 +111,9 @@ async function settleStoredFile(
   const key = fileKey(userId, path);
   const { prepared } = file;
   let status: IndexStatus = prepared.status;
+  let message = prepared.message;
   try {
-    if (prepared.status === 'indexed')
+    if (prepared.documents.length > 0)
       await ports.searchIndex.putGroup(partitionOf(userId), {
         group: key,
         fields: { fileName: path.fileName, fileType: prepared.fileType, key, folder: path.folder },
@@ -117,6 +124,7 @@ async function settleStoredFile(
     // The file is stored either way; its entry says it is not searchable.
     ports.log.error('knowledge: indexing failed', { key, error });
     status = 'failed';
+    message = 'its text could not be indexed';
   }
   const record: KnowledgeFileRecord = {
     userId,
@@ -126,6 +134,7 @@ async function settleStoredFile(
     size: file.size,
     contentType: file.contentType,
     indexStatus: status,
+    ...(message === undefined ? {} : { indexMessage: message }),
     lastModified: ports.clock.now(),
   };
   return { record, usedBytes: await settleFile(ports.knowledgeStore, record) };
@@ -145,11 +154,19 @@ export async function uploadFile(actor: UserActor, input: z.infer<typeof uploadB
     );
   const contentType = contentTypeFor(path.fileName, input.contentType);
   // Read before anything is reserved or written: a file that cannot be read is still stored.
-  const prepared = await prepareIndex(path.fileName, contentType, bytes, ports.log);
+  const prepared = await prepareIndex(userId, { fileName: path.fileName, contentType, bytes }, ports);
   if (!(await writeWithinQuota(ports.knowledgeStore, userId, bytes.length, quotaBytes(ports), () => ports.knowledgeObjects.put(key, bytes, contentType))))
     throw quotaExceeded(await ports.knowledgeStore.usedBytes(userId), bytes.length, ports);
   const { record, usedBytes } = await settleStoredFile(userId, path, { size: bytes.length, contentType, prepared }, ports);
-  return { key, fileName: path.fileName, size: record.size, contentType, ...usage(usedBytes, ports), indexStatus: record.indexStatus };
+  return {
+    key,
+    fileName: path.fileName,
+    size: record.size,
+    contentType,
+    ...usage(usedBytes, ports),
+    indexStatus: record.indexStatus,
+    ...(record.indexMessage === undefined ? {} : { indexMessage: record.indexMessage }),
+  };
 }
 
 function uploadUrlMaxBytes(ports: Pick<KnowledgePorts, 'config'>): number {
@@ -221,7 +238,7 @@ export async function indexUploadedObject(object: StoredObject, ports: Knowledge
   };
   const maxSize = uploadUrlMaxBytes(ports);
   if (size > maxSize) return reject(`the file is ${size} bytes; uploads through a URL are limited to ${maxSize} bytes`);
-  const prepared = await prepareIndex(path.fileName, incoming.contentType, incoming.body, ports.log);
+  const prepared = await prepareIndex(userId, { fileName: path.fileName, contentType: incoming.contentType, bytes: incoming.body }, ports);
   if (!(await writeWithinQuota(ports.knowledgeStore, userId, size, quotaBytes(ports), () => ports.knowledgeObjects.copy(object.key, key))))
     return reject(`storage quota exceeded: the file is ${size} bytes and the quota is ${ports.config.KNOWLEDGE_QUOTA_MB} MB`);
   await ports.knowledgeObjects.delete(object.key);
@@ -258,6 +275,7 @@ export async function listFiles(actor: UserActor, input: z.infer<typeof listQuer
         contentType: entry.contentType,
         lastModified: new Date(entry.lastModified).toISOString(),
         indexStatus: entry.indexStatus,
+        ...(entry.indexMessage === undefined ? {} : { indexMessage: entry.indexMessage }),
         ...(entry.rejectedReason === undefined ? {} : { rejectedReason: entry.rejectedReason }),
       });
   }

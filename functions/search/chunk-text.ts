@@ -40,8 +40,10 @@ export function chunkText(text: string, options: ChunkOptions = {}): string[] {
     const chunk = tidy.slice(start, end).trim();
     if (chunk !== '') chunks.push(chunk);
     if (end >= tidy.length) break;
-    // Never past `end`: a word longer than the overlap is cut rather than text skipped.
-    start = Math.max(Math.min(wordStartAfter(tidy, end - overlap), end), start + 1);
+    // Never past `end`: a word longer than the overlap is cut rather than text skipped. The word
+    // start is looked for only up to `end`, so each chunk costs its own length and the whole text
+    // is linear (searching the rest of the text made text without blanks quadratic).
+    start = Math.max(wordStartAfter(tidy, end - overlap, end), start + 1);
   }
   return chunks;
 }
@@ -57,10 +59,14 @@ function boundaryBefore(text: string, from: number, to: number): number {
   return to;
 }
 
-/** The start of the first word at or after `at`. */
-function wordStartAfter(text: string, at: number): number {
+/** The start of the first word at or after `at` and before `limit`; `at` itself (inside a word) when none starts there. */
+function wordStartAfter(text: string, at: number, limit: number): number {
   if (at <= 0) return 0;
-  if (/\s/.test(text[at - 1] ?? '')) return at;
-  const next = text.slice(at).search(/\s/);
-  return next < 0 ? at : at + next + 1;
+  for (let i = at; i < limit; i++) if (isBlank(text.charCodeAt(i - 1))) return i;
+  return at;
+}
+
+/** The blanks tidyText leaves: space and line break (it folds every other blank into a space). */
+function isBlank(code: number): boolean {
+  return code === 32 || code === 10;
 }

@@ -49,6 +49,14 @@ export const voiceArea = defineArea({
       .min(1 * KIB)
       .max(1024 * KIB)
       .default(64 * KIB),
+    /**
+     * Sockets not yet authenticated that one address may hold open (per bridge task); one more is
+     * answered 429 before the WebSocket handshake. Twilio opens one per call, authenticated within
+     * milliseconds, so this bounds a stranger's sockets rather than calls.
+     */
+    VOICE_MAX_UNAUTHENTICATED_PER_ADDRESS: z.coerce.number().int().min(1).max(10_000).default(16),
+    /** Sockets not yet authenticated from all addresses together (per bridge task); past it, 429. */
+    VOICE_MAX_UNAUTHENTICATED: z.coerce.number().int().min(1).max(100_000).default(256),
     /** Sessions one user may hold at once (per bridge task); one more is refused with 4429. */
     VOICE_MAX_SESSIONS_PER_USER: z.coerce.number().int().min(1).max(100).default(3),
     /** The port other bridge tasks reach this one on (the container's port), where sessions are handed off. */

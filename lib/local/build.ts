@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, join, relative, sep } from 'node:path';
+import { basename, dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type BuildOptions, type Metafile, type Plugin } from 'esbuild';
 import { writeIfChanged } from '../cloud/function-entries.ts';
@@ -21,6 +21,7 @@ import { startLocalStores, tableInputs } from './stores.ts';
  *   <id>/main.mjs             the platform's main (lib/local/main.ts) with the bundle's importer
  *   <id>/handler-modules.mjs  the manifest's handler modules as import thunks (tests load them all)
  *   <id>/stores-process.mjs   the stores' process, its packages inlined (stores-process.ts)
+ *   <id>/workers/             worker threads' entries (the areas' TypeScript runtime files)
  *   <id>/seed/                the platform's tables, made once for every empty data directory
  *   <id>/chunks/              shared code and one chunk per handler module; `.map` beside each file
  *   current.json              which <id> is current, and the inputs it was built from
@@ -76,6 +77,7 @@ export async function buildLocalPlatform(buildRoot: string = DEFAULT_BUILD_ROOT,
   const dir = join(buildRoot, id);
   await mkdir(dir, { recursive: true });
   const entries = writeEntries(served);
+  const workers = workerEntries(served);
   const common: BuildOptions = {
     absWorkingDir: REPO_ROOT,
     bundle: true,
@@ -92,12 +94,14 @@ export async function buildLocalPlatform(buildRoot: string = DEFAULT_BUILD_ROOT,
     plugins: [importMetaUrlOfSource],
   };
   try {
-    const [platform, stores] = await Promise.all([
+    const [platform, stores, workerBundles] = await Promise.all([
       build({
         ...common,
         entryPoints: { main: entries.main, 'handler-modules': entries.handlerModules },
         // One chunk per dynamic import(): handler modules load on their route's first call.
         splitting: true,
+        // Where the code that starts worker threads finds their bundles (functions/knowledge/text-reader.ts).
+        define: { PLATFORM_WORKERS_URL: JSON.stringify(`${pathToFileURL(join(dir, 'workers')).href}/`) },
         chunkNames: 'chunks/[name]-[hash]',
         plugins: [importMetaUrlOfSource, externalPackagesBut(INLINED_PACKAGES)],
       }),
@@ -107,13 +111,14 @@ export async function buildLocalPlatform(buildRoot: string = DEFAULT_BUILD_ROOT,
         ...STORES_PROCESS_BUNDLE,
         plugins: [importMetaUrlOfSource, dynaliteStaticRequires],
       }),
+      build({ ...common, entryPoints: workers, plugins: [importMetaUrlOfSource, externalPackagesBut(INLINED_PACKAGES)] }),
     ]);
     await seedStores(dir, served);
     const current: CurrentBuild = {
       main: `${id}/main.mjs`,
       handlerModules: `${id}/handler-modules.mjs`,
       storesProcess: `${id}/stores-process.mjs`,
-      inputs: statInputs([...inputsOf(platform.metafile), ...inputsOf(stores.metafile), ...BUILD_INPUTS], startedAt),
+      inputs: statInputs([...inputsOf(platform.metafile), ...inputsOf(stores.metafile), ...inputsOf(workerBundles.metafile), ...BUILD_INPUTS], startedAt),
     };
     const pointer = join(buildRoot, CURRENT_FILE);
     const partial = `${pointer}.${process.pid}.tmp`;
@@ -143,6 +148,15 @@ async function seedStores(dir: string, served: readonly AreaModule[]): Promise<v
   await rename(join(work, 'dynamodb'), seed.dynamodb);
   await writeFile(seed.tables, JSON.stringify(tableInputs(layout)));
   await rm(work, { recursive: true, force: true });
+}
+
+/**
+ * The worker threads' entries: the areas' TypeScript runtime files, each bundled on its own as
+ * `workers/<name>.mjs` (a thread cannot share the platform's chunks; lib/cloud bundles them the same way).
+ */
+function workerEntries(served: readonly AreaModule[]): Record<string, string> {
+  const files = [...new Set(served.flatMap((area) => area.runtimeFiles.filter((file) => file.endsWith('.ts'))))];
+  return Object.fromEntries(files.map((file) => [`workers/${basename(file, '.ts')}`, join(REPO_ROOT, file)]));
 }
 
 /**

@@ -91,6 +91,37 @@ describe('chunking', () => {
     expect(long.join('').length).toBeGreaterThanOrEqual(1000);
     expect(long.every((c) => c.length <= 300)).toBe(true);
   });
+
+  it('reads text without blanks (base64, minified JSON) in time linear in its length', () => {
+    // Prepare: characters the string methods chunking uses go through, counted rather than timed
+    const counted = ['slice', 'search', 'charCodeAt', 'matchAll', 'replace', 'trim'] as const;
+    const saved = counted.map((name) => [name, String.prototype[name]] as const);
+    let work = 0;
+    const charactersRead = (size: number) => {
+      const text = 'QUJD'.repeat(size / 4);
+      work = 0;
+      for (const [name, original] of saved)
+        (String.prototype as unknown as Record<string, unknown>)[name] = function (this: string, ...args: unknown[]) {
+          work += name === 'charCodeAt' ? 1 : name === 'slice' ? 0 : this.length;
+          const result = (original as (...a: unknown[]) => unknown).apply(this, args);
+          if (name === 'slice') work += (result as string).length;
+          return result;
+        };
+      try {
+        return { chunks: chunkText(text).length, work };
+      } finally {
+        for (const [name, original] of saved) (String.prototype as unknown as Record<string, unknown>)[name] = original;
+      }
+    };
+
+    // Act
+    const oneMb = charactersRead(1 << 20);
+    const fourMb = charactersRead(4 << 20);
+
+    // Assess: four times the text is about four times the work (quadratic would be sixteen)
+    expect(fourMb.chunks).toBeGreaterThan(3 * oneMb.chunks);
+    expect(fourMb.work / oneMb.work).toBeLessThan(5);
+  });
 });
 
 describe('text extraction', () => {
@@ -122,13 +153,22 @@ describe('text extraction', () => {
     expect(fileTypeOf('Report.Final.TXT', 'text')).toBe('txt');
   });
 
-  it('decodes UTF-8 text without its byte-order mark, and reports an unreadable PDF', async () => {
+  it('keeps text up to the character limit and says so', async () => {
     // Act
-    const text = await extractText('text', new Uint8Array([0xef, 0xbb, 0xbf, 0x68, 0xc3, 0xa9]));
-    const broken = extractText('pdf', new TextEncoder().encode('%PDF-1.4 not really'));
+    const cut = await extractText('text', new TextEncoder().encode('abcdefghij'), { maxPages: 1, maxChars: 4 });
 
     // Assess
-    expect(text).toBe('hé');
+    expect(cut).toEqual({ text: 'abcd', truncated: 'only the first 4 characters of its text are indexed' });
+  });
+
+  it('decodes UTF-8 text without its byte-order mark, and reports an unreadable PDF', async () => {
+    // Act
+    const limits = { maxPages: 10, maxChars: 1000 };
+    const text = await extractText('text', new Uint8Array([0xef, 0xbb, 0xbf, 0x68, 0xc3, 0xa9]), limits);
+    const broken = extractText('pdf', new TextEncoder().encode('%PDF-1.4 not really'), limits);
+
+    // Assess
+    expect(text).toEqual({ text: 'hé', truncated: null });
     await expect(broken).rejects.toThrow(/Unreadable PDF/);
   });
 });
