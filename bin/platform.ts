@@ -4,6 +4,7 @@ import { dropBundlingLines } from '../lib/cloud/quiet-bundling.ts';
 import { oauthProvidersFromContext } from '../lib/cloud/oauth-providers.ts';
 import type { SearchEmbeddings } from '../lib/cloud/platform-function.ts';
 import { PlatformStack } from '../lib/cloud/platform-stack.ts';
+import type { SiteDomain } from '../lib/cloud/site-distribution.ts';
 
 /**
  * CDK app (cdk.json `app`). Context: `stage` (default `prod`), `stackName` (default
@@ -13,7 +14,9 @@ import { PlatformStack } from '../lib/cloud/platform-stack.ts';
  * function, default 1024), `apiIntegrationTimeoutSec` (API Gateway's integration timeout ceiling,
  * default 29; raise the account quota first), `embeddingModel` (e.g. `amazon.titan-embed-text-v2:0`:
  * hybrid search with that Bedrock model; `embeddingDimensions` 256, 512 or 1024), `agentModelHosts` (the model endpoints agents may reach, as
- * AGENT_MODEL_HOSTS: comma separated, e.g. `*.amazonaws.com,api.openai.com,10.0.0.5:11434`) and `oauthProviders` (JSON: the OAuth providers' settings, each client
+ * AGENT_MODEL_HOSTS: comma separated, e.g. `*.amazonaws.com,api.openai.com,10.0.0.5:11434`),
+ * `siteDomain` with `siteCertificateArn` (users' sites each at `https://{alias}.{siteDomain}`, an
+ * origin of their own; the certificate in us-east-1 covers the domain and `*.` it) and `oauthProviders` (JSON: the OAuth providers' settings, each client
  * secret by the ARN of a Secrets Manager secret; see lib/cloud/oauth-providers.ts), e.g.
  * `npx cdk deploy -c stage=dev -c usageLogRetentionDays=90`. The
  * stack is environment-agnostic: synth needs no AWS account, and names that must be unique per
@@ -38,7 +41,18 @@ new PlatformStack(app, stackName, {
   oauthProviders: oauthProvidersFromContext(app.node.tryGetContext('oauthProviders')),
   searchEmbeddings: searchEmbeddingsFromContext(app),
   agentModelHosts: contextHostList(app, 'agentModelHosts'),
+  siteDomain: siteDomainFromContext(app),
 });
+
+/** `siteDomain` (e.g. `sites.example.com`) and `siteCertificateArn` (us-east-1, for it and `*.` it): both or neither. */
+function siteDomainFromContext(scope: App): SiteDomain | undefined {
+  const name = contextString(scope, 'siteDomain');
+  const certificateArn = contextString(scope, 'siteCertificateArn');
+  if (name === undefined && certificateArn === undefined) return undefined;
+  if (name === undefined || certificateArn === undefined)
+    throw new Error('Context "siteDomain" and "siteCertificateArn" go together: the domain users\' sites live under and its certificate.');
+  return { name: name.toLowerCase(), certificateArn };
+}
 
 /** A host list: `-c agentModelHosts=a,b` arrives as a string, cdk.json context may hold an array. */
 function contextHostList(scope: App, key: string): string[] | undefined {

@@ -285,13 +285,13 @@ curl -X POST $BASE/knowledge/delete-folder -H "Authorization: Bearer $TOKEN" \
 curl -X POST $BASE/website/upload -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' \
   -d '{"fileName":"index.html","content":"<!doctype html><link rel=stylesheet href=style.css><h1>Hello from bob</h1>"}'
 #   {"data":{"message":"File uploaded","key":"index.html","size":74,"contentType":"text/html; charset=utf-8",
-#            "url":"http://127.0.0.1:8788/bob/index.html"},"requestId":...}
+#            "url":"http://bob.localhost:8788/index.html"},"requestId":...}
 # 2. And its stylesheet
 curl -X POST $BASE/website/upload -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' \
   -d '{"fileName":"style.css","content":"h1 { color: teal }"}'
-# 3. Its address: open it in a browser (sites are served on their own port, another origin than the API)
+# 3. Its address: open it in a browser (each site is an origin of its own, {alias}.localhost on its own port)
 SITE=$(curl $BASE/website/info -H "Authorization: Bearer $TOKEN" | jq -r .data.siteUrl)
-#   {"data":{"siteUrl":"http://127.0.0.1:8788/bob/","alias":"bob","hasIndexHtml":true,"fileCount":2,
+#   {"data":{"siteUrl":"http://bob.localhost:8788/","alias":"bob","hasIndexHtml":true,"fileCount":2,
 #            "storageUsedMb":0.00009,"status":"published"},"requestId":...}
 curl $SITE
 

@@ -71,6 +71,9 @@ const kernelSchema = z.object({
   /** Local stand-ins (dynalite, s3rver); absent in the cloud. */
   DYNAMODB_ENDPOINT: optionalUrl,
   S3_ENDPOINT: optionalUrl,
+  /** What requests to the local stand-ins are signed with: made by the local platform at each start. */
+  LOCAL_STORES_ACCESS_KEY_ID: z.string().min(1).optional(),
+  LOCAL_STORES_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   /** Public host URLs. Absent ones are derived from the request (cloud API Gateway stage URL). */
   BASE_URL: optionalUrl,
   STREAM_URL: optionalUrl,
@@ -79,6 +82,12 @@ const kernelSchema = z.object({
   CDN_URL: optionalUrl,
   SITE_URL: optionalUrl,
   CODE_URL: optionalUrl,
+  /**
+   * Whether each user's site has an origin of its own, `{alias}.` before SITE_URL's host (`true`:
+   * locally, and in the cloud with a site domain), or all sites are paths of SITE_URL's one origin
+   * (`false`: the cloud on its distribution's own name, which has no wildcard). docs/ARCHITECTURE.md, Websites.
+   */
+  SITE_ALIAS_ORIGINS: z.stringbool().default(false),
   PLATFORM_VERSION: z.string().min(1).default('0.1.0'),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   COGNITO_USER_POOL_ID: z.string().min(1).optional(),

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { BucketObjects } from '../core/files/bucket-objects.ts';
+import { aliasSchema } from '../users/user.schema.ts';
 import type { UserStore } from '../users/user.store.ts';
 import { contentTypeOf } from './content-types.ts';
 import { INDEX_FILE, NOT_FOUND_FILE, siteObjectKey } from './websites-paths.ts';
@@ -10,6 +11,8 @@ export interface SiteRequest {
   readonly path: string;
   /** Lower-case names. */
   readonly headers: Readonly<Record<string, string | undefined>>;
+  /** Kept on the redirect from the path form to a site's own origin. */
+  readonly query?: Readonly<Record<string, string>>;
 }
 
 export interface SiteResponse {
@@ -46,6 +49,11 @@ function plain(status: number, text: string, cacheControl = MISS_CACHE_CONTROL):
   };
 }
 
+/**
+ * Redirects within a site are relative (`./about/`): the same answer is right on the site's own
+ * origin (`/about` to `/about/`) and in the path form (`/alice/about` to `/alice/about/`), and in the
+ * cloud the origin sees only the path form the edge rewrote (lib/cloud/site-viewer-request.ts).
+ */
 function redirect(location: string): SiteResponse {
   return { status: 301, headers: { ...NOSNIFF, location, 'cache-control': 'public, max-age=3600' }, body: null };
 }
@@ -73,22 +81,48 @@ function matches(ifNoneMatch: string | undefined, etag: string | undefined): boo
 }
 
 /**
- * Serves `{site_url}/{alias}/{path}`: the same function behind the local site port and the cloud's
- * site function (its CloudFront origin). `/{alias}` redirects to `/{alias}/`; a folder serves its
- * `index.html` (and `/dir` redirects to `/dir/` when `dir/index.html` exists); a missing file
- * serves the site's `404.html` with status 404, else a plain 404. ETag and If-None-Match give 304;
- * HEAD reads the object's headers only.
+ * The request as a path-form path (`/{alias}/{path}`), or the answer to give instead. Without
+ * `origins` the path is that already. With them (an origin per site: `origins` is the site host,
+ * whose subdomains are the sites), a request on `{alias}.{site host}` is that alias's site and its
+ * path is relative to it, whatever it holds (`alice.localhost/bob/x` is alice's `bob/x`); the path
+ * form on any other name redirects to the site's own origin, so no site's page ever runs on a
+ * shared origin, where it could read another site's storage and DOM.
  */
-export async function serveSite(request: SiteRequest, ports: SitePorts): Promise<SiteResponse> {
+function locate(request: SiteRequest, origins: URL | null): { path: string } | SiteResponse {
+  if (origins === null) return { path: request.path };
+  const host = (request.headers['host'] ?? '').toLowerCase();
+  const suffix = `.${origins.host}`;
+  if (host.endsWith(suffix)) {
+    const label = host.slice(0, -suffix.length);
+    return aliasSchema.safeParse(label).success ? { path: `/${label}${request.path}` } : plain(404, 'Not found.\n');
+  }
+  const match = /^\/([^/]*)(.*)$/.exec(request.path);
+  const alias = decodeSegment(match?.[1] ?? '');
+  if (alias === null || !aliasSchema.safeParse(alias).success) return plain(404, 'Not found.\n');
+  const query = new URLSearchParams(request.query ?? {}).toString();
+  return redirect(`${origins.protocol}//${alias}.${origins.host}${match?.[2] || '/'}${query === '' ? '' : `?${query}`}`);
+}
+
+/**
+ * Serves users' sites: the same function behind the local site port and the cloud's site function
+ * (its CloudFront origin). `origins` is the site host when each site has an origin of its own
+ * (`locate`); the rest works on the path form `/{alias}/{path}`. `/{alias}` redirects to `/{alias}/`;
+ * a folder serves its `index.html` (and `dir` redirects to `dir/` when `dir/index.html` exists); a
+ * missing file serves the site's `404.html` with status 404, else a plain 404. ETag and
+ * If-None-Match give 304; HEAD reads the object's headers only.
+ */
+export async function serveSite(request: SiteRequest, ports: SitePorts, origins: URL | null = null): Promise<SiteResponse> {
   const method = request.method.toUpperCase();
   if (method !== 'GET' && method !== 'HEAD') return { ...plain(405, 'Method not allowed.\n'), headers: { ...plain(405, '').headers, allow: 'GET, HEAD' } };
-  const segments = request.path.replace(/^\//, '').split('/');
+  const located = locate(request, origins);
+  if (!('path' in located)) return located;
+  const segments = located.path.replace(/^\//, '').split('/');
   const [rawAlias = '', ...rest] = segments;
   const alias = decodeSegment(rawAlias);
   if (alias === null) return plain(404, 'Not found.\n');
   const claim = await ports.users.getAliasClaim(alias);
-  if (claim === null) return plain(404, `No site at /${rawAlias}/.\n`);
-  if (rest.length === 0) return redirect(`/${rawAlias}/`);
+  if (claim === null) return plain(404, origins === null ? `No site at /${rawAlias}/.\n` : 'No site here.\n');
+  if (rest.length === 0) return redirect(`./${rawAlias}/`);
   const folderRequest = rest[rest.length - 1] === '';
   const names = (folderRequest ? rest.slice(0, -1) : rest).map(decodeSegment);
   if (names.some((name) => name === null)) return plain(400, 'Bad request: the path is not one of a site file.\n');
@@ -107,7 +141,7 @@ export async function serveSite(request: SiteRequest, ports: SitePorts): Promise
   }
   // `/about` naming a folder with an index: its canonical address ends with a slash.
   if (!folderRequest && (await ports.websiteObjects.open(siteObjectKey(claim.userId, `${relative}/${INDEX_FILE}`), { head: true })) !== null)
-    return redirect(`/${[rawAlias, ...rest].join('/')}/`);
+    return redirect(`./${rest[rest.length - 1] ?? ''}/`);
   const page = await ports.websiteObjects.open(siteObjectKey(claim.userId, NOT_FOUND_FILE), { head });
   if (page === null) return plain(404, 'Not found.\n');
   return {

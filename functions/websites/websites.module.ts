@@ -8,7 +8,10 @@ import { createWebsiteStore, type WebsiteStore } from './websites.store.ts';
 /** A 5 MB file as base64 JSON (4/3 larger) and a few names. */
 const UPLOAD_BODY_BYTES = 7 * 1024 * KIB;
 
-/** Per-user static sites (SPEC 4.11): files by API, served publicly on the site host at `/{alias}/{path}`. */
+/**
+ * Per-user static sites (SPEC 4.11): files by API, served publicly each on an origin of its own,
+ * `{alias}.{site host}`, where the site host's path form `/{alias}/{path}` redirects.
+ */
 export const websitesArea = defineArea({
   name: 'websites',
   routes: [

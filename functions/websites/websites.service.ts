@@ -17,7 +17,7 @@ import {
   toMb,
   UPLOAD_URL_EXPIRES_SEC,
 } from '../core/files/uploads.ts';
-import type { PublicUrls } from '../core/http/public-urls.ts';
+import { siteUrlOf, type PublicUrls } from '../core/http/public-urls.ts';
 import type { Lineage } from '../core/http/lineage.ts';
 import type { Logger } from '../core/logger.ts';
 import { contentTypeOf } from './content-types.ts';
@@ -88,9 +88,12 @@ function usageOf(bytes: number, quota: { tier: WebsiteTier; quotaMb: number; quo
   };
 }
 
-/** The public URL of the caller's site (`{site_url}/{alias}/`), or null without an alias or a site host. */
-function siteUrlOf(actor: UserActor, urls: PublicUrls): string | null {
-  return actor.alias === null || urls.siteUrl === undefined ? null : `${urls.siteUrl}/${encodeURIComponent(actor.alias)}/`;
+/**
+ * The public URL of the caller's site, or null without an alias or a site host: its own origin
+ * (`http://{alias}.localhost:3001/`) where the platform gives each site one, else `{site_url}/{alias}/`.
+ */
+function callerSiteUrl(actor: UserActor, urls: PublicUrls): string | null {
+  return actor.alias === null ? null : siteUrlOf(urls, actor.alias);
 }
 
 function fileUrl(siteUrl: string | null, key: string): string | null {
@@ -136,7 +139,7 @@ export async function uploadFile(actor: UserActor, input: z.infer<typeof uploadB
   if (!(await writeWithinQuota(ports.websiteStore, userId, bytes.length, quota.quotaBytes, () => ports.websiteObjects.put(objectKey, bytes, contentType))))
     throw storageQuotaExceeded(await ports.websiteStore.usedBytes(userId), bytes.length, quota.quotaMb);
   await settleStoredFile(userId, path, { size: bytes.length, contentType }, ports);
-  return { message: 'File uploaded', key, size: bytes.length, contentType, url: fileUrl(siteUrlOf(actor, urls), key) };
+  return { message: 'File uploaded', key, size: bytes.length, contentType, url: fileUrl(callerSiteUrl(actor, urls), key) };
 }
 
 /**
@@ -170,7 +173,7 @@ export async function createUploadUrl(actor: UserActor, input: z.infer<typeof up
     contentType,
     expiresIn: UPLOAD_URL_EXPIRES_SEC,
     maxSize: MAX_PRESIGNED_UPLOAD_BYTES,
-    siteUrl: siteUrlOf(actor, urls),
+    siteUrl: callerSiteUrl(actor, urls),
   };
 }
 
@@ -279,7 +282,7 @@ export async function getInfo(actor: UserActor, ports: WebsitePorts, urls: Publi
   ]);
   const hasIndexHtml = index !== null;
   return {
-    siteUrl: siteUrlOf(actor, urls),
+    siteUrl: callerSiteUrl(actor, urls),
     alias: actor.alias,
     hasIndexHtml,
     fileCount: usage.files,
@@ -289,7 +292,8 @@ export async function getInfo(actor: UserActor, ports: WebsitePorts, urls: Publi
 }
 
 /**
- * A client's invalidation path as a site-host path under the caller's `/{alias}/`: `/*`,
+ * A client's invalidation path as a site-host path under the caller's `/{alias}/` (in the cloud
+ * the edge gives a site's own origin these same cache keys, lib/cloud/site-viewer-request.ts): `/*`,
  * `/about/*`, `about/index.html`. A trailing `*` is CloudFront's wildcard; a path ending with `/`
  * becomes its `index.html`, the cache key the viewer-request function gives directory requests.
  */

@@ -14,7 +14,7 @@ import type { AreaModule, Host, RouteSpec } from '../manifest/types.ts';
 import type { PlatformData } from './data-stores.ts';
 import { writeAreaEntry, writeFallbackEntry, writeQueueEntry, writeScheduleEntry, writeStorageEventEntry, writeStreamingEntry } from './function-entries.ts';
 import type { RuntimeSchedules } from './runtime-schedules.ts';
-import { SiteDistribution } from './site-distribution.ts';
+import { SiteDistribution, type SiteDomain } from './site-distribution.ts';
 import type { TaskQueues } from './task-queues.ts';
 import type { OAuthFunctionSettings } from './oauth-providers.ts';
 import {
@@ -95,6 +95,8 @@ export interface PlatformFunctionsProps {
   readonly searchEmbeddings?: SearchEmbeddings;
   /** Where the generated entry files are written. @default DEFAULT_ENTRIES_DIR */
   readonly entriesDir?: string;
+  /** The name users' sites live under, one origin per site. @default none: sites are paths of the site distribution's own name */
+  readonly siteDomain?: SiteDomain;
   /** The area modules, by name: what each function's areas declare. */
   readonly modules: ReadonlyMap<string, AreaModule>;
   /** The SQS queues of the modules' queue entry points: their consumers and the functions sending to them are made here. */
@@ -159,7 +161,10 @@ export class PlatformFunctions extends Construct {
         if (CDN_FRONTED_HOSTS.has(host)) {
           // Reachable only through its distribution: AWS_IAM, which CloudFront's origin access control signs for.
           const url = fn.function.addFunctionUrl({ authType: FunctionUrlAuthType.AWS_IAM, invokeMode: InvokeMode.RESPONSE_STREAM });
-          this.siteDistribution = new SiteDistribution(this, `Distribution-${host}`, { functionUrl: url });
+          this.siteDistribution = new SiteDistribution(this, `Distribution-${host}`, {
+            functionUrl: url,
+            ...(props.siteDomain === undefined ? {} : { domain: props.siteDomain }),
+          });
           return [host, { function: fn, url, baseUrl: this.siteDistribution.url, variable }];
         }
         const url = fn.function.addFunctionUrl({

@@ -34,7 +34,7 @@ export type HostUrlName = ConfigKey<'STREAM_URL' | 'MCP_URL' | 'VOICE_URL' | 'CD
 type ConfigKey<K extends keyof Config> = K;
 
 /** Deploy options every cloud function receives when the operator sets them (the config's default otherwise). */
-export type OptionalSettingName = ConfigKey<'AGENT_MODEL_HOSTS'>;
+export type OptionalSettingName = ConfigKey<'AGENT_MODEL_HOSTS' | 'SITE_ALIAS_ORIGINS'>;
 
 /** Renaming a variable in `Config` breaks the build here instead of leaving a function misconfigured. */
 export type PlatformEnvironment = { readonly [K in PlatformEnvironmentName]: string } & { readonly [K in HostUrlName | OptionalSettingName]?: string };
@@ -175,6 +175,8 @@ export class PlatformFunction extends Construct implements IGrantable {
         // bundled a second time.
         externalModules: ['@aws-sdk/*', ...packagesOf(props.runtimeFiles ?? []), ...(props.layers ?? []).flatMap((l) => l.packages)],
         ...(props.runtimeFiles === undefined || props.runtimeFiles.length === 0 ? {} : { commandHooks: copyIntoBundle(props.runtimeFiles) }),
+        // Where the code that starts worker threads finds their bundles (functions/knowledge/text-reader.ts).
+        ...((props.runtimeFiles ?? []).some(isWorkerEntry) ? { define: { PLATFORM_WORKERS_URL: JSON.stringify('./workers/') } } : {}),
       },
     });
     // lambda:InvokeFunction: it also authorizes InvokeWithResponseStream, which has no IAM action of
@@ -234,8 +236,31 @@ export function copyIntoBundle(files: readonly string[]): ICommandHooks {
     beforeBundling: () => [],
     beforeInstall: () => [],
     afterBundling: (inputDir, outputDir) =>
-      files.map((file) => `mkdir -p "${posix.dirname(`${outputDir}/${file}`)}" && cp "${inputDir}/${file}" "${outputDir}/${file}"`),
+      files.map((file) =>
+        isWorkerEntry(file)
+          ? bundleWorker(inputDir, outputDir, file, packagesOf(files))
+          : `mkdir -p "${posix.dirname(`${outputDir}/${file}`)}" && cp "${inputDir}/${file}" "${outputDir}/${file}"`,
+      ),
   };
+}
+
+/** A TypeScript runtime file is a worker thread's entry: bundled on its own, not copied. */
+function isWorkerEntry(file: string): boolean {
+  return file.endsWith('.ts');
+}
+
+/**
+ * The command bundling a worker entry into `workers/<name>.mjs` beside the function's bundle, as
+ * the function is bundled (esbuild on this machine, ESM for Node 22, minified, the same packages
+ * left to the runtime); lib/local/build.ts bundles it the same way for `npm start`.
+ */
+function bundleWorker(inputDir: string, outputDir: string, file: string, runtimePackages: readonly string[]): string {
+  const name = posix.basename(file, '.ts');
+  const externals = ['@aws-sdk/*', ...runtimePackages].map((p) => `'--external:${p}'`).join(' ');
+  return [
+    `"${inputDir}/node_modules/.bin/esbuild" "${inputDir}/${file}" --bundle --platform=node --format=esm --target=node22`,
+    `--minify --sourcemap --log-level=warning ${externals} --outfile="${outputDir}/workers/${name}.mjs"`,
+  ].join(' ');
 }
 
 function definedOnly(environment: Readonly<Record<string, string | undefined>>): Record<string, string> {

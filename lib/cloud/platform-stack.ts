@@ -17,6 +17,7 @@ import { oauthFunctionSettings, validateOAuthProviders, type OAuthProviders } fr
 import type { SearchEmbeddings } from './platform-function.ts';
 import { RuntimeFunction } from './runtime-function.ts';
 import { AssetDistribution } from './asset-distribution.ts';
+import type { SiteDomain } from './site-distribution.ts';
 import { SERVICE_HOST_URL_VARIABLES, ServiceContainers } from './service-containers.ts';
 import { servicesByHost, servicesOf } from '../manifest/services.ts';
 import { INCOMING_PREFIX } from '../../functions/knowledge/knowledge-paths.ts';
@@ -67,6 +68,13 @@ export interface PlatformStackProps extends StackProps {
    * @default the config's: Bedrock and the public OpenAI, Anthropic and Google APIs
    */
   readonly agentModelHosts?: readonly string[];
+  /**
+   * The name users' sites live under (the `siteDomain` and `siteCertificateArn` deploy options):
+   * each site at `https://{alias}.{name}`, an origin of its own, and the path form on any other name
+   * redirecting there. @default none: sites are paths of the site distribution's `*.cloudfront.net`
+   * name, one origin shared by every site (docs/ARCHITECTURE.md, Websites)
+   */
+  readonly siteDomain?: SiteDomain;
   /**
    * Routes to serve; tests pass synthetic lists to check the stack limits. A route of an area with
    * no module is served with the kernel's grants only. @default the manifest's
@@ -140,6 +148,7 @@ export class PlatformStack extends Stack {
       PLATFORM_VERSION: props.version,
       USAGE_LOG_RETENTION_DAYS: String(retentionDays),
       ...(props.agentModelHosts === undefined ? {} : { AGENT_MODEL_HOSTS: validateAgentModelHosts(props.agentModelHosts) }),
+      ...(props.siteDomain === undefined ? {} : { SITE_ALIAS_ORIGINS: 'true' }),
     };
     // Before the services and functions: both send tasks to them.
     this.taskQueues = new TaskQueues(this, 'TaskQueues', { modules, consumerTimeoutSec: functionTimeoutSec });
@@ -189,6 +198,7 @@ export class PlatformStack extends Stack {
       oauth,
       searchEmbeddings: props.searchEmbeddings,
       entriesDir: props.entriesDir,
+      ...(props.siteDomain === undefined ? {} : { siteDomain: props.siteDomain }),
       modules: modulesFor(modules, routes),
       taskQueues: this.taskQueues,
       ...(this.schedules ? { schedules: this.schedules } : {}),
@@ -221,6 +231,12 @@ export class PlatformStack extends Stack {
       CodeUrl: { value: hostUrl('code', `${base}/code`), description: 'Browser code servers' },
     };
     for (const [id, output] of Object.entries(hosts)) new CfnOutput(this, id, output);
+    const site = this.functions.siteDistribution;
+    if (props.siteDomain !== undefined && site !== undefined)
+      new CfnOutput(this, 'SiteDnsTarget', {
+        value: site.distribution.distributionDomainName,
+        description: `Point ${props.siteDomain.name} and *.${props.siteDomain.name} here (CNAME, or an alias record)`,
+      });
     new CfnOutput(this, 'UserPoolId', { value: this.identity.userPool.userPoolId, description: 'Cognito user pool for sign-in' });
     new CfnOutput(this, 'UserPoolClientId', { value: this.identity.client.userPoolClientId, description: 'Cognito app client (no secret)' });
   }

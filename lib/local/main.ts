@@ -3,6 +3,9 @@ import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as z from 'zod';
 import { ConfigError, hostListSetting } from '../../functions/core/config.ts';
+import { siteUrlTemplate } from '../../functions/core/http/public-urls.ts';
+import { parseUidRange } from '../../functions/runtimes/os-sandbox.ts';
+import { keepRunningOnUncaughtErrors } from './last-resort.ts';
 import { ADMIN_TOKEN_FILE, startLocalPlatform, StartupError, type LocalPlatformOptions } from './platform.ts';
 import { prettyLogWriter } from './pretty-log.ts';
 import { readFile } from 'node:fs/promises';
@@ -19,9 +22,20 @@ const environment = z.object({
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
   /** `allow` runs user code without the OS sandbox: only for code you trust, on a machine without bubblewrap. */
   UNSAFE_USER_CODE: z.enum(['allow'], { error: "must be 'allow' or unset" }).optional(),
-  /** The unprivileged user and group sandboxed user code runs as when the platform runs as root. */
-  SANDBOX_UID: z.coerce.number().int().min(1).max(4_294_967_294).optional(),
-  SANDBOX_GID: z.coerce.number().int().min(1).max(4_294_967_294).optional(),
+  /** The uids (and gids) sandboxed user code runs as when the platform runs as root, one per tenant: `FIRST-LAST`. */
+  SANDBOX_UID_RANGE: z
+    .string()
+    .transform((text, context) => {
+      const range = parseUidRange(text);
+      if (typeof range !== 'string') return range;
+      context.addIssue({ code: 'custom', message: range });
+      return z.NEVER;
+    })
+    .optional(),
+  // One shared uid let one tenant's threads starve every other tenant: refused rather than ignored.
+  SANDBOX_UID: z.undefined({ error: 'replaced by SANDBOX_UID_RANGE: sandboxes run as a uid per tenant from that range' }).optional(),
+  SANDBOX_GID: z.undefined({ error: 'replaced by SANDBOX_UID_RANGE (each uid is also the gid)' }).optional(),
+  /** Most processes and threads one tenant's sandboxes may have at once. */
   SANDBOX_MAX_PROCESSES: z.coerce.number().int().min(64).max(1_000_000).optional(),
   /** The Python interpreter for user code: a path or a name on PATH (default: `.venv/bin/python` when it exists, else `python3`). */
   PYTHON: z.string().min(1).optional(),
@@ -80,17 +94,17 @@ export async function runLocalPlatform(built: BuiltParts = {}): Promise<void> {
       ...(env.data.RUNTIME_IDLE_SECONDS !== undefined ? { runtimeIdleTimeoutMs: env.data.RUNTIME_IDLE_SECONDS * 1000 } : {}),
       sandbox: {
         ...(env.data.UNSAFE_USER_CODE ? { unsafeUserCode: env.data.UNSAFE_USER_CODE } : {}),
-        ...(env.data.SANDBOX_UID !== undefined ? { uid: env.data.SANDBOX_UID } : {}),
-        ...(env.data.SANDBOX_GID !== undefined ? { gid: env.data.SANDBOX_GID } : {}),
+        ...(env.data.SANDBOX_UID_RANGE !== undefined ? { uidRange: env.data.SANDBOX_UID_RANGE } : {}),
         ...(env.data.SANDBOX_MAX_PROCESSES !== undefined ? { maxProcesses: env.data.SANDBOX_MAX_PROCESSES } : {}),
       },
       ...(process.stdout.isTTY && env.data.LOG_FORMAT !== 'json' ? { logWriter: prettyLogWriter() } : {}),
     });
+    keepRunningOnUncaughtErrors(running.ports.log);
     const tokenFile = join(running.dataDir, ADMIN_TOKEN_FILE);
     const token = running.createdAdminToken ?? (await readFile(tokenFile, 'utf8').catch(() => '')).trim();
     // performance.now() counts from process start, so the figure includes module loading.
     console.log(`Platform ready at ${running.url} in ${Math.round(performance.now())} ms (data in ${running.dataDir})`);
-    if (running.siteUrl !== null) console.log(`Users' sites are served at ${running.siteUrl}/{alias}/`);
+    if (running.siteUrl !== null) console.log(`Users' sites are served at ${siteUrlTemplate(running.siteUrl, running.ports.config.SITE_ALIAS_ORIGINS)}`);
     if (running.createdAdminToken) console.log(`Created the admin account; its token is in ${tokenFile} (mode 600).`);
     if (token) console.log(`Try it:\n  curl -H "Authorization: Bearer $(cat ${tokenFile})" ${running.url}/user/info`);
 

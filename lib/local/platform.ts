@@ -17,7 +17,7 @@ import { createEgressProxy } from '../../functions/runtimes/egress-proxy.ts';
 import { createLocalCompute } from '../../functions/runtimes/local-compute.ts';
 import { describeInterpreter } from '../../functions/runtimes/python-interpreter.ts';
 import { createLocalMcpRuntime } from '../../functions/runtimes/mcp-local-runtime.ts';
-import { prepareOsSandbox } from '../../functions/runtimes/os-sandbox.ts';
+import { prepareOsSandbox, type UidRange } from '../../functions/runtimes/os-sandbox.ts';
 import { createLogger, type LogLevel } from '../../functions/core/logger.ts';
 import { createPorts, type Ports } from '../../functions/ports.ts';
 import { createAccount } from '../../functions/users/user.service.ts';
@@ -29,7 +29,7 @@ import { assetHosts, localAssets } from './assets.ts';
 import { createLocalServer, LOCAL_HOST_PREFIX, LOCAL_OWN_PORT_HOSTS } from './server.ts';
 import { startLocalStorageEvents, type LocalStorageEvents } from './storage-events.ts';
 import { LOCAL_PREFIX, localStoresLayout } from './stores-layout.ts';
-import { startLocalStores } from './stores.ts';
+import { startLocalStores, type LocalStores } from './stores.ts';
 import { createLocalTaskQueue, type LocalTaskQueue } from './task-queue.ts';
 
 export interface LocalPlatformOptions {
@@ -64,11 +64,12 @@ export interface LocalPlatformOptions {
   readonly logWriter?: (line: string) => void;
   /**
    * How user code is contained (os-sandbox.ts). By default every tenant's runtime runs in a
-   * bubblewrap sandbox, as `uid`/`gid` (default 65534) when the platform is root, and user code
-   * is refused when no sandbox can be made. `unsafeUserCode: 'allow'` (UNSAFE_USER_CODE=allow)
-   * runs it without one.
+   * bubblewrap sandbox, as a uid of the tenant's own from `uidRange` (SANDBOX_UID_RANGE) with at
+   * most `maxProcesses` processes and threads (SANDBOX_MAX_PROCESSES) when the platform is root,
+   * and user code is refused when no sandbox can be made. `unsafeUserCode: 'allow'`
+   * (UNSAFE_USER_CODE=allow) runs it without one.
    */
-  readonly sandbox?: { readonly unsafeUserCode?: 'allow'; readonly uid?: number; readonly gid?: number; readonly maxProcesses?: number };
+  readonly sandbox?: { readonly unsafeUserCode?: 'allow'; readonly uidRange?: UidRange; readonly maxProcesses?: number };
   /**
    * Python runtime servers kept started for tenants that have none yet (RUNTIME_SPARES, default
    * 1), so that a tenant's first run does not wait for an interpreter start; 0 starts none.
@@ -105,7 +106,10 @@ export interface LocalPlatformOptions {
 
 export interface RunningPlatform {
   readonly url: string;
-  /** The site host's origin (its own port), when an area serves the site host. */
+  /**
+   * The site host (its own port), when an area serves the site host: `http://localhost:SITE_PORT`,
+   * each site at `http://{alias}.localhost:SITE_PORT/` (the path form redirects there).
+   */
   readonly siteUrl: string | null;
   readonly dataDir: string;
   /** Set when this start created the admin account. */
@@ -208,11 +212,12 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     const serverDrains = [() => (serverClosed ??= closeServer(server))];
     const drainServer = () => Promise.all(serverDrains.map((drain) => drain())).then(() => undefined);
     cleanup.push(drainServer);
-    const origin = (listening: Server) =>
-      `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${(listening.address() as AddressInfo).port}`;
+    const portOf = (listening: Server) => (listening.address() as AddressInfo).port;
+    const origin = (listening: Server) => `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${portOf(listening)}`;
     const url = origin(server);
     // Hosts on ports of their own (the site host): a second listener, drained with the first.
     const ownPort = new Map<Host, string>();
+    let siteAliasOrigins = false;
     for (const host of LOCAL_OWN_PORT_HOSTS) {
       if (![...loaded.buffered, ...loaded.streaming].some((route) => route.spec.host === host)) continue;
       const hostServer = createLocalServer({ routes: loaded.buffered, streamRoutes: loaded.streaming, platform: () => platform, only: host });
@@ -220,11 +225,15 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       let hostClosed: Promise<void> | undefined;
       const drainHost = () => (hostClosed ??= closeServer(hostServer));
       serverDrains.push(drainHost);
-      ownPort.set(host, origin(hostServer));
+      // Each site on an origin of its own, `{alias}.localhost:SITE_PORT`, when browsers can reach it so.
+      siteAliasOrigins = host === 'site' && reachableAsLocalhost(options.host);
+      ownPort.set(host, siteAliasOrigins ? `http://localhost:${portOf(hostServer)}` : origin(hostServer));
+      if (host === 'site' && !siteAliasOrigins)
+        log.warn(`users' sites share one origin: give HOST a loopback address or 0.0.0.0 for one origin per site ({alias}.localhost)`);
     }
 
     const stores = await storesStarting;
-    const config = localConfig(url, ownPort, stores, options.logLevel ?? 'info', options.env ?? process.env, served);
+    const config = localConfig(url, ownPort, siteAliasOrigins, stores, options.logLevel ?? 'info', options.env ?? process.env, served);
     const masterKey = await loadMasterKey(dataDir);
     const secretBox = createLocalSecretBox(masterKey);
     const runTokenKey = deriveRunTokenKey(masterKey);
@@ -315,7 +324,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
 function localConfig(
   url: string,
   ownPort: ReadonlyMap<Host, string>,
-  stores: { dynamoEndpoint: string; s3Endpoint: string },
+  siteAliasOrigins: boolean,
+  stores: Pick<LocalStores, 'dynamoEndpoint' | 's3Endpoint' | 'credentials'>,
   logLevel: LogLevel,
   env: Readonly<Record<string, string | undefined>>,
   modules: readonly AreaModule[],
@@ -338,17 +348,29 @@ function localConfig(
       BUCKET_PREFIX: LOCAL_PREFIX,
       DYNAMODB_ENDPOINT: stores.dynamoEndpoint,
       S3_ENDPOINT: stores.s3Endpoint,
+      LOCAL_STORES_ACCESS_KEY_ID: stores.credentials.accessKeyId,
+      LOCAL_STORES_SECRET_ACCESS_KEY: stores.credentials.secretAccessKey,
       BASE_URL: at('base'),
       STREAM_URL: at('stream'),
       MCP_URL: at('mcp'),
       VOICE_URL: optional('voice', at('voice').replace(/^http/, 'ws')),
       CDN_URL: optional('cdn', at('cdn')),
       SITE_URL: optional('site', at('site')),
+      SITE_ALIAS_ORIGINS: String(siteAliasOrigins),
       CODE_URL: optional('code', at('code')),
       LOG_LEVEL: logLevel,
     },
     modules,
   );
+}
+
+/**
+ * Whether a platform listening on `host` is reached as `localhost`: browsers resolve `localhost`
+ * and every `*.localhost` name to loopback themselves (RFC 6761), which is what gives each local
+ * site an origin of its own without DNS. A listener on another address only is not.
+ */
+function reachableAsLocalhost(host: string): boolean {
+  return ['localhost', '127.0.0.1', '::1', '0.0.0.0', '::'].includes(host);
 }
 
 /**

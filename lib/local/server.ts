@@ -142,7 +142,12 @@ export function createLocalServer(options: LocalServerOptions): Server {
     const requestId = randomUUID();
     const url = new URL(req.url ?? '/', 'http://local');
     const method = (req.method ?? 'GET').toUpperCase();
-    const located: Located = options.only === undefined ? locate(url.pathname) : { host: options.only, path: url.pathname };
+    const located: Located =
+      options.only === undefined
+        ? locate(url.pathname)
+        : // A site's root on its own origin (`alice.localhost:3001/`) is asked for as its index, as the
+          // cloud's viewer-request function asks for every folder: `/{site+}` takes one segment or more.
+          { host: options.only, path: options.only === 'site' && url.pathname === '/' ? '/index.html' : url.pathname };
     // A service answers its whole host itself, preflights included, as its load balancer passes them on.
     if (services?.hosts.has(located.host)) {
       const service = services.forHost(located.host);

@@ -3,8 +3,23 @@
  * function's URL behind origin access control, a viewer-request function for folder indexes, the
  * websites bucket private, and the invalidation grant on the websites area's function alone.
  */
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { Code, Function as LambdaFunction, FunctionUrlAuthType, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { describe, expect, it } from 'vitest';
+import { SiteDistribution } from '../../lib/cloud/site-distribution.ts';
 import { json, logicalIdOf, platformFunctions, roleStatements, synthPlatform } from './synth-platform.ts';
+
+/** The site distribution alone, in front of a stand-in function URL. */
+function siteDistribution(domain?: { name: string; certificateArn: string }) {
+  const stack = new Stack(new App(), 'Sites', { env: { region: 'us-east-1' } });
+  const fn = new LambdaFunction(stack, 'Site', { runtime: Runtime.NODEJS_22_X, handler: 'index.handler', code: Code.fromInline('exports.handler = () => {}') });
+  const site = new SiteDistribution(stack, 'Host', {
+    functionUrl: fn.addFunctionUrl({ authType: FunctionUrlAuthType.AWS_IAM }),
+    ...(domain ? { domain } : {}),
+  });
+  return { site, template: Template.fromStack(stack).toJSON() as { Resources: Record<string, { Type: string; Properties?: Record<string, any> }> } };
+}
 
 describe('site host', () => {
   it('is a distribution in front of the site function URL, which only CloudFront may call (AWS_IAM, origin access control)', () => {
@@ -94,5 +109,26 @@ describe('site host', () => {
     // Assess
     expect(granted.map(([id]) => id)).toEqual([websites]);
     expect(template.Resources[websites]!.Properties?.['Environment'].Variables.SITE_DISTRIBUTION_ID).toEqual({ Ref: expect.any(String) });
+  });
+
+  it('with a site domain, serves each site on a name of its own under the wildcard certificate, and SITE_URL is the domain', () => {
+    // Prepare
+    const certificateArn = 'arn:aws:acm:us-east-1:123456789012:certificate/abc';
+
+    // Act
+    const withDomain = siteDistribution({ name: 'sites.example.com', certificateArn });
+    const without = siteDistribution();
+    const configOf = (template: typeof withDomain.template) =>
+      Object.values(template.Resources).find((r) => r.Type === 'AWS::CloudFront::Distribution')!.Properties!['DistributionConfig'];
+    const codeOf = (template: typeof withDomain.template) =>
+      String(Object.values(template.Resources).find((r) => r.Type === 'AWS::CloudFront::Function')!.Properties!['FunctionCode']);
+
+    // Assess
+    expect(configOf(withDomain.template).Aliases).toEqual(['sites.example.com', '*.sites.example.com']);
+    expect(configOf(withDomain.template).ViewerCertificate).toMatchObject({ AcmCertificateArn: certificateArn, SslSupportMethod: 'sni-only' });
+    expect(codeOf(withDomain.template)).toContain("'.sites.example.com'");
+    expect(withDomain.site.url).toBe('https://sites.example.com');
+    expect(configOf(without.template).Aliases).toBeUndefined();
+    expect(codeOf(without.template)).not.toContain('SUFFIX');
   });
 });

@@ -224,6 +224,25 @@ describe('embed tokens', () => {
       expect(await credits(owner)).toBeLessThan(before);
     });
 
+    it("works only on the site it is restricted to: another user's site on the same platform is refused", async () => {
+      // Prepare: the owner restricts the token to the host of the site the platform gives them.
+      const ownSite = new URL((await platform.api('GET', '/website/info', { token: owner.token })).body.data.siteUrl);
+      const otherSite = new URL((await platform.api('GET', '/website/info', { token: other.token })).body.data.siteUrl);
+      const { embedToken } = await embedOf({ agentId: echoId, allowedDomains: [ownSite.host] });
+
+      // Act
+      const fromOwn = await config(embedToken, ownSite.origin);
+      const fromOther = await config(embedToken, otherSite.origin);
+      const credentialFromOther = await exchange(embedToken, otherSite.origin);
+
+      // Assess
+      expect(fromOwn.status, fromOwn.text).toBe(200);
+      expect(fromOther.status).toBe(403);
+      expect(fromOther.body.code).toBe('DOMAIN_NOT_ALLOWED');
+      expect(credentialFromOther.status).toBe(403);
+      expect(credentialFromOther.text).not.toContain('svc_run_');
+    });
+
     it('refuses a disallowed origin with 403 and no credential', async () => {
       // Prepare
       const { embedToken } = await embedOf({ agentId: echoId, allowedDomains: ['example.com'] });

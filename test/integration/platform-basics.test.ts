@@ -35,6 +35,8 @@ describe('local platform basics', () => {
       streamUrl: `${platform.url}/stream`,
       mcpUrl: platform.url,
       siteUrl: platform.siteUrl,
+      // Each user's site on an origin of its own under the site host (issue 30).
+      siteUrlTemplate: `http://{alias}.localhost:${new URL(platform.siteUrl!).port}/`,
       voiceUrl: `${platform.url.replace(/^http/, 'ws')}/voice`,
       openApiUrl: `${platform.url}/openapi.json`,
       docsUrl: `${platform.url}/docs`,

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser, startTestPlatform, type ApiResponse, type TestPlatform } from '../support/local-platform.ts';
+import { siteFetch } from '../support/site-fetch.ts';
 
 const MB = 1024 * 1024;
 const QUOTA_MB = 1;
@@ -47,8 +48,15 @@ function upload(user: User, body: Record<string, unknown>) {
   return call(user, 'POST', '/website/upload', body);
 }
 
-function site(path: string, init: RequestInit = {}): Promise<Response> {
-  return fetch(siteUrl + path, { redirect: 'manual', ...init });
+/** The origin of `alias`'s site: a name of its own under the site host (`http://{alias}.localhost:PORT`). */
+function originOf(alias: string): string {
+  const host = new URL(siteUrl);
+  return `${host.protocol}//${alias}.${host.host}`;
+}
+
+/** A request to `alias`'s site, on its own origin, as a browser sends it (by name; redirects not followed). */
+function site(alias: string, path: string, init: RequestInit = {}): Promise<Response> {
+  return siteFetch(originOf(alias) + path, init as never);
 }
 
 /** Posts `bytes` through a presigned upload URL as a browser form would: the signed fields, then the file. */
@@ -60,13 +68,15 @@ async function postUpload(answer: { uploadUrl: string; fields: Record<string, st
 }
 
 describe('the site host', () => {
-  it('is another origin than the API, published in discovery', async () => {
+  it('is another origin than the API, published in discovery with the address of each site', async () => {
     // Act
     const discovery = await platform.api('GET', '/.well-known/platform.json');
 
     // Assess
     expect(new URL(siteUrl).origin).not.toBe(new URL(platform.url).origin);
+    expect(siteUrl).toBe(`http://localhost:${new URL(siteUrl).port}`);
     expect(discovery.body.data.siteUrl).toBe(siteUrl);
+    expect(discovery.body.data.siteUrlTemplate).toBe(`http://{alias}.localhost:${new URL(siteUrl).port}/`);
   });
 
   it('serves index pages, nested indexes, files by extension, with nosniff and cache headers', async () => {
@@ -79,13 +89,12 @@ describe('the site host', () => {
     await upload(user, { fileName: 'logo.png', content: Buffer.from([0x89, 0x50, 0x4e, 0x47]).toString('base64'), encoding: 'base64', folder: 'assets' });
 
     // Act
-    const root = await site(`/${user.alias}/`);
-    const bare = await site(`/${user.alias}`);
-    const about = await site(`/${user.alias}/about/`);
-    const aboutBare = await site(`/${user.alias}/about`);
-    const css = await site(`/${user.alias}/assets/site.css`);
-    const js = await site(`/${user.alias}/assets/app.js`);
-    const png = await site(`/${user.alias}/assets/logo.png`);
+    const root = await site(user.alias, `/`);
+    const about = await site(user.alias, `/about/`);
+    const aboutBare = await site(user.alias, `/about`);
+    const css = await site(user.alias, `/assets/site.css`);
+    const js = await site(user.alias, `/assets/app.js`);
+    const png = await site(user.alias, `/assets/logo.png`);
 
     // Assess
     expect(root.status).toBe(200);
@@ -94,11 +103,9 @@ describe('the site host', () => {
     expect(root.headers.get('x-content-type-options')).toBe('nosniff');
     expect(root.headers.get('cache-control')).toBe('public, max-age=60, s-maxage=31536000');
     expect(root.headers.get('etag')).toMatch(/^"[^"]+"$/);
-    expect(bare.status).toBe(301);
-    expect(bare.headers.get('location')).toBe(`/${user.alias}/`);
     expect(await about.text()).toBe('<h1>about</h1>');
     expect(aboutBare.status).toBe(301);
-    expect(aboutBare.headers.get('location')).toBe(`/${user.alias}/about/`);
+    expect(new URL(aboutBare.headers.get('location')!, aboutBare.url).href).toBe(`${originOf(user.alias)}/about/`);
     expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8');
     expect(js.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
     expect(png.headers.get('content-type')).toBe('image/png');
@@ -109,13 +116,13 @@ describe('the site host', () => {
     // Prepare
     const user = await newUser();
     await upload(user, { fileName: 'index.html', content: '<p>cached</p>' });
-    const first = await site(`/${user.alias}/`);
+    const first = await site(user.alias, `/`);
     const etag = first.headers.get('etag')!;
 
     // Act
-    const head = await site(`/${user.alias}/`, { method: 'HEAD' });
-    const conditional = await site(`/${user.alias}/`, { headers: { 'if-none-match': etag } });
-    const stale = await site(`/${user.alias}/`, { headers: { 'if-none-match': '"other"' } });
+    const head = await site(user.alias, `/`, { method: 'HEAD' });
+    const conditional = await site(user.alias, `/`, { headers: { 'if-none-match': etag } });
+    const stale = await site(user.alias, `/`, { headers: { 'if-none-match': '"other"' } });
 
     // Assess
     expect(head.status).toBe(200);
@@ -135,9 +142,9 @@ describe('the site host', () => {
     await upload(without, { fileName: 'index.html', content: 'x' });
 
     // Act
-    const custom = await site(`/${withPage.alias}/nope.html`);
-    const plain = await site(`/${without.alias}/nope.html`);
-    const unknown = await site('/no-such-alias-here/');
+    const custom = await site(withPage.alias, `/nope.html`);
+    const plain = await site(without.alias, `/nope.html`);
+    const unknown = await site('no-such-alias-here', '/');
 
     // Assess
     expect(custom.status).toBe(404);
@@ -148,7 +155,7 @@ describe('the site host', () => {
     expect(unknown.status).toBe(404);
   });
 
-  it('never leaves the site: encoded slashes, backslashes, dots and control characters are 400s, and dot segments resolve to a public address', async () => {
+  it("never leaves the site: encoded slashes, backslashes, dots and control characters are 400s, and dot segments stay within the visitor's own site", async () => {
     // Prepare
     const victim = await newUser();
     const visitor = await newUser();
@@ -158,15 +165,16 @@ describe('the site host', () => {
     // Act
     const refused = await Promise.all(
       [
-        `/${visitor.alias}/..%2f${victim.alias}%2fsecret.html`,
-        `/${visitor.alias}/..%5c${victim.alias}%5csecret.html`,
-        `/${visitor.alias}/%2e%2e%2f%2e%2e%2fsites%2f${victim.userId}%2fsecret.html`,
-        `/${visitor.alias}/a%00b`,
-        `/${visitor.alias}/%ZZ`,
-      ].map(async (path) => ({ path, res: await site(path) })),
+        `/..%2f${victim.alias}%2fsecret.html`,
+        `/..%5c${victim.alias}%5csecret.html`,
+        `/%2e%2e%2f%2e%2e%2fsites%2f${victim.userId}%2fsecret.html`,
+        `/a%00b`,
+        `/%ZZ`,
+      ].map(async (path) => ({ path, res: await site(visitor.alias, path) })),
     );
-    // A client resolves `..` and `%2e%2e` before sending (WHATWG URL): what arrives is the victim's own public address.
-    const dotted = await site(`/${visitor.alias}/%2e%2e/${victim.alias}/secret.html`);
+    // A client resolves `..` and `%2e%2e` before sending (WHATWG URL): on the visitor's own origin,
+    // what arrives names a folder of the visitor's site, never the victim's.
+    const dotted = await site(visitor.alias, `/%2e%2e/${victim.alias}/secret.html`);
 
     // Assess
     for (const { path, res } of refused) {
@@ -174,6 +182,62 @@ describe('the site host', () => {
       expect(await res.text(), path).not.toContain('victim');
     }
     expect(new URL(dotted.url).pathname).toBe(`/${victim.alias}/secret.html`);
+    expect(dotted.status).toBe(404);
+    expect(await dotted.text()).not.toContain('victim');
+  });
+});
+
+describe('one origin per site', () => {
+  it("serves two users' sites on two origins, each site by its own name, as the API reports them", async () => {
+    // Prepare
+    const a = await newUser();
+    const b = await newUser();
+    await upload(a, { fileName: 'index.html', content: 'site A' });
+    await upload(b, { fileName: 'index.html', content: 'site B' });
+    const infoA = await call(a, 'GET', '/website/info');
+    const infoB = await call(b, 'GET', '/website/info');
+
+    // Act
+    const servedA = await siteFetch(infoA.body.siteUrl);
+    const servedB = await siteFetch(infoB.body.siteUrl);
+    // On A's name, B's alias is only a folder of A's site.
+    const bOnA = await site(a.alias, `/${b.alias}/`);
+
+    // Assess
+    expect(new URL(infoA.body.siteUrl).origin).toBe(originOf(a.alias));
+    expect(new URL(infoB.body.siteUrl).origin).toBe(originOf(b.alias));
+    expect(new URL(infoA.body.siteUrl).origin).not.toBe(new URL(infoB.body.siteUrl).origin);
+    expect(await servedA.text()).toBe('site A');
+    expect(await servedB.text()).toBe('site B');
+    expect(bOnA.status).toBe(404);
+    expect(await bOnA.text()).not.toContain('site B');
+  });
+
+  it("redirects the path form {site_url}/{alias}/{path} to the site's own origin, query included, and serves no page on the shared name", async () => {
+    // Prepare
+    const user = await newUser();
+    await upload(user, { fileName: 'index.html', content: '<h1>about</h1>', folder: 'about' });
+
+    // Act
+    const folder = await siteFetch(`${siteUrl}/${user.alias}/about/?ref=x`);
+    const bare = await siteFetch(`${siteUrl}/${user.alias}`);
+    const file = await siteFetch(`${siteUrl}/${user.alias}/about/index.html`);
+    const followed = await siteFetch(`${siteUrl}/${user.alias}/about/`, { redirect: 'follow' });
+    const top = await siteFetch(`${siteUrl}/`);
+    const encoded = await siteFetch(`${siteUrl}/${encodeURIComponent(user.alias).replace(/^./, (c) => `%${c.charCodeAt(0).toString(16)}`)}/about/`);
+
+    // Assess
+    expect(folder.status).toBe(301);
+    expect(folder.headers.get('location')).toBe(`${originOf(user.alias)}/about/?ref=x`);
+    expect(bare.status).toBe(301);
+    expect(bare.headers.get('location')).toBe(`${originOf(user.alias)}/`);
+    expect(file.headers.get('location')).toBe(`${originOf(user.alias)}/about/index.html`);
+    expect(followed.status).toBe(200);
+    expect(await followed.text()).toBe('<h1>about</h1>');
+    expect(top.status).toBe(404);
+    // An encoded alias is decoded before the redirect: it lands on the site's origin, not on the shared one.
+    expect(encoded.status).toBe(301);
+    expect(encoded.headers.get('location')).toBe(`${originOf(user.alias)}/about/`);
   });
 });
 
@@ -186,8 +250,8 @@ describe('aliases', () => {
 
     // Act
     const changed = await call(user, 'POST', '/user/alias', { alias: renamed });
-    const atNew = await site(`/${renamed}/`);
-    const atOld = await site(`/${user.alias}/`);
+    const atNew = await site(renamed, `/`);
+    const atOld = await site(user.alias, `/`);
 
     // Assess
     expect(changed.status).toBe(200);
@@ -223,7 +287,7 @@ describe('the API', () => {
       key: 'index.html',
       size: 11,
       contentType: 'text/html; charset=utf-8',
-      url: `${siteUrl}/${user.alias}/index.html`,
+      url: `${originOf(user.alias)}/index.html`,
     });
     expect(folder.body).toEqual({ key: 'pages/empty/' });
     expect(rootList.body).toMatchObject({ prefix: '', storageQuotaMb: QUOTA_MB, tier: 'free', nextCursor: null });
@@ -246,7 +310,7 @@ describe('the API', () => {
     expect(deletedAgain.body).toEqual({ error: expect.any(String) });
     expect(folderDeleted.body).toEqual({ folder: 'pages/', deletedCount: 2 });
     expect(after.body.folders).toEqual([]);
-    expect((await site(`/${user.alias}/pages/b.html`)).status).toBe(404);
+    expect((await site(user.alias, `/pages/b.html`)).status).toBe(404);
   });
 
   it('reports usage and info, published once the account has an alias and index.html', async () => {
@@ -265,7 +329,7 @@ describe('the API', () => {
 
     // Assess
     expect(before.body).toEqual({
-      siteUrl: `${siteUrl}/${user.alias}/`,
+      siteUrl: `${originOf(user.alias)}/`,
       alias: user.alias,
       hasIndexHtml: false,
       fileCount: 0,
@@ -273,7 +337,7 @@ describe('the API', () => {
       status: 'not_published',
     });
     expect(after.body).toEqual({
-      siteUrl: `${siteUrl}/${user.alias}/`,
+      siteUrl: `${originOf(user.alias)}/`,
       alias: user.alias,
       hasIndexHtml: true,
       fileCount: 1,
@@ -327,8 +391,8 @@ describe('the API', () => {
     expect(removed.status).toBe(404);
     expect(written.status).toBe(200);
     expect(listed.body.files.map((f: { key: string }) => f.key)).toEqual(['index.html']);
-    expect(await (await site(`/${a.alias}/`)).text()).toBe('A');
-    expect(await (await site(`/${b.alias}/`)).text()).toBe('B');
+    expect(await (await site(a.alias, `/`)).text()).toBe('A');
+    expect(await (await site(b.alias, `/`)).text()).toBe('B');
   });
 });
 
@@ -357,7 +421,7 @@ describe('quotas and upload URLs', () => {
     // Act
     const posted = await postUpload(answer.body, Buffer.from('<p>posted</p>'), answer.body.contentType);
     await platform.running.storageEvents.idle();
-    const served = await site(`/${user.alias}/docs/page.html`);
+    const served = await site(user.alias, `/docs/page.html`);
     await upload(user, { fileName: 'fill.txt', content: 'x'.repeat(QUOTA_MB * MB - 13) });
     const refused = await call(user, 'POST', '/website/upload-url', { fileName: 'more.html' });
 
@@ -368,7 +432,7 @@ describe('quotas and upload URLs', () => {
       contentType: 'text/html; charset=utf-8',
       expiresIn: 3600,
       maxSize: 26214400,
-      siteUrl: `${siteUrl}/${user.alias}/`,
+      siteUrl: `${originOf(user.alias)}/`,
     });
     expect(posted.status).toBeLessThan(300);
     expect(await served.text()).toBe('<p>posted</p>');
@@ -395,7 +459,7 @@ describe('quotas and upload URLs', () => {
     expect([204, 400, 403]).toContain(overSize.status);
     expect(listed.body.files).toEqual([]);
     expect(usage.body.storageUsedMb).toBe(0);
-    expect((await site(`/${user.alias}/big.bin`)).status).toBe(404);
+    expect((await site(user.alias, `/big.bin`)).status).toBe(404);
   });
 });
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { IdentityVerifier } from '../../functions/core/auth/credentials.ts';
 import type { SecretReader } from '../../functions/core/secret-reader.ts';
 import type { ImportHandlerModule } from '../../lib/local/handlers.ts';
-import { ADMIN_TOKEN_FILE, startLocalPlatform, type RunningPlatform } from '../../lib/local/platform.ts';
+import { ADMIN_TOKEN_FILE, startLocalPlatform, type LocalPlatformOptions, type RunningPlatform } from '../../lib/local/platform.ts';
 
 export interface ApiResponse<T = any> {
   readonly status: number;
@@ -65,6 +65,8 @@ export async function startTestPlatform(
     mcpEgressAllowHosts?: string[];
     /** Voice session processes kept started (the platform's VOICE_SPARES; default its own, 1). */
     voiceSpares?: number;
+    /** How user code is contained (the platform's SANDBOX_* settings). */
+    sandbox?: LocalPlatformOptions['sandbox'];
     /** Areas to serve instead of the manifest's (a sample area added to them). */
     areas?: readonly AreaModule[];
     /** How handler modules are imported (lib/local/handlers.ts); by file path unless given. */
@@ -90,6 +92,7 @@ export async function startTestPlatform(
     ...(options.python !== undefined ? { python: options.python } : {}),
     ...(options.mcpEgressAllowHosts ? { mcpEgressAllowHosts: options.mcpEgressAllowHosts } : {}),
     ...(options.voiceSpares !== undefined ? { voiceSpares: options.voiceSpares } : {}),
+    ...(options.sandbox ? { sandbox: options.sandbox } : {}),
     ...(options.areas ? { areas: options.areas } : {}),
     ...(options.importHandlerModule ? { importHandlerModule: options.importHandlerModule } : {}),
   });

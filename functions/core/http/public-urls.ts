@@ -14,7 +14,29 @@ export interface PublicUrls {
   readonly voiceUrl?: string;
   readonly cdnUrl?: string;
   readonly siteUrl?: string;
+  /**
+   * Where one user's site is, `{alias}` standing for the alias: `http://{alias}.localhost:3001/`
+   * (an origin per site), or `{site_url}/{alias}/` where the site host has no wildcard name.
+   * Present with `siteUrl`; `siteUrlOf` fills it in.
+   */
+  readonly siteUrlTemplate?: string;
   readonly codeUrl?: string;
+}
+
+/**
+ * The template of a site's URL: an origin of its own, `{alias}.` before the site host's name, when
+ * the platform gives each site one (SITE_ALIAS_ORIGINS); else a path of the shared site host.
+ */
+export function siteUrlTemplate(siteUrl: string, aliasOrigins: boolean): string {
+  if (!aliasOrigins) return `${siteUrl}/{alias}/`;
+  const url = new URL(siteUrl);
+  return `${url.protocol}//{alias}.${url.host}/`;
+}
+
+/** The public URL of `alias`'s site, or null when the platform serves no sites. */
+export function siteUrlOf(urls: Pick<PublicUrls, 'siteUrl' | 'siteUrlTemplate'>, alias: string): string | null {
+  if (urls.siteUrl === undefined) return null;
+  return (urls.siteUrlTemplate ?? siteUrlTemplate(urls.siteUrl, false)).replace('{alias}', encodeURIComponent(alias));
 }
 
 /**
@@ -30,7 +52,7 @@ export function publicUrls(config: Config, requestBaseUrl: string): PublicUrls {
     mcpUrl: config.MCP_URL ?? baseUrl,
     ...(config.VOICE_URL !== undefined ? { voiceUrl: config.VOICE_URL } : {}),
     ...(config.CDN_URL !== undefined ? { cdnUrl: config.CDN_URL } : {}),
-    ...(config.SITE_URL !== undefined ? { siteUrl: config.SITE_URL } : {}),
+    ...(config.SITE_URL !== undefined ? { siteUrl: config.SITE_URL, siteUrlTemplate: siteUrlTemplate(config.SITE_URL, config.SITE_ALIAS_ORIGINS) } : {}),
     ...(config.CODE_URL !== undefined ? { codeUrl: config.CODE_URL } : {}),
   };
 }
