@@ -26,6 +26,7 @@ import { channelsBench } from './channels.bench.ts';
 import { cronBench } from './cron.bench.ts';
 import { websitesBench } from './websites.bench.ts';
 import { voiceBench } from './voice.bench.ts';
+import { hostileBench } from './hostile.bench.ts';
 
 const modules: readonly BenchModule[] = [
   startupBench,
@@ -45,6 +46,7 @@ const modules: readonly BenchModule[] = [
   memoryBench,
   cronBench,
   channelsBench,
+  hostileBench,
 ];
 
 // The SDK's Node 20 notice is a plain `Warning` whose text merely starts with its name, so
