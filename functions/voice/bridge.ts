@@ -13,6 +13,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { resolveActor } from '../core/auth/resolve-actor.ts';
+import { AccessDeniedError, AuthenticationRequiredError } from '../core/errors.ts';
 import { uuid } from '../core/ids.ts';
 import { lineageOf, LINEAGE_HEADER } from '../core/http/lineage.ts';
 import type { Logger } from '../core/logger.ts';
@@ -31,6 +33,9 @@ export interface BridgeSettings {
   readonly billingTickSec: number;
   /** How long a caller has to authenticate with a first message (SPEC: 10 s). */
   readonly authTimeoutMs?: number;
+  /** Sockets not yet authenticated, from one address and in all: one more is answered 429 before the handshake (16 and 256 by default). */
+  readonly maxUnauthenticatedPerAddress?: number;
+  readonly maxUnauthenticated?: number;
   /** How long the agent's process may take to start (`started`) before the session ends; 30 s by default. */
   readonly startTimeoutSec?: number;
   /**
@@ -53,10 +58,14 @@ const MAX_SOCKET_BUFFER = 256 * 1024;
 const FRAME_MS = 20;
 /** After the caller ends, how long the agent has to stop by itself before its process is killed. */
 const STOP_GRACE_MS = 3000;
+/** Largest frame read from a Twilio socket before its `start` (a `start` with its parameters is well under it). */
+const MAX_UNAUTHENTICATED_FRAME_BYTES = 16 * 1024;
+/** Caller frames kept while the session starts (about 5 s of 20 ms frames); more are dropped. */
+const MAX_EARLY_FRAMES = 250;
 /** Past the end of a phone call's last audio, how long to wait for Twilio's echo of the end mark. */
 const END_MARK_GRACE_MS = 2000;
 
-/** What `/metrics` shows: counts only, no tenant data. */
+/** What `/metrics` shows operators: counts only, no tenant data. */
 interface BridgeCounters {
   activeConnections: number;
   activeSessions: number;
@@ -67,6 +76,8 @@ interface BridgeCounters {
   droppedFramesIn: number;
   droppedFramesOut: number;
   interruptions: number;
+  /** Upgrades answered 429: too many sockets not yet authenticated, from one address or in all. */
+  refusedUnauthenticated: number;
 }
 
 export interface VoiceBridge {
@@ -80,6 +91,7 @@ type Channel = 'browser' | 'twilio';
 export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSettings): VoiceBridge {
   const wss = new WebSocketServer({ noServer: true, maxPayload: settings.maxFrameBytes });
   const counters: BridgeCounters = {
+    refusedUnauthenticated: 0,
     activeConnections: 0,
     activeSessions: 0,
     totalSessions: 0,
@@ -95,17 +107,41 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
   const rendezvous = ports.config.VOICE_URL !== undefined ? createRendezvous(wss, ports.config.VOICE_URL, peers === undefined ? {} : { peers }) : undefined;
   const sessionsByUser = new Map<string, number>();
   const connections = new Set<Connection>();
+  /** Sockets not yet authenticated, by remote address (a caller may open them for free, so they are capped). */
+  const unauthenticated = new Map<string, number>();
+  let unauthenticatedTotal = 0;
   let closing = false;
 
+  /**
+   * `/health` tells anyone whether this task takes calls, and nothing else; `/metrics` (the counters,
+   * which describe the whole platform's voice traffic) answers platform operators only (401
+   * without credentials, 403 for other accounts).
+   */
   function request(req: IncomingMessage, res: ServerResponse): void {
     const path = new URL(req.url ?? '/', 'http://voice').pathname;
     const json = (status: number, body: unknown) => {
       const text = JSON.stringify(body);
-      res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' }).end(text);
+      res
+        .writeHead(status, {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(text),
+          'cache-control': 'no-store',
+          'x-content-type-options': 'nosniff',
+        })
+        .end(text);
     };
-    if (req.method === 'GET' && path === '/health')
-      return json(closing ? 503 : 200, { status: closing ? 'draining' : 'ok', activeSessions: counters.activeSessions });
-    if (req.method === 'GET' && path === '/metrics') return json(200, { ...counters, uptimeSec: Math.round(process.uptime()) });
+    if (req.method === 'GET' && path === '/health') return json(closing ? 503 : 200, { status: closing ? 'draining' : 'ok' });
+    if (req.method === 'GET' && path === '/metrics') {
+      void authorizeOperator(req, ports).then(
+        (refusal) =>
+          refusal === null ? json(200, { ...counters, uptimeSec: Math.round(process.uptime()) }) : json(refusal.status, { error: refusal.message }),
+        (error: unknown) => {
+          log.error('voice metrics request failed', { error });
+          json(500, { error: 'Internal error' });
+        },
+      );
+      return;
+    }
     json(404, { error: 'Not found' });
   }
 
@@ -120,8 +156,28 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
     }
     const channel: Channel = match[1] === 'twilio' ? 'twilio' : 'browser';
     const agentId = decodeURIComponent(match[2]!);
+    const address = req.socket.remoteAddress ?? 'unknown';
+    const fromAddress = unauthenticated.get(address) ?? 0;
+    if (fromAddress >= (settings.maxUnauthenticatedPerAddress ?? 16) || unauthenticatedTotal >= (settings.maxUnauthenticated ?? 256)) {
+      counters.refusedUnauthenticated++;
+      socket.end('HTTP/1.1 429 Too Many Requests\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+      return;
+    }
+    // Counted from the upgrade, so sockets still in their handshake count too.
+    unauthenticated.set(address, fromAddress + 1);
+    unauthenticatedTotal++;
+    let counted = true;
+    const authenticated = () => {
+      if (!counted) return;
+      counted = false;
+      unauthenticatedTotal--;
+      const left = (unauthenticated.get(address) ?? 1) - 1;
+      if (left === 0) unauthenticated.delete(address);
+      else unauthenticated.set(address, left);
+    };
+    socket.once('close', authenticated);
     wss.handleUpgrade(req, socket, head, (ws) => {
-      const connection = new Connection(ws, channel, agentId, url.searchParams.get('token'), req.headers[LINEAGE_HEADER]);
+      const connection = new Connection(ws, channel, agentId, url.searchParams.get('token'), req.headers[LINEAGE_HEADER], authenticated);
       connections.add(connection);
       counters.activeConnections++;
       ws.once('close', () => {
@@ -153,6 +209,12 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
     private mulawTail: Buffer = Buffer.alloc(0);
     /** Frames that came before the session started (bounded), sent once it runs. */
     private early: Buffer[] = [];
+    /**
+     * Caller audio between the credentials and their check, kept as it came (base64 μ-law from
+     * Twilio, PCM from browsers) and decoded only once they are good: no audio work for strangers.
+     */
+    private unverified: (string | Buffer)[] = [];
+    private verified = false;
     private ended: Promise<void> | null = null;
     /** Twilio marks the bridge waits for, by name: Twilio echoes a mark once the audio before it has played. */
     private readonly marks = new Map<string, () => void>();
@@ -164,6 +226,8 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
       private readonly agentId: string,
       private readonly queryToken: string | null,
       private readonly lineageHeader: string | string[] | undefined,
+      /** Releases the socket's place among the unauthenticated ones (idempotent). */
+      private readonly onAuthenticated: () => void,
     ) {
       this.inbound = channel === 'twilio' ? new Resampler(PHONE_RATE, INPUT_RATE) : null;
       const bytesPerMs = channel === 'twilio' ? PHONE_RATE / 1000 : (BROWSER_OUTPUT_RATE * 2) / 1000;
@@ -193,6 +257,7 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
       if (this.channel === 'twilio') return this.onTwilio(data, isBinary);
       if (isBinary) {
         if (this.state === 'auth') return this.refuse(new VoiceRefusal(CLOSE.unauthenticated, 'authenticate first'));
+        if (!this.verified) return this.keepUnverified(Buffer.from(toBuffer(data)));
         return this.audioIn(toBuffer(data));
       }
       let message: { type?: unknown; token?: unknown; text?: unknown };
@@ -218,6 +283,9 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
 
     private onTwilio(data: RawData, isBinary: boolean): void {
       if (isBinary) return;
+      // Before the token, only Twilio's small `connected` and `start` frames are due: a larger one is not parsed.
+      if (this.state === 'auth' && rawLength(data) > MAX_UNAUTHENTICATED_FRAME_BYTES)
+        return this.refuse(new VoiceRefusal(CLOSE.unauthenticated, 'authenticate first'));
       let message: {
         event?: unknown;
         streamSid?: unknown;
@@ -251,9 +319,11 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
           return;
         }
         case 'media': {
+          // Twilio sends `start` (with the token) before any audio: audio first is not a call.
+          if (this.state === 'auth') return this.refuse(new VoiceRefusal(CLOSE.unauthenticated, 'authenticate first'));
           if (typeof message.media?.payload !== 'string') return;
-          const pcm = this.inbound!.push(mulawToPcm(Buffer.from(message.media.payload, 'base64')));
-          return this.audioIn(pcmBytes(pcm));
+          if (!this.verified) return this.keepUnverified(message.media.payload);
+          return this.twilioAudioIn(message.media.payload);
         }
         case 'stop':
           // The call is over: nothing more will be played, so the end does not wait for it.
@@ -264,12 +334,34 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
       }
     }
 
+    private twilioAudioIn(payload: string): void {
+      const pcm = this.inbound!.push(mulawToPcm(Buffer.from(payload, 'base64')));
+      this.audioIn(pcmBytes(pcm));
+    }
+
+    private keepUnverified(frame: string | Buffer): void {
+      if (this.unverified.length < MAX_EARLY_FRAMES) this.unverified.push(frame);
+      else counters.droppedFramesIn++;
+    }
+
+    /** The credentials are good: the audio that came meanwhile is decoded now, in order. */
+    private verify(): void {
+      this.verified = true;
+      this.onAuthenticated();
+      const frames = this.unverified;
+      this.unverified = [];
+      for (const frame of frames) {
+        if (typeof frame === 'string') this.twilioAudioIn(frame);
+        else this.audioIn(frame);
+      }
+    }
+
     private audioIn(pcm: Buffer): void {
       if (pcm.length === 0) return;
       counters.audioFramesIn++;
       if (this.session === null) {
         // Caller audio while the agent starts: kept (up to about 5 s) rather than lost.
-        if (this.early.length < 250) this.early.push(Buffer.from(pcm));
+        if (this.early.length < MAX_EARLY_FRAMES) this.early.push(Buffer.from(pcm));
         else counters.droppedFramesIn++;
         return;
       }
@@ -284,6 +376,7 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
       let userCounted = false;
       try {
         const { actor, agent, maxSessionSec: embedLimitSec } = await authorizeVoice(token, this.agentId, ports);
+        this.verify();
         const open = sessionsByUser.get(actor.userId) ?? 0;
         if (open >= settings.maxSessionsPerUser)
           throw new VoiceRefusal(CLOSE.tooManySessions, `at most ${settings.maxSessionsPerUser} voice sessions at once per user`);
@@ -464,7 +557,7 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
       counters.refusedSessions++;
       this.state = 'closed';
       this.clearTimers();
-      if (this.ws.readyState === this.ws.OPEN) this.ws.close(refusal.closeCode, refusal.message.slice(0, 120));
+      if (this.ws.readyState === this.ws.OPEN) this.ws.close(refusal.closeCode, closeReason(refusal.message));
     }
 
     private isGone(): boolean {
@@ -568,6 +661,27 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
   };
 }
 
+/** Null when the request carries a platform operator's credentials, else the refusal to answer with. */
+async function authorizeOperator(req: IncomingMessage, ports: Ports): Promise<{ status: number; message: string } | null> {
+  const headers = Object.fromEntries(Object.entries(req.headers).flatMap(([name, value]) => (typeof value === 'string' ? [[name, value]] : [])));
+  try {
+    await resolveActor(
+      'admin',
+      { headers, query: {} },
+      { credentials: ports.credentials, identity: ports.identity, runTokens: ports.runTokens, now: ports.clock.now() },
+    );
+    return null;
+  } catch (error) {
+    if (error instanceof AccessDeniedError) return { status: 403, message: 'Metrics are for platform operators only.' };
+    if (error instanceof AuthenticationRequiredError) return { status: 401, message: "Metrics need a platform operator's credentials." };
+    throw error;
+  }
+}
+
+function rawLength(data: RawData): number {
+  return Array.isArray(data) ? data.reduce((sum, piece) => sum + piece.length, 0) : data.byteLength;
+}
+
 function toBuffer(data: RawData): Buffer {
   if (Buffer.isBuffer(data)) return data;
   if (Array.isArray(data)) return Buffer.concat(data);
@@ -642,4 +756,15 @@ class PacedAudio {
     }, ms);
     this.timer.unref();
   }
+}
+
+/**
+ * A WebSocket close reason: at most 123 bytes of UTF-8 (RFC 6455), cut between characters. ws
+ * throws past that, and a refusal's message can carry the caller's input (an agent id from the
+ * path), so `slice` by characters let a path of multi-byte characters end the process.
+ */
+function closeReason(text: string): string {
+  const bytes = new Uint8Array(123);
+  const { written } = new TextEncoder().encodeInto(text, bytes);
+  return new TextDecoder().decode(bytes.subarray(0, written));
 }

@@ -103,13 +103,15 @@ describe('voice agents over the WebSocket bridge', () => {
     return Client.connect(`${voiceUrl}${path}`);
   }
 
+  /** The bridge's counters, as a platform operator reads them. */
+  const metrics = async () =>
+    (await fetch(`${voiceUrl.replace(/^ws/, 'http')}/metrics`, { headers: { authorization: `Bearer ${platform.adminToken}` } }).then((r) =>
+      r.json(),
+    )) as Record<string, number>;
+
   /** Waits until the bridge holds no session (a closed one ends, is billed and recorded, after its socket). */
   async function sessionsGone(): Promise<void> {
-    for (;;) {
-      const health = await fetch(`${voiceUrl.replace(/^ws/, 'http')}/health`).then((r) => r.json() as Promise<{ activeSessions: number }>);
-      if (health.activeSessions === 0) return;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    while ((await metrics()).activeSessions !== 0) await new Promise((r) => setTimeout(r, 50));
   }
 
   /** A new user with `credits` and a voice agent of theirs, and a session with it that is ready. */
@@ -278,6 +280,69 @@ describe('voice agents over the WebSocket bridge', () => {
 
       // Assess
       expect(ready.type).toBe('ready');
+    });
+  });
+
+  describe("the owner's keys", () => {
+    const KEY = 'sk-voice-OWNERS-KEY-0123456789';
+    /** `note: ` is 6 bytes, so the key's base64 begins on a character: this is the key's part of it. */
+    const encodedKey = Buffer.from(`note: ${KEY}`).toString('base64').slice(8, 40);
+    /** Says the key every way user code can: whole, in base64, cut across two deltas, as a tool's name and in an error. */
+    const LEAKY = voiceAgentSource({
+      preamble: 'import base64\nimport json',
+      send: `
+        key = json.loads(SVC_KEYS_JSON)["svc"]
+        said = [
+            {"type": "bidi_transcript_stream", "role": "assistant", "text": "the key is " + key, "is_final": True},
+            {"type": "bidi_transcript_stream", "role": "assistant", "is_final": True,
+             "text": "encoded " + base64.b64encode(("note: " + key).encode()).decode()},
+            {"type": "bidi_transcript_stream", "role": "assistant", "text": "cut " + key[:9], "is_final": False},
+            {"type": "bidi_transcript_stream", "role": "assistant", "text": key[9:] + " end", "is_final": False},
+            {"type": "tool_use_stream", "current_tool_use": {"toolUseId": "t1", "name": "tool_" + key}},
+            {"type": "bidi_error", "message": "boom " + key},
+            {"type": "bidi_transcript_stream", "role": "assistant", "text": "done", "is_final": True},
+        ]
+        for event in said:
+            await self.events.put(event)`,
+    });
+
+    /** The frames one caller gets from the leaky agent after saying something. */
+    async function framesFor(token: string, agentId: string): Promise<Record<string, any>[]> {
+      const client = await open(`/ws/${agentId}?token=${token}`);
+      await client.json((f) => f.type === 'ready');
+      client.send({ type: 'text', text: 'go' });
+      await client.json((f) => f.type === 'transcript' && f.text === 'done');
+      client.send({ type: 'end' });
+      await client.closed;
+      return client.received.json;
+    }
+
+    it('stay out of every frame a caller who is not the owner gets: transcripts (whole, base64, cut across deltas), tools and errors', async () => {
+      // Prepare: a public voice agent whose owner stored a key
+      const keyOwner = await createUser(platform, { alias: 'voice-key-owner', credits: 100 });
+      const caller = await createUser(platform, { alias: 'voice-key-caller', credits: 100 });
+      const stored = await platform.api('POST', '/keys/store', { token: keyOwner.token, body: { serviceName: 'svc', apiKey: KEY } });
+      expect(stored.status, stored.text).toBe(200);
+      const agentId = await createAgent(keyOwner.token, { agentName: 'leaky-voice', visibility: 'public', sourceCode: LEAKY });
+
+      // Act
+      const callers = await framesFor(caller.token, agentId);
+      const owners = await framesFor(keyOwner.token, agentId);
+
+      // Assess: the caller gets none of it, in any form
+      const text = JSON.stringify(callers);
+      expect(text).not.toContain(KEY);
+      expect(text).not.toContain(KEY.slice(0, 12));
+      expect(text).not.toContain(encodedKey);
+      const transcripts = callers.filter((f) => f.type === 'transcript').map((f) => f.text as string);
+      expect(transcripts[0]).toBe('the key is [REDACTED]');
+      expect(transcripts[1]).toMatch(/^encoded \S*\[REDACTED\]/);
+      expect(transcripts.slice(2, -1).join('')).toBe('cut [REDACTED] end');
+      expect(callers.find((f) => f.type === 'tool')).toEqual({ type: 'tool', name: 'tool_[REDACTED]' });
+      expect(callers.find((f) => f.type === 'error')).toMatchObject({ message: 'boom [REDACTED]' });
+      // The owner hears their own key, as in text chat; an error is scrubbed for everyone.
+      expect(owners.find((f) => f.type === 'transcript')?.text).toBe(`the key is ${KEY}`);
+      expect(owners.find((f) => f.type === 'error')).toMatchObject({ message: 'boom [REDACTED]' });
     });
   });
 
@@ -494,7 +559,6 @@ describe('voice agents over the WebSocket bridge', () => {
   describe('a stalled caller', () => {
     it('is held to a bounded queue and never holds up another session', async () => {
       // Prepare: a caller that stops reading its socket, and another caller
-      const metrics = async () => (await fetch(`${voiceUrl.replace(/^ws/, 'http')}/metrics`).then((r) => r.json())) as Record<string, number>;
       const stalled = await readySession('voice-stalled', 100);
       const other = await readySession('voice-unstalled', 100);
       const droppedBefore = (await metrics()).droppedFramesOut!;
@@ -509,7 +573,7 @@ describe('voice agents over the WebSocket bridge', () => {
       }
       other.client.send(pcm(1234, 1600));
       await other.client.until(() => other.client.received.binary.length > 0);
-      const health = await fetch(`${voiceUrl.replace(/^ws/, 'http')}/health`).then((r) => r.json() as Promise<{ activeSessions: number }>);
+      const active = (await metrics()).activeSessions;
       stalled.client.ws.terminate();
       other.client.send({ type: 'end' });
       await other.client.closed;
@@ -518,7 +582,7 @@ describe('voice agents over the WebSocket bridge', () => {
       // Assess: the oldest audio of the stalled session was dropped at its bound; the other
       // session's echo came through meanwhile, at 24 kHz (1600 samples at 16 kHz are 2400)
       expect((await metrics()).droppedFramesOut).toBeGreaterThan(droppedBefore);
-      expect(health.activeSessions).toBe(2);
+      expect(active).toBe(2);
       const echoed = other.client.received.binary.reduce((n, frame) => n + frame.length, 0);
       expect(echoed).toBeGreaterThan(0);
       expect(other.client.received.json.some((f) => f.type === 'transcript' && f.text === 'heard 3200 bytes')).toBe(true);
@@ -526,17 +590,27 @@ describe('voice agents over the WebSocket bridge', () => {
   });
 
   describe('health and metrics', () => {
-    it('answers without auth and without tenant data', async () => {
-      // Act
+    it('tells anyone only whether the host is up; the counters go to platform operators alone', async () => {
+      // Prepare
       const http = voiceUrl.replace(/^ws/, 'http');
+      const user = await createUser(platform, { alias: 'voice-metrics-user', credits: 1 });
+
+      // Act
       const health = await fetch(`${http}/health`);
-      const metrics = await fetch(`${http}/metrics`);
+      const anonymous = await fetch(`${http}/metrics`);
+      const asUser = await fetch(`${http}/metrics`, { headers: { authorization: `Bearer ${user.token}` } });
+      const asOperator = await fetch(`${http}/metrics`, { headers: { authorization: `Bearer ${platform.adminToken}` } });
 
       // Assess
       expect(health.status).toBe(200);
-      expect(await health.json()).toEqual({ status: 'ok', activeSessions: 0 });
-      const body = (await metrics.json()) as Record<string, number>;
-      expect(body).toMatchObject({ activeConnections: expect.any(Number), totalSessions: expect.any(Number) });
+      expect(await health.json()).toEqual({ status: 'ok' });
+      expect(health.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(anonymous.status).toBe(401);
+      expect(JSON.stringify(await anonymous.json())).not.toMatch(/Sessions|Frames/);
+      expect(asUser.status).toBe(403);
+      expect(asOperator.status).toBe(200);
+      const body = (await asOperator.json()) as Record<string, number>;
+      expect(body).toMatchObject({ activeConnections: expect.any(Number), activeSessions: 0, totalSessions: expect.any(Number) });
       expect(body.totalSessions).toBeGreaterThan(0);
       expect(Object.values(body).every((v) => typeof v === 'number')).toBe(true);
     });
@@ -637,6 +711,8 @@ describe('voice agents that start slowly', () => {
     await platform?.stop({ removeData: true });
   });
 
+  const credits = async (): Promise<number> => (await platform.api('GET', '/user/credits', { token: user.token })).body.data.credits;
+
   const open = async (agentName: string, seconds: number) => {
     const created = await platform.api('POST', '/agent/create', {
       token: user.token,
@@ -658,17 +734,22 @@ describe('voice agents that start slowly', () => {
     expect(closed.code).toBe(4408);
   });
 
-  it('ends a session whose agent never starts with RUNTIME_UNAVAILABLE and close 1011, settled', async () => {
+  it('ends a session whose agent never starts with RUNTIME_UNAVAILABLE and close 1011, at no cost to the caller', async () => {
+    // Prepare
+    const before = await credits();
+
     // Act: the caller keeps talking; the agent's start never returns
     const client = await open('voice-never-starts', -1);
     const talking = setInterval(() => client.send(pcm(0, 320)), 200);
     const closed = await client.closed;
     clearInterval(talking);
+    const after = await credits();
 
     // Assess
     expect(client.received.json.some((f) => f.type === 'ready')).toBe(false);
     expect(client.received.json.find((f) => f.type === 'error')).toMatchObject({ code: 'RUNTIME_UNAVAILABLE', message: expect.stringContaining('10 s') });
-    expect(client.received.json.find((f) => f.type === 'session_end')).toBeDefined();
+    expect(client.received.json.find((f) => f.type === 'session_end')).toEqual({ type: 'session_end', seconds: 0, credits: 0 });
+    expect(after).toBe(before);
     expect(closed.code).toBe(1011);
   });
 });

@@ -16,6 +16,8 @@ export default defineService({
       startTimeoutSec: config.VOICE_START_TIMEOUT_SEC,
       maxFrameBytes: config.VOICE_MAX_FRAME_BYTES,
       maxSessionsPerUser: config.VOICE_MAX_SESSIONS_PER_USER,
+      maxUnauthenticatedPerAddress: config.VOICE_MAX_UNAUTHENTICATED_PER_ADDRESS,
+      maxUnauthenticated: config.VOICE_MAX_UNAUTHENTICATED,
       billingTickSec: config.VOICE_BILLING_TICK_SEC,
       // Sessions handed off (the cloud) may connect back to another task, which passes them on here.
       ...(canHoldBidiSessions(ports.compute) ? {} : { peerAddress: `${privateAddress()}:${config.VOICE_PEER_PORT}` }),

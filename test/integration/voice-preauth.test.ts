@@ -1,0 +1,109 @@
+/**
+ * Strangers on the voice host (issue 30): sockets that have not authenticated are capped per
+ * address and in all (one more is answered 429 before the handshake), and their Twilio `media`
+ * frames are never decoded: audio before `start` closes the socket, and audio after a `start`
+ * whose token fails is dropped unread (the bridge's `audioFramesIn` counter does not move).
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
+
+const PER_ADDRESS = 3;
+
+let platform: TestPlatform;
+let voiceUrl: string;
+
+beforeAll(async () => {
+  platform = await startTestPlatform({ env: { VOICE_MAX_UNAUTHENTICATED_PER_ADDRESS: String(PER_ADDRESS) } });
+  voiceUrl = (await platform.api('GET', '/.well-known/platform.json')).body.data.voiceUrl;
+});
+afterAll(() => platform.stop({ removeData: true }));
+
+/** One 20 ms Twilio media frame of μ-law silence. */
+const media = JSON.stringify({
+  event: 'media',
+  streamSid: 'MZ1',
+  media: { track: 'inbound', chunk: '1', timestamp: '0', payload: Buffer.alloc(160, 0xff).toString('base64') },
+});
+
+/** A socket to `path`: open, or refused before the handshake with the status it got. */
+function connect(path: string): Promise<{ ws: WebSocket; status: null } | { ws: null; status: number }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`${voiceUrl}${path}`);
+    ws.once('open', () => resolve({ ws, status: null }));
+    ws.once('unexpected-response', (_req, res) => resolve({ ws: null, status: res.statusCode ?? 0 }));
+    ws.once('error', reject);
+  });
+}
+
+function closed(ws: WebSocket): Promise<{ code: number; reason: string }> {
+  return new Promise((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+}
+
+async function metrics(): Promise<Record<string, number>> {
+  const response = await fetch(`${voiceUrl.replace(/^ws/, 'http')}/metrics`, { headers: { authorization: `Bearer ${platform.adminToken}` } });
+  return (await response.json()) as Record<string, number>;
+}
+
+describe('voice sockets before authentication', () => {
+  it('answers 429 to one socket more than an address may hold unauthenticated, and takes one again once a place is free', async () => {
+    // Prepare
+    const open = [];
+    for (let i = 0; i < PER_ADDRESS; i++) open.push(await connect(`/ws/twilio/${randomUUID()}`));
+    const refusedBefore = (await metrics()).refusedUnauthenticated ?? 0;
+
+    // Act
+    const extra = await connect(`/ws/twilio/${randomUUID()}`);
+    const first = open[0]!.ws!;
+    const firstClosed = closed(first);
+    first.close();
+    await firstClosed;
+    const again = await connect(`/ws/twilio/${randomUUID()}`);
+
+    // Assess
+    expect(open.every((socket) => socket.ws !== null)).toBe(true);
+    expect(extra).toEqual({ ws: null, status: 429 });
+    expect((await metrics()).refusedUnauthenticated).toBe(refusedBefore + 1);
+    expect(again.ws).not.toBeNull();
+    await Promise.all(
+      [...open.slice(1), again].map((socket) => {
+        const done = closed(socket.ws!);
+        socket.ws!.close();
+        return done;
+      }),
+    );
+  });
+
+  it('closes a Twilio socket whose audio comes before its start, without decoding the audio', async () => {
+    // Prepare
+    const { ws } = await connect(`/ws/twilio/${randomUUID()}`);
+    const framesBefore = (await metrics()).audioFramesIn;
+    const closing = closed(ws!);
+
+    // Act
+    for (let i = 0; i < 20; i++) ws!.send(media);
+    const close = await closing;
+
+    // Assess
+    expect(close).toEqual({ code: 4401, reason: 'authenticate first' });
+    expect((await metrics()).audioFramesIn).toBe(framesBefore);
+  });
+
+  it('drops the audio that follows a start with a bad token unread, and refuses the socket', async () => {
+    // Prepare
+    const { ws } = await connect(`/ws/twilio/${randomUUID()}`);
+    const framesBefore = (await metrics()).audioFramesIn;
+    const closing = closed(ws!);
+
+    // Act
+    ws!.send(JSON.stringify({ event: 'connected', protocol: 'Call', version: '1.0.0' }));
+    ws!.send(JSON.stringify({ event: 'start', streamSid: 'MZ1', start: { streamSid: 'MZ1', callSid: 'CA1', customParameters: { token: 'svc_ut_forged' } } }));
+    for (let i = 0; i < 50; i++) ws!.send(media);
+    const close = await closing;
+
+    // Assess
+    expect(close.code).toBe(4401);
+    expect((await metrics()).audioFramesIn).toBe(framesBefore);
+  });
+});
