@@ -46,6 +46,7 @@ export function loadTextLibraries(): Promise<TextLibraries> {
     // Stems of recent terms: a text repeats its words, and stemming was most of the indexing time.
     const stems = new Map<string, string | null>();
     const processTerm = (term: string): string | null => {
+      if (term.length > MAX_TERM_CHARS) return null;
       const known = stems.get(term);
       if (known !== undefined) return known;
       const lower = term.toLowerCase();
@@ -61,6 +62,13 @@ export function loadTextLibraries(): Promise<TextLibraries> {
 
 const MAX_REMEMBERED_STEMS = 50_000;
 
+/**
+ * The longest term indexed or searched. No word is longer (a SHA-256 in hex is 64); longer runs
+ * without a blank or punctuation are encoded data, such as base64, where every run is a distinct
+ * term that no one searches for and that costs the index its length in radix-tree nodes.
+ */
+export const MAX_TERM_CHARS = 64;
+
 /** How much of a hybrid score comes from the lexical rank; the rest is vector similarity. */
 const LEXICAL_WEIGHT = 0.5;
 
@@ -72,6 +80,9 @@ const LEXICAL_WEIGHT = 0.5;
  */
 const COMMON_TERM_SHARE = 0.2;
 const COMMON_TERMS_MIN_DOCUMENTS = 1000;
+
+/** Text indexed between two returns to the event loop while a partition is built (tens of milliseconds of work). */
+export const INDEX_SLICE_CHARS = 128 * 1024;
 
 interface Entry extends StoredDocument {
   readonly key: string;
@@ -94,12 +105,27 @@ export class PartitionIndex {
   /** In how many documents each term is. */
   private readonly frequencies = new Map<string, number>();
 
-  /** An index of `documents`, once the libraries are loaded. */
+  /**
+   * An index of `documents`, once the libraries are loaded. A partition can hold megabytes of text
+   * (seconds of indexing), and a query that finds it uncached builds it on the request loop: the
+   * build gives the loop back after every `INDEX_SLICE_CHARS` of text, so other requests wait for
+   * one slice, not for the whole partition.
+   */
   static async build(documents: readonly StoredDocument[] = []): Promise<PartitionIndex> {
-    return new PartitionIndex(await loadTextLibraries(), documents);
+    const index = new PartitionIndex(await loadTextLibraries());
+    let slice = 0;
+    for (const document of documents) {
+      index.add(document);
+      slice += document.text.length;
+      if (slice >= INDEX_SLICE_CHARS) {
+        slice = 0;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    }
+    return index;
   }
 
-  private constructor(libraries: TextLibraries, documents: readonly StoredDocument[]) {
+  private constructor(libraries: TextLibraries) {
     this.processTerm = libraries.processTerm;
     this.tokenize = libraries.tokenize;
     this.lexical = new libraries.MiniSearch<Entry>({
@@ -112,11 +138,15 @@ export class PartitionIndex {
         return processed;
       },
     });
-    for (const document of documents) this.add(document);
   }
 
   get size(): number {
     return this.entries.size;
+  }
+
+  /** How many distinct terms the index holds. */
+  get termCount(): number {
+    return this.frequencies.size;
   }
 
   /** Replaces the group's documents with these. */

@@ -1,7 +1,7 @@
 import type { Db } from '../core/db/dynamo.ts';
 import { ValidationError } from '../core/errors.ts';
 import { createBedrockEmbedder } from './bedrock-embedder.ts';
-import { PartitionIndex } from './partition-index.ts';
+import { INDEX_SLICE_CHARS, PartitionIndex } from './partition-index.ts';
 import type { Embedder, SearchIndex, SearchPartition } from './search-index.ts';
 import type { SearchSettings } from './search.settings.ts';
 import { createSearchStore, partitionKey, type SearchStore, type StoredDocument } from './search.store.ts';
@@ -67,11 +67,15 @@ export function createSearchEngine(options: SearchEngineOptions): SearchIndex {
     return (await load).index;
   }
 
-  /** Runs a change of the partition, then applies it to the cached index when that is exactly one version behind. */
+  /**
+   * Runs a change of the partition, then applies it to the cached index when that is exactly one
+   * version behind and `apply` can (it answers false for a change too large to index in one go:
+   * the cached index is dropped instead, and the next query builds it in slices).
+   */
   function change<T>(
     partition: SearchPartition,
     write: () => Promise<{ version: number; result: T }>,
-    apply: (index: PartitionIndex, result: T) => void,
+    apply: (index: PartitionIndex, result: T) => boolean,
   ): Promise<T> {
     const key = partitionKey(partition);
     const run = (writing.get(key) ?? Promise.resolve())
@@ -79,8 +83,7 @@ export function createSearchEngine(options: SearchEngineOptions): SearchIndex {
       .then(async () => {
         const { version, result } = await write();
         const cached = cache.get(key);
-        if (cached !== undefined && cached.version === version - 1) {
-          apply(cached.index, result);
+        if (cached !== undefined && cached.version === version - 1 && apply(cached.index, result)) {
           remember(key, { version, index: cached.index });
         } else if (cached !== undefined && cached.version !== version) cache.delete(key);
         return result;
@@ -118,7 +121,11 @@ export function createSearchEngine(options: SearchEngineOptions): SearchIndex {
       await change(
         partition,
         async () => ({ version: await store.replaceGroup(partition, group.group, documents), result: documents }),
-        (index, docs) => index.putGroup(group.group, docs),
+        (index, docs) => {
+          if (docs.reduce((chars, d) => chars + d.text.length, 0) > INDEX_SLICE_CHARS) return false;
+          index.putGroup(group.group, docs);
+          return true;
+        },
       );
     },
 
@@ -129,7 +136,10 @@ export function createSearchEngine(options: SearchEngineOptions): SearchIndex {
           const { groups, version } = await store.deleteGroups(partition, group, true);
           return { version, result: groups };
         },
-        (index, groups) => index.removeGroups(groups),
+        (index, groups) => {
+          index.removeGroups(groups);
+          return true;
+        },
       );
     },
 
@@ -140,7 +150,10 @@ export function createSearchEngine(options: SearchEngineOptions): SearchIndex {
           const { groups: removed, version } = await store.deleteGroups(partition, prefix, false);
           return { version, result: removed };
         },
-        (index, removed) => index.removeGroups(removed),
+        (index, removed) => {
+          index.removeGroups(removed);
+          return true;
+        },
       );
       return groups.length;
     },

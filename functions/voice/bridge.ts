@@ -62,6 +62,8 @@ const STOP_GRACE_MS = 3000;
 const MAX_UNAUTHENTICATED_FRAME_BYTES = 16 * 1024;
 /** Caller frames kept while the session starts (about 5 s of 20 ms frames); more are dropped. */
 const MAX_EARLY_FRAMES = 250;
+/** How long a refused socket stays open (not read) after its close frame, before it is cut. */
+const REFUSED_SOCKET_GRACE_MS = 1000;
 /** Past the end of a phone call's last audio, how long to wait for Twilio's echo of the end mark. */
 const END_MARK_GRACE_MS = 2000;
 
@@ -557,7 +559,13 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
       counters.refusedSessions++;
       this.state = 'closed';
       this.clearTimers();
-      if (this.ws.readyState === this.ws.OPEN) this.ws.close(refusal.closeCode, closeReason(refusal.message));
+      if (this.ws.readyState !== this.ws.OPEN) return;
+      this.ws.close(refusal.closeCode, closeReason(refusal.message));
+      // A refused caller may have megabytes of frames already sent, which `ws` would read and unmask
+      // until the caller answers the close, after all of them: reading stops now, and the socket is
+      // cut once the close frame has had time to arrive.
+      this.ws.pause();
+      setTimeout(() => this.ws.terminate(), REFUSED_SOCKET_GRACE_MS).unref();
     }
 
     private isGone(): boolean {

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBedrockEmbedder } from '../../functions/search/bedrock-embedder.ts';
+import { INDEX_SLICE_CHARS } from '../../functions/search/partition-index.ts';
 import { createSearchEngine, MAX_DOCUMENT_CHARS } from '../../functions/search/search-engine.ts';
 import type { SearchIndex } from '../../functions/search/search-index.ts';
 import { createSearchStore } from '../../functions/search/search.store.ts';
@@ -128,5 +129,28 @@ describe('search engine', () => {
     const put = lexical.putGroup(partition, { group: 'big', fields: {}, documents: [{ id: '0', text: 'word '.repeat(MAX_DOCUMENT_CHARS / 5 + 1) }] });
     await expect(put).rejects.toThrow(/at most 32768 characters/);
     expect(await lexical.query(partition, { text: 'word', limit: 1 })).toEqual([]);
+  });
+
+  it('keeps a cached partition current through writes of groups larger than one indexing slice', async () => {
+    // Prepare: the partition cached by a query, and a group of more text than one slice
+    const partition = { index: 'slices', owner: 'u1' };
+    await lexical.putGroup(partition, { group: 'small.txt', fields: {}, documents: [{ id: '0', text: 'a walrus on the ice' }] });
+    expect((await lexical.query(partition, { text: 'walrus', limit: 5 })).map((h) => h.group)).toEqual(['small.txt']);
+    const big = (word: string) => ({
+      group: 'big.txt',
+      fields: {},
+      documents: Array.from({ length: Math.ceil(INDEX_SLICE_CHARS / 30_000) + 1 }, (_, i) => ({ id: String(i), text: `${word} `.repeat(30_000 / 8) })),
+    });
+
+    // Act
+    await lexical.putGroup(partition, big('narwhal'));
+    const afterPut = await lexical.query(partition, { text: 'narwhal walrus', limit: 20 });
+    await lexical.putGroup(partition, big('penguin'));
+    const afterReplace = await lexical.query(partition, { text: 'narwhal', limit: 20 });
+
+    // Assess
+    expect(new Set(afterPut.map((h) => h.group))).toEqual(new Set(['small.txt', 'big.txt']));
+    expect(afterReplace).toEqual([]);
+    expect((await lexical.query(partition, { text: 'penguin', limit: 1 })).map((h) => h.group)).toEqual(['big.txt']);
   });
 });

@@ -4,7 +4,8 @@
  * frames are never decoded: audio before `start` closes the socket, and audio after a `start`
  * whose token fails is dropped unread (the bridge's `audioFramesIn` counter does not move).
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { connect as tcpConnect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
@@ -35,6 +36,45 @@ function connect(path: string): Promise<{ ws: WebSocket; status: null } | { ws: 
     ws.once('unexpected-response', (_req, res) => resolve({ ws: null, status: res.statusCode ?? 0 }));
     ws.once('error', reject);
   });
+}
+
+/**
+ * A WebSocket client by hand that never answers a close frame (as a flooding caller busy sending
+ * does not): an open TCP socket to `path` after the handshake, and the bytes it receives after it.
+ */
+function rawSocket(path: string): Promise<{ socket: Socket; received: Buffer[] }> {
+  const url = new URL(`${voiceUrl}${path}`);
+  return new Promise((resolve, reject) => {
+    const socket = tcpConnect(Number(url.port), url.hostname);
+    const received: Buffer[] = [];
+    let head = Buffer.alloc(0);
+    socket.once('error', reject);
+    socket.once('connect', () =>
+      socket.write(
+        `GET ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+          `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+      ),
+    );
+    const onHead = (data: Buffer) => {
+      head = Buffer.concat([head, data]);
+      const end = head.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      socket.off('data', onHead);
+      if (!head.subarray(0, 12).toString().includes(' 101')) return reject(new Error(head.toString()));
+      received.push(head.subarray(end + 4));
+      socket.on('data', (more: Buffer) => received.push(more));
+      resolve({ socket, received });
+    };
+    socket.on('data', onHead);
+  });
+}
+
+/** A masked text frame, as a client sends it. */
+function clientFrame(text: string): Buffer {
+  const payload = Buffer.from(text);
+  const length = payload.length < 126 ? Buffer.from([0x80 | payload.length]) : Buffer.from([0x80 | 126, payload.length >> 8, payload.length & 0xff]);
+  const mask = randomBytes(4);
+  return Buffer.concat([Buffer.from([0x81]), length, mask, payload.map((byte, i) => byte ^ mask[i % 4]!)]);
 }
 
 function closed(ws: WebSocket): Promise<{ code: number; reason: string }> {
@@ -106,4 +146,23 @@ describe('voice sockets before authentication', () => {
     expect(close.code).toBe(4401);
     expect((await metrics()).audioFramesIn).toBe(framesBefore);
   });
+
+  it('cuts the connection of a refused caller that does not answer the close, instead of reading on', async () => {
+    // Prepare
+    const { socket, received } = await rawSocket(`/ws/twilio/${randomUUID()}`);
+    const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.on('error', () => undefined);
+
+    // Act: audio before start, then more audio; the client never sends its close frame
+    socket.write(clientFrame(media));
+    for (let i = 0; i < 50; i++) socket.write(clientFrame(media));
+    await ended;
+
+    // Assess: the server closed with 4401 and then ended the TCP connection itself (ws would
+    // otherwise wait 30 s, the test's own time limit, for the close frame this client never sends)
+    const bytes = Buffer.concat(received);
+    expect(bytes[0]).toBe(0x88);
+    expect(bytes.readUInt16BE(2)).toBe(4401);
+    expect(bytes.subarray(4, 2 + bytes[1]!).toString()).toBe('authenticate first');
+  }, 15_000);
 });

@@ -3,8 +3,10 @@
  * to most of a large partition leave the picking of hits to the query's rarer terms, without
  * changing which documents a query can find.
  */
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { PartitionIndex } from '../../functions/search/partition-index.ts';
+import { chunkText } from '../../functions/search/chunk-text.ts';
+import { INDEX_SLICE_CHARS, loadTextLibraries, MAX_TERM_CHARS, PartitionIndex } from '../../functions/search/partition-index.ts';
 
 const doc = (i: number, text: string) => ({ group: `g${i}`, id: '0', text, fields: {} });
 
@@ -44,5 +46,48 @@ describe('PartitionIndex', async () => {
     // Assess: in 200 of 1,200 it is no longer common, and it adds to the score
     expect(index.size).toBe(1200);
     expect(score('platform walrus')).toBeGreaterThan(score('walrus'));
+  });
+
+  it('gives the event loop back while it builds a partition larger than one slice', async () => {
+    // Prepare: the libraries loaded, so only indexing stands between the build and its answer
+    await loadTextLibraries();
+    const text = 'platform walrus note '.repeat(60);
+    const documents = Array.from({ length: Math.ceil((3 * INDEX_SLICE_CHARS) / text.length) }, (_, i) => doc(i, text));
+    let turns = 0;
+    const count = () => {
+      turns++;
+      if (turns < 100) setImmediate(count);
+    };
+    setImmediate(count);
+
+    // Act
+    const index = await PartitionIndex.build(documents);
+
+    // Assess: the loop ran other callbacks between slices
+    expect(index.size).toBe(documents.length);
+    expect(turns).toBeGreaterThanOrEqual(2);
+  });
+
+  it('indexes no run of more than MAX_TERM_CHARS characters: base64 adds only its short runs', async () => {
+    // Prepare: base64 of (reproducible) random bytes, split by the tokenizer at "/" into runs of every length
+    const bytes = Array.from({ length: 1536 }, (_, i) => createHash('sha256').update(String(i)).digest());
+    const blob = Buffer.concat(bytes).toString('base64');
+    const runs = blob.split('/');
+    const long = runs.find((run) => run.length > MAX_TERM_CHARS)!;
+    const short = runs.find((run) => run.length >= 20 && run.length <= MAX_TERM_CHARS)!;
+
+    // Act
+    const index = await PartitionIndex.build(chunkText(blob).map((text, i) => ({ group: 'blob', id: String(i), text, fields: {} })));
+
+    // Assess
+    // (a third of the runs are longer; chunk boundaries cut a few runs into two)
+    expect(index.termCount).toBeLessThan(runs.length * 0.75);
+    expect(index.query({ text: long, limit: 5 }, null)).toEqual([]);
+    expect(index.query({ text: short, limit: 5 }, null)[0]?.text).toContain(short);
+  });
+
+  it('still finds long words of ordinary text', async () => {
+    const index = await PartitionIndex.build([doc(1, 'a supercalifragilisticexpialidocious walrus'), doc(2, 'a plain note')]);
+    expect(index.query({ text: 'supercalifragilisticexpialidocious', limit: 5 }, null).map((h) => h.group)).toEqual(['g1']);
   });
 });
