@@ -277,16 +277,7 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
     functionName: agent.agentName,
     timeoutMs: agent.timeoutSec * 1000,
     memoryMb: agent.memoryMb,
-    env: {
-      SVC_KEYS_JSON: JSON.stringify(keys),
-      AWS_REGION: ports.config.AWS_REGION,
-      // botocore reads the region from AWS_DEFAULT_REGION only.
-      AWS_DEFAULT_REGION: ports.config.AWS_REGION,
-      ...modelCredentials(keys),
-      SVC_AGENT_ID: agent.agentId,
-      SVC_CONVERSATION_ID: ctx.conversationId,
-      SVC_PLATFORM_MCP_URL: platformMcpUrl(ctx.urls),
-    },
+    env: { ...agentRunEnv(keys, agent.agentId, ctx.urls, ports.config.AWS_REGION), SVC_CONVERSATION_ID: ctx.conversationId },
     allowHosts: [...ports.config.AGENT_MODEL_HOSTS, ...platformHosts],
     platformCalls: platformCallsFor(ctx, platformHosts, runToken),
     prompt: ctx.prompt,
@@ -475,6 +466,22 @@ export const PROVIDER_KEY_VARIABLES: Readonly<Record<string, string>> = {
   anthropic: 'ANTHROPIC_API_KEY',
   gemini: 'GEMINI_API_KEY',
 };
+
+/**
+ * What every agent run's environment holds, text chat and voice alike: the owner's keys (as
+ * `SVC_KEYS_JSON` and, for model providers, the variables their clients read), the region (botocore
+ * reads AWS_DEFAULT_REGION only), the agent's id and the platform MCP server's address.
+ */
+export function agentRunEnv(keys: Readonly<Record<string, string>>, agentId: string, urls: PublicUrls, region: string): Record<string, string> {
+  return {
+    SVC_KEYS_JSON: JSON.stringify(keys),
+    AWS_REGION: region,
+    AWS_DEFAULT_REGION: region,
+    ...modelCredentials(keys),
+    SVC_AGENT_ID: agentId,
+    SVC_PLATFORM_MCP_URL: platformMcpUrl(urls),
+  };
+}
 
 /**
  * Model-provider credentials for the run: an owner who stored keys named `aws_access_key_id` and

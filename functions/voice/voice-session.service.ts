@@ -18,7 +18,7 @@
 import { randomUUID } from 'node:crypto';
 import { assertCanView } from '../agents/agent.service.ts';
 import { VOICES, type AgentRecord, type VoiceId } from '../agents/agent.schema.ts';
-import { modelCredentials, platformHostsOf } from '../agents/chat.service.ts';
+import { agentRunEnv, platformHostsOf } from '../agents/chat.service.ts';
 import { assertAgentInScope, type UserActor } from '../core/auth/actor.ts';
 import { resolveActor } from '../core/auth/resolve-actor.ts';
 import { startRunMeter, type MeterTimers, type RunMeter } from '../core/credit-meter.ts';
@@ -27,7 +27,6 @@ import { StreamScrubber } from '../core/secret-scope.ts';
 import { AccessDeniedError, InsufficientCreditsError, QuotaExceededError } from '../core/errors.ts';
 import { admitEmbedUse } from '../embed/embed-admission.ts';
 import { publicUrls } from '../core/http/public-urls.ts';
-import { platformMcpUrl } from '../platform-tools/platform-mcp-url.ts';
 import { childLineageHeader, LINEAGE_HEADER, type Lineage } from '../core/http/lineage.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Ports } from '../ports.ts';
@@ -186,14 +185,7 @@ export async function startVoiceSession(
     const spec: BidiSessionSpec = {
       source: agent.sourceCode,
       requestId: lineage.requestId,
-      env: {
-        SVC_KEYS_JSON: JSON.stringify(keys),
-        AWS_REGION: ports.config.AWS_REGION,
-        AWS_DEFAULT_REGION: ports.config.AWS_REGION,
-        ...modelCredentials(keys),
-        SVC_AGENT_ID: agent.agentId,
-        SVC_PLATFORM_MCP_URL: platformMcpUrl(urls),
-      },
+      env: agentRunEnv(keys, agent.agentId, urls, ports.config.AWS_REGION),
       allowHosts: [...ports.config.AGENT_MODEL_HOSTS, ...hosts],
       platformCalls: { hosts, headers: { authorization: `Bearer ${runToken}`, [LINEAGE_HEADER]: childLineageHeader(lineage, { agentId: agent.agentId }) } },
       memoryMb: agent.memoryMb,
