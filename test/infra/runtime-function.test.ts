@@ -129,7 +129,8 @@ describe('runtime function', () => {
         { action: 'lambda:InvokeFunction', resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [fnId, 'Arn'] }, ':*']] } },
       ]);
     }
-    expect(invokers.map((fn) => fn.node.id).sort()).toEqual(['Area-actions', 'Area-agents', 'Stream-stream']);
+    // The platform MCP server runs actions (run_action) through the same execution service.
+    expect(invokers.map((fn) => fn.node.id).sort()).toEqual(['Area-actions', 'Area-agents', 'Area-platform-tools', 'Stream-stream']);
     for (const fn of others) {
       expect(variables(fn).RUNTIME_FUNCTION_NAME).toBeUndefined();
       expect(invoked(fn)).toEqual([]);
