@@ -79,7 +79,7 @@ describe('search embeddings in the cloud stack', () => {
     const grants = bedrockGrants(template);
 
     // Assess
-    expect(searching.sort()).toEqual(['agents', 'knowledge', 'mcp', 'search', 'skills']);
+    expect(searching.sort()).toEqual(['agents', 'knowledge', 'mcp', 'platform-tools', 'search', 'skills']);
     expect(searchingFunctions.every((fn) => fn !== undefined)).toBe(true);
     const searchingIds = searchingFunctions.map((fn) => idOf(fn!.function));
     for (const id of searchingIds) expect(variables.get(id)).toEqual({ SEARCH_EMBEDDER: 'bedrock', EMBEDDING_MODEL_ID: MODEL, EMBEDDING_DIMENSIONS: '1024' });
