@@ -1,4 +1,4 @@
-import { defineArea, providePort, KIB } from '../../lib/manifest/define.ts';
+import { defineArea, providePort, KIB, type RouteInput } from '../../lib/manifest/define.ts';
 import { createMcpServerStore } from './mcp.store.ts';
 
 /**
@@ -7,6 +7,26 @@ import { createMcpServerStore } from './mcp.store.ts';
  * callers, whose tools/calls the server's owner pays for.
  */
 export const MCP_RATE_LIMIT = { limit: 600, windowSec: 60, bucket: 'mcp-endpoint', anonymousLimit: 60 } as const;
+
+/**
+ * An MCP endpoint on the MCP host: POST carries JSON-RPC (GET is answered 405, as the Streamable HTTP
+ * transport expects of a server without a stream), within the 120-second gateway limit, the shared
+ * per-caller allowance and JSON-RPC errors. The hosted servers' endpoints and the platform's own
+ * server (functions/platform-tools) are all made here.
+ */
+export function mcpEndpointRoutes(path: string, handler: string, auth: RouteInput['auth']): RouteInput[] {
+  return (['POST', 'GET'] as const).map((method) => ({
+    method,
+    path,
+    host: 'mcp',
+    handler,
+    auth,
+    callers: 'role',
+    timeoutSec: 120,
+    rateLimit: MCP_RATE_LIMIT,
+    errors: 'json-rpc',
+  }));
+}
 
 /** MCP servers, their versions and the MCP endpoint (SPEC 4.4). */
 export const mcpArea = defineArea({
@@ -25,50 +45,8 @@ export const mcpArea = defineArea({
     { method: 'GET', path: '/mcp-admin/{serverId}/versions', handler: 'list-versions', auth: 'optional', callers: 'role' },
     { method: 'GET', path: '/mcp-admin/{serverId}/versions/{version}', handler: 'get-version', auth: 'optional', callers: 'role' },
     { method: 'POST', path: '/mcp-admin/{serverId}/rollback', handler: 'rollback-server', auth: 'required' },
-    {
-      method: 'POST',
-      path: '/mcp/{serverId}',
-      host: 'mcp',
-      handler: 'call-server',
-      auth: 'optional',
-      callers: 'role',
-      timeoutSec: 120,
-      rateLimit: MCP_RATE_LIMIT,
-      errors: 'json-rpc',
-    },
-    {
-      method: 'GET',
-      path: '/mcp/{serverId}',
-      host: 'mcp',
-      handler: 'call-server',
-      auth: 'optional',
-      callers: 'role',
-      timeoutSec: 120,
-      rateLimit: MCP_RATE_LIMIT,
-      errors: 'json-rpc',
-    },
-    {
-      method: 'POST',
-      path: '/mcp/s/{owner}/{slug}',
-      host: 'mcp',
-      handler: 'call-server-by-slug',
-      auth: 'optional',
-      callers: 'role',
-      timeoutSec: 120,
-      rateLimit: MCP_RATE_LIMIT,
-      errors: 'json-rpc',
-    },
-    {
-      method: 'GET',
-      path: '/mcp/s/{owner}/{slug}',
-      host: 'mcp',
-      handler: 'call-server-by-slug',
-      auth: 'optional',
-      callers: 'role',
-      timeoutSec: 120,
-      rateLimit: MCP_RATE_LIMIT,
-      errors: 'json-rpc',
-    },
+    ...mcpEndpointRoutes('/mcp/{serverId}', 'call-server', 'optional'),
+    ...mcpEndpointRoutes('/mcp/s/{owner}/{slug}', 'call-server-by-slug', 'optional'),
   ],
   tables: [
     // MCP servers (SPEC 4.4); `byOwner` lists an owner's, the sparse `publicServers` index the public ones.

@@ -1,5 +1,5 @@
 import { defineArea } from '../../lib/manifest/define.ts';
-import { MCP_RATE_LIMIT } from '../mcp/mcp.module.ts';
+import { mcpEndpointRoutes } from '../mcp/mcp.module.ts';
 import { SEARCH_LIBRARY_FILES } from '../search/partition-index.ts';
 
 /**
@@ -16,28 +16,7 @@ export const platformToolsArea = defineArea({
     // errors), but never anonymous: every tool speaks for the caller. Role and run tokens may use it
     // (an agent's run calls it with its run token); agent-scoped credentials (embed visitors,
     // phone calls) are refused by the `role` rule, as on every route that is not a chat.
-    {
-      method: 'POST',
-      path: '/mcp/platform',
-      host: 'mcp',
-      handler: 'platform-mcp',
-      auth: 'required',
-      callers: 'role',
-      timeoutSec: 120,
-      rateLimit: MCP_RATE_LIMIT,
-      errors: 'json-rpc',
-    },
-    {
-      method: 'GET',
-      path: '/mcp/platform',
-      host: 'mcp',
-      handler: 'platform-mcp',
-      auth: 'required',
-      callers: 'role',
-      timeoutSec: 120,
-      rateLimit: MCP_RATE_LIMIT,
-      errors: 'json-rpc',
-    },
+    ...mcpEndpointRoutes('/mcp/platform', 'platform-mcp', 'required'),
   ],
   uses: ['users', 'credits', 'keys', 'keysReader', 'usageLogs', 'compute', 'mcpRuntime', 'actions', 'mcpServers', 'skills', 'searchIndex'],
   // search_knowledge queries the search engine, whose libraries ship beside the bundle (partition-index.ts).
