@@ -12,7 +12,7 @@ import type { StarRecord } from './star.schema.ts';
  * The count is the number of star items in the resource's partition, read strongly consistent
  * (a `Select: COUNT` Query), not a separate counter: a counter next to the items would need a
  * transaction to never drift, and the platform keeps to single-item writes (dynalite has no
- * `TransactWriteItems`; DESIGN.md, data rules). Counting costs one Query call per about 1 MB of
+ * `TransactWriteItems`; docs/ARCHITECTURE.md, "Data rules as applied"). Counting costs one Query call per about 1 MB of
  * star keys (thousands of stars), so it stays exact under any concurrency at a read cost that grows
  * slowly with the stars of one resource.
  */

@@ -49,7 +49,7 @@ interface Counter {
 
 /**
  * Per-owner limits with single-item conditional writes only (no transactions: dynalite has none,
- * see DESIGN.md's data rules), so a limit check reads one item instead of the owner's records.
+ * see docs/ARCHITECTURE.md, "Data rules as applied"), so a limit check reads one item instead of the owner's records.
  *
  * One counter item per owner: `held`, and `pending`, the resources with an operation under way
  * (id -> when it began). The invariant: `held` is the number of resources that are the owner's
