@@ -3,12 +3,12 @@ import { fileURLToPath } from 'node:url';
 import { withWalkthroughBlocks } from '../lib/docs/walkthrough.ts';
 
 /**
- * `npm run docs:walkthrough`: copies the sections of docs/walkthrough.sh into the README's marked
+ * `npm run docs:walkthrough`: copies the sections of docs/walkthrough.sh into the guide's (docs/guide.md) marked
  * walkthrough blocks (lib/docs/walkthrough.ts). Edit the script, run this, commit both; a unit test
  * fails while they differ.
  */
 const scriptFile = fileURLToPath(new URL('../docs/walkthrough.sh', import.meta.url));
-const readmeFile = fileURLToPath(new URL('../README.md', import.meta.url));
+const readmeFile = fileURLToPath(new URL('../docs/guide.md', import.meta.url));
 
 try {
   const [readme, script] = await Promise.all([readFile(readmeFile, 'utf8'), readFile(scriptFile, 'utf8')]);
@@ -19,6 +19,6 @@ try {
     console.log(`Wrote the sections of ${scriptFile} into ${readmeFile}`);
   }
 } catch (error) {
-  console.error(`Cannot update the README walkthrough: ${(error as Error).message}`);
+  console.error(`Cannot update the guide's walkthrough: ${(error as Error).message}`);
   process.exitCode = 1;
 }

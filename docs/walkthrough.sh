@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The README's "A walk through the API with curl", as a script that CI runs on a fresh platform
-# (test/integration/walkthrough.test.ts), so the README cannot drift from what works: the README's
+# The guide (docs/guide.md), "A walk through the API with curl", as a script that CI runs on a fresh
+# platform (test/integration/walkthrough.test.ts), so the guide cannot drift from what works: its
 # walkthrough blocks are the sections below (`# == name`), copied by `npm run docs:walkthrough`.
 #
 #   BASE=http://127.0.0.1:8787 bash docs/walkthrough.sh     # from any directory

@@ -77,7 +77,7 @@ export class CreditsRefusedError extends InsufficientCreditsError {
 
 /**
  * What one credit is worth, in USD: the rate at which the platform turns what a resource costs it
- * (a CloudFront invalidation path) into credits. Documented in README (Credits).
+ * (a CloudFront invalidation path) into credits. Documented in docs/guide.md (Credits).
  */
 export const CREDIT_PRICE_USD = 0.01;
 

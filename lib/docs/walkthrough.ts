@@ -1,16 +1,16 @@
 /**
- * The README's curl walkthrough is docs/walkthrough.sh, which CI runs (test/integration/walkthrough.test.ts).
- * The script is cut into sections by `# == name` lines; the README shows each section, except the
+ * The guide's (docs/guide.md) curl walkthrough is docs/walkthrough.sh, which CI runs (test/integration/walkthrough.test.ts).
+ * The script is cut into sections by `# == name` lines; the guide shows each section, except the
  * preamble's plumbing, as the ```sh block right after its `<!-- walkthrough:name -->` marker, in the
  * script's order. `npm run docs:walkthrough` rewrites those blocks and a unit test fails while they
- * differ, so the README shows exactly the commands CI ran.
+ * differ, so the guide shows exactly the commands CI ran.
  */
 
-/** The script's section that holds plumbing (settings, temporary directory, the curl wrapper), summarised by the README rather than copied. */
+/** The script's section that holds plumbing (settings, temporary directory, the curl wrapper), summarised by the guide rather than copied. */
 export const PREAMBLE = 'preamble';
 
 const SECTION_LINE = /^# == ([a-z0-9-]+)$/;
-const README_MARKER = /^<!-- walkthrough:([a-z0-9-]+) -->$/;
+const GUIDE_MARKER = /^<!-- walkthrough:([a-z0-9-]+) -->$/;
 
 export interface WalkthroughSection {
   readonly name: string;
@@ -31,20 +31,20 @@ export function scriptSections(script: string): WalkthroughSection[] {
   return sections.map(({ name, lines }) => ({ name, code: lines.join('\n').replace(/^\n+/, '').trimEnd() }));
 }
 
-/** The README's marked blocks in order, with where each block's code starts and ends in `readme`. */
+/** The guide's marked blocks in order, with where each block's code starts and ends in `readme`. */
 export function readmeBlocks(readme: string): (WalkthroughSection & { readonly start: number; readonly end: number })[] {
   const blocks: (WalkthroughSection & { start: number; end: number })[] = [];
   const lines = readme.split('\n');
   let offset = 0;
   for (let i = 0; i < lines.length; i += 1) {
     const line = lines[i]!;
-    const name = README_MARKER.exec(line)?.[1];
+    const name = GUIDE_MARKER.exec(line)?.[1];
     offset += line.length + 1;
     if (name === undefined) continue;
-    if (lines[i + 1] !== '```sh') throw new Error(`README.md: <!-- walkthrough:${name} --> must be followed directly by a \`\`\`sh block`);
+    if (lines[i + 1] !== '```sh') throw new Error(`docs/guide.md: <!-- walkthrough:${name} --> must be followed directly by a \`\`\`sh block`);
     const start = offset + '```sh\n'.length;
     const close = readme.indexOf('\n```\n', start - 1);
-    if (close < 0) throw new Error(`README.md: the block after <!-- walkthrough:${name} --> is not closed`);
+    if (close < 0) throw new Error(`docs/guide.md: the block after <!-- walkthrough:${name} --> is not closed`);
     const end = close + 1;
     blocks.push({ name, code: readme.slice(start, end).trimEnd(), start, end });
   }
@@ -52,7 +52,7 @@ export function readmeBlocks(readme: string): (WalkthroughSection & { readonly s
 }
 
 /**
- * `readme` with every marked block replaced by its script section. Refuses a README whose markers
+ * `readme` with every marked block replaced by its script section. Refuses a guide whose markers
  * are not the script's sections (all but the preamble) in the script's order, rather than leave a
  * section out or show the commands in an order that was never run.
  */
@@ -63,7 +63,7 @@ export function withWalkthroughBlocks(readme: string, script: string): string {
   const found = blocks.map((b) => b.name).join(', ');
   if (expected !== found) {
     throw new Error(
-      `README.md's walkthrough markers (<!-- walkthrough:name -->) must be the script's sections in its order: ${expected}; found: ${found || 'none'}`,
+      `docs/guide.md's walkthrough markers (<!-- walkthrough:name -->) must be the script's sections in its order: ${expected}; found: ${found || 'none'}`,
     );
   }
   let result = readme;

@@ -1,5 +1,5 @@
 /**
- * The README's curl walkthrough is docs/walkthrough.sh (the README's blocks are copied from it), and
+ * The guide's (docs/guide.md) curl walkthrough is docs/walkthrough.sh (the guide's blocks are copied from it), and
  * here it runs as a reader would run it: against a platform on a fresh DATA_DIR, from a directory
  * that is not the checkout, with only BASE and ADMIN set. OAuth is configured against a loopback
  * provider that consents at once, so that section runs too.
@@ -27,7 +27,7 @@ function runScript(cwd: string, env: Record<string, string>): Promise<{ code: nu
   });
 }
 
-describe('the README walkthrough (docs/walkthrough.sh)', () => {
+describe('the guide walkthrough (docs/walkthrough.sh)', () => {
   const provider = new FakeProvider();
   let platform: TestPlatform;
   let elsewhere: string;

@@ -1,6 +1,6 @@
 /**
- * The README's curl walkthrough blocks are the sections of docs/walkthrough.sh, which CI runs
- * (test/integration/walkthrough.test.ts), so the README shows only commands that worked, in the
+ * The guide's (docs/guide.md) curl walkthrough blocks are the sections of docs/walkthrough.sh, which CI runs
+ * (test/integration/walkthrough.test.ts), so the guide shows only commands that worked, in the
  * order they ran.
  */
 import { readFile } from 'node:fs/promises';
@@ -9,15 +9,15 @@ import { PREAMBLE, readmeBlocks, scriptSections, withWalkthroughBlocks } from '.
 
 const read = (path: string) => readFile(new URL(`../../${path}`, import.meta.url), 'utf8');
 
-describe("the README's walkthrough", () => {
+describe("the guide's walkthrough", () => {
   it('shows every section of docs/walkthrough.sh but the preamble, in order, as written (npm run docs:walkthrough rewrites it)', async () => {
     // Prepare
-    const [readme, script] = await Promise.all([read('README.md'), read('docs/walkthrough.sh')]);
+    const [readme, script] = await Promise.all([read('docs/guide.md'), read('docs/walkthrough.sh')]);
     // Act
     const shown = readmeBlocks(readme).map(({ name, code }) => ({ name, code }));
     const written = scriptSections(script).filter((s) => s.name !== PREAMBLE);
     // Assess: block by block, so a failure shows the section that differs
-    expect(shown, 'README.md walkthrough is stale: run npm run docs:walkthrough').toEqual(written);
+    expect(shown, 'docs/guide.md walkthrough is stale: run npm run docs:walkthrough').toEqual(written);
     expect(withWalkthroughBlocks(readme, script)).toBe(readme);
   });
 
@@ -26,7 +26,7 @@ describe("the README's walkthrough", () => {
     const script = await read('docs/walkthrough.sh');
     // Act
     const preamble = scriptSections(script).find((s) => s.name === PREAMBLE)?.code ?? '';
-    // Assess: the preamble's only curl is the wrapper, which the README describes
+    // Assess: the preamble's only curl is the wrapper, which the guide describes
     expect(preamble.match(/^\s*(?:EXPECT=\S+ |\w+=\$\()?curl /gm) ?? []).toEqual([]);
   });
 
@@ -70,7 +70,7 @@ describe("the README's walkthrough", () => {
     );
   });
 
-  it('refuses a README that leaves out a section or shows them in another order', () => {
+  it('refuses a guide that leaves out a section or shows them in another order', () => {
     // Prepare
     const block = (name: string) => `<!-- walkthrough:${name} -->\n\`\`\`sh\n\`\`\`\n`;
     // Act / Assess
