@@ -128,9 +128,12 @@ export class McpRuntimeFunction extends Construct implements IGrantable {
   }
 }
 
-/** Writes the function's code into `outputDir`: every file of the host directory (plain ESM, no build). */
+/**
+ * Writes the function's code into `outputDir`: every file of the host directory (plain ESM, no
+ * build) but its tsconfig, which only type-checks the files and has no business in the function.
+ */
 export function stageMcpHostAsset(hostDir: string, outputDir: string): void {
-  copyTree(hostDir, outputDir, () => true);
+  copyTree(hostDir, outputDir, (path) => path !== 'tsconfig.json');
 }
 
 export interface McpLayerSources {

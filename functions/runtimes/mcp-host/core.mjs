@@ -118,7 +118,7 @@ export function createHost(options) {
   const log = options.log ?? (() => {});
   const from = options.modulesFrom.startsWith('file:') || options.modulesFrom.endsWith('/') ? options.modulesFrom : `${options.modulesFrom}/`;
   const platformRequire = createRequire(from);
-  /** @type {{ WebStandardStreamableHTTPServerTransport: new (options: object) => { close(): Promise<void>, handleRequest(request: Request): Promise<Response> } }} */
+  /** @type {typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')} */
   const transportModule = platformRequire('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js');
   // Warm the modules servers load first, so the first request does not pay for them.
   platformRequire('@modelcontextprotocol/sdk/server/mcp.js');
@@ -297,7 +297,8 @@ export function createHost(options) {
    */
   async function serverFor(source, entry, envKey) {
     const at = entry.idle.findIndex((idle) => idle.envKey === envKey);
-    if (at >= 0) return entry.idle.splice(at, 1)[0].server;
+    const [idle] = at >= 0 ? entry.idle.splice(at, 1) : [];
+    if (idle) return idle.server;
     const factory = await entry.factory;
     /** @type {ServerLike} */
     let server;
