@@ -1,7 +1,7 @@
 import { DeleteCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { BoundQueue } from '../../functions/core/entry/queue.ts';
 import { parseScheduleExpression, type Timetable } from '../../functions/core/entry/schedule-expression.ts';
-import type { ScheduleDefinitionInput, Schedules } from '../../functions/core/tasks/schedules.ts';
+import { checkSchedule, type ScheduleDefinitionInput, type Schedules } from '../../functions/core/tasks/schedules.ts';
 import type { TaskQueue } from '../../functions/core/tasks/tasks.ts';
 import type { Ports } from '../../functions/ports.ts';
 import type { TableSpec } from '../manifest/types.ts';
@@ -124,8 +124,10 @@ export function createLocalSchedules(): LocalSchedules {
       } while (start !== undefined);
     },
     async put(schedule) {
-      const { platform, table } = running();
-      const timetable = parseScheduleExpression(schedule.expression, schedule.timezone);
+      const { platform, table, queues } = running();
+      const timetable = checkSchedule(schedule);
+      // Refused here, as Scheduler's adapter refuses a queue without a target, rather than kept and failing at each due time.
+      if (!queues.has(schedule.queue)) throw new Error(`No queue entry point ${schedule.queue} for schedule ${schedule.id} to send to.`);
       await platform.db.doc.send(new PutCommand({ TableName: table, Item: schedule }));
       arm(schedule, timetable, new Date(platform.clock.now()));
     },

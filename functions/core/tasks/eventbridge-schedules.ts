@@ -7,9 +7,8 @@ import {
   type CreateScheduleCommandInput,
   type SchedulerClient,
 } from '@aws-sdk/client-scheduler';
-import { parseScheduleExpression } from '../entry/schedule-expression.ts';
 import type { Clock } from '../clock.ts';
-import type { ScheduleDefinitionInput, Schedules } from './schedules.ts';
+import { checkSchedule, type ScheduleDefinitionInput, type Schedules } from './schedules.ts';
 
 export interface EventBridgeSchedulesOptions {
   readonly scheduler: SchedulerClient;
@@ -33,10 +32,11 @@ export interface EventBridgeSchedulesOptions {
  */
 export function createEventBridgeSchedules(options: EventBridgeSchedulesOptions): Schedules {
   const request = (schedule: ScheduleDefinitionInput): CreateScheduleCommandInput => {
+    const timetable = checkSchedule(schedule);
     const target = options.targets[schedule.queue];
     if (target === undefined) throw new Error(`No schedule target queue for ${schedule.queue} (SCHEDULE_TARGETS).`);
     // A rate always has a next run; a cron's start is the expression's own.
-    const rateStart = schedule.expression.trim().startsWith('rate(') ? parseScheduleExpression(schedule.expression).next(new Date(options.clock.now())) : null;
+    const rateStart = schedule.expression.trim().startsWith('rate(') ? timetable.next(new Date(options.clock.now())) : null;
     return {
       Name: schedule.id,
       GroupName: options.group,
