@@ -90,6 +90,15 @@ export interface VoiceBridge {
 
 type Channel = 'browser' | 'twilio';
 
+/**
+ * Everything a server may send Twilio on a Media Stream ("Send WebSocket messages to Twilio",
+ * https://www.twilio.com/docs/voice/media-streams/websocket-messages); nothing else reaches it.
+ */
+type TwilioMessage =
+  | { readonly event: 'media'; readonly streamSid: string; readonly media: { readonly payload: string } }
+  | { readonly event: 'mark'; readonly streamSid: string; readonly mark: { readonly name: string } }
+  | { readonly event: 'clear'; readonly streamSid: string };
+
 export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSettings): VoiceBridge {
   const wss = new WebSocketServer({ noServer: true, maxPayload: settings.maxFrameBytes });
   const counters: BridgeCounters = {
@@ -469,7 +478,7 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
           this.mulawTail = Buffer.alloc(0);
           this.outbound = null;
           if (this.channel === 'browser') this.sendJson({ type: 'interrupted' });
-          else if (this.streamSid !== null) this.sendJson({ event: 'clear', streamSid: this.streamSid });
+          else if (this.streamSid !== null) this.sendTwilio({ event: 'clear', streamSid: this.streamSid });
           return;
         case 'responseComplete':
           if (this.channel === 'twilio') this.flushMulaw();
@@ -521,19 +530,29 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
       if (this.ws.readyState !== this.ws.OPEN) return;
       counters.audioFramesOut++;
       if (this.channel === 'browser') this.ws.send(frame, { binary: true });
-      else if (this.streamSid !== null) this.sendJson({ event: 'media', streamSid: this.streamSid, media: { payload: frame.toString('base64') } });
+      else if (this.streamSid !== null) this.sendTwilio({ event: 'media', streamSid: this.streamSid, media: { payload: frame.toString('base64') } });
     }
 
-    /** Ends the session at once for `error`, which the caller is sent first; `close` replaces the normal close (1000). */
+    /**
+     * Ends the session at once for `error`; `close` replaces the normal close (1000). A browser is
+     * sent the error first. A Twilio stream is not: a server may send Twilio only `media`, `mark`
+     * and `clear`, so a call ends with the end mark and the close, and the reason stays in the log
+     * and the session record.
+     */
     private endWith(error: { code: string; message: string }, close?: { code: number; reason: string }): void {
       this.error = error;
       if (close) this.closeWith = close;
-      this.sendJson({ type: 'error', ...error });
+      log.info('voice session ended by the platform', { code: error.code, reason: error.message, channel: this.channel, sessionId: this.session?.sessionId });
+      if (this.channel === 'browser') this.sendJson({ type: 'error', ...error });
       void this.end(true);
     }
 
     private sendJson(message: object): void {
       if (this.ws.readyState === this.ws.OPEN) this.ws.send(JSON.stringify(message));
+    }
+
+    private sendTwilio(message: TwilioMessage): void {
+      this.sendJson(message);
     }
 
     /**
@@ -605,11 +624,12 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
         if (this.channel === 'twilio') this.flushMulaw();
         this.out.flushAll();
         if (this.channel === 'browser') this.sendJson({ type: 'session_end', seconds: bill.seconds, credits: bill.credits });
-        else {
+        else if (this.streamSid !== null) {
           // Twilio drops audio it has not played when the stream closes: the agent's last words
           // would be cut off. It echoes the mark once they have played; close then (or when they
-          // must have, should the echo not come).
-          this.sendJson({ event: 'mark', streamSid: this.streamSid, mark: { name: 'session_end' } });
+          // must have, should the echo not come). A stream that never said `start` has no
+          // streamSid to mark, nor audio of ours: it is just closed.
+          this.sendTwilio({ event: 'mark', streamSid: this.streamSid, mark: { name: 'session_end' } });
           if (!this.callerStopped) await this.markPlayed('session_end', unplayedMs + END_MARK_GRACE_MS);
         }
         this.state = 'closed';

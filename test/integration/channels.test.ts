@@ -1,28 +1,40 @@
-import { createHmac, generateKeyPairSync, sign } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
+import { InteractionResponseType } from 'discord-interactions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { INBOUND_PER_SENDER } from '../../functions/channels/inbound.service.ts';
+import {
+  discordApplication,
+  discordPing,
+  discordSlashCommand,
+  metaRequest,
+  outsideTwilioSchema,
+  slackEventCallback,
+  slackRequest,
+  slackUrlVerification,
+  snowflake,
+  telegramRequest,
+  telegramTextUpdate,
+  TELEGRAM_SECRET_TOKEN,
+  twilioMediaStream,
+  twilioRequest,
+  twilioSid,
+  twilioSmsParams,
+  twilioVoiceParams,
+  whatsappTextNotification,
+  type SignedRequest,
+} from '../support/channel-signing.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 import { startStandIn, type StandIn } from '../support/platform-stand-in.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../../python-runtime/tests/fixtures/${name}.py`, import.meta.url), 'utf8');
 type User = Awaited<ReturnType<typeof createUser>>;
 
+/** The platform's own `webhook` kind (SPEC 4.9): `X-Signature-256: sha256=` + hex HMAC-SHA256 of the body. */
 const hmacHex = (key: string, data: string) => createHmac('sha256', key).update(data).digest('hex');
-/** Twilio's published scheme, written out here rather than imported, so the test checks the platform's. */
-const twilioSignature = (authToken: string, url: string, params: Record<string, string>) =>
-  createHmac('sha1', authToken)
-    .update(
-      url +
-        Object.keys(params)
-          .sort()
-          .map((k) => k + params[k])
-          .join(''),
-    )
-    .digest('base64');
 
 async function filesUnder(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -41,10 +53,12 @@ describe('channels', () => {
   let other: User;
   let echoId: string;
   let historyId: string;
+  /** A voice agent: calls need one. */
+  let voiceId: string;
   const stand: Record<'slack' | 'discord' | 'telegram' | 'whatsapp' | 'phone', StandIn> = {} as never;
 
-  const createAgent = async (user: User, agentName: string, sourceCode: string) => {
-    const res = await platform.api('POST', '/agent/create', { token: user.token, body: { agentName, description: agentName, sourceCode } });
+  const createAgent = async (user: User, agentName: string, sourceCode: string, agentType?: 'bidi') => {
+    const res = await platform.api('POST', '/agent/create', { token: user.token, body: { agentName, description: agentName, sourceCode, agentType } });
     expect(res.status).toBe(200);
     return res.body.data.agentId as string;
   };
@@ -62,6 +76,8 @@ describe('channels', () => {
       headers: { 'content-type': 'application/json', 'x-signature-256': `sha256=${hmacHex(secret, raw)}` },
     });
   };
+  /** A request as the outside service sends it (channel-signing.ts), to the channel's inbound URL. */
+  const deliver = (channel: { webhookUrl: string }, request: SignedRequest) => platform.api('POST', inboundPath(channel.webhookUrl), request);
   const settle = () => platform.running.tasks.idle();
 
   beforeAll(async () => {
@@ -84,6 +100,7 @@ describe('channels', () => {
     other = await createUser(platform, { alias: 'channel-other', credits: 10 });
     echoId = await createAgent(owner, 'channel-echo', fixture('echo_agent'));
     historyId = await createAgent(owner, 'channel-history', fixture('history_agent'));
+    voiceId = await createAgent(owner, 'channel-voice-echo', fixture('bidi_echo_agent'), 'bidi');
   });
   afterAll(async () => {
     await platform?.stop({ removeData: true });
@@ -110,7 +127,7 @@ describe('channels', () => {
       ['phone-voice', { accountSid: 'AC0123456789', authToken: 't' }, 'phoneNumber'],
     ])('refuses a %s config of %j, naming %s', async (platformName, platformConfig, missing) => {
       // Act
-      const res = await createChannel({ name: 'x', platform: platformName, agentId: echoId, platformConfig });
+      const res = await createChannel({ name: 'x', platform: platformName, agentId: platformName === 'phone-voice' ? voiceId : echoId, platformConfig });
 
       // Assess
       expect(res.status).toBe(400);
@@ -416,32 +433,22 @@ describe('channels', () => {
 
   describe('workspace-chat', () => {
     const secret = 'slack-signing-secret';
-    const slackPost = (channel: { webhookUrl: string }, payload: unknown, options: { secret?: string; ageSec?: number } = {}) => {
-      const raw = JSON.stringify(payload);
-      const ts = String(Math.floor(Date.now() / 1000) - (options.ageSec ?? 0));
-      const sig = `v0=${hmacHex(options.secret ?? secret, `v0:${ts}:${raw}`)}`;
-      return platform.api('POST', inboundPath(channel.webhookUrl), {
-        rawBody: raw,
-        headers: { 'content-type': 'application/json', 'x-slack-request-timestamp': ts, 'x-slack-signature': sig },
-      });
-    };
+    const slackPost = (channel: { webhookUrl: string }, payload: unknown, options: { secret?: string; ageSec?: number } = {}) =>
+      deliver(channel, slackRequest(options.secret ?? secret, payload, { timestampSec: Math.floor(Date.now() / 1000) - (options.ageSec ?? 0) }));
 
     it('answers the URL challenge, replies through chat.postMessage, and refuses bad or old signatures', async () => {
       // Prepare
       const channel = await channelOf({ platform: 'workspace-chat', platformConfig: { signingSecret: secret, botToken: 'xoxb-test-token' } });
-      const event = {
-        type: 'event_callback',
-        event_id: 'Ev001',
-        event: { type: 'message', user: 'U1', text: 'hi slack', channel: 'D1', channel_type: 'im', ts: '1.1' },
-      };
+      const message = { type: 'message', user: 'U0001USER', text: 'hi slack', channel: 'D0001DM', channel_type: 'im', ts: '1715000000.000100' };
+      const event = slackEventCallback('Ev0001', message);
 
       // Act
-      const challenge = await slackPost(channel, { type: 'url_verification', challenge: 'abc123' });
+      const challenge = await slackPost(channel, slackUrlVerification('abc123'));
       const ack = await slackPost(channel, event);
       const retry = await slackPost(channel, event);
       await settle();
-      const badSig = await slackPost(channel, { ...event, event_id: 'Ev002' }, { secret: 'wrong' });
-      const old = await slackPost(channel, { ...event, event_id: 'Ev003' }, { ageSec: 600 });
+      const badSig = await slackPost(channel, slackEventCallback('Ev0002', message), { secret: 'wrong' });
+      const old = await slackPost(channel, slackEventCallback('Ev0003', message), { ageSec: 600 });
 
       // Assess
       expect(challenge.body).toEqual({ challenge: 'abc123' });
@@ -449,7 +456,7 @@ describe('channels', () => {
       expect(retry.status).toBe(200);
       const posted = stand.slack.to('/api/chat.postMessage');
       expect(posted).toHaveLength(1);
-      expect(JSON.parse(posted[0]!.body)).toEqual({ channel: 'D1', text: 'echo: hi slack' });
+      expect(JSON.parse(posted[0]!.body)).toEqual({ channel: 'D0001DM', text: 'echo: hi slack' });
       expect(posted[0]!.headers['authorization']).toBe('Bearer xoxb-test-token');
       expect(badSig.status).toBe(401);
       expect(old.status).toBe(401);
@@ -462,16 +469,15 @@ describe('channels', () => {
     /** One Slack message from a new sender (no per-sender limit in play), delivered and settled. */
     const message = async (channel: { webhookUrl: string }) => {
       n++;
-      const raw = JSON.stringify({
-        type: 'event_callback',
-        event_id: `EvPause${n}`,
-        event: { type: 'message', user: `UP${n}`, text: `message ${n}`, channel: 'DP', channel_type: 'im', ts: `${n}.1` },
+      const event = slackEventCallback(`EvPause${n}`, {
+        type: 'message',
+        user: `U000PAUSE${n}`,
+        text: `message ${n}`,
+        channel: 'D000PAUSE',
+        channel_type: 'im',
+        ts: `1715000000.${String(n).padStart(6, '0')}`,
       });
-      const ts = String(Math.floor(Date.now() / 1000));
-      const res = await platform.api('POST', inboundPath(channel.webhookUrl), {
-        rawBody: raw,
-        headers: { 'content-type': 'application/json', 'x-slack-request-timestamp': ts, 'x-slack-signature': `v0=${hmacHex(secret, `v0:${ts}:${raw}`)}` },
-      });
+      const res = await deliver(channel, slackRequest(secret, event));
       await settle();
       return res;
     };
@@ -509,39 +515,26 @@ describe('channels', () => {
   });
 
   describe('community-chat', () => {
-    const { publicKey, privateKey } = generateKeyPairSync('ed25519');
-    const publicHex = publicKey.export({ format: 'der', type: 'spki' }).subarray(12).toString('hex');
-    const discordPost = (channel: { webhookUrl: string }, payload: unknown, key = privateKey, ts = String(Math.floor(Date.now() / 1000))) => {
-      const raw = JSON.stringify(payload);
-      const sig = sign(null, Buffer.from(ts + raw), key).toString('hex');
-      return platform.api('POST', inboundPath(channel.webhookUrl), {
-        rawBody: raw,
-        headers: { 'content-type': 'application/json', 'x-signature-ed25519': sig, 'x-signature-timestamp': ts },
-      });
-    };
+    const app = discordApplication();
+    const discordPost = async (channel: { webhookUrl: string }, payload: unknown, signer = app, timestampSec?: string) =>
+      deliver(channel, await signer.request(payload, timestampSec === undefined ? {} : { timestampSec }));
 
     it('answers PING, defers a command and sends the reply as a follow-up, and refuses a bad signature', async () => {
       // Prepare
-      const channel = await channelOf({ platform: 'community-chat', platformConfig: { publicKey: publicHex, botToken: 'discord-bot-token' } });
-      const command = {
-        id: 'i-1',
-        type: 2,
-        application_id: 'app1',
-        token: 'itok',
-        data: { name: 'ask', options: [{ name: 'q', value: 'hi discord' }] },
-        user: { id: 'D-U1' },
-      };
+      const channel = await channelOf({ platform: 'community-chat', platformConfig: { publicKey: app.publicKey, botToken: 'discord-bot-token' } });
+      const applicationId = snowflake('app1');
+      const command = discordSlashCommand({ id: snowflake('i-1'), applicationId, token: 'itok', userId: snowflake('D-U1'), text: 'hi discord' });
 
       // Act
-      const ping = await discordPost(channel, { type: 1 });
+      const ping = await discordPost(channel, discordPing(applicationId));
       const deferred = await discordPost(channel, command);
       await settle();
-      const forged = await discordPost(channel, { type: 1 }, generateKeyPairSync('ed25519').privateKey);
+      const forged = await discordPost(channel, discordPing(applicationId), discordApplication());
 
       // Assess
-      expect(ping.body).toEqual({ type: 1 });
-      expect(deferred.body).toEqual({ type: 5 });
-      const followUps = stand.discord.to('/api/v10/webhooks/app1/itok');
+      expect(ping.body).toEqual({ type: InteractionResponseType.PONG });
+      expect(deferred.body).toEqual({ type: InteractionResponseType.DEFERRED_CHANNEL_MESSAGE_WITH_SOURCE });
+      const followUps = stand.discord.to(`/api/v10/webhooks/${applicationId}/itok`);
       expect(followUps).toHaveLength(1);
       expect(JSON.parse(followUps[0]!.body)).toEqual({ content: 'echo: hi discord' });
       expect(forged.status).toBe(401);
@@ -549,29 +542,25 @@ describe('channels', () => {
 
     it('refuses a request signed at a time outside the 5-minute window, and runs one signed command without an id once however often it is sent', async () => {
       // Prepare
-      const channel = await channelOf({ platform: 'community-chat', platformConfig: { publicKey: publicHex, botToken: 'discord-bot-token' } });
-      const command = (token: string) => ({
-        type: 2,
-        application_id: 'app2',
-        token,
-        data: { name: 'ask', options: [{ name: 'q', value: 'hi again' }] },
-        user: { id: 'D-U2' },
-      });
+      const channel = await channelOf({ platform: 'community-chat', platformConfig: { publicKey: app.publicKey, botToken: 'discord-bot-token' } });
+      const applicationId = snowflake('app2');
+      const command = (token: string) => discordSlashCommand({ id: null, applicationId, token, userId: snowflake('D-U2'), text: 'hi again' });
       const now = String(Math.floor(Date.now() / 1000));
+      const signedNow = await app.request(command('no-id-token'), { timestampSec: now });
 
       // Act
-      const in2001 = await discordPost(channel, command('old-token'), privateKey, '978307200');
-      const future = await discordPost(channel, command('future-token'), privateKey, String(Number(now) + 3600));
+      const in2001 = await discordPost(channel, command('old-token'), app, '978307200');
+      const future = await discordPost(channel, command('future-token'), app, String(Number(now) + 3600));
       const replays = [];
-      for (let i = 0; i < 3; i++) replays.push(await discordPost(channel, command('no-id-token'), privateKey, now));
+      for (let i = 0; i < 3; i++) replays.push(await deliver(channel, signedNow));
       await settle();
 
       // Assess
       expect(in2001.status).toBe(401);
       expect(future.status).toBe(401);
       expect(replays.map((r) => r.status)).toEqual([200, 200, 200]);
-      expect(stand.discord.to('/api/v10/webhooks/app2/old-token')).toHaveLength(0);
-      expect(stand.discord.to('/api/v10/webhooks/app2/no-id-token')).toHaveLength(1);
+      expect(stand.discord.to(`/api/v10/webhooks/${applicationId}/old-token`)).toHaveLength(0);
+      expect(stand.discord.to(`/api/v10/webhooks/${applicationId}/no-id-token`)).toHaveLength(1);
     });
   });
 
@@ -581,12 +570,8 @@ describe('channels', () => {
       const channel = await channelOf({ platform: 'bot-messenger', platformConfig: { botToken: '123:telegram-token' } });
       const registered = stand.telegram.to('/bot123:telegram-token/setWebhook');
       const { url, secret_token: secretToken } = JSON.parse(registered[0]!.body) as { url: string; secret_token: string };
-      const update = { update_id: 9001, message: { message_id: 1, from: { id: 42 }, chat: { id: 42, type: 'private' }, text: 'hi telegram' } };
-      const post = (token: string) =>
-        platform.api('POST', inboundPath(channel.webhookUrl), {
-          rawBody: JSON.stringify(update),
-          headers: { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': token },
-        });
+      const update = telegramTextUpdate({ updateId: 9001, messageId: 1, userId: 42, text: 'hi telegram' });
+      const post = (token: string) => deliver(channel, telegramRequest(token, update));
 
       // Act
       const ok = await post(secretToken);
@@ -596,6 +581,7 @@ describe('channels', () => {
 
       // Assess
       expect(url).toBe(channel.webhookUrl);
+      expect(secretToken).toMatch(TELEGRAM_SECRET_TOKEN);
       expect(secretToken.length).toBeGreaterThanOrEqual(16);
       expect(ok.status).toBe(200);
       const sent = stand.telegram.to('/bot123:telegram-token/sendMessage');
@@ -614,23 +600,21 @@ describe('channels', () => {
         platformConfig: { verifyToken: 'verify-me', accessToken: 'wa-access-token', phoneNumberId: '1234567890', appSecret: 'wa-app-secret' },
       });
       const base = inboundPath(channel.webhookUrl).replace(/phone-messenger$/, 'whatsapp');
-      const body = JSON.stringify({
-        object: 'whatsapp_business_account',
-        entry: [{ changes: [{ value: { messages: [{ from: '15550001111', id: 'wamid.in1', type: 'text', text: { body: 'hi whatsapp' } }] } }] }],
+      // Meta signs the body with non-ASCII characters escaped: the signature is over those bytes.
+      const notification = whatsappTextNotification({
+        phoneNumberId: '1234567890',
+        from: '15550001111',
+        name: 'Zoë',
+        messageId: 'wamid.HBgLMTU1NTAwMDExMTEVAgASGBQzQUVCNTg2QTk4RkM0MTBGRTg5QgA=',
+        text: 'hi whatsapp ☀',
       });
 
       // Act
       const challenge = await platform.api('GET', `${base}?hub.mode=subscribe&hub.verify_token=verify-me&hub.challenge=chal-42`);
       const wrongToken = await platform.api('GET', `${base}?hub.mode=subscribe&hub.verify_token=nope&hub.challenge=chal-42`);
-      const ok = await platform.api('POST', inboundPath(channel.webhookUrl), {
-        rawBody: body,
-        headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${hmacHex('wa-app-secret', body)}` },
-      });
+      const ok = await deliver(channel, metaRequest('wa-app-secret', notification));
       await settle();
-      const forged = await platform.api('POST', inboundPath(channel.webhookUrl), {
-        rawBody: body,
-        headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${hmacHex('other', body)}` },
-      });
+      const forged = await deliver(channel, metaRequest('other', notification));
 
       // Assess
       expect(challenge.status).toBe(200);
@@ -640,7 +624,7 @@ describe('channels', () => {
       expect(ok.status).toBe(200);
       const sent = stand.whatsapp.to('/v21.0/1234567890/messages');
       expect(sent).toHaveLength(1);
-      expect(JSON.parse(sent[0]!.body)).toEqual({ messaging_product: 'whatsapp', to: '15550001111', type: 'text', text: { body: 'echo: hi whatsapp' } });
+      expect(JSON.parse(sent[0]!.body)).toEqual({ messaging_product: 'whatsapp', to: '15550001111', type: 'text', text: { body: 'echo: hi whatsapp ☀' } });
       expect(sent[0]!.headers['authorization']).toBe('Bearer wa-access-token');
       expect(forged.status).toBe(401);
     });
@@ -648,26 +632,34 @@ describe('channels', () => {
 
   describe('phone channels', () => {
     const authToken = 'twilio-auth-token-0001';
-    const phoneConfig = { accountSid: 'AC0123456789abcdef', authToken, phoneNumber: '+15557654321' };
+    const accountSid = twilioSid('AC', 'channel-owner');
+    const phoneConfig = { accountSid, authToken, phoneNumber: '+15557654321' };
     const twilioPost = (channel: { webhookUrl: string }, params: Record<string, string>, token = authToken) =>
-      platform.api('POST', inboundPath(channel.webhookUrl), {
-        rawBody: new URLSearchParams(params).toString(),
-        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilioSignature(token, channel.webhookUrl, params) },
-      });
+      deliver(channel, twilioRequest(token, channel.webhookUrl, params));
+    /** Twilio's incoming-message parameters; a null seed sends none of the message's SIDs. */
+    const smsParams = (sidSeed: string | null, from: string, body: string) =>
+      twilioSmsParams({ accountSid, messageSid: sidSeed === null ? null : twilioSid('SM', sidSeed), from, to: phoneConfig.phoneNumber, body });
+    const callParams = (callSeed: string, from: string) =>
+      twilioVoiceParams({ accountSid, callSid: twilioSid('CA', callSeed), from, to: phoneConfig.phoneNumber });
+    /** The stream URL and `<Parameter>`s of the TwiML that answers a call. */
+    const streamOf = (twiml: string) => ({
+      streamUrl: /<Stream url="([^"]+)">/.exec(twiml)![1]!,
+      parameters: Object.fromEntries([...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]+)"\/>/g)].map((m) => [m[1]!, m[2]!])),
+    });
 
     it('replies to an SMS through the messages API, and refuses a bad signature', async () => {
       // Prepare
       const channel = await channelOf({ platform: 'phone-sms', platformConfig: phoneConfig });
 
       // Act
-      const ok = await twilioPost(channel, { MessageSid: 'SM-in-1', From: '+15550002222', To: '+15557654321', Body: 'hi phone' });
+      const ok = await twilioPost(channel, smsParams('in-1', '+15550002222', 'hi phone'));
       await settle();
-      const forged = await twilioPost(channel, { MessageSid: 'SM-in-2', From: '+15550002222', To: '+15557654321', Body: 'x' }, 'wrong');
+      const forged = await twilioPost(channel, smsParams('in-2', '+15550002222', 'x'), 'wrong');
 
       // Assess
       expect(ok.status).toBe(200);
       expect(ok.headers.get('content-type')).toContain('xml');
-      const sent = stand.phone.to('/2010-04-01/Accounts/AC0123456789abcdef/Messages.json');
+      const sent = stand.phone.to(`/2010-04-01/Accounts/${accountSid}/Messages.json`);
       const last = new URLSearchParams(sent[sent.length - 1]!.body);
       expect(Object.fromEntries(last)).toEqual({ From: '+15557654321', To: '+15550002222', Body: 'echo: hi phone' });
       expect(forged.status).toBe(401);
@@ -677,17 +669,17 @@ describe('channels', () => {
       // Prepare
       const channel = await channelOf({ platform: 'phone-sms', platformConfig: phoneConfig });
       const from = '+15550003333';
-      const sms = (sid: string, body: string) => twilioPost(channel, { MessageSid: sid, From: from, To: '+15557654321', Body: body });
+      const sms = (sid: string, body: string) => twilioPost(channel, smsParams(sid, from, body));
       const repliesTo = () => stand.phone.to('/Messages.json').filter((r) => new URLSearchParams(r.body).get('To') === from).length;
 
       // Act
-      const stop = await sms('SM-s1', 'STOP');
-      await sms('SM-s2', 'are you there?');
+      const stop = await sms('s1', 'STOP');
+      await sms('s2', 'are you there?');
       await settle();
       const whileStopped = repliesTo();
-      const help = await sms('SM-s3', 'HELP');
-      const start = await sms('SM-s4', 'START');
-      await sms('SM-s5', 'back');
+      const help = await sms('s3', 'HELP');
+      const start = await sms('s4', 'START');
+      await sms('s5', 'back');
       await settle();
 
       // Assess
@@ -701,14 +693,14 @@ describe('channels', () => {
 
     it('answers a call with TwiML that connects to the voice bridge with an agent-scoped token and the channel', async () => {
       // Prepare
-      const channel = await channelOf({ platform: 'phone-voice', platformConfig: phoneConfig, initialPrompt: 'Greet the caller.' });
+      const channel = await channelOf({ platform: 'phone-voice', agentId: voiceId, platformConfig: phoneConfig, initialPrompt: 'Greet the caller.' });
 
       // Act
-      const res = await twilioPost(channel, { CallSid: 'CA-in-1', From: '+15550004444', To: '+15557654321' });
+      const res = await twilioPost(channel, callParams('in-1', '+15550004444'));
 
       // Assess
       expect(res.status).toBe(200);
-      expect(res.text).toMatch(new RegExp(`<Connect><Stream url="ws://[^"]+/ws/twilio/${echoId}">`));
+      expect(res.text).toMatch(new RegExp(`<Connect><Stream url="ws://[^"]+/ws/twilio/${voiceId}">`));
       const token = /<Parameter name="token" value="([^"]+)"\/>/.exec(res.text)?.[1];
       expect(token).toMatch(/^svc_run_/);
       expect(token).not.toBe(owner.token);
@@ -720,15 +712,15 @@ describe('channels', () => {
 
     it('answers a call webhook once: the same call sent again gets no voice token; an SMS without a MessageSid runs once', async () => {
       // Prepare
-      const voice = await channelOf({ platform: 'phone-voice', platformConfig: phoneConfig });
+      const voice = await channelOf({ platform: 'phone-voice', agentId: voiceId, platformConfig: phoneConfig });
       const sms = await channelOf({ platform: 'phone-sms', platformConfig: phoneConfig });
-      const call = { CallSid: 'CA-replayed', From: '+15550007777', To: '+15557654321' };
-      const text = { From: '+15550008888', To: '+15557654321', Body: 'no sid here' };
-      const repliesTo = () => stand.phone.to('/Messages.json').filter((r) => new URLSearchParams(r.body).get('To') === text.From).length;
+      const call = callParams('replayed', '+15550007777');
+      const text = smsParams(null, '+15550008888', 'no sid here');
+      const repliesTo = () => stand.phone.to('/Messages.json').filter((r) => new URLSearchParams(r.body).get('To') === text['From']).length;
 
       // Act
       const calls = [await twilioPost(voice, call), await twilioPost(voice, call), await twilioPost(voice, call)];
-      const otherCall = await twilioPost(voice, { ...call, CallSid: 'CA-another' });
+      const otherCall = await twilioPost(voice, callParams('another', '+15550007777'));
       for (let i = 0; i < 3; i++) await twilioPost(sms, text);
       await settle();
 
@@ -751,27 +743,30 @@ describe('channels', () => {
       });
       const voiceAgentId = created.body.data.agentId as string;
       const channel = await channelOf({ platform: 'phone-voice', agentId: voiceAgentId, platformConfig: phoneConfig, initialPrompt: 'long:3' });
-      const twiml = (await twilioPost(channel, { CallSid: 'CA-in-2', From: '+15550004444', To: '+15557654321' })).text;
-      const streamUrl = /<Stream url="([^"]+)">/.exec(twiml)![1]!;
-      const parameters = Object.fromEntries([...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]+)"\/>/g)].map((m) => [m[1]!, m[2]!]));
+      const { streamUrl, parameters } = streamOf((await twilioPost(channel, callParams('in-2', '+15550004444'))).text);
+      const twilioSide = twilioMediaStream({ seed: 'in-2', accountSid });
       const ws = new WebSocket(streamUrl);
+      const frames: unknown[] = [];
       await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
       const media = new Promise<Record<string, unknown>>((resolve) =>
         ws.on('message', (data) => {
           const frame = JSON.parse(String(data)) as Record<string, unknown>;
+          frames.push(frame);
           if (frame['event'] === 'media') resolve(frame);
         }),
       );
 
       // Act: the platform's stream opens with the TwiML's parameters, and the caller says nothing
-      ws.send(JSON.stringify({ event: 'start', start: { streamSid: 'MZ-ch', callSid: 'CA-in-2', customParameters: parameters }, streamSid: 'MZ-ch' }));
+      ws.send(JSON.stringify(twilioSide.connected()));
+      ws.send(JSON.stringify(twilioSide.start(parameters)));
       const first = await media;
       const closed = new Promise((resolve) => ws.once('close', resolve));
-      ws.send(JSON.stringify({ event: 'stop', streamSid: 'MZ-ch' }));
+      ws.send(JSON.stringify(twilioSide.stop()));
       await closed;
 
       // Assess
-      expect(first['streamSid']).toBe('MZ-ch');
+      expect(first['streamSid']).toBe(twilioSide.streamSid);
+      expect(outsideTwilioSchema(frames)).toEqual([]);
     });
 
     it('gives the call a token for its agent alone: another agent, another channel or the API refuse it', async () => {
@@ -786,14 +781,14 @@ describe('channels', () => {
       const [first, second] = [await agentOf('scoped-voice-1'), await agentOf('scoped-voice-2')];
       const channel = await channelOf({ platform: 'phone-voice', agentId: first, platformConfig: phoneConfig });
       const other = await channelOf({ platform: 'phone-voice', agentId: second, platformConfig: phoneConfig });
-      const twiml = (await twilioPost(channel, { CallSid: 'CA-in-3', From: '+15550004444', To: '+15557654321' })).text;
-      const streamUrl = /<Stream url="([^"]+)">/.exec(twiml)![1]!;
-      const parameters = Object.fromEntries([...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]+)"\/>/g)].map((m) => [m[1]!, m[2]!]));
+      const { streamUrl, parameters } = streamOf((await twilioPost(channel, callParams('in-3', '+15550004444'))).text);
       const closeCodeOf = async (url: string, customParameters: Record<string, string>) => {
+        const twilioSide = twilioMediaStream({ seed: 'in-3', accountSid });
         const ws = new WebSocket(url);
         await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
         const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
-        ws.send(JSON.stringify({ event: 'start', start: { streamSid: 'MZ-x', customParameters }, streamSid: 'MZ-x' }));
+        ws.send(JSON.stringify(twilioSide.connected()));
+        ws.send(JSON.stringify(twilioSide.start(customParameters)));
         return closed;
       };
 
@@ -811,7 +806,7 @@ describe('channels', () => {
     it('sends a manual SMS and places a call against the phone stand-in', async () => {
       // Prepare
       const sms = await channelOf({ platform: 'phone-sms', platformConfig: phoneConfig });
-      const unified = await channelOf({ platform: 'phone-unified', platformConfig: phoneConfig });
+      const unified = await channelOf({ platform: 'phone-unified', agentId: voiceId, platformConfig: phoneConfig });
       const chat = await channelOf({ platform: 'webhook', platformConfig: {} });
 
       // Act

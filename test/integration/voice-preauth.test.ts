@@ -120,6 +120,9 @@ describe('voice sockets before authentication', () => {
     const { ws } = await connect(`/ws/twilio/${randomUUID()}`);
     const framesBefore = (await metrics()).audioFramesIn;
     const closing = closed(ws!);
+    // Twilio takes only `media`, `mark` and `clear` from a server: a refused stream gets its close frame alone.
+    const sent: string[] = [];
+    ws!.on('message', (data) => sent.push(String(data)));
 
     // Act
     for (let i = 0; i < 20; i++) ws!.send(media);
@@ -128,6 +131,7 @@ describe('voice sockets before authentication', () => {
     // Assess
     expect(close).toEqual({ code: 4401, reason: 'authenticate first' });
     expect((await metrics()).audioFramesIn).toBe(framesBefore);
+    expect(sent).toEqual([]);
   });
 
   it('drops the audio that follows a start with a bad token unread, and refuses the socket', async () => {
@@ -135,6 +139,9 @@ describe('voice sockets before authentication', () => {
     const { ws } = await connect(`/ws/twilio/${randomUUID()}`);
     const framesBefore = (await metrics()).audioFramesIn;
     const closing = closed(ws!);
+    // Twilio takes only `media`, `mark` and `clear` from a server: a refused stream gets its close frame alone.
+    const sent: string[] = [];
+    ws!.on('message', (data) => sent.push(String(data)));
 
     // Act
     ws!.send(JSON.stringify({ event: 'connected', protocol: 'Call', version: '1.0.0' }));
@@ -145,6 +152,7 @@ describe('voice sockets before authentication', () => {
     // Assess
     expect(close.code).toBe(4401);
     expect((await metrics()).audioFramesIn).toBe(framesBefore);
+    expect(sent).toEqual([]);
   });
 
   it('cuts the connection of a refused caller that does not answer the close, instead of reading on', async () => {

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { mulawToPcm, pcmToMulaw } from '../../functions/voice/audio.ts';
+import { outsideTwilioSchema, twilioMediaStream } from '../support/channel-signing.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 import { descendantProcesses } from '../support/processes.ts';
 import { voiceAgentSource } from '../support/voice-agents.ts';
@@ -81,6 +82,57 @@ const pcm = (value: number, count: number) => {
   return out;
 };
 const samplesOf = (bytes: Buffer) => Array.from({ length: bytes.length / 2 }, (_, i) => bytes.readInt16LE(i * 2));
+
+type TwilioSide = ReturnType<typeof twilioMediaStream>;
+
+/**
+ * A Twilio Media Stream to the bridge: Twilio's `connected` and `start` (the token among the
+ * TwiML's parameters), and every `mark` the bridge sends echoed back, as Twilio does once the
+ * audio before it has played.
+ */
+async function twilioCall(
+  url: string,
+  seed: string,
+  customParameters: Record<string, string> | null,
+  options: { echoMarks?: boolean } = {},
+): Promise<{ client: Client; twilio: TwilioSide }> {
+  const twilio = twilioMediaStream({ seed });
+  const client = await Client.connect(url);
+  if (options.echoMarks !== false)
+    client.ws.on('message', (data, isBinary) => {
+      const frame = isBinary ? null : (JSON.parse(String(data)) as Record<string, any>);
+      if (frame?.event === 'mark' && client.ws.readyState === WebSocket.OPEN) client.send(twilio.mark(frame.mark.name));
+    });
+  client.send(twilio.connected());
+  if (customParameters !== null) client.send(twilio.start(customParameters));
+  return { client, twilio };
+}
+
+/** The mark the bridge ends a call with, which Twilio echoes once the audio before it has played. */
+const endMarkOf = (twilio: TwilioSide) => ({ event: 'mark', streamSid: twilio.streamSid, mark: { name: 'session_end' } });
+
+/** The caller's side of a call the platform ends: 20 ms of silence every 200 ms until the close. */
+async function talkUntilClosed(client: Client, twilio: TwilioSide): Promise<{ code: number; reason: string }> {
+  const silence = Buffer.alloc(160, 0xff);
+  const talking = setInterval(() => client.send(twilio.media(silence)), 200);
+  try {
+    return await client.closed;
+  } finally {
+    clearInterval(talking);
+  }
+}
+
+/** Every frame the bridge sent a Twilio stream is one Twilio takes from a server (`media`, `mark`, `clear`), as text. */
+function expectOnlyTwilioMessages(client: Client): void {
+  expect(outsideTwilioSchema(client.received.json)).toEqual([]);
+  expect(client.received.binary).toEqual([]);
+}
+
+/** The session record of `userId`'s one voice session, as the owner's logs show it. */
+async function voiceRecord(platform: TestPlatform, token: string): Promise<Record<string, any> | undefined> {
+  const logs = await platform.api('GET', '/logs', { token });
+  return (logs.body.data.logs as Record<string, any>[]).find((log) => log.resourceType === 'voice');
+}
 
 describe('voice agents over the WebSocket bridge', () => {
   let platform: TestPlatform;
@@ -417,59 +469,49 @@ describe('voice agents over the WebSocket bridge', () => {
     it('takes μ-law in, sends 20 ms μ-law frames out, and clears the caller’s buffer on barge-in', async () => {
       // Prepare: the agent speaks first, 10 s of it
       const agentId = await createAgent(owner.token, { agentName: 'phone-voice', initialPrompt: 'long:100' });
-      const client = await open(`/ws/twilio/${agentId}`);
-      client.send({ event: 'connected', protocol: 'Call', version: '1.0.0' });
-      client.send({
-        event: 'start',
-        sequenceNumber: '1',
-        start: {
-          streamSid: 'MZ123',
-          callSid: 'CA123',
-          customParameters: { token: owner.token },
-          mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
-        },
-        streamSid: 'MZ123',
-      });
+      const { client, twilio } = await twilioCall(`${voiceUrl}/ws/twilio/${agentId}`, 'barge-in', { token: owner.token });
       await client.until(() => client.received.json.some((f) => f.event === 'media'));
 
       // Act: the caller speaks loudly over the agent (20 ms μ-law frames)
       const loud = pcmToMulaw(Int16Array.from({ length: 160 }, (_, i) => (i % 2 ? 30000 : -30000)));
-      for (let i = 0; i < 5; i++)
-        client.send({ event: 'media', streamSid: 'MZ123', media: { track: 'inbound', chunk: String(i), payload: loud.toString('base64') } });
+      for (let i = 0; i < 5; i++) client.send(twilio.media(loud));
       const clear = await client.json((f) => f.event === 'clear');
-      client.send({ event: 'stop', streamSid: 'MZ123' });
+      client.send(twilio.stop());
       const closed = await client.closed;
 
       // Assess
-      expect(clear).toEqual({ event: 'clear', streamSid: 'MZ123' });
+      expect(clear).toEqual({ event: 'clear', streamSid: twilio.streamSid });
       const media = client.received.json.filter((f) => f.event === 'media');
       expect(media.length).toBeGreaterThan(0);
       expect(media.length).toBeLessThan(500);
       for (const frame of media) {
-        expect(frame.streamSid).toBe('MZ123');
+        expect(frame.streamSid).toBe(twilio.streamSid);
         expect(Buffer.from(frame.media.payload, 'base64').length).toBe(160);
       }
       const level = mulawToPcm(Buffer.from(media[5]!.media.payload, 'base64'));
       expect(Math.abs(level[80]! - 1000)).toBeLessThan(64);
       expect(closed.code).toBe(1000);
+      expectOnlyTwilioMessages(client);
     });
 
-    it('echoes phone audio back as phone audio, token in the query', async () => {
+    it('echoes phone audio back as phone audio, token in the query, and ends the call the caller ends with the end mark', async () => {
       // Prepare
-      const client = await open(`/ws/twilio/${echoId}?token=${owner.token}`);
-      client.send({ event: 'start', start: { streamSid: 'MZ9', customParameters: {} }, streamSid: 'MZ9' });
+      const { client, twilio } = await twilioCall(`${voiceUrl}/ws/twilio/${echoId}?token=${owner.token}`, 'echo', {});
       const tone = pcmToMulaw(Int16Array.from({ length: 160 }, () => 2000));
 
       // Act: 200 ms in 20 ms frames
-      for (let i = 0; i < 10; i++) client.send({ event: 'media', streamSid: 'MZ9', media: { payload: tone.toString('base64') } });
+      for (let i = 0; i < 10; i++) client.send(twilio.media(tone));
       await client.until(() => client.received.json.filter((f) => f.event === 'media').length >= 8);
-      client.send({ event: 'stop' });
-      await client.closed;
+      client.send(twilio.stop());
+      const closed = await client.closed;
 
       // Assess
       const media = client.received.json.filter((f) => f.event === 'media');
       const level = mulawToPcm(Buffer.from(media[4]!.media.payload, 'base64'));
       expect(Math.abs(level[80]! - 2000)).toBeLessThan(100);
+      expect(client.received.json.at(-1)).toEqual(endMarkOf(twilio));
+      expect(closed.code).toBe(1000);
+      expectOnlyTwilioMessages(client);
     });
   });
 
@@ -529,6 +571,24 @@ describe('voice agents over the WebSocket bridge', () => {
       // Billed by the whole seconds the balance paid for: 3 of the 3.6 s.
       expect(end).toMatchObject({ seconds: 3, credits: 2.5 });
       expect(await credits(user.token)).toBeCloseTo(0.5, 3);
+    });
+
+    it('ends a phone call whose balance runs out with the end mark and close 4402, never a frame outside Twilio’s schema', async () => {
+      // Prepare: 3 credits; the agent speaks first, so its first audio shows the session is live
+      const user = await createUser(platform, { alias: 'voice-phone-runs-out', credits: 3 });
+      const agentId = await createAgent(user.token, { agentName: 'phone-runs-out', initialPrompt: 'long:1' });
+      const { client, twilio } = await twilioCall(`${voiceUrl}/ws/twilio/${agentId}`, 'runs-out', { token: user.token });
+      await client.json((f) => f.event === 'media');
+
+      // Act
+      platform.clock.advance(30_000);
+      const closed = await client.closed;
+
+      // Assess: Twilio hears the end mark and the close; the reason is in the session record
+      expect(closed.code).toBe(4402);
+      expect(client.received.json.at(-1)).toEqual(endMarkOf(twilio));
+      expectOnlyTwilioMessages(client);
+      expect(await voiceRecord(platform, user.token)).toMatchObject({ status: 'error', error: { code: 'INSUFFICIENT_CREDITS' } });
     });
 
     it('ends the process and bills the session when the client vanishes mid-stream', async () => {
@@ -622,9 +682,10 @@ describe('voice session limits', () => {
   let voiceUrl: string;
   let user: Awaited<ReturnType<typeof createUser>>;
   let agentId: string;
+  const logLines: string[] = [];
 
   beforeAll(async () => {
-    platform = await startTestPlatform({ env: { VOICE_IDLE_TIMEOUT_SEC: '1', VOICE_MAX_SESSION_SEC: '3' } });
+    platform = await startTestPlatform({ env: { VOICE_IDLE_TIMEOUT_SEC: '1', VOICE_MAX_SESSION_SEC: '3' }, logLines });
     voiceUrl = (await platform.api('GET', '/.well-known/platform.json')).body.data.voiceUrl;
     user = await createUser(platform, { alias: 'voice-limits', credits: 100 });
     const created = await platform.api('POST', '/agent/create', {
@@ -637,6 +698,17 @@ describe('voice session limits', () => {
   afterAll(async () => {
     await platform?.stop({ removeData: true });
   });
+
+  /** A new user and a voice agent of theirs, so the session record read back is the one of the test. */
+  const callerWithAgent = async (alias: string) => {
+    const caller = await createUser(platform, { alias, credits: 100 });
+    const created = await platform.api('POST', '/agent/create', {
+      token: caller.token,
+      body: { agentName: `${alias}-agent`, description: 'd', sourceCode: ECHO, agentType: 'bidi' },
+    });
+    expect(created.status, created.text).toBe(200);
+    return { caller, agentId: created.body.data.agentId as string };
+  };
 
   const session = async () => {
     const client = await Client.connect(`${voiceUrl}/ws/${agentId}?token=${user.token}`);
@@ -655,11 +727,11 @@ describe('voice session limits', () => {
     expect(closed.code).toBe(4408);
   });
 
-  it('on a phone call, closes after Twilio says the last audio was played (its echo of the end mark)', async () => {
-    // Prepare: a Twilio stream left silent, so the bridge ends it
-    const client = await Client.connect(`${voiceUrl}/ws/twilio/${agentId}`);
+  it('on a phone call, ends an idle call with the end mark alone and closes after Twilio says the last audio was played (its echo)', async () => {
+    // Prepare: a Twilio stream left silent, so the bridge ends it; its marks are echoed by hand
+    const { caller, agentId } = await callerWithAgent('voice-phone-idle');
+    const { client, twilio } = await twilioCall(`${voiceUrl}/ws/twilio/${agentId}`, 'idle', { token: caller.token }, { echoMarks: false });
     const { ws } = client;
-    client.send({ event: 'start', start: { streamSid: 'MZ-end', customParameters: { token: user.token } }, streamSid: 'MZ-end' });
 
     // Act: the end mark comes; the socket stays open until the mark is echoed back
     const mark = await client.json((f) => f.event === 'mark');
@@ -670,13 +742,48 @@ describe('voice session limits', () => {
       ws.ping();
     });
     const openWhenMarked = ws.readyState === WebSocket.OPEN;
-    client.send({ event: 'mark', streamSid: 'MZ-end', sequenceNumber: '9', mark: { name: 'session_end' } });
+    client.send(twilio.mark('session_end'));
+    const closed = await client.closed;
+
+    // Assess: Twilio got nothing but its own kinds of message; the reason stays with the platform
+    expect(mark).toEqual(endMarkOf(twilio));
+    expect(openWhenMarked).toBe(true);
+    expect(closed.code).toBe(4408);
+    expectOnlyTwilioMessages(client);
+    expect(await voiceRecord(platform, caller.token)).toMatchObject({ status: 'error', error: { code: 'IDLE_TIMEOUT' } });
+    const ended = logLines
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line['message'] === 'voice session ended by the platform');
+    expect(ended).toContainEqual(expect.objectContaining({ code: 'IDLE_TIMEOUT', channel: 'twilio' }));
+  });
+
+  it('on a phone call, ends it at its maximum length with the end mark and the close, never a frame outside Twilio’s schema', async () => {
+    // Prepare
+    const { caller, agentId } = await callerWithAgent('voice-phone-length');
+    const { client, twilio } = await twilioCall(`${voiceUrl}/ws/twilio/${agentId}`, 'length', { token: caller.token });
+
+    // Act: the caller keeps talking, past the 3 s limit
+    const closed = await talkUntilClosed(client, twilio);
+
+    // Assess
+    expect(closed.code).toBe(1000);
+    expect(client.received.json.at(-1)).toEqual(endMarkOf(twilio));
+    expectOnlyTwilioMessages(client);
+    expect(await voiceRecord(platform, caller.token)).toMatchObject({ status: 'error', error: { code: 'SESSION_LIMIT' } });
+  });
+
+  it('on a stream that never said `start` (token in the query), ends it with the close alone: a mark needs a streamSid', async () => {
+    // Prepare: Twilio's `connected` and nothing more
+    const { caller, agentId } = await callerWithAgent('voice-phone-no-start');
+    const { client } = await twilioCall(`${voiceUrl}/ws/twilio/${agentId}?token=${caller.token}`, 'no-start', null);
+
+    // Act: the caller stays silent past the idle limit
     const closed = await client.closed;
 
     // Assess
-    expect(mark).toEqual({ event: 'mark', streamSid: 'MZ-end', mark: { name: 'session_end' } });
-    expect(openWhenMarked).toBe(true);
     expect(closed.code).toBe(4408);
+    expect(client.received.json).toEqual([]);
+    expect(client.received.binary).toEqual([]);
   });
 
   it('ends a session at its maximum length with SESSION_LIMIT', async () => {
@@ -713,14 +820,16 @@ describe('voice agents that start slowly', () => {
 
   const credits = async (): Promise<number> => (await platform.api('GET', '/user/credits', { token: user.token })).body.data.credits;
 
-  const open = async (agentName: string, seconds: number) => {
+  const agentOf = async (agentName: string, sourceCode: string, token = user.token): Promise<string> => {
     const created = await platform.api('POST', '/agent/create', {
-      token: user.token,
-      body: { agentName, description: 'd', sourceCode: slowStarting(seconds), agentType: 'bidi' },
+      token,
+      body: { agentName, description: 'd', sourceCode, agentType: 'bidi' },
     });
     expect(created.status, created.text).toBe(200);
-    return Client.connect(`${voiceUrl}/ws/${created.body.data.agentId}?token=${user.token}`);
+    return created.body.data.agentId as string;
   };
+  const open = async (agentName: string, seconds: number) =>
+    Client.connect(`${voiceUrl}/ws/${await agentOf(agentName, slowStarting(seconds))}?token=${user.token}`);
 
   it('counts the caller idle only once the session is live, not while the agent starts', async () => {
     // Act: a silent caller, an agent that takes twice the 1 s idle limit to start
@@ -751,5 +860,37 @@ describe('voice agents that start slowly', () => {
     expect(client.received.json.find((f) => f.type === 'session_end')).toEqual({ type: 'session_end', seconds: 0, credits: 0 });
     expect(after).toBe(before);
     expect(closed.code).toBe(1011);
+  });
+
+  it('ends a phone call whose agent never starts with the end mark and close 1011, never a frame outside Twilio’s schema', async () => {
+    // Prepare
+    const caller = await createUser(platform, { alias: 'voice-phone-never-starts', credits: 100 });
+    const agentId = await agentOf('phone-never-starts', slowStarting(-1), caller.token);
+    const { client, twilio } = await twilioCall(`${voiceUrl}/ws/twilio/${agentId}`, 'never-starts', { token: caller.token });
+
+    // Act: the caller keeps talking; the agent's start never returns
+    const closed = await talkUntilClosed(client, twilio);
+
+    // Assess
+    expect(closed.code).toBe(1011);
+    expect(client.received.json).toEqual([endMarkOf(twilio)]);
+    expectOnlyTwilioMessages(client);
+    expect(await voiceRecord(platform, caller.token)).toMatchObject({ status: 'error', error: { code: 'RUNTIME_UNAVAILABLE' } });
+  });
+
+  it('ends a phone call whose agent fails with the end mark and the close, never a frame outside Twilio’s schema', async () => {
+    // Prepare: an agent that raises as it starts
+    const failing = await createUser(platform, { alias: 'voice-phone-fails', credits: 100 });
+    const agentId = await agentOf('phone-fails', voiceAgentSource({ start: 'raise RuntimeError("the model is down")' }), failing.token);
+
+    // Act
+    const { client, twilio } = await twilioCall(`${voiceUrl}/ws/twilio/${agentId}`, 'fails', { token: failing.token });
+    const closed = await client.closed;
+
+    // Assess
+    expect(closed.code).toBe(1000);
+    expect(client.received.json).toEqual([endMarkOf(twilio)]);
+    expectOnlyTwilioMessages(client);
+    expect(await voiceRecord(platform, failing.token)).toMatchObject({ status: 'error' });
   });
 });
