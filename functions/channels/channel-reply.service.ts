@@ -4,7 +4,7 @@ import { uuid } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Ports } from '../ports.ts';
 import { chatOnChannel } from './channel-chat.ts';
-import type { ChannelRecord } from './channel.schema.ts';
+import { failureOf, noteChannelFailure, type ChannelFailureKind } from './channel-failure.ts';
 import { openConfig } from './channel.service.ts';
 import type { ReplyTask } from './inbound.service.ts';
 import { sendReply } from './platform-api.ts';
@@ -13,12 +13,14 @@ import { sendReply } from './platform-api.ts';
  * Runs the agent on an acknowledged message and sends its reply through the platform, as the
  * channel's owner; the run's lineage is a child of the inbound request's. A channel deleted or
  * paused meanwhile sends nothing; a run that fails or a reply the platform refuses counts as a
- * channel failure, and `CHANNEL_AUTO_PAUSE_FAILURES` of them in a row pause the channel: a revoked
- * bot token or a broken agent would otherwise run (and bill) the agent for every message in vain.
+ * channel failure, kept as its `lastError` and in the owner's usage logs, and `CHANNEL_AUTO_PAUSE_FAILURES`
+ * of them in a row pause the channel: a revoked bot token or a broken agent would otherwise run (and
+ * bill) the agent for every message in vain.
  */
 export async function deliverReply(task: ReplyTask, ports: Ports, log: Logger, signal: AbortSignal): Promise<void> {
   const channel = await ports.channels.get(task.channelId);
   if (channel === null || channel.status !== 'active') return;
+  const startedAt = ports.clock.now();
   const lineage = lineageOf(uuid(), task.lineage);
   const scope = {
     lineage,
@@ -26,28 +28,29 @@ export async function deliverReply(task: ReplyTask, ports: Ports, log: Logger, s
     urls: publicUrls(ports.config, task.baseUrl),
     signal,
   };
+  const fail = (kind: ChannelFailureKind, failure: ReturnType<typeof failureOf>) =>
+    noteChannelFailure(
+      channel,
+      { kind, failure, lineage, startedAt, request: { messageId: task.message.messageId, senderId: task.message.senderId }, counted: true },
+      ports,
+      scope.log,
+    );
+  // Opened first: the channel's secrets are then known to this task's scrubbing (logs, lastError).
+  const config = await openConfig(channel, ports);
   let reply: string;
   try {
     ({ reply } = await chatOnChannel(channel, task.message.conversationKey, task.message.text, scope, ports));
   } catch (error) {
     scope.log.warn('channel agent run failed', { error });
-    await countFailure(channel, 'the agent failed', ports, scope.log);
+    await fail('CHANNEL_AGENT_RUN', failureOf(error, 'The agent run failed'));
     return;
   }
   try {
-    if (reply.trim() !== '') await sendReply(ports, channel.platform, await openConfig(channel, ports), task.message.replyTo, reply);
+    if (reply.trim() !== '') await sendReply(ports, channel.platform, config, task.message.replyTo, reply);
   } catch (error) {
     scope.log.warn('channel reply not delivered', { error });
-    await countFailure(channel, 'the platform refused the replies', ports, scope.log);
+    await fail('CHANNEL_REPLY', failureOf(error));
     return;
   }
   if ((channel.consecutiveFailures ?? 0) > 0) await ports.channels.clearFailureRun(channel.channelId);
-}
-
-async function countFailure(channel: ChannelRecord, why: string, ports: Ports, log: Logger): Promise<void> {
-  const limit = ports.config.CHANNEL_AUTO_PAUSE_FAILURES;
-  const reason = `Paused after ${limit} failed deliveries in a row (last: ${why}); set the status to active to resume.`;
-  if ((await ports.channels.countFailure(channel.channelId, limit, reason, ports.clock.now())) === 'paused') {
-    log.warn('channel paused after failed deliveries in a row', { failures: limit, last: why });
-  }
 }

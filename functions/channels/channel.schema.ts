@@ -38,8 +38,17 @@ export interface ChannelRecord {
   readonly consecutiveFailures?: number;
   /** Why the platform paused the channel itself; null (or absent) when it is active or its owner paused it. */
   readonly pausedReason?: string | null;
+  /** The latest failure (agent run, reply, webhook registration), secrets scrubbed; absent until one happens. */
+  readonly lastError?: ChannelError | null;
   readonly createdAt: number;
   readonly updatedAt: number;
+}
+
+/** Why a channel last failed, for its owner: `at` in epoch ms, a code, and a message that names the service. */
+export interface ChannelError {
+  readonly at: number;
+  readonly code: string;
+  readonly message: string;
 }
 
 /** Per channel and sender: the sender's conversation, mute and SMS opt-out. */
@@ -90,6 +99,13 @@ const PLAIN_FIELDS: ReadonlySet<string> = new Set(['publicKey', 'phoneNumberId',
 /** At most the last four characters, and none of a short secret (where four would be most of it). */
 export function mask(value: string): string {
   return value.length >= 12 ? `****${value.slice(-4)}` : '****';
+}
+
+/** The config's secret values (every field not shown as it is). */
+export function secretValues(config: Readonly<Record<string, string>>): string[] {
+  return Object.entries(config)
+    .filter(([field]) => !PLAIN_FIELDS.has(field))
+    .map(([, value]) => value);
 }
 
 export function shownConfig(config: Readonly<Record<string, string>>): Record<string, string> {
@@ -167,6 +183,9 @@ export function presentChannel(channel: ChannelRecord, baseUrl: string) {
     initialPrompt: channel.initialPrompt,
     failureCount: channel.failureCount,
     pausedReason: channel.pausedReason ?? null,
+    lastError: channel.lastError
+      ? { at: new Date(channel.lastError.at).toISOString(), code: channel.lastError.code, message: channel.lastError.message }
+      : null,
     createdAt: new Date(channel.createdAt).toISOString(),
     updatedAt: new Date(channel.updatedAt).toISOString(),
   };

@@ -1,22 +1,44 @@
 import { randomBytes } from 'node:crypto';
+import type { AgentRecord } from '../agents/agent.schema.ts';
 import { chattableAgent } from '../agents/chattable-agent.ts';
 import { requireAlias, type UserActor } from '../core/auth/actor.ts';
 import { AccessDeniedError, ConflictError, NotFoundError, ValidationError } from '../core/errors.ts';
 import { sortableId } from '../core/ids.ts';
 import type { RequestScope } from '../core/request-scope.ts';
 import type { SecretContext } from '../core/secret-box.ts';
+import { registerSecret } from '../core/secret-scope.ts';
 import type { Ports } from '../ports.ts';
 import { chatOnChannel } from './channel-chat.ts';
-import { PLATFORM_CONFIG, presentChannel, shownConfig, webhookUrlOf, type ChannelRecord, type GroupPolicy, type Platform } from './channel.schema.ts';
+import { failureOf, noteFailureBeside } from './channel-failure.ts';
+import {
+  PLATFORM_CONFIG,
+  presentChannel,
+  secretValues,
+  shownConfig,
+  webhookUrlOf,
+  type ChannelRecord,
+  type GroupPolicy,
+  type Platform,
+} from './channel.schema.ts';
 import { placeCall, registerBotWebhook, removeBotWebhook, sendSms } from './platform-api.ts';
-import { voiceCallTwiml } from './voice-call.ts';
+import { voiceCallTwiml, whyNoCalls } from './voice-call.ts';
 
 /** Binds a channel's sealed config to the channel and its owner: copied elsewhere, it does not open. */
 const sealContext = (channel: Pick<ChannelRecord, 'channelId' | 'ownerId'>): SecretContext => ({ channelId: channel.channelId, ownerId: channel.ownerId });
 
-/** The channel's platformConfig in clear, for verifying and calling the platform; never returned to callers. */
-export function openConfig(channel: ChannelRecord, ports: Pick<Ports, 'secretBox'>): Promise<Record<string, string>> {
-  return ports.secretBox.open(channel.sealedConfig, sealContext(channel)).then((json) => JSON.parse(json) as Record<string, string>);
+/**
+ * The channel's platformConfig in clear, for verifying and calling the platform; never returned to
+ * callers. Its secrets join the request's scrubbing (secret-scope.ts), so no log line, usage record
+ * or `lastError` written in this request shows one, even quoted back by the service.
+ */
+export async function openConfig(channel: ChannelRecord, ports: Pick<Ports, 'secretBox'>): Promise<Record<string, string>> {
+  const config = JSON.parse(await ports.secretBox.open(channel.sealedConfig, sealContext(channel))) as Record<string, string>;
+  registerConfigSecrets(config);
+  return config;
+}
+
+function registerConfigSecrets(config: Readonly<Record<string, string>>): void {
+  for (const value of secretValues(config)) registerSecret(value);
 }
 
 async function sealed(channel: Pick<ChannelRecord, 'channelId' | 'ownerId'>, config: Record<string, string>, ports: Pick<Ports, 'secretBox'>) {
@@ -39,6 +61,29 @@ function checkConfig(platform: Platform, config: unknown): Record<string, string
   throw new ValidationError('Invalid platformConfig', issues);
 }
 
+/** A phone-voice channel carries calls only, and only a voice agent speaks on a call. */
+function checkAgentFits(platform: Platform, agent: Pick<AgentRecord, 'agentId' | 'agentType'>): void {
+  if (platform === 'phone-voice' && agent.agentType !== 'bidi') {
+    const message = `agentId: a phone-voice channel takes calls, which need a voice agent (agentType "bidi"); agent ${agent.agentId} is a text agent (phone-sms or phone-unified take text messages)`;
+    throw new ValidationError('Invalid request', [message]);
+  }
+}
+
+/**
+ * Registers the channel's inbound URL with the bot service; a refusal is the caller's answer (502,
+ * naming the service) and is also kept as the channel's `lastError` (when `stored`) and in the owner's logs.
+ */
+async function registerWebhook(scope: RequestScope, channel: ChannelRecord, config: Record<string, string>, ports: Ports, stored: boolean): Promise<void> {
+  const startedAt = ports.clock.now();
+  try {
+    await registerBotWebhook(ports, config, webhookUrlOf(scope.urls.baseUrl, channel));
+  } catch (error) {
+    const note = { kind: 'CHANNEL_WEBHOOK_REGISTRATION', failure: failureOf(error), lineage: scope.lineage, startedAt, request: {}, counted: false } as const;
+    await noteFailureBeside(channel, note, ports, scope.log, stored);
+    throw error;
+  }
+}
+
 export interface CreateChannelInput {
   readonly name: string;
   readonly platform: Platform;
@@ -58,10 +103,11 @@ export interface CreateChannelInput {
 export async function createChannel(scope: RequestScope, input: CreateChannelInput, ports: Ports) {
   const owner = requireAlias(scope.actor);
   const now = ports.clock.now();
-  await chattableAgent(owner.userId, input.agentId, ports);
+  checkAgentFits(input.platform, await chattableAgent(owner.userId, input.agentId, ports));
   const ids = { channelId: sortableId('ch-', now), ownerId: owner.userId };
   const checked = checkConfig(input.platform, input.platformConfig);
   const config = input.platform === 'bot-messenger' ? { ...checked, webhookSecret: randomBytes(24).toString('base64url') } : checked;
+  registerConfigSecrets(config);
   const channel: ChannelRecord = {
     ...ids,
     name: input.name,
@@ -78,7 +124,8 @@ export async function createChannel(scope: RequestScope, input: CreateChannelInp
     createdAt: now,
     updatedAt: now,
   };
-  if (input.platform === 'bot-messenger') await registerBotWebhook(ports, config, webhookUrlOf(scope.urls.baseUrl, channel));
+  // Not stored yet, so no lastError to keep: the owner reads the failure in the answer and the logs.
+  if (input.platform === 'bot-messenger') await registerWebhook(scope, channel, config, ports, false);
   if (!(await ports.channels.create(channel))) throw new ConflictError('A channel with this id is being created; try again.');
   const shown = presentChannel(channel, scope.urls.baseUrl);
   return {
@@ -120,7 +167,8 @@ export interface ChannelChanges {
  */
 export async function updateChannel(scope: RequestScope, actor: UserActor, channelId: string, input: ChannelChanges, ports: Ports) {
   const channel = await ownedChannel(actor, channelId, ports);
-  if (input.agentId !== undefined && input.agentId !== channel.agentId) await chattableAgent(channel.ownerId, input.agentId, ports);
+  if (input.agentId !== undefined && input.agentId !== channel.agentId)
+    checkAgentFits(channel.platform, await chattableAgent(channel.ownerId, input.agentId, ports));
   const { platformConfig, ...changes } = input;
   // Only the fields given are written: the failure counter moves with atomic ADDs meanwhile
   // (undelivered replies), and an edit read before one must not set it back.
@@ -130,6 +178,10 @@ export async function updateChannel(scope: RequestScope, actor: UserActor, chann
     const merged = checkConfig(channel.platform, { ...current, ...platformConfig });
     // The bot platform's webhook secret is the platform's own, kept across edits.
     if (current['webhookSecret'] !== undefined) merged['webhookSecret'] = current['webhookSecret'];
+    registerConfigSecrets(merged);
+    // Registered again with the config given (a new bot token has no webhook yet; a new public URL
+    // moves it), before anything is saved: refused, the channel keeps its working config.
+    if (channel.platform === 'bot-messenger') await registerWebhook(scope, channel, merged, ports, true);
     Object.assign(fields, await sealed(channel, merged, ports));
   }
   // Made active: the counters start over. Paused or made active by its owner: no platform reason stands.
@@ -195,6 +247,8 @@ export async function callNumber(scope: RequestScope, actor: UserActor, channelI
   const channel = await ownedChannel(actor, channelId, ports);
   if (channel.platform !== 'phone-voice' && channel.platform !== 'phone-unified')
     throw new ValidationError('Invalid request', [`call is supported for phone-voice and phone-unified channels, not ${channel.platform}`]);
+  const refusal = await whyNoCalls(channel, ports);
+  if (refusal !== null) throw new ValidationError('Invalid request', [`call: ${refusal.message}`]);
   const twiml = await voiceCallTwiml(channel, scope.urls, ports);
   const placed = await placeCall(ports, await openConfig(channel, ports), to, twiml);
   return { callId: placed.callId, to, status: placed.status };

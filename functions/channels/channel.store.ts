@@ -3,7 +3,7 @@ import type { Page } from '../core/db/cursor.ts';
 import { queryItems, sendIf, writeIf, type Db } from '../core/db/dynamo.ts';
 import { listPage } from '../core/db/listing.ts';
 import { fieldAssignments, updateIfUnchanged } from '../core/db/optimistic-update.ts';
-import type { ChannelRecord, SenderRecord } from './channel.schema.ts';
+import type { ChannelError, ChannelRecord, SenderRecord } from './channel.schema.ts';
 
 /**
  * Channels keyed by id alone (an inbound delivery names only the id), listed per owner through
@@ -21,11 +21,13 @@ export interface ChannelStore {
   delete(channelId: string, ownerId: string): Promise<boolean>;
   listByOwner(ownerId: string, limit: number, cursor: string | undefined): Promise<Page<ChannelRecord>>;
   /**
-   * Counts a delivery that failed, in the total and in the run of consecutive failures. When that run
-   * reaches `pauseAfter` (0: never), an active channel is paused with `reason`: 'paused' when this
-   * call paused it, 'counted' otherwise.
+   * Counts a delivery that failed, in the total and in the run of consecutive failures, and keeps
+   * `error` (when given) as the channel's last, in the same write. When that run reaches `pauseAfter` (0: never),
+   * an active channel is paused with `reason`: 'paused' when this call paused it, 'counted' otherwise.
    */
-  countFailure(channelId: string, pauseAfter: number, reason: string, now: number): Promise<'counted' | 'paused'>;
+  countFailure(channelId: string, pauseAfter: number, reason: string, now: number, error?: ChannelError): Promise<'counted' | 'paused'>;
+  /** Keeps `error` as the channel's last failure without counting it (a failure its caller saw at once). */
+  recordError(channelId: string, error: ChannelError): Promise<void>;
   /** Ends a run of consecutive failures (a delivery succeeded). */
   clearFailureRun(channelId: string): Promise<void>;
   getSender(channelId: string, senderKey: string): Promise<SenderRecord | null>;
@@ -68,15 +70,16 @@ export function createChannelStore(db: Db): ChannelStore {
         limit,
         cursor,
       ),
-    async countFailure(channelId, pauseAfter, reason, now) {
+    async countFailure(channelId, pauseAfter, reason, now, error) {
       const counted = await sendIf(
         db.doc.send(
           new UpdateCommand({
             TableName: table,
             Key: { channelId },
-            UpdateExpression: 'ADD failureCount :one, consecutiveFailures :one',
+            // Not `updatedAt`: an owner's edit read before this failure must still go through.
+            UpdateExpression: `ADD failureCount :one, consecutiveFailures :one${error === undefined ? '' : ' SET lastError = :error'}`,
             ConditionExpression: 'attribute_exists(channelId)',
-            ExpressionAttributeValues: { ':one': 1 },
+            ExpressionAttributeValues: { ':one': 1, ...(error === undefined ? {} : { ':error': error }) },
             ReturnValues: 'UPDATED_NEW',
           }),
         ),
@@ -97,6 +100,19 @@ export function createChannelStore(db: Db): ChannelStore {
         ),
       );
       return paused ? 'paused' : 'counted';
+    },
+    async recordError(channelId, error) {
+      await writeIf(
+        db.doc.send(
+          new UpdateCommand({
+            TableName: table,
+            Key: { channelId },
+            UpdateExpression: 'SET lastError = :error',
+            ConditionExpression: 'attribute_exists(channelId)',
+            ExpressionAttributeValues: { ':error': error },
+          }),
+        ),
+      );
     },
     async clearFailureRun(channelId) {
       await writeIf(

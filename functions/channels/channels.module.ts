@@ -28,8 +28,13 @@ export const channelsArea = defineArea({
     { method: 'POST', path: '/channels/{channelId}/send', handler: 'send-message', auth: 'required' },
     // Called by the platforms: no user credential, each request verified by its platform's signature.
     // A `webhook` channel answers with the agent's reply, so this waits as long as a buffered chat.
+    // Meta sends its verification GET and its deliveries (POST) to the one Callback URL, so both
+    // methods are on the webhookUrl (`{platform}`) and on the SPEC's `.../whatsapp` alike: a literal
+    // segment wins over `{platform}` here and in API Gateway whatever the method, so it needs both too.
     { method: 'POST', path: '/channels/inbound/{channelId}/{platform}', handler: 'receive-inbound', auth: 'public', timeoutSec: 300 },
-    { method: 'GET', path: '/channels/inbound/{channelId}/whatsapp', handler: 'answer-challenge', auth: 'public' },
+    { method: 'GET', path: '/channels/inbound/{channelId}/{platform}', handler: 'receive-inbound', auth: 'public' },
+    { method: 'POST', path: '/channels/inbound/{channelId}/whatsapp', handler: 'receive-whatsapp', auth: 'public', timeoutSec: 300 },
+    { method: 'GET', path: '/channels/inbound/{channelId}/whatsapp', handler: 'receive-whatsapp', auth: 'public' },
   ],
   entryPoints: [
     // One attempt: a retry would run the agent (and bill the owner) again; a failure is counted on the channel.
@@ -46,7 +51,8 @@ export const channelsArea = defineArea({
   provides: {
     channels: providePort({ tables: ['channels', 'channel-senders', 'channel-deliveries'] }, ({ db }) => createChannelStore(db)),
   },
-  uses: ['agents', 'secretBox', 'tasks'],
+  // `agentRuns`: the agent runs through the chat service, not the owner's chat endpoint (channel-chat.ts).
+  uses: ['agents', 'secretBox', 'tasks', 'agentRuns', 'usageLogs'],
   settings: {
     /** Each platform's API (`CHANNEL_API_BASE_<PLATFORM>`; every phone kind reads `..._PHONE`), the real service unless set. */
     CHANNEL_API_BASE_WORKSPACE_CHAT: apiBase(DEFAULT_API_BASES.CHANNEL_API_BASE_WORKSPACE_CHAT),

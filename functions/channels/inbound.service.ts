@@ -1,9 +1,10 @@
-import { AuthenticationRequiredError, NotFoundError } from '../core/errors.ts';
+import { AuthenticationRequiredError, MethodNotAllowedError, NotFoundError } from '../core/errors.ts';
 import { childLineageHeader } from '../core/http/lineage.ts';
 import type { HttpRequest } from '../core/http/request.ts';
 import type { RequestScope } from '../core/request-scope.ts';
 import type { Ports } from '../ports.ts';
 import { chatOnChannel } from './channel-chat.ts';
+import { failureOf, noteChannelFailure, noteFailureBeside } from './channel-failure.ts';
 import { PLATFORMS, type ChannelRecord, type Platform } from './channel.schema.ts';
 import { openConfig } from './channel.service.ts';
 import {
@@ -14,12 +15,13 @@ import {
   signedDigest,
   signedTimeHeader,
   twimlMessage,
+  twimlSayAndHangUp,
   verifyInbound,
   type ImmediateAnswer,
   type InboundMessage,
   type InboundRequest,
 } from './platforms.ts';
-import { voiceCallTwiml } from './voice-call.ts';
+import { voiceCallTwiml, whyNoCalls } from './voice-call.ts';
 
 /** Inbound messages one sender may send to one channel per minute before 429. */
 export const INBOUND_PER_SENDER = { limit: 30, windowSec: 60 } as const;
@@ -60,9 +62,25 @@ async function channelFor(channelId: string, platform: string, ports: Ports): Pr
   return channel;
 }
 
-/** GET .../whatsapp: the messenger's subscription challenge, answered only with the channel's verify token. */
-export async function answerMessengerChallenge(channelId: string, request: HttpRequest, ports: Ports): Promise<ImmediateAnswer> {
-  const channel = await channelFor(channelId, 'whatsapp', ports);
+/**
+ * A request on a channel's inbound URL, as the platform makes it: a GET is the messenger's
+ * verification (`answerMessengerChallenge`), anything else a delivery (`receiveInbound`).
+ */
+export function answerInbound(scope: RequestScope, channelId: string, platform: string, request: HttpRequest, ports: Ports): Promise<ImmediateAnswer> {
+  return request.method === 'GET' || request.method === 'HEAD'
+    ? answerMessengerChallenge(channelId, platform, request, ports)
+    : receiveInbound(scope, channelId, platform, request, ports);
+}
+
+/**
+ * GET on an inbound URL: the messenger's subscription challenge, answered only with the channel's
+ * verify token. Meta sends it to the one Callback URL that also takes the deliveries (POST), so it
+ * is answered on the `webhookUrl` (`.../phone-messenger`) and on the SPEC's `.../whatsapp` alike;
+ * every other platform only POSTs, and a GET is told so (405).
+ */
+export async function answerMessengerChallenge(channelId: string, platform: string, request: HttpRequest, ports: Ports): Promise<ImmediateAnswer> {
+  const channel = await channelFor(channelId, platform, ports);
+  if (channel.platform !== 'phone-messenger') throw new MethodNotAllowedError('GET', ['POST']);
   const answer = answerChallenge(request.query, await openConfig(channel, ports));
   if (answer === null) throw new AuthenticationRequiredError('The verify token does not match.', 'INVALID_SIGNATURE');
   return answer;
@@ -79,13 +97,12 @@ export async function answerMessengerChallenge(channelId: string, request: HttpR
 export async function receiveInbound(scope: RequestScope, channelId: string, platform: string, request: HttpRequest, ports: Ports): Promise<ImmediateAnswer> {
   const channel = await channelFor(channelId, platform, ports);
   const config = await openConfig(channel, ports);
-  const query = new URLSearchParams(request.query).toString();
   const inbound = {
     method: request.method,
     headers: request.headers,
     query: request.query,
     body: request.body ?? Buffer.alloc(0),
-    url: `${scope.urls.baseUrl}${request.path}${query === '' ? '' : `?${query}`}`,
+    urls: receivedUrls(`${scope.urls.baseUrl}${request.path}`, request),
     nowSec: Math.floor(ports.clock.now() / 1000),
   };
   if (!verifyInbound(channel.platform, inbound, config))
@@ -98,6 +115,8 @@ export async function receiveInbound(scope: RequestScope, channelId: string, pla
     // Each call is answered once: a call webhook sent again (Twilio signs no time) gets no second
     // voice token, and so opens no second session billed to the owner.
     if (!(await claimOnce(channel, `call:${parsed.callId !== '' ? parsed.callId : signedDigest(channel.platform, inbound)}`, ports))) return EMPTY_TWIML;
+    const refusal = await whyNoCalls(channel, ports);
+    if (refusal !== null) return refuseCall(channel, refusal, parsed.callId, scope, ports);
     return { status: 200, body: await voiceCallTwiml(channel, scope.urls, ports), contentType: 'text/xml' };
   }
 
@@ -126,12 +145,59 @@ export async function receiveInbound(scope: RequestScope, channelId: string, pla
     return channel.platform === 'webhook' ? ignored('duplicate') : acknowledgement(channel.platform);
 
   if (channel.platform === 'webhook') {
-    const { reply, conversationId } = await chatOnChannel(channel, message.conversationKey, message.text, scope, ports);
-    return { status: 200, body: JSON.stringify({ reply, conversationId }), contentType: 'application/json' };
+    const startedAt = ports.clock.now();
+    try {
+      const { reply, conversationId } = await chatOnChannel(channel, message.conversationKey, message.text, scope, ports);
+      return { status: 200, body: JSON.stringify({ reply, conversationId }), contentType: 'application/json' };
+    } catch (error) {
+      // The caller gets the error in its response; the owner sees it too. Not counted: nothing runs unseen.
+      const note = { kind: 'CHANNEL_AGENT_RUN', failure: failureOf(error, 'The agent run failed'), lineage: scope.lineage, startedAt, counted: false } as const;
+      await noteFailureBeside(channel, { ...note, request: { messageId: message.messageId, senderId: message.senderId } }, ports, scope.log);
+      throw error;
+    }
   }
   const task: ReplyTask = { channelId: channel.channelId, message, lineage: childLineageHeader(scope.lineage), baseUrl: scope.urls.baseUrl };
   await ports.tasks.send(REPLY_QUEUE, task);
   return acknowledgement(channel.platform);
+}
+
+/**
+ * The URLs the platform may have signed: the query exactly as received where the wiring keeps it
+ * (locally, function URLs). API Gateway REST (v1) passes on only decoded parameters, so there the
+ * two common ways to write them are tried: RFC 3986 (`%20`, `~` kept, as `encodeURIComponent`
+ * writes) and the WHATWG form encoding (`+`, `%7E`, as `URLSearchParams` writes). A URL mixing the
+ * two is refused there, as nothing can tell how it was written.
+ */
+export function receivedUrls(pageUrl: string, request: Pick<HttpRequest, 'query' | 'rawQuery'>): string[] {
+  if (request.rawQuery !== undefined) return [request.rawQuery === '' ? pageUrl : `${pageUrl}?${request.rawQuery}`];
+  const entries = Object.entries(request.query);
+  if (entries.length === 0) return [pageUrl];
+  const rfc3986 = entries.map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(value)}`).join('&');
+  const form = new URLSearchParams(entries).toString();
+  return [...new Set([`${pageUrl}?${rfc3986}`, `${pageUrl}?${form}`])];
+}
+
+/**
+ * A call the channel's agent cannot take: the caller hears why and the call ends, with no voice
+ * token. A unified number on a text agent takes messages only, as its owner chose; any other case
+ * (a voice number whose agent became a text one or was deleted) is a failure the owner is shown.
+ */
+async function refuseCall(
+  channel: ChannelRecord,
+  refusal: NonNullable<Awaited<ReturnType<typeof whyNoCalls>>>,
+  callId: string,
+  scope: RequestScope,
+  ports: Ports,
+): Promise<ImmediateAnswer> {
+  if (channel.platform === 'phone-unified' && refusal.kind === 'text-agent') return twimlSayAndHangUp('This number takes text messages only.');
+  const failure = { code: 'CHANNEL_CALL_REFUSED', message: `A call was not answered: ${refusal.message}.` };
+  await noteChannelFailure(
+    channel,
+    { kind: 'CHANNEL_CALL', failure, lineage: scope.lineage, startedAt: ports.clock.now(), request: { callId }, counted: false },
+    ports,
+    scope.log,
+  );
+  return twimlSayAndHangUp('This number cannot take calls at the moment.');
 }
 
 /**

@@ -8,8 +8,11 @@ export interface InboundRequest {
   readonly query: Readonly<Record<string, string>>;
   /** The raw body: signatures are over these bytes, never a re-serialisation. */
   readonly body: Buffer;
-  /** The URL the platform called, query included (Twilio signs it). */
-  readonly url: string;
+  /**
+   * The URL the platform called, query included (Twilio signs it). More than one only where the
+   * query as sent is lost (API Gateway REST keeps decoded parameters): each way it may have been encoded.
+   */
+  readonly urls: readonly string[];
   /** Now, in epoch seconds (the replay window of platforms that sign a time). */
   readonly nowSec: number;
 }
@@ -150,7 +153,7 @@ export function verifyInbound(platform: Platform, request: InboundRequest, confi
     case 'phone-voice':
     case 'phone-sms':
     case 'phone-unified':
-      return sameText(request.headers['x-twilio-signature'], twilioSignature(config['authToken']!, request.url, formOf(request.body)));
+      return request.urls.some((url) => sameText(request.headers['x-twilio-signature'], twilioSignature(config['authToken']!, url, formOf(request.body))));
     case 'webhook':
       // Without a secret the owner chose an open endpoint (SPEC part 2: the secret is optional).
       return config['secret'] === undefined || sameText(request.headers['x-signature-256'], `sha256=${hmacHex('sha256', config['secret'], request.body)}`);
@@ -336,6 +339,11 @@ const xml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').
 /** A TwiML message answered in the webhook's response. */
 export function twimlMessage(text: string): ImmediateAnswer {
   return { status: 200, body: `<?xml version="1.0" encoding="UTF-8"?><Response><Message>${xml(text)}</Message></Response>`, contentType: 'text/xml' };
+}
+
+/** TwiML that tells the caller `text` and hangs up: a call the channel does not take. */
+export function twimlSayAndHangUp(text: string): ImmediateAnswer {
+  return { status: 200, body: `<?xml version="1.0" encoding="UTF-8"?><Response><Say>${xml(text)}</Say><Hangup/></Response>`, contentType: 'text/xml' };
 }
 
 /** TwiML connecting a call to the voice bridge's Twilio stream, with custom parameters the bridge reads on `start`. */

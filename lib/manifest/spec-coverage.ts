@@ -55,7 +55,8 @@ const SPEC_METHODS: ReadonlySet<string> = new Set<SpecMethod>(['GET', 'POST', 'P
  * Routes the platform serves beyond the SPEC: health, discovery and the API reference for operators
  * and clients, the operator API the admin CLI uses, and key removal. Anything else in the manifest must be in SPEC part 4.
  */
-const PLATFORM_EXTRAS: readonly { readonly host: Host; readonly path: string; readonly prefix: boolean }[] = [
+/** Without `method`, every method at the path is an extra. */
+const PLATFORM_EXTRAS: readonly { readonly host: Host; readonly path: string; readonly prefix: boolean; readonly method?: HttpMethod }[] = [
   { host: 'base', path: '/health', prefix: false },
   { host: 'base', path: '/.well-known/platform.json', prefix: false },
   // The API reference: the OpenAPI document and the page rendering it (with the viewer's files).
@@ -75,6 +76,10 @@ const PLATFORM_EXTRAS: readonly { readonly host: Host; readonly path: string; re
   { host: 'base', path: '/cron/{cronId}/run', prefix: false },
   // The platform's own MCP server (issue 29): the caller's knowledge, actions, skills and hosted MCP servers as tools.
   { host: 'mcp', path: '/mcp/platform', prefix: false },
+  // Channels' inbound URLs (issue 31): Meta verifies (GET) and delivers (POST) on one Callback URL,
+  // so each of the SPEC's two inbound paths takes the method the SPEC lists only on the other.
+  { host: 'base', path: '/channels/inbound/{channelId}/{platform}', prefix: false, method: 'GET' },
+  { host: 'base', path: '/channels/inbound/{channelId}/whatsapp', prefix: false, method: 'POST' },
   // Users' sites: SPEC 4.11 says "Files are public at {site_url}/{alias}/{path}" in prose, not in a row.
   { host: 'site', path: '/{site+}', prefix: false },
 ];
@@ -235,8 +240,13 @@ export function groupBySection(entries: readonly CoverageEntry[]): SectionCovera
   return [...bySection].map(([section, list]) => ({ section, entries: list, implemented: list.filter(isServed).length }));
 }
 
-export function isPlatformExtra(route: Pick<RouteSpec, 'host' | 'path'>): boolean {
-  return PLATFORM_EXTRAS.some((extra) => extra.host === route.host && (extra.prefix ? route.path.startsWith(extra.path) : route.path === extra.path));
+export function isPlatformExtra(route: Pick<RouteSpec, 'host' | 'path' | 'method'>): boolean {
+  return PLATFORM_EXTRAS.some(
+    (extra) =>
+      extra.host === route.host &&
+      (extra.method === undefined || extra.method === route.method) &&
+      (extra.prefix ? route.path.startsWith(extra.path) : route.path === extra.path),
+  );
 }
 
 /** Manifest routes that are neither in SPEC part 4 nor platform extras: endpoints nobody specified. */

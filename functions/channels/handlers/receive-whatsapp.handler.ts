@@ -1,11 +1,12 @@
 import * as z from 'zod';
 import { defineRoute, Reply } from '../../core/http/route.ts';
-import { answerMessengerChallenge } from '../inbound.service.ts';
+import { answerInbound } from '../inbound.service.ts';
 
+/** The SPEC's `.../whatsapp` name of a messenger channel's URL: the same verification and deliveries as its webhookUrl. */
 export default defineRoute({
   params: z.object({ channelId: z.string().max(64) }),
   async run(ctx) {
-    const answer = await answerMessengerChallenge(ctx.params.channelId, ctx.request, ctx.ports);
+    const answer = await answerInbound(ctx, ctx.params.channelId, 'whatsapp', ctx.request, ctx.ports);
     return Reply.raw(answer.body, answer.contentType, { status: answer.status });
   },
 });
