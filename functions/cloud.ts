@@ -17,6 +17,7 @@ import { createStreamHandler, type StreamingLambdaHandler } from './core/http/la
 import type { RouteDefinition, StreamRouteDefinition } from './core/http/route.ts';
 import type { AreaModule, Host } from '../lib/manifest/types.ts';
 import { createPorts, type PortAdapters, type Ports } from './ports.ts';
+import { isAgentRunEvent, type AgentRunEvent, type AgentRunResult } from './agents/agent-runs.ts';
 
 /**
  * The adapters of the ports only some functions use, each built from the configuration when the
@@ -81,6 +82,7 @@ function buildCloudPlatform(modules: readonly AreaModule[], adapters: CloudAdapt
       taskQueue: adapterOf('taskQueue', config, adapters),
       blobs: adapterOf('blobs', config, adapters),
       schedules: adapterOf('schedules', config, adapters),
+      agentRuns: adapterOf('agentRuns', config, adapters),
       secrets,
     },
     modules,
@@ -132,17 +134,23 @@ function moduleNamed(modules: readonly AreaModule[], name: string): AreaModule {
   return area;
 }
 
+/** What the agents function does with an agent run (functions/agents/agent-runs.service.ts): its generated entry passes it. */
+export type AgentRunServer = (event: AgentRunEvent, platform: Ports) => Promise<AgentRunResult>;
+
 /**
  * The Lambda handler of `area`, given the function's area modules (`modulesOfFunction`: the area's
  * own and those providing the ports it uses), the adapters those ports need and its handler
- * modules keyed by route id.
+ * modules keyed by route id. The function holding the chat service also gets `serveAgentRun`: an
+ * `AgentRunEvent` (a direct Invoke by a function granted it, never API Gateway's proxy event) is
+ * handed to it before any HTTP routing.
  */
 export function areaHandler(
   area: string,
   modules: readonly AreaModule[],
   adapters: CloudAdapters,
   definitions: Readonly<Record<string, RouteDefinition>>,
-): RestHandler {
+  serveAgentRun?: AgentRunServer,
+): RestHandler & ((event: AgentRunEvent) => Promise<AgentRunResult>) {
   const module = moduleNamed(modules, area);
   const bound = module.routes
     .filter((r) => r.mode === 'buffered')
@@ -151,7 +159,13 @@ export function areaHandler(
       if (definition === undefined) throw new Error(`Handler for route ${spec.id} is missing from the ${area} function`);
       return { spec, definition, area: module };
     });
-  return createRestHandler(bound, cloudPlatform([module], modules, adapters));
+  const platform = cloudPlatform([module], modules, adapters);
+  const rest = createRestHandler(bound, platform);
+  return (async (event: unknown) => {
+    if (!isAgentRunEvent(event)) return rest(event as Parameters<RestHandler>[0]);
+    if (serveAgentRun === undefined) throw new Error(`The ${area} function runs no agents: invoke the agents function (AGENT_RUNS_FUNCTION_NAME).`);
+    return serveAgentRun(event, platform());
+  }) as RestHandler & ((event: AgentRunEvent) => Promise<AgentRunResult>);
 }
 
 /** The handler of a response-streaming function URL serving `host`'s streaming routes, those of the areas in `modules`. */

@@ -1,4 +1,5 @@
 import type { areas } from '../lib/manifest/areas.ts';
+import type { AgentRuns } from './agents/agent-runs.ts';
 import type { AreaModule, PortProvision } from '../lib/manifest/types.ts';
 import type { CredentialLookup, IdentityVerifier } from './core/auth/credentials.ts';
 import type { RunTokens } from './core/auth/run-token.ts';
@@ -55,6 +56,11 @@ export interface KernelPorts {
   readonly tasks: Tasks;
   /** Timetables made at run time (cron jobs), each sending its due times to a queue entry point. */
   readonly schedules: Schedules;
+  /**
+   * Runs an owner's agent on the platform's behalf (cron jobs, channels): the chat service, in
+   * this process locally, behind the agents function in the cloud. No credential, no HTTP.
+   */
+  readonly agentRuns: AgentRuns;
 }
 
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
@@ -83,6 +89,8 @@ export interface PortAdapters {
   readonly taskQueue: TaskQueue;
   /** Run-time schedules: EventBridge Scheduler in the cloud, the local platform's timers. */
   readonly schedules: Schedules;
+  /** The chat service in this process (locally), or the agents function invoked through the Lambda API (cloud). */
+  readonly agentRuns: AgentRuns;
   /**
    * The `blobs` bucket: S3 in both wirings (s3rver locally). An adapter, not built here, so a cloud
    * function that uses neither blobs nor usage logs does not load the S3 client at cold start.
@@ -121,6 +129,7 @@ export function createPorts(config: Config, adapters: PortAdapters, modules: rea
     mcpRuntime: adapters.mcpRuntime,
     tasks: createPlatformTasks(adapters.taskQueue),
     schedules: adapters.schedules,
+    agentRuns: adapters.agentRuns,
     identity: adapters.identity,
     runTokens: adapters.runTokens,
     credentials: createCredentialLookup({ users, tokens, credits, clock, db }),

@@ -110,5 +110,11 @@ export const agentsArea = defineArea({
      * its whole balance: a stretch the balance cannot pay in full is paid in part.
      */
     CHAT_BILLING_TICK_SEC: z.coerce.number().min(0.1).max(300).default(10),
+    /**
+     * The function that runs agents for cron jobs and channels (the agents function, which holds the
+     * chat service): set by the stack on the functions granted to invoke it; unused locally, where
+     * the chat service is in the same process (functions/agents/agent-runs.ts).
+     */
+    AGENT_RUNS_FUNCTION_NAME: z.string().min(1).optional(),
   },
 });

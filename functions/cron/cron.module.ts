@@ -22,8 +22,8 @@ export const cronArea = defineArea({
     { method: 'GET', path: '/cron/{cronId}', handler: 'get-cron', auth: 'required', callers: 'role' },
     { method: 'PUT', path: '/cron/{cronId}', handler: 'update-cron', auth: 'required' },
     { method: 'DELETE', path: '/cron/{cronId}', handler: 'delete-cron', auth: 'required' },
-    // Platform extra: "run now", exactly as a scheduled run (same chat, billing and failure counting).
-    // The wait is the chat's, up to the buffered chat's 300 s (SPEC part 8).
+    // Platform extra: "run now", exactly as a scheduled run (same run, billing and failure counting).
+    // The wait is the run's, up to the buffered chat's 300 s (SPEC part 8).
     { method: 'POST', path: '/cron/{cronId}/run', handler: 'run-cron', auth: 'required', timeoutSec: 300 },
   ],
   entryPoints: [
@@ -40,6 +40,7 @@ export const cronArea = defineArea({
   provides: {
     cronJobs: providePort({ tables: ['cron-jobs', 'cron-counts'] }, ({ db }) => createCronStore(db)),
   },
-  uses: ['agents', 'tokens', 'usageLogs', 'schedules', 'runTokens'],
+  // Runs go through `agentRuns` (the chat service, without a credential): no run token is minted.
+  uses: ['agents', 'tokens', 'usageLogs', 'schedules', 'agentRuns'],
   runtimeFiles: SCHEDULE_ENGINE_FILES,
 });

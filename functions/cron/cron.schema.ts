@@ -10,6 +10,13 @@ export type CronStatus = 'active' | 'paused' | 'error';
 /** What an owner sees: the stored status, or `ended` for an `active` job that fires no more (presentCron). */
 export type PresentedCronStatus = CronStatus | 'ended';
 
+/** Why the latest failed run failed: the code and message its caller would have got, secrets scrubbed. */
+export interface CronRunError {
+  readonly at: number;
+  readonly code: string;
+  readonly message: string;
+}
+
 /** A cron job as stored (SPEC part 2, "Cron job"); times are epoch ms, shown as ISO. */
 export interface CronRecord {
   readonly cronId: string;
@@ -24,7 +31,10 @@ export interface CronRecord {
   readonly consecutiveFailures: number;
   readonly lastRunAt: number | null;
   readonly lastRunStatus: 'success' | 'error' | null;
+  /** SPEC part 2's field: the message of the last run when it failed (null after a success). */
   readonly lastRunError: string | null;
+  /** The latest failure, kept after later successes (its `at` tells): absent on jobs stored before it existed. */
+  readonly lastError?: CronRunError | null;
   /**
    * The latest due time a scheduled run claimed (epoch ms): a delivery of a due time at or before
    * it is a repeat (Scheduler and SQS deliver at least once; a local restart resumes a pending one).
@@ -124,6 +134,7 @@ export function presentCron(job: CronRecord, now: Date) {
     lastRunAt: iso(job.lastRunAt),
     lastRunStatus: job.lastRunStatus,
     lastRunError: job.lastRunError,
+    lastError: job.lastError ? { at: new Date(job.lastError.at).toISOString(), code: job.lastError.code, message: job.lastError.message } : null,
     nextRunAt: nextRun?.toISOString() ?? null,
     createdAt: new Date(job.createdAt).toISOString(),
     updatedAt: new Date(job.updatedAt).toISOString(),

@@ -85,6 +85,7 @@ export async function createCron(
     lastRunAt: null,
     lastRunStatus: null,
     lastRunError: null,
+    lastError: null,
     lastScheduledTime: null,
     createdAt: now,
     updatedAt: now,

@@ -4,13 +4,13 @@ import { countItems, sendIf, writeIf, type Db } from '../core/db/dynamo.ts';
 import { listPage } from '../core/db/listing.ts';
 import { updateIfUnchanged } from '../core/db/optimistic-update.ts';
 import { createOwnerCounts } from '../core/db/owner-count.ts';
-import { MAX_CONSECUTIVE_FAILURES, MAX_CRON_JOBS_PER_OWNER, type CronRecord } from './cron.schema.ts';
+import { MAX_CONSECUTIVE_FAILURES, MAX_CRON_JOBS_PER_OWNER, type CronRecord, type CronRunError } from './cron.schema.ts';
 
 /** Fields an owner may change with PUT /cron/{cronId}. */
 export type CronChanges = Partial<Pick<CronRecord, 'name' | 'agentId' | 'agentName' | 'schedule' | 'scheduleTimezone' | 'inputMessage' | 'status'>>;
 
 /** A run's outcome, as recorded on the job. */
-export type RunOutcome = { readonly ok: true } | { readonly ok: false; readonly error: string };
+export type RunOutcome = { readonly ok: true } | { readonly ok: false; readonly error: Omit<CronRunError, 'at'> };
 
 /**
  * Cron jobs keyed by `cronId` alone, so a run (which receives only the id) loads its job with one
@@ -38,8 +38,9 @@ export interface CronStore {
    */
   claimScheduled(cronId: string, scheduledTime: number): Promise<boolean>;
   /**
-   * Records a run's outcome atomically: success resets the counter, failure adds one. Returns the
-   * job after the update (null when it was deleted meanwhile).
+   * Records a run's outcome atomically: success resets the counter (the latest `lastError` stays),
+   * failure adds one and becomes `lastError`. Returns the job after the update (null when it was
+   * deleted meanwhile).
    */
   recordOutcome(cronId: string, outcome: RunOutcome, at: number): Promise<CronRecord | null>;
   /** Moves an `active` job whose counter reached the limit to `error`; false when another run did it first or it changed. */
@@ -111,8 +112,14 @@ export function createCronStore(db: Db): CronStore {
                   ExpressionAttributeValues: { ':at': at, ':status': 'success', ':zero': 0, ':null': null },
                 }
               : {
-                  UpdateExpression: 'SET lastRunAt = :at, lastRunStatus = :status, lastRunError = :error ADD consecutiveFailures :one',
-                  ExpressionAttributeValues: { ':at': at, ':status': 'error', ':error': outcome.error, ':one': 1 },
+                  UpdateExpression: 'SET lastRunAt = :at, lastRunStatus = :status, lastRunError = :message, lastError = :error ADD consecutiveFailures :one',
+                  ExpressionAttributeValues: {
+                    ':at': at,
+                    ':status': 'error',
+                    ':message': outcome.error.message,
+                    ':error': { at, code: outcome.error.code, message: outcome.error.message } satisfies CronRunError,
+                    ':one': 1,
+                  },
                 }),
             ConditionExpression: 'attribute_exists(cronId)',
             ReturnValues: 'ALL_NEW',

@@ -12,7 +12,17 @@ import { modulesOfFunction, resourcesOf, type FunctionResources } from '../manif
 import { entryPointsOf } from '../manifest/routes.ts';
 import type { AreaModule, Host, RouteSpec } from '../manifest/types.ts';
 import type { PlatformData } from './data-stores.ts';
-import { writeAreaEntry, writeFallbackEntry, writeQueueEntry, writeScheduleEntry, writeStorageEventEntry, writeStreamingEntry } from './function-entries.ts';
+import type { Config } from '../../functions/core/config.ts';
+import { AGENT_RUN_TIMEOUT_SEC } from '../../functions/agents/agent-runs.ts';
+import {
+  AGENT_RUNS_SERVER,
+  writeAreaEntry,
+  writeFallbackEntry,
+  writeQueueEntry,
+  writeScheduleEntry,
+  writeStorageEventEntry,
+  writeStreamingEntry,
+} from './function-entries.ts';
 import type { RuntimeSchedules } from './runtime-schedules.ts';
 import { SiteDistribution, type SiteDomain } from './site-distribution.ts';
 import type { TaskQueues } from './task-queues.ts';
@@ -25,6 +35,9 @@ import {
   type PlatformEnvironment,
   type SearchEmbeddings,
 } from './platform-function.ts';
+
+/** Where a function granted the `agentRuns` port finds the agents function. */
+const AGENT_RUNS_FUNCTION_NAME_VARIABLE: keyof Config = 'AGENT_RUNS_FUNCTION_NAME';
 
 /** Seconds a function outlives its slowest route, so the handler's own timeout answers first. */
 const TIMEOUT_MARGIN_SEC = 3;
@@ -139,6 +152,8 @@ export class PlatformFunctions extends Construct {
   readonly schedules: ReadonlyMap<string, PlatformFunction>;
   /** The SQS queues of every queue entry point (the stack's). */
   private readonly taskQueues: TaskQueues;
+  /** Functions whose areas use the `agentRuns` port: granted to invoke the agents function once it exists. */
+  private readonly agentRunCallers: PlatformFunction[] = [];
   /** The function consuming each area's queues, keyed by area (only areas that have queue entry points). */
   readonly queueConsumers: ReadonlyMap<string, PlatformFunction>;
   /** The function running each area's storage events, keyed by area (only areas that have storage events). */
@@ -199,6 +214,9 @@ export class PlatformFunctions extends Construct {
           entry: (modules) => writeAreaEntry(area, routes, modules, props.entriesDir),
           description: `Platform area ${area}: ${routes.length} route(s)`,
           environment,
+          // The function running agents for cron jobs and channels must outlive the longest run
+          // (a direct Invoke has no route timeout of its own; the run stops itself at AGENT_RUN_TIMEOUT_SEC).
+          ...(area === AGENT_RUNS_SERVER.area ? { timeoutSec: functionTimeoutSec([...routes, { timeoutSec: AGENT_RUN_TIMEOUT_SEC }]) } : {}),
         });
         return [area, fn];
       }),
@@ -292,6 +310,8 @@ export class PlatformFunctions extends Construct {
         }),
     );
 
+    this.grantAgentRuns();
+
     this.fallback = new PlatformFunction(this, 'Fallback', {
       entry: writeFallbackEntry([...props.areas.values()].flat().filter(isRestApiRoute), props.entriesDir),
       description: 'Platform 404/405 for paths and methods no route has',
@@ -310,7 +330,7 @@ export class PlatformFunctions extends Construct {
     id: string,
     props: PlatformFunctionsProps,
     routes: readonly RouteSpec[],
-    own: { entry: (modules: readonly AreaModule[]) => string; description: string; environment: PlatformEnvironment },
+    own: { entry: (modules: readonly AreaModule[]) => string; description: string; environment: PlatformEnvironment; timeoutSec?: number },
   ): PlatformFunction {
     const served = [...new Set(routes.map((r) => r.area))].map((name) => {
       const area = props.modules.get(name);
@@ -320,9 +340,10 @@ export class PlatformFunctions extends Construct {
     const modules = [...props.modules.values()];
     const resources = resourcesOf(served, routes, modules);
     const fn = new PlatformFunction(this, id, {
-      ...own,
       entry: own.entry(modulesOfFunction(served, modules)),
-      timeout: Duration.seconds(functionTimeoutSec(routes)),
+      description: own.description,
+      environment: own.environment,
+      timeout: Duration.seconds(own.timeoutSec ?? functionTimeoutSec(routes)),
       runtimeFiles: [...new Set([...served.flatMap((area) => area.runtimeFiles), ...(resources.authenticates ? identityVerifierFiles() : [])])],
       layers: layersOf(
         props,
@@ -348,6 +369,22 @@ export class PlatformFunctions extends Construct {
     if (resources.scheduleAreas.size > 0 && props.schedules === undefined)
       throw new Error(`Areas ${[...resources.scheduleAreas].join(', ')} use the schedules port, but the stack made no RuntimeSchedules.`);
     for (const [name, value] of Object.entries(props.schedules?.grantManage(fn, resources.scheduleAreas) ?? {})) fn.function.addEnvironment(name, value);
+    if (resources.agentRuns) this.agentRunCallers.push(fn);
+  }
+
+  /**
+   * Lets each function whose areas use the `agentRuns` port invoke the agents function (RequestResponse,
+   * lambda:InvokeFunction on it alone) and tells it the name. Nothing more: the callers reach no
+   * chat route, credential or table of the agents area. A stack serving no agents routes (synthetic
+   * route lists) has no such function; a run there fails at its first use, naming the variable.
+   */
+  private grantAgentRuns(): void {
+    const server = this.areas.get(AGENT_RUNS_SERVER.area);
+    if (server === undefined) return;
+    for (const caller of this.agentRunCallers) {
+      server.function.grantInvoke(caller.function);
+      caller.function.addEnvironment(AGENT_RUNS_FUNCTION_NAME_VARIABLE, server.function.functionName);
+    }
   }
 
   /** The runtimes, run-token secret and OAuth settings a function gets: those its resources include. */

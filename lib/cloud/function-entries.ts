@@ -25,7 +25,15 @@ export const CLOUD_ADAPTER_IMPORTS: Readonly<Record<CloudAdapterPort, { readonly
   taskQueue: { path: 'functions/cloud-adapters/sqs.ts', exportName: 'sqsTaskQueue' },
   blobs: { path: 'functions/cloud-adapters/s3-blobs.ts', exportName: 's3Blobs' },
   schedules: { path: 'functions/cloud-adapters/scheduler.ts', exportName: 'eventBridgeSchedules' },
+  agentRuns: { path: 'functions/cloud-adapters/lambda-agent-runs.ts', exportName: 'lambdaAgentRuns' },
 };
+
+/**
+ * The area whose function runs agents for the `agentRuns` port (it holds the chat service), and
+ * what its entry passes to `areaHandler` to serve them: lib/cloud grants the port's users to invoke
+ * that function, and gives it the time a run takes.
+ */
+export const AGENT_RUNS_SERVER = { area: 'agents', path: 'functions/agents/agent-runs.service.ts', exportName: 'serveAgentRun' } as const;
 
 /** What a queue function adds to its ports' adapters: the consumer of its SQS events. */
 const QUEUE_CONSUMER_IMPORT = { path: 'functions/cloud-adapters/sqs.ts', exportName: 'sqsQueueConsumer' };
@@ -37,7 +45,7 @@ const QUEUE_CONSUMER_IMPORT = { path: 'functions/cloud-adapters/sqs.ts', exportN
  * `areaHandler`, so each bundle holds only its own area's code and adapters. Returns the file path.
  */
 export function writeAreaEntry(area: string, routes: readonly RouteSpec[], modules: readonly AreaModule[], dir: string = DEFAULT_ENTRIES_DIR): string {
-  return writeBindingEntry(join(dir, `${area}.entry.ts`), 'areaHandler', area, routes, modules);
+  return writeBindingEntry(join(dir, `${area}.entry.ts`), 'areaHandler', area, routes, modules, area === AGENT_RUNS_SERVER.area ? AGENT_RUNS_SERVER : null);
 }
 
 /**
@@ -57,6 +65,8 @@ function writeBindingEntry(
   name: string,
   routes: readonly RouteSpec[],
   modules: readonly AreaModule[],
+  /** A last argument of the factory, imported by name (the agents function's agent-run server). */
+  extra: { readonly path: string; readonly exportName: string } | null = null,
 ): string {
   const byId = new Map<string, RouteSpec>();
   // Several methods may share one handler module (POST and PUT /user/alias): import it once.
@@ -69,11 +79,12 @@ function writeBindingEntry(
     HEADER + `import { ${factory} } from ${importPath(file, CLOUD_ROOT)};`,
     ...moduleImports(file, modules),
     ...namedImports(file, adapters),
+    ...(extra === null ? [] : [`import { ${extra.exportName} } from ${importPath(file, join(REPO_ROOT, extra.path))};`]),
     ...imports,
     '',
     `export const handler = ${factory}(${JSON.stringify(name)}, ${moduleList(modules)}, ${adapterObject(adapters)}, {`,
     ...definitions,
-    '});',
+    extra === null ? '});' : `}, ${extra.exportName});`,
     '',
   ].join('\n');
   writeIfChanged(file, source);

@@ -25,6 +25,9 @@ export const PORT_RESOURCES = {
   // Declared only by an area minting run tokens outside authenticated routes (cron runs from a
   // queue); routes that authenticate get the secret anyway (KERNEL_RESOURCES).
   runTokens: { runTokenSecret: true },
+  // Running an owner's agent without a credential (cron jobs, channels): the agents function's
+  // chat service, invoked in the cloud, called in-process locally (functions/agents/agent-runs.ts).
+  agentRuns: { agentRuns: true },
 } as const satisfies Record<string, PortResources & { tables?: readonly TableName[] }>;
 
 /** A kernel port an area may declare. */
@@ -50,7 +53,7 @@ export function resourcesOfPort(port: string, modules: readonly AreaModule[]): P
  * stream decoding code, which most functions never run. The DynamoDB client is the one every
  * function loads: credential lookup and rate limits need it.
  */
-export const CLOUD_ADAPTER_PORTS = ['compute', 'mcpRuntime', 'secretBox', 'taskQueue', 'blobs', 'schedules'] as const;
+export const CLOUD_ADAPTER_PORTS = ['compute', 'mcpRuntime', 'secretBox', 'taskQueue', 'blobs', 'schedules', 'agentRuns'] as const;
 export type CloudAdapterPort = (typeof CLOUD_ADAPTER_PORTS)[number];
 
 /** The adapter behind each resource a port may need: the same resources `resourcesOf` grants. */
@@ -63,6 +66,7 @@ function adapterPortsOfResources(resources: PortResources): CloudAdapterPort[] {
     // The kernel's `blobs` store (createPorts); a port over an area's own bucket builds its own client.
     ...(resources.buckets?.includes('blobs') ? (['blobs'] as const) : []),
     ...(resources.schedules === true ? (['schedules'] as const) : []),
+    ...(resources.agentRuns === true ? (['agentRuns'] as const) : []),
   ];
 }
 

@@ -102,6 +102,8 @@ export interface FunctionResources {
   readonly queueAreas: ReadonlySet<string>;
   /** Areas whose run-time schedules (to their own queues) the function may manage: those it serves that declare `schedules`. */
   readonly scheduleAreas: ReadonlySet<string>;
+  /** May run owners' agents through the agents function (the `agentRuns` port). */
+  readonly agentRuns: boolean;
 }
 
 /**
@@ -123,6 +125,7 @@ export function resourcesOf(
   let oauthClients = false;
   let embeddings = false;
   let siteCache = false;
+  let agentRuns = false;
   const kernel = routes.some((r) => r.auth !== 'public' || r.rateLimit !== undefined);
   if (kernel) for (const t of KERNEL_RESOURCES.tables) tables.add(t);
   for (const area of served) {
@@ -134,6 +137,7 @@ export function resourcesOf(
       if (needs.oauthClients) oauthClients = true;
       if (needs.embeddings) embeddings = true;
       if (needs.siteCache) siteCache = true;
+      if (needs.agentRuns) agentRuns = true;
       if (needs.queues === 'own') queueAreas.add(area.name);
       if (needs.schedules) scheduleAreas.add(area.name);
       if (needs.runTokenSecret) runTokenSecret = true;
@@ -153,5 +157,6 @@ export function resourcesOf(
     runtimes,
     queueAreas,
     scheduleAreas,
+    agentRuns,
   };
 }

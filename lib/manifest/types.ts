@@ -120,6 +120,8 @@ export interface PortResources {
   readonly runTokenSecret?: true;
   /** Invalidating the site host's CDN cache (CloudFront CreateInvalidation on the site distribution). */
   readonly siteCache?: true;
+  /** Running owners' agents on the platform's behalf (invoking the agents function: functions/agents/agent-runs.ts). */
+  readonly agentRuns?: true;
 }
 
 /**

@@ -8,6 +8,22 @@ import { createUser, startTestPlatform, type TestPlatform } from '../support/loc
 const fixture = (name: string) => readFileSync(new URL(`../../python-runtime/tests/fixtures/${name}.py`, import.meta.url), 'utf8');
 const ECHO = fixture('echo_agent');
 const RAISING = fixture('raising_agent');
+/** Fails with the owner's stored key in its exception: what reaches the job must not hold it. */
+const LEAKING = `import json
+
+
+class LeakingAgent:
+    def __init__(self):
+        self.messages = []
+
+    async def stream_async(self, prompt):
+        yield {"data": "about to fail"}
+        raise ValueError("broke holding " + json.loads(SVC_KEYS_JSON)["openai"])
+
+
+def create_agent():
+    return LeakingAgent(), []
+`;
 
 type User = Awaited<ReturnType<typeof createUser>>;
 /** The queue entry point every job's schedule sends its due times to. */
@@ -216,6 +232,32 @@ describe('cron jobs', () => {
     expect(resumed.body.data.nextRunAt).toEqual(expect.any(String));
     expect(paused.body.data).toMatchObject({ status: 'paused', nextRunAt: null });
     expect(platform.running.schedules.nextDue(cronId)).toBeNull();
+  });
+
+  it('keeps why the last run failed as lastError {at, code, message}, secrets scrubbed, on the job, its list and its usage record', async () => {
+    // Prepare
+    const user = await createUser(platform, { alias: 'cron-last-error', credits: 20 });
+    const key = 'sk-cron-secret-value-98765';
+    await platform.api('POST', '/keys/store', { token: user.token, body: { serviceName: 'openai', apiKey: key } });
+    const agentId = await createAgent(user, 'cron-leaking', LEAKING);
+    const created = await createJob(user, { name: 'leaks', agentId, schedule: 'rate(1 day)', inputMessage: 'go' });
+    const cronId = created.body.data.cronId as string;
+
+    // Act
+    const run = await platform.api('POST', `/cron/${cronId}/run`, { token: user.token });
+    const got = await platform.api('GET', `/cron/${cronId}`, { token: user.token });
+    const list = await platform.api('GET', '/cron', { token: user.token });
+    const logs = await platform.api('GET', `/logs?resourceId=${cronId}`, { token: user.token });
+    const record = await platform.api('GET', `/logs/${run.body.data.requestId}`, { token: user.token });
+
+    // Assess
+    expect(created.body.data.lastError).toBeNull();
+    expect(run.body.data.status).toBe('error');
+    expect(got.body.data.lastError).toEqual({ at: got.body.data.lastRunAt, code: 'AGENT_EXECUTION_FAILED', message: expect.stringMatching(/broke holding/) });
+    expect(list.body.data.crons.find((c: { cronId: string }) => c.cronId === cronId).lastError).toEqual(got.body.data.lastError);
+    expect(logs.body.data.logs[0]).toMatchObject({ resourceType: 'cron', status: 'error' });
+    expect(record.body.data.error).toEqual({ code: 'AGENT_EXECUTION_FAILED', message: got.body.data.lastError.message });
+    expect(JSON.stringify([run.body, got.body, list.body, record.body])).not.toContain(key);
   });
 
   it('stops running once the owner has no active user token, checked at run time', async () => {

@@ -80,6 +80,7 @@ describe('cloudAdapterPortsOf', () => {
         ...(granted.queueAreas.size > 0 ? ['taskQueue'] : []),
         ...(granted.buckets.has('blobs') ? ['blobs'] : []),
         ...(granted.scheduleAreas.size > 0 ? ['schedules'] : []),
+        ...(granted.agentRuns ? ['agentRuns'] : []),
       ].sort(),
     );
   });

@@ -2,8 +2,11 @@ import type { CallerScope } from '../../../lib/manifest/types.ts';
 import { AccessDeniedError, AliasRequiredError, AuthenticationRequiredError } from '../errors.ts';
 import type { AccountCredential } from './credentials.ts';
 
-/** How the caller proved who they are. */
-export type CredentialKind = 'user-token' | 'role-token' | 'secret-key' | 'identity-provider' | 'run-token';
+/**
+ * How the caller proved who they are; `platform` proved nothing: the platform runs the owner's
+ * agent on its own behalf (cron jobs, channels: functions/agents/agent-runs.ts).
+ */
+export type CredentialKind = 'user-token' | 'role-token' | 'secret-key' | 'identity-provider' | 'run-token' | 'platform';
 
 /** An authenticated account, carried in the request context instead of loose user ids. */
 export interface UserActor {

@@ -7,6 +7,6 @@ import { ownedCron } from '../cron.service.ts';
 /** Runs the job now, as a scheduled run would, under this request's id (its lineage is the run's). */
 export default defineRoute({
   params: cronIdParams,
-  run: async ({ actor, params, ports, lineage, log }) =>
-    runJob(await ownedCron(requireUser(actor), params.cronId, ports), lineage, { trigger: 'now' }, { ...ports, log }),
+  run: async ({ actor, params, ports, lineage, log, urls, signal }) =>
+    runJob(await ownedCron(requireUser(actor), params.cronId, ports), lineage, { trigger: 'now', baseUrl: urls.baseUrl, signal }, { ...ports, log }),
 });

@@ -9,7 +9,7 @@ import { runScheduled } from '../cron-run.service.ts';
  */
 export default defineQueue({
   payload: z.object({ cronId: cronIdSchema, scheduledTime: z.iso.datetime({ offset: true }) }),
-  async run({ ports, log, payload }) {
-    await runScheduled(payload.cronId, new Date(payload.scheduledTime), { ...ports, log });
+  async run({ ports, log, payload, signal }) {
+    await runScheduled(payload.cronId, new Date(payload.scheduledTime), { ...ports, log }, signal);
   },
 });
