@@ -6,6 +6,26 @@ import type { AreaModule } from '../../lib/manifest/types.ts';
 const optionalUrl = z.url().optional();
 
 /**
+ * A public URL setting: absolute, with one of `schemes`, without query or fragment (the platform
+ * appends paths to it), trailing slashes removed so `${url}/path` never doubles one.
+ */
+export function publicUrlSetting(schemes: readonly string[] = ['http', 'https']) {
+  const expected = `an absolute ${schemes.join(' or ')} URL without query or fragment, e.g. ${schemes.includes('https') ? 'https' : schemes.at(-1)}://abc.trycloudflare.com`;
+  return z.string().transform((text, ctx) => {
+    const url = URL.canParse(text) ? new URL(text) : null;
+    if (url === null || !schemes.includes(url.protocol.slice(0, -1)) || url.search !== '' || url.hash !== '' || text.includes('?') || text.includes('#')) {
+      ctx.addIssue({ code: 'custom', message: `'${text}' is not ${expected}` });
+      return z.NEVER;
+    }
+    if (url.username !== '' || url.password !== '') {
+      ctx.addIssue({ code: 'custom', message: `must not carry credentials (it is shown to clients)` });
+      return z.NEVER;
+    }
+    return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`;
+  });
+}
+
+/**
  * What one entry of a host list may be (the egress proxy's grammar, functions/runtimes/egress-proxy.ts):
  * `*`, `host`, `*.domain`, `[v6]`, each optionally with `:port`. An address or `localhost` must
  * carry its port: the proxy lets a name-based entry reach only public addresses, and reaches a
@@ -74,14 +94,32 @@ const kernelSchema = z.object({
   /** What requests to the local stand-ins are signed with: made by the local platform at each start. */
   LOCAL_STORES_ACCESS_KEY_ID: z.string().min(1).optional(),
   LOCAL_STORES_SECRET_ACCESS_KEY: z.string().min(1).optional(),
-  /** Public host URLs. Absent ones are derived from the request (cloud API Gateway stage URL). */
-  BASE_URL: optionalUrl,
-  STREAM_URL: optionalUrl,
-  MCP_URL: optionalUrl,
-  VOICE_URL: optionalUrl,
-  CDN_URL: optionalUrl,
-  SITE_URL: optionalUrl,
-  CODE_URL: optionalUrl,
+  /**
+   * Public host URLs. Absent ones are derived from the request (cloud API Gateway stage URL);
+   * locally each derives from PUBLIC_URL, or the local server's own URL, unless set.
+   */
+  BASE_URL: publicUrlSetting().optional(),
+  STREAM_URL: publicUrlSetting().optional(),
+  MCP_URL: publicUrlSetting().optional(),
+  VOICE_URL: publicUrlSetting(['ws', 'wss', 'http', 'https']).optional(),
+  CDN_URL: publicUrlSetting().optional(),
+  SITE_URL: publicUrlSetting().optional(),
+  CODE_URL: publicUrlSetting().optional(),
+  /**
+   * Local: where outside services and clients reach this platform (a tunnel's URL, e.g.
+   * `https://abc.trycloudflare.com`), the local server's own URL otherwise. Every host URL derives
+   * from it as from the local server's (lib/local/platform.ts); it wins over forwarded headers.
+   */
+  PUBLIC_URL: publicUrlSetting().optional(),
+  /**
+   * Whether the request's `Forwarded` / `X-Forwarded-Host` / `X-Forwarded-Proto` headers say which
+   * URL it was sent to: only behind a proxy that sets them (a tunnel), since a client reaching the
+   * platform directly could otherwise choose the URLs it is given and signatures are checked over.
+   * Locally, without PUBLIC_URL, host URLs on LOCAL_ORIGIN then follow each request's origin.
+   */
+  TRUST_FORWARDED_HEADERS: z.stringbool().default(false),
+  /** The local server's own origin (`http://HOST:PORT`), set by the local platform at each start; absent in the cloud. */
+  LOCAL_ORIGIN: publicUrlSetting().optional(),
   /**
    * Whether each user's site has an origin of its own, `{alias}.` before SITE_URL's host (`true`:
    * locally, and in the cloud with a site domain), or all sites are paths of SITE_URL's one origin

@@ -18,7 +18,8 @@ import { createLocalCompute } from '../../functions/runtimes/local-compute.ts';
 import { describeInterpreter } from '../../functions/runtimes/python-interpreter.ts';
 import { createLocalMcpRuntime } from '../../functions/runtimes/mcp-local-runtime.ts';
 import { prepareOsSandbox, type UidRange } from '../../functions/runtimes/os-sandbox.ts';
-import { createLogger, type LogLevel } from '../../functions/core/logger.ts';
+import { createLogger, type Logger, type LogLevel } from '../../functions/core/logger.ts';
+import { publicUrls } from '../../functions/core/http/public-urls.ts';
 import { createPorts, type Ports } from '../../functions/ports.ts';
 import { createAccount } from '../../functions/users/user.service.ts';
 import { loadAreas, type ImportHandlerModule } from './handlers.ts';
@@ -31,6 +32,7 @@ import { startLocalStorageEvents, type LocalStorageEvents } from './storage-even
 import { LOCAL_PREFIX, localStoresLayout } from './stores-layout.ts';
 import { startLocalStores, type LocalStores } from './stores.ts';
 import { createLocalTaskQueue, type LocalTaskQueue } from './task-queue.ts';
+import { inProcessAgentRuns } from '../../functions/agents/agent-runs.service.ts';
 
 export interface LocalPlatformOptions {
   readonly port: number;
@@ -234,6 +236,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
 
     const stores = await storesStarting;
     const config = localConfig(url, ownPort, siteAliasOrigins, stores, options.logLevel ?? 'info', options.env ?? process.env, served);
+    logPublicUrls(log, config);
     const masterKey = await loadMasterKey(dataDir);
     const secretBox = createLocalSecretBox(masterKey);
     const runTokenKey = deriveRunTokenKey(masterKey);
@@ -261,6 +264,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
         mcpRuntime,
         taskQueue: tasks,
         schedules,
+        // Cron jobs and channels run agents through the chat service of this same process.
+        agentRuns: inProcessAgentRuns(() => ready),
         blobs: createBlobStore(createS3Access(config), config, 'blobs'),
         secrets: options.secrets ?? null,
         log,
@@ -321,6 +326,25 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
   }
 }
 
+/** The host URL settings, each with the host it names. */
+const HOST_URL_SETTINGS = {
+  base: 'BASE_URL',
+  stream: 'STREAM_URL',
+  mcp: 'MCP_URL',
+  voice: 'VOICE_URL',
+  cdn: 'CDN_URL',
+  site: 'SITE_URL',
+  code: 'CODE_URL',
+} as const satisfies Record<Host, string>;
+
+/**
+ * The local platform's configuration: the operator's settings, with the stores, prefixes and the
+ * local server's own origin always the local ones. Each host's URL is the one set for it (BASE_URL,
+ * ...), else derived from PUBLIC_URL (a tunnel's URL), else from the local server's own, as the
+ * server lays the hosts out: the base and MCP hosts at the root, the others at their path prefix
+ * (LOCAL_HOST_PREFIX), voice as WebSocket, a host on a port of its own (the site host) from that
+ * port, which a tunnel to PORT does not reach.
+ */
 function localConfig(
   url: string,
   ownPort: ReadonlyMap<Host, string>,
@@ -330,15 +354,25 @@ function localConfig(
   env: Readonly<Record<string, string | undefined>>,
   modules: readonly AreaModule[],
 ): Config {
-  const at = (host: Host) => ownPort.get(host) ?? url + LOCAL_HOST_PREFIX[host];
+  // Checked alone first, so that the hosts derive from its normalised form (no trailing slash).
+  const publicUrl = parseConfig({ ...env, TABLE_PREFIX: LOCAL_PREFIX, BUCKET_PREFIX: LOCAL_PREFIX }, []).PUBLIC_URL ?? url;
+  const derived = (host: Host) => {
+    const at = ownPort.get(host) ?? publicUrl + LOCAL_HOST_PREFIX[host];
+    return host === 'voice' ? at.replace(/^http/, 'ws') : at;
+  };
   // The API's hosts and the streaming host always; the others only when an area serves them (a
   // route or a service there), as the stack does, so discovery lists no host answering only 404.
   // Explicitly unset otherwise: a value left in the environment would advertise nothing too.
   const served = new Set<Host>([
+    'base',
+    'mcp',
+    'stream',
     ...modules.flatMap((area) => [...area.routes.map((r) => r.host), ...area.entryPoints.flatMap((e) => (e.kind === 'service' ? [e.host] : []))]),
     ...assetHosts(modules),
   ]);
-  const optional = (host: Host, value: string) => (served.has(host) ? value : undefined);
+  const hostUrls = Object.fromEntries(
+    (Object.entries(HOST_URL_SETTINGS) as [Host, string][]).map(([host, setting]) => [setting, served.has(host) ? (env[setting] ?? derived(host)) : undefined]),
+  );
   return parseConfig(
     {
       ...env,
@@ -350,18 +384,30 @@ function localConfig(
       S3_ENDPOINT: stores.s3Endpoint,
       LOCAL_STORES_ACCESS_KEY_ID: stores.credentials.accessKeyId,
       LOCAL_STORES_SECRET_ACCESS_KEY: stores.credentials.secretAccessKey,
-      BASE_URL: at('base'),
-      STREAM_URL: at('stream'),
-      MCP_URL: at('mcp'),
-      VOICE_URL: optional('voice', at('voice').replace(/^http/, 'ws')),
-      CDN_URL: optional('cdn', at('cdn')),
-      SITE_URL: optional('site', at('site')),
-      SITE_ALIAS_ORIGINS: String(siteAliasOrigins),
-      CODE_URL: optional('code', at('code')),
+      LOCAL_ORIGIN: url,
+      ...hostUrls,
+      // A site host set by the operator gives each site an origin of its own only when they say its
+      // name has a wildcard; the local one does whenever browsers reach it as `localhost`.
+      SITE_ALIAS_ORIGINS: env['SITE_URL'] !== undefined ? (env['SITE_ALIAS_ORIGINS'] ?? 'false') : String(siteAliasOrigins),
       LOG_LEVEL: logLevel,
     },
     modules,
   );
+}
+
+/**
+ * Where outside services and clients are sent, said once at start when it is not the local server:
+ * the URL a webhook is registered at and a signature is checked against is what an operator
+ * trying a channel through a tunnel needs to see.
+ */
+function logPublicUrls(log: Logger, config: Config): void {
+  if (config.PUBLIC_URL !== undefined) {
+    const urls = publicUrls(config, config.PUBLIC_URL);
+    log.info(`public URL ${config.PUBLIC_URL}: webhooks, stream URLs and signature checks use it`, { ...urls });
+    if (config.TRUST_FORWARDED_HEADERS) log.info('TRUST_FORWARDED_HEADERS is set, but PUBLIC_URL fixes the URLs the platform gives out');
+  } else if (config.TRUST_FORWARDED_HEADERS) {
+    log.info("TRUST_FORWARDED_HEADERS: the URLs each request is given follow its proxy's forwarded host and scheme");
+  }
 }
 
 /**

@@ -1,22 +1,33 @@
 import type { IncomingMessage } from 'node:http';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { RequestOrigin } from './forwarded.ts';
 
 /** Builds the API Gateway REST (v1) proxy event the cloud would deliver for this request. */
 export function toRestEvent(
   req: IncomingMessage,
-  input: { requestId: string; path: string; resource: string; pathParameters: Record<string, string>; query: URLSearchParams; body: Buffer | null },
+  input: {
+    requestId: string;
+    path: string;
+    resource: string;
+    pathParameters: Record<string, string>;
+    query: URLSearchParams;
+    body: Buffer | null;
+    /** Where the request was sent (forwarded.ts): the event's domain name and `X-Forwarded-Proto`. */
+    origin: RequestOrigin;
+  },
 ): APIGatewayProxyEvent {
   const headers: Record<string, string> = {};
   const multiValueHeaders: Record<string, string[]> = {};
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i]!;
     const value = req.rawHeaders[i + 1]!;
+    // API Gateway sets this one itself, whatever the client sent: the scheme the request came in on.
+    if (name.toLowerCase() === 'x-forwarded-proto') continue;
     headers[name] = value;
     (multiValueHeaders[name] ??= []).push(value);
   }
-  // API Gateway adds these; the local server is plain HTTP on loopback.
-  headers['X-Forwarded-Proto'] ??= 'http';
-  multiValueHeaders['X-Forwarded-Proto'] ??= ['http'];
+  headers['X-Forwarded-Proto'] = input.origin.proto;
+  multiValueHeaders['X-Forwarded-Proto'] = [input.origin.proto];
   const queryStringParameters: Record<string, string> = {};
   const multiValueQueryStringParameters: Record<string, string[]> = {};
   for (const [key, value] of input.query) {
@@ -41,7 +52,7 @@ export function toRestEvent(
       accountId: 'local',
       apiId: 'local',
       authorizer: null,
-      domainName: req.headers.host ?? 'localhost',
+      domainName: input.origin.host,
       httpMethod: (req.method ?? 'GET').toUpperCase(),
       path: input.path,
       protocol: `HTTP/${req.httpVersion}`,

@@ -20,6 +20,7 @@ import { PayloadTooLargeError } from '../../functions/core/errors.ts';
 import type { Ports } from '../../functions/ports.ts';
 import { createStreamHandler, type StreamingLambdaHandler } from '../../functions/core/http/lambda-stream.ts';
 import type { LazyRoute } from './handlers.ts';
+import { requestOrigin } from './forwarded.ts';
 import { toRestEvent } from './rest-event.ts';
 import { installStreamingShim, LocalResponseStream } from './streaming-shim.ts';
 import { toUrlEvent } from './url-event.ts';
@@ -169,7 +170,9 @@ export function createLocalServer(options: LocalServerOptions): Server {
         return void res.end(method === 'HEAD' ? undefined : asset.body);
       }
     }
-    if (options.platform() === null) return send(res, json(503, { error: 'The platform is starting.', requestId }, commonHeaders(requestId)));
+    const platform = options.platform();
+    if (platform === null) return send(res, json(503, { error: 'The platform is starting.', requestId }, commonHeaders(requestId)));
+    const origin = requestOrigin(req, platform.config.TRUST_FORWARDED_HEADERS);
 
     const match = tables.get(located.host)!.match(method, located.path);
     if (match.kind !== 'found') {
@@ -179,7 +182,7 @@ export function createLocalServer(options: LocalServerOptions): Server {
         res,
         await fallbacks.get(located.host)!(
           // The full path, host prefix included, as API Gateway's `path` is what the client sent.
-          toRestEvent(req, { requestId, path: url.pathname, resource: '/{proxy+}', pathParameters: proxy, query: url.searchParams, body: null }),
+          toRestEvent(req, { requestId, path: url.pathname, resource: '/{proxy+}', pathParameters: proxy, query: url.searchParams, body: null, origin }),
         ),
       );
     }
@@ -194,7 +197,7 @@ export function createLocalServer(options: LocalServerOptions): Server {
         answerNotLoaded(res, match.route, requestId, error, options.platform()),
       );
       if (handler === null) return;
-      const event = toUrlEvent(req, { requestId, path: located.path, query: url.searchParams, body });
+      const event = toUrlEvent(req, { requestId, path: located.path, query: url.searchParams, rawQuery: rawQueryOf(req), body, origin });
       const stream = new LocalResponseStream(res);
       return handler(event, stream);
     }
@@ -203,9 +206,26 @@ export function createLocalServer(options: LocalServerOptions): Server {
       .load()
       .catch((error: unknown) => answerNotLoaded(res, match.route, requestId, error, options.platform()));
     if (bound === null) return;
-    const event = toRestEvent(req, { requestId, path: located.path, resource: match.route.path, pathParameters: match.params, query: url.searchParams, body });
-    send(res, await handleRequest(bound, fromRestEvent(event), ready()));
+    const event = toRestEvent(req, {
+      requestId,
+      path: located.path,
+      resource: match.route.path,
+      pathParameters: match.params,
+      query: url.searchParams,
+      body,
+      origin,
+    });
+    // API Gateway REST keeps only the decoded parameters, so its event has no place for the raw query:
+    // the front door adds it to the request it builds from the event, as a function URL's event carries it.
+    send(res, await handleRequest(bound, { ...fromRestEvent(event), rawQuery: rawQueryOf(req) }, ready()));
   }
+}
+
+/** The query exactly as the client sent it, without the `?` (`new URL` would re-encode some characters). */
+function rawQueryOf(req: IncomingMessage): string {
+  const target = req.url ?? '';
+  const mark = target.indexOf('?');
+  return mark < 0 ? '' : target.slice(mark + 1);
 }
 
 /** A handler module that could not be imported: logged with its cause, answered 500 in the route's envelope. */

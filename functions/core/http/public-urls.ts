@@ -43,16 +43,46 @@ export function siteUrlOf(urls: Pick<PublicUrls, 'siteUrl' | 'siteUrlTemplate'>,
  * The platform's public URLs for one request: configured ones win; the API's and the streaming
  * host derive from the base URL the request came in on (the cloud API's stage URL is known only
  * from the request). Resolved once by the pipeline, so services never see a raw request URL.
+ *
+ * Behind a proxy the operator trusts (TRUST_FORWARDED_HEADERS) and without PUBLIC_URL, which wins,
+ * the request's base URL is the one the proxy says it was sent to (a tunnel whose name changes per
+ * run): every host URL on the local server's own origin (LOCAL_ORIGIN, which they derive from
+ * unless set) moves to the request's, so all hosts stay on the one origin the caller used.
  */
 export function publicUrls(config: Config, requestBaseUrl: string): PublicUrls {
-  const baseUrl = config.BASE_URL ?? requestBaseUrl;
+  const at = onRequestOrigin(config, requestBaseUrl);
+  const baseUrl = at(config.BASE_URL) ?? requestBaseUrl;
+  const voiceUrl = at(config.VOICE_URL);
+  const cdnUrl = at(config.CDN_URL);
+  const siteUrl = at(config.SITE_URL);
+  const codeUrl = at(config.CODE_URL);
   return {
     baseUrl,
-    streamUrl: config.STREAM_URL ?? baseUrl,
-    mcpUrl: config.MCP_URL ?? baseUrl,
-    ...(config.VOICE_URL !== undefined ? { voiceUrl: config.VOICE_URL } : {}),
-    ...(config.CDN_URL !== undefined ? { cdnUrl: config.CDN_URL } : {}),
-    ...(config.SITE_URL !== undefined ? { siteUrl: config.SITE_URL, siteUrlTemplate: siteUrlTemplate(config.SITE_URL, config.SITE_ALIAS_ORIGINS) } : {}),
-    ...(config.CODE_URL !== undefined ? { codeUrl: config.CODE_URL } : {}),
+    streamUrl: at(config.STREAM_URL) ?? baseUrl,
+    mcpUrl: at(config.MCP_URL) ?? baseUrl,
+    ...(voiceUrl !== undefined ? { voiceUrl } : {}),
+    ...(cdnUrl !== undefined ? { cdnUrl } : {}),
+    ...(siteUrl !== undefined ? { siteUrl, siteUrlTemplate: siteUrlTemplate(siteUrl, config.SITE_ALIAS_ORIGINS) } : {}),
+    ...(codeUrl !== undefined ? { codeUrl } : {}),
+  };
+}
+
+/** How a configured host URL reads for this request: unchanged, or moved to the request's origin (`publicUrls`). */
+function onRequestOrigin(config: Config, requestBaseUrl: string): (url: string | undefined) => string | undefined {
+  const unchanged = (url: string | undefined) => url;
+  if (!config.TRUST_FORWARDED_HEADERS || config.PUBLIC_URL !== undefined || config.LOCAL_ORIGIN === undefined) return unchanged;
+  const own = new URL(config.LOCAL_ORIGIN);
+  const to = new URL(requestBaseUrl);
+  if (to.origin === own.origin) return unchanged;
+  // The voice host's WebSocket scheme follows the request's: wss behind an https tunnel.
+  const webSocketScheme = to.protocol === 'https:' ? 'wss:' : 'ws:';
+  return (url) => {
+    if (url === undefined) return url;
+    const parsed = new URL(url);
+    const isWebSocket = parsed.protocol === 'ws:' || parsed.protocol === 'wss:';
+    const asHttp = isWebSocket ? parsed.protocol.replace('ws', 'http') : parsed.protocol;
+    if (asHttp !== own.protocol || parsed.host !== own.host) return url;
+    const path = parsed.pathname === '/' ? '' : parsed.pathname;
+    return `${isWebSocket ? webSocketScheme : to.protocol}//${to.host}${path}`;
   };
 }

@@ -7,6 +7,12 @@ export interface HttpRequest {
   readonly path: string;
   readonly pathParams: Readonly<Record<string, string>>;
   readonly query: Readonly<Record<string, string>>;
+  /**
+   * The query exactly as the client sent it, without the `?` (`''` when there is none), for checks
+   * over the URL as received (Twilio signs its webhook URL byte for byte). Absent behind API Gateway
+   * REST (v1), which passes on only the decoded parameters.
+   */
+  readonly rawQuery?: string;
   /** Lower-cased names; repeated headers joined with `, `. */
   readonly headers: Readonly<Record<string, string>>;
   readonly body: Buffer | null;
@@ -59,19 +65,29 @@ export function fromUrlEvent(event: APIGatewayProxyEventV2, path: string, pathPa
     path,
     pathParams,
     query: definedValues(event.queryStringParameters),
+    rawQuery: event.rawQueryString,
     headers: lowerCaseHeaders(event.headers),
     body: bodyOf(event.body, event.isBase64Encoded),
     sourceIp: event.requestContext.http.sourceIp,
     requestId: event.requestContext.requestId,
-    baseUrl: `https://${event.requestContext.domainName}`,
+    baseUrl: `${schemeOf(event.headers['x-forwarded-proto'])}://${event.requestContext.domainName}`,
   };
 }
 
-/** The stage appears in the URL only on the default execute-api host, not behind a custom domain. */
+/**
+ * The stage appears in the URL only on the default execute-api host, not behind a custom domain.
+ * The scheme is the one the front door (API Gateway, the local server) says in `X-Forwarded-Proto`,
+ * which it sets itself whatever a client sent; anything but `http` reads as `https`.
+ */
 function restBaseUrl(event: APIGatewayProxyEvent): string {
   const context = event.requestContext;
   const host = context?.domainName ?? event.headers?.['Host'] ?? event.headers?.['host'] ?? 'localhost';
-  const proto = event.headers?.['X-Forwarded-Proto'] ?? event.headers?.['x-forwarded-proto'] ?? 'https';
+  const proto = schemeOf(event.headers?.['X-Forwarded-Proto'] ?? event.headers?.['x-forwarded-proto']);
   const stagePrefix = context?.stage && context.path?.startsWith(`/${context.stage}/`) ? `/${context.stage}` : '';
   return `${proto}://${host}${stagePrefix}`;
+}
+
+/** `http` only when the front door says so: the cloud's endpoints speak HTTPS alone. */
+function schemeOf(forwardedProto: string | undefined): 'http' | 'https' {
+  return forwardedProto === 'http' ? 'http' : 'https';
 }
