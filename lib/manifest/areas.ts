@@ -24,8 +24,8 @@ import type { AreaModule } from './types.ts';
 
 /**
  * Every area of the platform. The routes, tables and buckets of the manifest, the local platform,
- * the CDK stack and each function's grants are all derived from this list: adding an area is its
- * folder under `functions/` and one line here.
+ * the CDK stack and each function's grants are all derived from this list: an area joins with its
+ * folder under `functions/`, its import and its entry here (`npm run new:area` writes all three).
  */
 export const areas = [
   coreArea,

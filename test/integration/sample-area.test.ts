@@ -1,5 +1,5 @@
 /**
- * Adding an area is its folder and one line in the module list: a sample area (test/fixtures)
+ * Adding an area is its folder and its entry in the module list: a sample area (test/fixtures)
  * joins the real ones on the local platform, serves its route, runs its schedule through the
  * in-process scheduler and its service on the voice host, with its declared port and nothing else.
  */
