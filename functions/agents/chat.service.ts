@@ -1,5 +1,5 @@
 import { throwFirstFailure } from '../core/all-settled.ts';
-import type { PublicUrls } from '../core/http/public-urls.ts';
+import { runUrlsOf, type PublicUrls } from '../core/http/public-urls.ts';
 import { assertAgentInScope, requireUser, type UserActor } from '../core/auth/actor.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
@@ -263,7 +263,8 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
   let agentMessages: readonly unknown[] | null = null;
   const toolsSeen: string[] = [];
 
-  const platformHosts = platformHostsOf(ctx.urls);
+  const runUrls = runUrlsOf(ports.config, ctx.urls);
+  const platformHosts = platformHostsOf(ctx.urls, runUrls);
   const { keys } = ctx;
   const runToken = await mintRunToken(ctx);
   // The keys are the owner's: what reaches a caller who is not the owner is scrubbed as it streams;
@@ -277,7 +278,7 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
     functionName: agent.agentName,
     timeoutMs: agent.timeoutSec * 1000,
     memoryMb: agent.memoryMb,
-    env: { ...agentRunEnv(keys, agent.agentId, ctx.urls, ports.config.AWS_REGION), SVC_CONVERSATION_ID: ctx.conversationId },
+    env: { ...agentRunEnv(keys, agent.agentId, runUrls, ports.config.AWS_REGION), SVC_CONVERSATION_ID: ctx.conversationId },
     allowHosts: [...ports.config.AGENT_MODEL_HOSTS, ...platformHosts],
     platformCalls: platformCallsFor(ctx, platformHosts, runToken),
     prompt: ctx.prompt,
@@ -510,9 +511,13 @@ export function modelCredentials(keys: Readonly<Record<string, string>>): Record
   };
 }
 
-/** The platform's own hosts an agent may call: its MCP host (and the base host, where MCP lives locally). */
-export function platformHostsOf(urls: PublicUrls): string[] {
-  return [...new Set([urls.mcpUrl, urls.baseUrl].map((url) => new URL(url).host))];
+/**
+ * The platform's own hosts an agent may call: its MCP host (and the base host, where MCP lives
+ * locally), as the public URLs and the run's own (`runUrlsOf`) name them: the agent is given the
+ * latter, and its code may hold the former.
+ */
+export function platformHostsOf(...urls: readonly PublicUrls[]): string[] {
+  return [...new Set(urls.flatMap((each) => [each.mcpUrl, each.baseUrl]).map((url) => new URL(url).host))];
 }
 
 /**

@@ -26,7 +26,7 @@ import { roundCredits } from '../core/credits.ts';
 import { StreamScrubber } from '../core/secret-scope.ts';
 import { AccessDeniedError, InsufficientCreditsError, QuotaExceededError } from '../core/errors.ts';
 import { admitEmbedUse } from '../embed/embed-admission.ts';
-import { publicUrls } from '../core/http/public-urls.ts';
+import { publicUrls, runUrlsOf } from '../core/http/public-urls.ts';
 import { childLineageHeader, LINEAGE_HEADER, type Lineage } from '../core/http/lineage.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Ports } from '../ports.ts';
@@ -176,7 +176,8 @@ export async function startVoiceSession(
   try {
     const keys = await ports.keysReader.readAllKeys(actor, agent.ownerId);
     const urls = publicUrls(ports.config, ports.config.BASE_URL ?? 'http://localhost');
-    const hosts = platformHostsOf(urls);
+    const runUrls = runUrlsOf(ports.config, urls);
+    const hosts = platformHostsOf(urls, runUrls);
     const runToken = await ports.runTokens.mint(
       { userId: agent.ownerId, keys: actor.userId === agent.ownerId && actor.scope === 'role' ? actor.roleKeys : null },
       limits.maxSessionSec * 1000 + 60_000,
@@ -185,7 +186,7 @@ export async function startVoiceSession(
     const spec: BidiSessionSpec = {
       source: agent.sourceCode,
       requestId: lineage.requestId,
-      env: agentRunEnv(keys, agent.agentId, urls, ports.config.AWS_REGION),
+      env: agentRunEnv(keys, agent.agentId, runUrls, ports.config.AWS_REGION),
       allowHosts: [...ports.config.AGENT_MODEL_HOSTS, ...hosts],
       platformCalls: { hosts, headers: { authorization: `Bearer ${runToken}`, [LINEAGE_HEADER]: childLineageHeader(lineage, { agentId: agent.agentId }) } },
       memoryMb: agent.memoryMb,

@@ -217,6 +217,32 @@ describe('the local platform behind a tunnel', () => {
         cdnUrl: 'https://tunnel-one.example.test/cdn',
       });
     });
+
+    it("gives agents the platform's own loopback address, so their calls to it never go out through the tunnel", async () => {
+      // Prepare: an agent that answers with the platform MCP address its run was given
+      const owner = owners.get(tunneled)!;
+      const source = [
+        'class Agent:',
+        '    messages = []',
+        '    async def stream_async(self, prompt):',
+        '        yield {"data": SVC_PLATFORM_MCP_URL}',
+        'def create_agent():',
+        '    return Agent(), []',
+      ].join('\n');
+      const created = await tunneled.api('POST', '/agent/create', {
+        token: owner.token,
+        body: { agentName: 'mcp-address', description: 'd', sourceCode: source },
+      });
+      expect(created.status, created.text).toBe(200);
+
+      // Act
+      const res = await tunneled.api('POST', `/agent/${created.body.data.agentId as string}/chat`, { token: owner.token, body: { prompt: 'where?' } });
+
+      // Assess
+      expect(res.status, res.text).toBe(200);
+      expect(res.text).toContain(`${tunneled.url}/mcp/platform`);
+      expect(res.text).not.toContain('tunnel-one.example.test');
+    });
   });
 
   describe('forwarded headers', () => {

@@ -86,3 +86,13 @@ function onRequestOrigin(config: Config, requestBaseUrl: string): (url: string |
     return `${isWebSocket ? webSocketScheme : to.protocol}//${to.host}${path}`;
   };
 }
+
+/**
+ * Where runs (user code behind the egress proxy) reach the platform's base and MCP hosts: the
+ * public URLs, except on the local platform, whose runs call its own origin (LOCAL_ORIGIN, where
+ * both hosts are at the root). With PUBLIC_URL (a tunnel) their calls would otherwise leave the
+ * machine and come back through the tunnel, slower and only while the tunnel is up.
+ */
+export function runUrlsOf(config: Pick<Config, 'LOCAL_ORIGIN'>, urls: PublicUrls): PublicUrls {
+  return config.LOCAL_ORIGIN === undefined ? urls : { ...urls, baseUrl: config.LOCAL_ORIGIN, mcpUrl: config.LOCAL_ORIGIN };
+}
