@@ -5,8 +5,10 @@ export default defineConfig({
     // Integration tests each start a real local platform (dynalite + s3rver); two cores, so keep it modest.
     pool: 'forks',
     maxWorkers: 2,
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Guards against a hang, not checks of speed: a loaded 2-core machine runs three to four times
+    // slower than an idle one, and a test that passes there must not fail on time alone.
+    testTimeout: 120_000,
+    hookTimeout: 300_000,
     execArgv: ['--openssl-legacy-provider'],
     // Versions are pinned in the lock file; the SDK's notice that future releases need Node 22 is noise here.
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
@@ -14,7 +16,24 @@ export default defineConfig({
     // own, so `npm test` runs it in a pass of its own (counted apart, skipped in one line without
     // the interpreter) and never twice; a path given to vitest still finds its files.
     projects: [
-      { extends: true, test: { name: 'main', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/frameworks/**'] } },
+      { extends: true, test: { name: 'main', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/frameworks/**', 'test/infra/**'] } },
+      // The infra tests read one synthesized platform (test/infra/synth-platform.ts: cached under
+      // .tmp/synth-cache by the sources' content; the global setup notes that content as the run
+      // starts). Their files share a test process (isolate: false), so aws-cdk-lib is loaded and the
+      // platform's constructs are made once per process, not once per file: a file here must leave
+      // no global state behind (restore what it changes; no vi.mock). The timeouts are hang guards:
+      // a synth takes 10 to 60 s on a loaded machine, and a cold cache makes the first test wait for it.
+      {
+        extends: true,
+        test: {
+          name: 'infra',
+          include: ['test/infra/**/*.test.ts'],
+          isolate: false,
+          globalSetup: ['test/support/synth-global-setup.ts'],
+          testTimeout: 600_000,
+          hookTimeout: 600_000,
+        },
+      },
       // Each file starts a platform and a runtime that imports Strands (seconds on a busy machine).
       { extends: true, test: { name: 'frameworks', include: ['test/frameworks/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 120_000 } },
     ],

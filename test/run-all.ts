@@ -1,20 +1,19 @@
 /**
- * `npm test`: every TypeScript test (vitest), every Python runtime test (unittest), and the
- * framework tier (test/frameworks: real Strands agents, when STRANDS_PYTHON names an interpreter
- * that has it; otherwise one line says it was skipped), then one closing line `N passed, N failed`
- * over all. Exit status is non-zero if any suite failed. With arguments (vitest's: files, filters)
- * or `--typescript`, vitest alone; `--frameworks` (npm run test:frameworks), the tier alone.
+ * `npm test`: every TypeScript test (vitest), every Python runtime test (unittest, run beside
+ * vitest, its output held and printed after vitest's), and the framework tier (test/frameworks:
+ * real Strands agents, when STRANDS_PYTHON names an interpreter that has it; otherwise one line
+ * says it was skipped), then one closing line `N passed, N failed` over all. Exit status is
+ * non-zero if any suite failed. With arguments (vitest's: files, filters) or `--typescript`,
+ * vitest alone; `--fast` (npm run test:fast), the unit and contract tests alone; `--frameworks`
+ * (npm run test:frameworks), the tier alone.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = new URL('../', import.meta.url).pathname;
 const tmp = join(root, '.tmp');
 mkdirSync(tmp, { recursive: true });
-// One report per run, so a run started by a test of this runner leaves the outer run's alone.
-const vitestReport = join(tmp, `vitest-report-${process.pid}.json`);
-rmSync(vitestReport, { force: true });
 
 /**
  * Colour for a terminal only. Vitest's colours (tinyrainbow) do not look at whether stdout is a
@@ -31,44 +30,71 @@ interface Tally {
   ok: boolean;
 }
 
-function runVitest(extraArgs: readonly string[]): Tally {
-  const result = spawnSync(
-    process.execPath,
-    [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${vitestReport}`, ...extraArgs],
-    {
-      cwd: root,
-      stdio: 'inherit',
-      env: childEnv,
-    },
-  );
+/** The exit code of `command`, its output going to this process's (vitest's own progress shows as it runs). */
+function runInherited(command: string, args: readonly string[]): Promise<number | null> {
+  const child = spawn(command, args, { cwd: root, stdio: 'inherit', env: childEnv });
+  return new Promise((resolve) => {
+    child.on('error', () => resolve(null));
+    child.on('close', (code) => resolve(code));
+  });
+}
+
+/** A piped run's exit code and output (stdout, stderr), or the error that kept it from starting. */
+function runBuffered(command: string, args: readonly string[]): Promise<{ status: number | null; stdout: string; stderr: string; error?: Error }> {
+  const child = spawn(command, args, { cwd: root, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return new Promise((resolve) => {
+    child.on('error', (error) => resolve({ status: null, stdout, stderr, error }));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+/**
+ * Where the output is not a terminal (CI, a pipe), a line a minute on how far vitest is
+ * (test/support/progress-reporter.ts); a terminal has vitest's own live summary.
+ */
+const progress = process.stdout.isTTY ? [] : ['--reporter=./test/support/progress-reporter.ts'];
+
+async function runVitest(extraArgs: readonly string[]): Promise<Tally> {
+  // One report per pass, so a run started by a test of this runner leaves the outer run's alone.
+  const report = join(tmp, `vitest-report-${process.pid}-${++vitestRuns}.json`);
+  rmSync(report, { force: true });
+  const status = await runInherited(process.execPath, [
+    join(root, 'node_modules/vitest/vitest.mjs'),
+    'run',
+    '--reporter=default',
+    ...progress,
+    '--reporter=json',
+    `--outputFile.json=${report}`,
+    ...extraArgs,
+  ]);
   try {
-    const text = readFileSync(vitestReport, 'utf8');
-    rmSync(vitestReport, { force: true });
-    const report = JSON.parse(text) as {
+    const text = readFileSync(report, 'utf8');
+    rmSync(report, { force: true });
+    const parsed = JSON.parse(text) as {
       numPassedTests: number;
       numFailedTests: number;
       numPendingTests: number;
       numTodoTests: number;
     };
-    return { passed: report.numPassedTests, failed: report.numFailedTests, skipped: report.numPendingTests + report.numTodoTests, ok: result.status === 0 };
+    return { passed: parsed.numPassedTests, failed: parsed.numFailedTests, skipped: parsed.numPendingTests + parsed.numTodoTests, ok: status === 0 };
   } catch {
     // No report means vitest itself failed (e.g. a file did not compile): count it as one failure.
     return { passed: 0, failed: 1, skipped: 0, ok: false };
   }
 }
+let vitestRuns = 0;
 
-function runPython(interpreter: string): Tally {
-  const result = spawnSync(interpreter, ['-m', 'unittest', 'discover', '-s', 'python-runtime', '-p', 'test_*.py', '-t', 'python-runtime'], {
-    cwd: root,
-    encoding: 'utf8',
-    env: childEnv,
-  });
+/** One interpreter's run of the runtime's suite: its tally, and its output to print when the caller is ready for it. */
+async function runPython(interpreter: string): Promise<{ tally: Tally; output: () => void }> {
+  const result = await runBuffered(interpreter, ['-m', 'unittest', 'discover', '-s', 'python-runtime', '-p', 'test_*.py', '-t', 'python-runtime']);
   if (result.error) {
-    console.error(`${interpreter} could not be run: ${result.error.message}`);
-    return { passed: 0, failed: 1, skipped: 0, ok: false };
+    const message = result.error.message;
+    return { tally: { passed: 0, failed: 1, skipped: 0, ok: false }, output: () => console.error(`${interpreter} could not be run: ${message}`) };
   }
-  process.stdout.write(result.stdout);
-  process.stderr.write(result.stderr);
   const output = result.stderr + result.stdout;
   const ran = Number(/Ran (\d+) tests?/.exec(output)?.[1] ?? 0);
   const count = (name: string) => Number(new RegExp(`${name}=(\\d+)`).exec(output)?.[1] ?? 0);
@@ -76,17 +102,25 @@ function runPython(interpreter: string): Tally {
   const skipped = count('skipped') + count('expected failures');
   // unittest exits 5 when it found no tests (3.12+): that is not a failure of the suite.
   const ok = result.status === 0 || (result.status === 5 && ran === 0);
-  return { passed: Math.max(0, ran - failed - skipped), failed: ok ? failed : Math.max(failed, 1), skipped, ok };
+  return {
+    tally: { passed: Math.max(0, ran - failed - skipped), failed: ok ? failed : Math.max(failed, 1), skipped, ok },
+    output: () => {
+      console.log(`\nPython runtime tests (${interpreter}):\n`);
+      process.stdout.write(result.stdout);
+      process.stdout.write(result.stderr);
+    },
+  };
 }
 
 // `--typescript` (npm run test:ts): vitest only, with the same plain output when piped.
 const typescriptOnly = process.argv.includes('--typescript');
 const frameworksOnly = process.argv.includes('--frameworks');
-const args = process.argv.slice(2).filter((arg) => arg !== '--typescript' && arg !== '--frameworks');
-const whole = args.length === 0 && !typescriptOnly && !frameworksOnly;
+const fast = process.argv.includes('--fast');
+const args = process.argv.slice(2).filter((arg) => arg !== '--typescript' && arg !== '--frameworks' && arg !== '--fast');
+const whole = args.length === 0 && !typescriptOnly && !frameworksOnly && !fast;
 
 /** The framework tier as its own vitest project (vitest.config.ts), or why it cannot run here. */
-function runFrameworkTier(): Tally | null {
+async function runFrameworkTier(): Promise<Tally | null> {
   if (!process.env['STRANDS_PYTHON']) {
     console.log(
       'Framework tier skipped: STRANDS_PYTHON is not set (an interpreter with the real Strands SDK; build one with ../shared/frameworks/build-strands-env.sh, see ../shared/frameworks/README.md).',
@@ -98,23 +132,35 @@ function runFrameworkTier(): Tally | null {
 }
 
 if (frameworksOnly) {
-  const tier = runFrameworkTier();
+  const tier = await runFrameworkTier();
   if (tier === null) process.exit(0);
   console.log(`${tier.passed} passed, ${tier.failed} failed${tier.skipped > 0 ? `, ${tier.skipped} skipped` : ''}`);
   process.exit(tier.ok && tier.failed === 0 ? 0 : 1);
 }
 
-// The whole suite is long, and silent between files for a while: say so up front (CI's figure).
-if (whole) console.log('Running every test: about 5 minutes on 2 cores (vitest, then the Python suite, then the framework tier).\n');
-// Without arguments the tier's files wait for their own pass; given files or filters, vitest finds them wherever they are.
-const ts = runVitest(args.length === 0 ? ['--project', 'main'] : args);
+// The whole suite is long: say so up front (the figure measured on 2 cores, README Development).
+if (whole) console.log('Running every test: about 16 minutes on 2 busy cores (vitest and the Python suite side by side, then the framework tier).\n');
 // The runtime supports several Python versions; PYTHON_INTERPRETERS (comma-separated) runs its suite under each.
 const interpreters = (process.env['PYTHON_INTERPRETERS'] ?? 'python3')
   .split(',')
   .map((i) => i.trim())
   .filter(Boolean);
-const pyRuns = whole ? interpreters.map((interpreter) => ({ interpreter, tally: runPython(interpreter) })) : [];
-const tier = whole ? runFrameworkTier() : null;
+// Beside vitest, one interpreter after the other (two cores: vitest has two workers already).
+const python = whole
+  ? (async () => {
+      const runs = [];
+      for (const interpreter of interpreters) runs.push({ interpreter, ...(await runPython(interpreter)) });
+      return runs;
+    })()
+  : Promise.resolve([]);
+// Without arguments the tier's files wait for their own pass; given files or filters, vitest finds them wherever they are.
+// `--fast`: the unit and contract tests, no platform started and nothing synthesized.
+const vitestArgs = fast ? ['--project', 'main', 'test/unit', 'test/contract', ...args] : args.length === 0 ? ['--project', 'main', '--project', 'infra'] : args;
+const ts = await runVitest(vitestArgs);
+const pyRuns = await python;
+// Each Python suite's output in one piece, after vitest's, so neither is cut into the other.
+for (const run of pyRuns) run.output();
+const tier = whole ? await runFrameworkTier() : null;
 const tallies = [ts, ...pyRuns.map((run) => run.tally), ...(tier ? [tier] : [])];
 const passed = tallies.reduce((sum, t) => sum + t.passed, 0);
 const failed = tallies.reduce((sum, t) => sum + t.failed, 0);

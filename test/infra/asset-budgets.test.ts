@@ -152,7 +152,7 @@ beforeAll(() => {
     // The layer holds the modules a server loads, not an empty directory that passes any budget.
     expect(existsSync(join(assets.mcpLayer.dir, 'nodejs/node_modules/@modelcontextprotocol/sdk/dist/cjs/server/mcp.js'))).toBe(true);
   });
-}, 300_000);
+});
 
 const kb = (bytes: number) => `${(bytes / KB).toFixed(1)} KB`;
 

@@ -255,7 +255,7 @@ describe('channels in the cloud', () => {
 
     // Assess: platforms hold no user credential; their signature is checked in the function
     expect(props).toMatchObject({ RedrivePolicy: { maxReceiveCount: 1 } });
-    expect(inbound.map((route) => `${route.method} ${route.auth}`).sort()).toEqual(['GET public', 'POST public']);
+    expect(inbound.map((route) => `${route.method} ${route.auth}`).sort()).toEqual(['GET public', 'GET public', 'POST public', 'POST public']);
     expect(authorizers).toEqual([]);
   });
 });

@@ -59,7 +59,7 @@ describe('cron schedules in the cloud', () => {
     for (const statementsOfOther of others) expect(JSON.stringify(statementsOfOther)).not.toMatch(/scheduler:|iam:PassRole/);
   });
 
-  it('runs due times in the cron queue consumer, which may mint run tokens and reaches the streaming host', () => {
+  it('runs due times in the cron queue consumer, which runs agents through the agents function and mints no run tokens', () => {
     // Prepare
     const platform = synthPlatform();
     const template = json(platform.main);
@@ -74,6 +74,7 @@ describe('cron schedules in the cloud', () => {
     // Assess
     expect(mappings).toHaveLength(1);
     expect(props['Timeout']).toBe(900);
-    expect(Object.keys(props['Environment'].Variables)).toEqual(expect.arrayContaining(['RUN_TOKEN_SECRET_ARN', 'STREAM_URL', 'SCHEDULE_GROUP']));
+    expect(Object.keys(props['Environment'].Variables)).toEqual(expect.arrayContaining(['AGENT_RUNS_FUNCTION_NAME', 'SCHEDULE_GROUP']));
+    expect(Object.keys(props['Environment'].Variables)).not.toContain('RUN_TOKEN_SECRET_ARN');
   });
 });

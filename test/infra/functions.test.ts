@@ -2,8 +2,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { areas } from '../../lib/manifest/areas.ts';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_ENTRIES_DIR } from '../../lib/cloud/function-entries.ts';
 import type { PlatformEnvironmentName } from '../../lib/cloud/platform-function.ts';
+import { AGENT_RUNS_SERVER } from '../../lib/cloud/function-entries.ts';
+import { AGENT_RUN_TIMEOUT_SEC } from '../../functions/agents/agent-runs.ts';
 import { areaNamed, handlerModulePath, resourcesOf, routes, routesByArea, tables } from '../../lib/manifest/index.ts';
 import { allTemplates, json, logicalIdOf, platformFunctions, synthPlatform, TEST_STAGE } from './synth-platform.ts';
 
@@ -99,7 +100,8 @@ describe('functions', () => {
 
   it.each([...bufferedAreas].map(([area, list]) => [area, list] as const))('gives area %s its slowest route plus a margin', (area, list) => {
     // Prepare
-    const expected = Math.max(...list.map((r) => r.timeoutSec)) + 3;
+    // The agents function also serves agent runs invoked by cron and channels, which have no route.
+    const expected = Math.max(...list.map((r) => r.timeoutSec), ...(area === AGENT_RUNS_SERVER.area ? [AGENT_RUN_TIMEOUT_SEC] : [])) + 3;
 
     // Act
     const { props } = areaFunction(area);
@@ -176,8 +178,7 @@ describe('functions', () => {
     'builds area %s from an entry that binds each of its buffered routes',
     async (area, list) => {
       // Prepare
-      synthPlatform();
-      const entry = join(DEFAULT_ENTRIES_DIR, `${area}.entry.ts`);
+      const entry = join(synthPlatform().entriesDir, `${area}.entry.ts`);
 
       // Act: importing runs areaHandler, which throws when a route of the area has no handler.
       const mod = (await import(entry)) as { handler: unknown };
@@ -191,10 +192,10 @@ describe('functions', () => {
 
   it('builds the fallback from an entry exporting fallbackHandler', async () => {
     // Prepare
-    synthPlatform();
+    const { entriesDir } = synthPlatform();
 
     // Act
-    const mod = (await import(join(DEFAULT_ENTRIES_DIR, 'fallback.entry.ts'))) as { handler: (event: unknown) => Promise<{ statusCode: number }> };
+    const mod = (await import(join(entriesDir, 'fallback.entry.ts'))) as { handler: (event: unknown) => Promise<{ statusCode: number }> };
     const response = await mod.handler({
       httpMethod: 'GET',
       resource: '/{proxy+}',

@@ -50,7 +50,7 @@ describe('the knowledge function bundled for the cloud', () => {
     const assets = readdirSync(join(workDir, 'cdk.out')).filter((name) => name.startsWith('asset.') && existsSync(join(workDir, 'cdk.out', name, 'index.mjs')));
     expect(assets).toHaveLength(1);
     bundleDir = join(workDir, 'cdk.out', assets[0]!);
-  }, 180_000);
+  });
 
   afterAll(() => rmSync(workDir, { recursive: true, force: true }));
 

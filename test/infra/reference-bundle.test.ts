@@ -67,7 +67,7 @@ describe('the reference function bundled for the cloud', () => {
       delete process.env[name];
     Object.assign(process.env, AREA_ENV);
     ({ handler } = (await import(pathToFileURL(join(bundleDir, 'index.mjs')).href)) as { handler: typeof handler });
-  }, 180_000);
+  });
 
   afterAll(() => {
     process.env = saved;

@@ -4,7 +4,6 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
 import { functionTimeoutSec } from '../../lib/cloud/area-functions.ts';
-import { DEFAULT_ENTRIES_DIR } from '../../lib/cloud/function-entries.ts';
 import { PlatformStack, type PlatformStackProps } from '../../lib/cloud/platform-stack.ts';
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS } from '../../lib/manifest/http.ts';
 import { areaNamed, handlerModulePath, KERNEL_RESOURCES, resourcesOf, routes } from '../../lib/manifest/index.ts';
@@ -270,11 +269,11 @@ const manifestStreamingHosts = [...new Set(routes.filter((r) => r.mode === 'stre
 describe.skipIf(manifestStreamingHosts.length === 0)('manifest streaming hosts', () => {
   it.each(manifestStreamingHosts)('%s: the generated entry binds every streaming route of the host', async (host) => {
     // Prepare: the real manifest's entries, as `cdk synth` writes them.
-    synthPlatform();
+    const { entriesDir } = synthPlatform();
     installStreamingShim();
 
     // Act: importing runs streamingHandler, which throws when a streaming route of the host has no handler.
-    const mod = (await import(join(DEFAULT_ENTRIES_DIR, `stream-host-${host}.entry.ts`))) as { handler: unknown };
+    const mod = (await import(join(entriesDir, `stream-host-${host}.entry.ts`))) as { handler: unknown };
 
     // Assess
     expect(typeof mod.handler).toBe('function');

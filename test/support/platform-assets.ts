@@ -93,16 +93,17 @@ export function cdkJsonContext(): Record<string, unknown> {
  * Synthesizes the platform stack into `outdir` with cdk.json's context, bundling on (every function
  * built by esbuild, the layer staged) unless `bundling` is false, and returns the stack. The
  * function entries go to `entriesDir` (inside the project, where esbuild finds the packages).
+ * With `synthesize: false` the stack is only constructed (assets staged, no template written).
  */
 export function synthesizePlatform(
   outdir: string,
-  options: { readonly bundling: boolean; readonly stackName: string; readonly stage: string; readonly entriesDir?: string },
+  options: { readonly bundling: boolean; readonly stackName: string; readonly stage: string; readonly entriesDir?: string; readonly synthesize?: boolean },
 ): PlatformStack {
   const context = { ...cdkJsonContext(), ...(options.bundling ? {} : { 'aws:cdk:bundling-stacks': [] }) };
   const app = new App({ outdir, analyticsReporting: false, context });
   const { stackName, stage, entriesDir } = options;
   const stack = new PlatformStack(app, stackName, { stackName, stage, version: '0.0.0-test', entriesDir });
-  app.synth();
+  if (options.synthesize !== false) app.synth();
   return stack;
 }
 
