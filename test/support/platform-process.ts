@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 export function spawnPlatform(args: readonly string[], options: { readonly cwd: string; readonly env: Readonly<Record<string, string>> }) {
   const child = spawn(process.execPath, ['--openssl-legacy-provider', ...args], {
     cwd: options.cwd,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...options.env },
+    env: { ...userEnvironment(), LOG_LEVEL: 'warn', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -29,4 +29,13 @@ export function spawnPlatform(args: readonly string[], options: { readonly cwd: 
     return exited;
   };
   return { child, exited, ready, stop, output: () => ({ stdout, stderr }) };
+}
+
+/**
+ * The test process's environment without what vitest adds for Vite (`BASE_URL=/`, `MODE`, `DEV`,
+ * `PROD`, `SSR`): `BASE_URL` is also a platform setting, which a user's shell would not hold as `/`.
+ */
+function userEnvironment(): NodeJS.ProcessEnv {
+  const { BASE_URL: _base, MODE: _mode, DEV: _dev, PROD: _prod, SSR: _ssr, ...rest } = process.env;
+  return rest;
 }
