@@ -1,9 +1,19 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 
-/** True when the moto AWS API server can be started here (it is installed in this machine image). */
+/**
+ * True when the moto AWS API server can be started here (it is installed in this machine image).
+ * Where the cloud adapters' tests must run (CI, or REQUIRE_MOTO=1) a missing moto throws instead,
+ * so those files fail rather than skip.
+ */
 export function motoAvailable(): boolean {
-  return spawnSync('python3', ['-c', 'import moto.server'], { stdio: 'ignore' }).status === 0;
+  const found = spawnSync('python3', ['-c', 'import moto.server'], { encoding: 'utf8' });
+  if (found.status === 0) return true;
+  if (process.env['CI'] === 'true' || process.env['REQUIRE_MOTO'] === '1')
+    throw new Error(
+      `moto is required here (CI or REQUIRE_MOTO=1), but python3 cannot import moto.server: ${found.error?.message ?? found.stderr.trim()}. Install it: python3 -m pip install "moto[server]"`,
+    );
+  return false;
 }
 
 async function freePort(): Promise<number> {
