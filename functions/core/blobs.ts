@@ -1,6 +1,6 @@
 import type * as S3Package from '@aws-sdk/client-s3';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
-import type { BucketName } from '../../lib/manifest/buckets.ts';
+import type { BucketName } from './area-list.ts';
 import type { Config } from './config.ts';
 
 /** Object storage for what does not fit in a table item (large log bodies, sources, messages). */

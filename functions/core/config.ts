@@ -1,7 +1,6 @@
 import { isIP, isIPv6 } from 'node:net';
 import * as z from 'zod';
-import type { areas } from '../../lib/manifest/areas.ts';
-import type { AreaModule } from '../../lib/manifest/types.ts';
+import type { ListedArea } from './area-list.ts';
 
 const optionalUrl = z.url().optional();
 
@@ -82,92 +81,160 @@ export const hostListSetting = z.string().transform((text, ctx) => {
  */
 export const DEFAULT_AGENT_MODEL_HOSTS: readonly string[] = ['*.amazonaws.com', 'api.openai.com', 'api.anthropic.com', 'generativelanguage.googleapis.com'];
 
-/** The kernel's settings; each area module adds its own (`settings`), checked by the same parse. */
-const kernelSchema = z.object({
-  STAGE: z.string().min(1).default('local'),
-  AWS_REGION: z.string().min(1).default('us-east-1'),
-  TABLE_PREFIX: z.string().min(1),
-  BUCKET_PREFIX: z.string().min(1),
-  /** Local stand-ins (dynalite, s3rver); absent in the cloud. */
-  DYNAMODB_ENDPOINT: optionalUrl,
-  S3_ENDPOINT: optionalUrl,
-  /** What requests to the local stand-ins are signed with: made by the local platform at each start. */
-  LOCAL_STORES_ACCESS_KEY_ID: z.string().min(1).optional(),
-  LOCAL_STORES_SECRET_ACCESS_KEY: z.string().min(1).optional(),
-  /**
-   * Public host URLs. Absent ones are derived from the request (cloud API Gateway stage URL);
-   * locally each derives from PUBLIC_URL, or the local server's own URL, unless set.
-   */
-  BASE_URL: publicUrlSetting().optional(),
-  STREAM_URL: publicUrlSetting().optional(),
-  MCP_URL: publicUrlSetting().optional(),
-  VOICE_URL: publicUrlSetting(['ws', 'wss', 'http', 'https']).optional(),
-  CDN_URL: publicUrlSetting().optional(),
-  SITE_URL: publicUrlSetting().optional(),
-  CODE_URL: publicUrlSetting().optional(),
-  /**
-   * Local: where outside services and clients reach this platform (a tunnel's URL, e.g.
-   * `https://abc.trycloudflare.com`), the local server's own URL otherwise. Every host URL derives
-   * from it as from the local server's (lib/local/platform.ts); it wins over forwarded headers.
-   */
-  PUBLIC_URL: publicUrlSetting().optional(),
-  /**
-   * Whether the request's `Forwarded` / `X-Forwarded-Host` / `X-Forwarded-Proto` headers say which
-   * URL it was sent to: only behind a proxy that sets them (a tunnel), since a client reaching the
-   * platform directly could otherwise choose the URLs it is given and signatures are checked over.
-   * Locally, without PUBLIC_URL, host URLs on LOCAL_ORIGIN then follow each request's origin.
-   */
-  TRUST_FORWARDED_HEADERS: z.stringbool().default(false),
-  /** The local server's own origin (`http://HOST:PORT`), set by the local platform at each start; absent in the cloud. */
-  LOCAL_ORIGIN: publicUrlSetting().optional(),
-  /**
-   * Whether each user's site has an origin of its own, `{alias}.` before SITE_URL's host (`true`:
-   * locally, and in the cloud with a site domain), or all sites are paths of SITE_URL's one origin
-   * (`false`: the cloud on its distribution's own name, which has no wildcard). docs/ARCHITECTURE.md, Websites.
-   */
-  SITE_ALIAS_ORIGINS: z.stringbool().default(false),
-  PLATFORM_VERSION: z.string().min(1).default('0.1.0'),
-  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
-  COGNITO_USER_POOL_ID: z.string().min(1).optional(),
-  COGNITO_CLIENT_ID: z.string().min(1).optional(),
-  /** The runtime Lambda that runs Python user code (cloud). */
-  RUNTIME_FUNCTION_NAME: z.string().min(1).optional(),
-  /** The MCP runtime Lambda (tenant-isolation mode) that runs user MCP servers (cloud). */
-  MCP_RUNTIME_FUNCTION_NAME: z.string().min(1).optional(),
-  /** Secrets Manager secret whose value keys the HMAC of run tokens (cloud). */
-  RUN_TOKEN_SECRET_ARN: z.string().min(1).optional(),
-  /**
-   * The SQS queues of the queue entry points a function may send to (cloud): a JSON object of
-   * entry-point id to queue URL, set by the stack for its own area's queues only.
-   */
-  TASK_QUEUES: z.string().min(1).optional(),
-  /** The dead-letter queues of a queue consumer's entry points (cloud), JSON like TASK_QUEUES: where it sets aside unreadable tasks. */
-  TASK_DEAD_LETTER_QUEUES: z.string().min(1).optional(),
-  /** The EventBridge Scheduler group run-time schedules (cron jobs) live in (cloud). */
-  SCHEDULE_GROUP: z.string().min(1).optional(),
-  /** The role Scheduler assumes to deliver a schedule's due time; it may only send to the schedule target queues (cloud). */
-  SCHEDULER_ROLE_ARN: z.string().min(1).optional(),
-  /** The queues run-time schedules may target (cloud): a JSON object of queue entry-point id to queue ARN. */
-  SCHEDULE_TARGETS: z.string().min(1).optional(),
-  /** KMS key that wraps the data keys of stored third-party keys (cloud). */
-  KEYS_KMS_KEY_ID: z.string().min(1).optional(),
-  /** Credits added once per calendar month (UTC) on an account's first activity; 0 turns it off. */
-  MONTHLY_FREE_CREDITS: z.coerce.number().min(0).max(1_000_000).default(0),
-  USAGE_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
-  /**
-   * The model endpoints agents and voice agents may reach besides the platform itself, comma
-   * separated (`hostListSetting`); a local model server only as `host:port`. Empty: none.
-   */
-  AGENT_MODEL_HOSTS: hostListSetting.default([...DEFAULT_AGENT_MODEL_HOSTS]),
+/** What each public host URL setting means; one text, so the reference shows the seven as one row. */
+const HOST_URL_MEANING =
+  "One host's public URL (`BASE_URL` the API, `STREAM_URL` streaming, `MCP_URL` MCP, `VOICE_URL` voice, which may be `ws(s)://`, `CDN_URL` the widget, `SITE_URL` users' sites, `CODE_URL` code servers) where it differs from what `PUBLIC_URL` (or the local address) gives; a set value wins over the derived one. A host no area serves stays unset whatever is set. With `SITE_URL` set, sites are paths of it unless `SITE_ALIAS_ORIGINS=true`. In the cloud the stack sets those it knows; the others derive from each request";
+
+/**
+ * The kernel's settings; each area module adds its own (`settings`), checked by the same parse.
+ * Each carries its meaning for the configuration reference (core/setting-meta.ts).
+ */
+export const kernelSchema = z.object({
+  STAGE: z.string().min(1).default('local').meta({
+    description: 'The stage name, in logs and the API stage: `local` locally, the `stage` deploy option in the cloud',
+    setBy: 'wiring',
+    deployOption: 'stage',
+  }),
+  AWS_REGION: z.string().min(1).default('us-east-1').meta({
+    description: "The AWS region of the tables, buckets and functions: the functions' own in the cloud, `us-east-1` locally (the stores are stand-ins)",
+    setBy: 'wiring',
+  }),
+  TABLE_PREFIX: z.string().min(1).meta({ description: "Prefix of the physical names of the manifest's tables", setBy: 'wiring' }),
+  BUCKET_PREFIX: z.string().min(1).meta({ description: "Prefix of the physical names of the manifest's buckets", setBy: 'wiring' }),
+  DYNAMODB_ENDPOINT: optionalUrl.meta({ description: 'The local DynamoDB stand-in (dynalite) the local platform starts; absent in the cloud', setBy: 'local' }),
+  S3_ENDPOINT: optionalUrl.meta({ description: 'The local S3 stand-in (s3rver) the local platform starts; absent in the cloud', setBy: 'local' }),
+  LOCAL_STORES_ACCESS_KEY_ID: z.string().min(1).optional().meta({
+    description: 'The credentials requests to the local stores are signed with, made at each start',
+    setBy: 'local',
+  }),
+  LOCAL_STORES_SECRET_ACCESS_KEY: z.string().min(1).optional().meta({
+    description: 'The credentials requests to the local stores are signed with, made at each start',
+    setBy: 'local',
+  }),
+  BASE_URL: publicUrlSetting().optional().meta({ description: HOST_URL_MEANING, whenUnset: 'derived' }),
+  STREAM_URL: publicUrlSetting().optional().meta({ description: HOST_URL_MEANING, whenUnset: 'derived' }),
+  MCP_URL: publicUrlSetting().optional().meta({ description: HOST_URL_MEANING, whenUnset: 'derived' }),
+  VOICE_URL: publicUrlSetting(['ws', 'wss', 'http', 'https']).optional().meta({ description: HOST_URL_MEANING, whenUnset: 'derived' }),
+  CDN_URL: publicUrlSetting().optional().meta({ description: HOST_URL_MEANING, whenUnset: 'derived' }),
+  SITE_URL: publicUrlSetting().optional().meta({ description: HOST_URL_MEANING, whenUnset: 'derived' }),
+  CODE_URL: publicUrlSetting().optional().meta({ description: HOST_URL_MEANING, whenUnset: 'derived' }),
+  // Every host URL derives from it as from the local server's (lib/local/platform.ts).
+  PUBLIC_URL: publicUrlSetting()
+    .optional()
+    .describe(
+      "Where outside services and clients reach the platform, e.g. a tunnel's `https://abc.trycloudflare.com` (absolute http(s), no query or fragment; a trailing `/` is dropped; anything else stops the start with a message naming it). Webhooks, `webhookUrl`, TwiML stream URLs, discovery and signature checks use it. Each host derives from it as from the local address: the API and MCP at the root, `/stream`, `wss://…/voice`, `/cdn`. The site host stays on `SITE_PORT`. It wins over forwarded headers",
+    ),
+  // Only behind a proxy that sets these headers: a client reaching the platform directly could
+  // otherwise choose the URLs it is given and that signatures are checked over.
+  TRUST_FORWARDED_HEADERS: z
+    .stringbool()
+    .default(false)
+    .describe(
+      "`true`: each request's URLs come from its proxy's `Forwarded` / `X-Forwarded-Host` / `X-Forwarded-Proto` (else `Host`), for a tunnel whose name changes. Only behind a proxy that sets these headers itself. `PUBLIC_URL` wins when both are set",
+    ),
+  LOCAL_ORIGIN: publicUrlSetting().optional().meta({
+    description: "The local server's own origin (`http://HOST:PORT`), which host URLs derive from without `PUBLIC_URL`; absent in the cloud",
+    setBy: 'local',
+  }),
+  // The cloud on its distribution's own name has no wildcard, so its sites share one origin:
+  // docs/ARCHITECTURE.md, Websites.
+  SITE_ALIAS_ORIGINS: z.stringbool().default(false).meta({
+    description:
+      "`true`: each user's site has an origin of its own, `{alias}.` before `SITE_URL`'s host (its name has a wildcard); `false`: sites are paths of `SITE_URL`'s one origin. Read with `SITE_URL` set; without it the local platform gives sites their own origins whenever `HOST` is reached as `localhost`",
+    deployOption: 'siteDomain',
+  }),
+  PLATFORM_VERSION: z
+    .string()
+    .min(1)
+    .default('0.1.0')
+    .meta({ description: 'The version `GET /health`, discovery and the OpenAPI document report: the package version in the cloud', setBy: 'stack' }),
+  LOG_LEVEL: z
+    .enum(['debug', 'info', 'warn', 'error', 'silent'])
+    .default('info')
+    .describe('`debug`, `info`, `warn`, `error` or `silent`; secrets are always redacted. The stack sets `info`'),
+  COGNITO_USER_POOL_ID: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: 'The Cognito user pool and app client whose ID tokens sign users in (cloud)', setBy: 'stack' }),
+  COGNITO_CLIENT_ID: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: 'The Cognito user pool and app client whose ID tokens sign users in (cloud)', setBy: 'stack' }),
+  RUNTIME_FUNCTION_NAME: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: 'The tenant-isolated Lambda function that runs Python user code (cloud)', setBy: 'stack' }),
+  MCP_RUNTIME_FUNCTION_NAME: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: "The tenant-isolated Lambda function that runs users' Node MCP servers (cloud)", setBy: 'stack' }),
+  RUN_TOKEN_SECRET_ARN: z.string().min(1).optional().meta({
+    description: 'The Secrets Manager secret keying the HMAC of run tokens, the short-lived credentials runs call the platform with (cloud)',
+    setBy: 'stack',
+  }),
+  // Its own area's queues only: a function cannot send work to another area's consumers.
+  TASK_QUEUES: z.string().min(1).optional().meta({
+    description: 'The SQS queues of the queue entry points a function may send to: a JSON object of entry-point id to queue URL (cloud)',
+    setBy: 'stack',
+  }),
+  TASK_DEAD_LETTER_QUEUES: z.string().min(1).optional().meta({
+    description: "The dead-letter queues of a queue consumer's entry points, JSON like `TASK_QUEUES`: where it sets aside tasks it cannot read (cloud)",
+    setBy: 'stack',
+  }),
+  SCHEDULE_GROUP: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: 'The EventBridge Scheduler group run-time schedules (cron jobs) live in (cloud)', setBy: 'stack' }),
+  SCHEDULER_ROLE_ARN: z.string().min(1).optional().meta({
+    description: "The role Scheduler assumes to deliver a schedule's due time; it may only send to the schedule target queues (cloud)",
+    setBy: 'stack',
+  }),
+  SCHEDULE_TARGETS: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: 'The queues run-time schedules may target: a JSON object of queue entry-point id to queue ARN (cloud)', setBy: 'stack' }),
+  KEYS_KMS_KEY_ID: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: 'The KMS key wrapping the data keys of stored third-party keys (cloud; locally `DATA_DIR/master.key` does)', setBy: 'stack' }),
+  MONTHLY_FREE_CREDITS: z.coerce
+    .number()
+    .min(0)
+    .max(1_000_000)
+    .default(0)
+    .describe("Credits added once per calendar month (UTC) per account, on the account's first activity in it (0: off)"),
+  USAGE_LOG_RETENTION_DAYS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3650)
+    .default(30)
+    .meta({ description: 'How long usage records are kept, in days', deployOption: 'usageLogRetentionDays' }),
+  AGENT_MODEL_HOSTS: hostListSetting.default([...DEFAULT_AGENT_MODEL_HOSTS]).meta({
+    description:
+      'The model endpoints agents and voice agents may reach besides the platform, comma separated, same syntax as `MCP_EGRESS_ALLOW_HOSTS`; a server on loopback or a private address (Ollama, vLLM, llama.cpp) only as `host:port`, e.g. `127.0.0.1:11434`; empty for none. The start refuses an entry it could never match, naming it',
+    deployOption: 'agentModelHosts',
+  }),
 });
 
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
 
-/** The settings one area module declares, as parsed. */
-type SettingsOf<A> = A extends { readonly settings: infer S extends z.ZodRawShape } ? z.infer<z.ZodObject<S>> : never;
+/**
+ * The settings one area module declares, as parsed. Without the index signature zod gives an
+ * object of no settings, which would let `config.ANY_NAME` type-check for every listed area.
+ */
+type SettingsOf<A> = A extends { readonly settings: infer S extends z.ZodRawShape } ? DeclaredKeys<z.infer<z.ZodObject<S>>> : never;
+type DeclaredKeys<T> = { [K in keyof T as string extends K ? never : K]: T[K] };
 
-/** The kernel's settings and those of every listed area (lib/manifest/areas.ts). */
-export type Config = Readonly<z.infer<typeof kernelSchema> & UnionToIntersection<SettingsOf<(typeof areas)[number]>>>;
+/** The kernel's settings and those of every listed area (lib/manifest/areas.ts, through functions/core/area-list.ts). */
+export type Config = Readonly<z.infer<typeof kernelSchema> & UnionToIntersection<SettingsOf<ListedArea>>>;
 
 export class ConfigError extends Error {}
 
@@ -181,7 +248,7 @@ export const KERNEL_SETTINGS: ReadonlySet<string> = new Set(Object.keys(kernelSc
  * variable, so a misconfigured function or local start stops immediately instead of failing on
  * some later request.
  */
-export function parseConfig(env: Record<string, string | undefined>, modules: readonly AreaModule[]): Config {
+export function parseConfig(env: Record<string, string | undefined>, modules: readonly { readonly settings: z.ZodRawShape }[]): Config {
   const schema = kernelSchema.extend(Object.assign({}, ...modules.map((area) => area.settings)) as z.ZodRawShape);
   const result = schema.safeParse(env);
   if (!result.success) {

@@ -52,6 +52,14 @@ export const areas = [
   embedArea,
 ] as const;
 
+// The kernel's `Config`, `Ports`, `TableName` and `BucketName` read the list from here, so the
+// kernel need not import this file (which imports every area, and so the kernel): functions/core/area-list.ts.
+declare module '../../functions/core/area-list.ts' {
+  interface AreaList {
+    readonly areas: typeof areas;
+  }
+}
+
 const byName = new Map<string, AreaModule>(areas.map((area) => [area.name, area]));
 
 /** The module of `name`; an unknown area is a bug in the manifest, so it throws. */

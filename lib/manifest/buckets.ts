@@ -4,4 +4,5 @@ import type { BucketSpec } from './types.ts';
 /** Object storage of the platform, from the area modules that own it. */
 export const buckets: readonly BucketSpec[] = areas.flatMap((area): readonly BucketSpec[] => area.buckets);
 
-export type BucketName = (typeof areas)[number]['buckets'][number]['name'];
+// Defined beside the kernel, which may not import this list (functions/core/area-list.ts).
+export type { BucketName } from '../../functions/core/area-list.ts';

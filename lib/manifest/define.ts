@@ -1,5 +1,5 @@
 import type * as z from 'zod';
-import type { KernelPorts } from '../../functions/ports.ts';
+import type { KernelPorts } from '../../functions/kernel-ports.ts';
 import type {
   AreaModule,
   AuthMode,

@@ -8,4 +8,5 @@ import type { TableSpec } from './types.ts';
  */
 export const tables: readonly TableSpec[] = areas.flatMap((area): readonly TableSpec[] => area.tables);
 
-export type TableName = (typeof areas)[number]['tables'][number]['name'];
+// Defined beside the kernel, which may not import this list (functions/core/area-list.ts).
+export type { TableName } from '../../functions/core/area-list.ts';

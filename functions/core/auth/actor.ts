@@ -1,4 +1,4 @@
-import type { CallerScope } from '../../../lib/manifest/types.ts';
+import type { CallerScope } from '../../../lib/manifest/specs.ts';
 import { AccessDeniedError, AliasRequiredError, AuthenticationRequiredError } from '../errors.ts';
 import type { AccountCredential } from './credentials.ts';
 

@@ -1,6 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient, GetCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { TableName } from '../../../lib/manifest/tables.ts';
+import type { TableName } from '../area-list.ts';
 import { localStoreCredentials } from '../blobs.ts';
 import type { Config } from '../config.ts';
 

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { BucketName } from '../../../lib/manifest/buckets.ts';
+import type { BucketName } from '../area-list.ts';
 import { createS3Access, isMissingObject, readObject, type S3Access } from '../blobs.ts';
 import type { Config } from '../config.ts';
 

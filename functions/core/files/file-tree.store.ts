@@ -1,5 +1,5 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { TableName } from '../../../lib/manifest/tables.ts';
+import type { TableName } from '../area-list.ts';
 import { decodeCursor, encodeCursor, type Page } from '../db/cursor.ts';
 import { readQuery, sendIf, type Db } from '../db/dynamo.ts';
 import { ValidationError } from '../errors.ts';

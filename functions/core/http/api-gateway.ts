@@ -1,12 +1,11 @@
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { Ports } from '../../ports.ts';
 import { NotFoundError } from '../errors.ts';
-import { notFoundResponse } from './not-found.ts';
+import { notFoundResponse, type RestHandler } from './not-found.ts';
 import { handleRequest } from './pipeline.ts';
 import { fromRestEvent } from './request.ts';
 import type { BoundRoute } from './route.ts';
 
-export type RestHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+export type { RestHandler };
 
 /**
  * The Lambda handler of one area: API Gateway gives the matched template in `event.resource`, so

@@ -1,8 +1,7 @@
-import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { RouteSpec } from '../../../lib/manifest/types.ts';
 import type { Logger } from '../logger.ts';
 import { MethodNotAllowedError, NotFoundError } from '../errors.ts';
-import type { RestHandler } from './api-gateway.ts';
 import { errorBody } from './envelope.ts';
 import { toErrorResponse } from './error-response.ts';
 import { lineageOf, LINEAGE_HEADER } from './lineage.ts';
@@ -11,6 +10,9 @@ import { RouteTable } from './route-table.ts';
 
 // Apart from api-gateway.ts, which imports the request pipeline: the fallback function bundles
 // this file alone, not the pipeline's stores, SDK clients and zod schemas it never runs.
+
+/** A Lambda handler behind API Gateway's REST API (here, not in api-gateway.ts, which imports this file). */
+export type RestHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
 
 /**
  * Answers paths no route has (404) and known paths called with the wrong method (405), in envelope

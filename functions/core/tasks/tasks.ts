@@ -1,4 +1,7 @@
-import type { AreaModule, QueueSpec } from '../../../lib/manifest/types.ts';
+import type { EntryPointSpec, QueueSpec } from '../../../lib/manifest/specs.ts';
+
+/** What `tasksForArea` reads of an area module: the kernel may not import `AreaModule`, which names its ports. */
+type QueueOwner = { readonly name: string; readonly entryPoints: readonly EntryPointSpec[] };
 
 /**
  * The largest task: SQS's classic message limit, 256 KiB of JSON (the queues are created with it,
@@ -39,7 +42,7 @@ export class TaskSendError extends Error {}
 
 /** The queue behind each platform-level `tasks` member, which only an area's view may use. */
 const queueOf = new WeakMap<Tasks, TaskQueue>();
-const bound = new WeakMap<Tasks, WeakMap<AreaModule, Tasks>>();
+const bound = new WeakMap<Tasks, WeakMap<QueueOwner, Tasks>>();
 
 /**
  * The platform's `tasks` member (createPorts). It cannot send by itself: which queues are reachable
@@ -59,7 +62,7 @@ export function createPlatformTasks(queue: TaskQueue): Tasks {
 }
 
 /** `area`'s `tasks`: sends to that area's own queue entry points and refuses every other name. */
-export function tasksForArea(tasks: Tasks, area: AreaModule): Tasks {
+export function tasksForArea(tasks: Tasks, area: QueueOwner): Tasks {
   const queue = queueOf.get(tasks);
   if (queue === undefined) return tasks;
   let byArea = bound.get(tasks);
