@@ -105,16 +105,21 @@ export const agentsArea = defineArea({
   uses: ['users', 'credits', 'keys', 'keysReader', 'compute', 'usageLogs', 'searchIndex', 'embeds'],
   settings: {
     /**
-     * Run time a chat pays ahead with each debit while it runs (see core/credit-meter.ts): longer
-     * means fewer ledger lines, shorter means less held at a time. Whatever the length, a run may use
-     * its whole balance: a stretch the balance cannot pay in full is paid in part.
+     * Longer means fewer ledger lines, shorter means less held at a time (see core/credit-meter.ts).
+     * Whatever the length, a run may use its whole balance: a stretch the balance cannot pay in full
+     * is paid in part.
      */
-    CHAT_BILLING_TICK_SEC: z.coerce.number().min(0.1).max(300).default(10),
-    /**
-     * The function that runs agents for cron jobs and channels (the agents function, which holds the
-     * chat service): set by the stack on the functions granted to invoke it; unused locally, where
-     * the chat service is in the same process (functions/agents/agent-runs.ts).
-     */
-    AGENT_RUNS_FUNCTION_NAME: z.string().min(1).optional(),
+    CHAT_BILLING_TICK_SEC: z.coerce
+      .number()
+      .min(0.1)
+      .max(300)
+      .default(10)
+      .describe("How far ahead a chat's run time is paid with each debit while it runs, in seconds"),
+    // Unused locally, where the chat service is in the same process (functions/agents/agent-runs.ts).
+    AGENT_RUNS_FUNCTION_NAME: z.string().min(1).optional().meta({
+      description:
+        "The agents function the channels and cron functions invoke to run an owner's agent (Lambda Invoke, not the public API), on the functions granted to invoke it (cloud)",
+      setBy: 'stack',
+    }),
   },
 });

@@ -4,6 +4,8 @@ import { createChannelStore } from './channel.store.ts';
 import { DEFAULT_API_BASES } from './platform-api.ts';
 
 const apiBase = (fallback: string) => z.url().default(fallback);
+/** Each platform's API is the real service unless set: tests point them at loopback stand-ins. */
+const apiBaseMeaning = (service: string) => `The base URL of ${service}'s API`;
 
 /**
  * Channels (SPEC 4.9): an agent answering on messaging platforms and phone numbers. Platforms
@@ -54,13 +56,17 @@ export const channelsArea = defineArea({
   // `agentRuns`: the agent runs through the chat service, not the owner's chat endpoint (channel-chat.ts).
   uses: ['agents', 'secretBox', 'tasks', 'agentRuns', 'usageLogs'],
   settings: {
-    /** Each platform's API (`CHANNEL_API_BASE_<PLATFORM>`; every phone kind reads `..._PHONE`), the real service unless set. */
-    CHANNEL_API_BASE_WORKSPACE_CHAT: apiBase(DEFAULT_API_BASES.CHANNEL_API_BASE_WORKSPACE_CHAT),
-    CHANNEL_API_BASE_COMMUNITY_CHAT: apiBase(DEFAULT_API_BASES.CHANNEL_API_BASE_COMMUNITY_CHAT),
-    CHANNEL_API_BASE_BOT_MESSENGER: apiBase(DEFAULT_API_BASES.CHANNEL_API_BASE_BOT_MESSENGER),
-    CHANNEL_API_BASE_PHONE_MESSENGER: apiBase(DEFAULT_API_BASES.CHANNEL_API_BASE_PHONE_MESSENGER),
-    CHANNEL_API_BASE_PHONE: apiBase(DEFAULT_API_BASES.CHANNEL_API_BASE_PHONE),
-    /** Failed deliveries in a row (agent runs or replies) after which a channel pauses itself; 0 never pauses. */
-    CHANNEL_AUTO_PAUSE_FAILURES: z.coerce.number().int().min(0).max(1000).default(10),
+    CHANNEL_API_BASE_WORKSPACE_CHAT: apiBase(DEFAULT_API_BASES.CHANNEL_API_BASE_WORKSPACE_CHAT).describe(apiBaseMeaning('Slack')),
+    CHANNEL_API_BASE_COMMUNITY_CHAT: apiBase(DEFAULT_API_BASES.CHANNEL_API_BASE_COMMUNITY_CHAT).describe(apiBaseMeaning('Discord')),
+    CHANNEL_API_BASE_BOT_MESSENGER: apiBase(DEFAULT_API_BASES.CHANNEL_API_BASE_BOT_MESSENGER).describe(apiBaseMeaning('Telegram')),
+    CHANNEL_API_BASE_PHONE_MESSENGER: apiBase(DEFAULT_API_BASES.CHANNEL_API_BASE_PHONE_MESSENGER).describe(apiBaseMeaning('WhatsApp')),
+    CHANNEL_API_BASE_PHONE: apiBase(DEFAULT_API_BASES.CHANNEL_API_BASE_PHONE).describe(`${apiBaseMeaning('Twilio')}, for every phone channel kind`),
+    CHANNEL_AUTO_PAUSE_FAILURES: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(1000)
+      .default(10)
+      .describe('Failed deliveries in a row (agent runs or replies) after which a channel pauses itself; 0 never pauses'),
   },
 });

@@ -39,7 +39,12 @@ export const embedArea = defineArea({
   // The widget script (SPEC 4.10): {cdn_url}/widget.js and {cdn_url}/v{version}/widget.js.
   assets: [{ host: 'cdn', entry: 'widget/widget.ts', name: 'widget.js', version: WIDGET_VERSION }],
   settings: {
-    /** How long a visitor's credential from POST /embed/chat lasts; the widget asks again after. */
-    EMBED_SESSION_TTL_SEC: z.coerce.number().int().min(60).max(86_400).default(3600),
+    EMBED_SESSION_TTL_SEC: z.coerce
+      .number()
+      .int()
+      .min(60)
+      .max(86_400)
+      .default(3600)
+      .describe("How long a widget visitor's credential from `POST /embed/chat` lasts, in seconds; the widget asks again after"),
   },
 });

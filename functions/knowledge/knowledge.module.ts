@@ -61,10 +61,14 @@ export const knowledgeArea = defineArea({
   },
   uses: ['searchIndex'],
   settings: {
-    /** Bytes each user's knowledge files may take, in MiB. */
-    KNOWLEDGE_QUOTA_MB: z.coerce.number().min(0).max(1_000_000).default(100),
-    /** The largest file an upload URL accepts, in MiB (direct uploads stay at SPEC's 5 MB). */
-    KNOWLEDGE_UPLOAD_URL_MAX_MB: z.coerce.number().min(0).max(5000).default(50),
+    KNOWLEDGE_QUOTA_MB: z.coerce.number().min(0).max(1_000_000).default(100).describe("Storage each account's knowledge files may take, in MiB"),
+    // Direct uploads stay at SPEC's 5 MB.
+    KNOWLEDGE_UPLOAD_URL_MAX_MB: z.coerce
+      .number()
+      .min(0)
+      .max(5000)
+      .default(50)
+      .describe('Largest file a knowledge upload URL accepts, in MiB; direct uploads stay at 5 MB'),
     ...textReadingSettings,
   },
   // The search libraries too: this area queries (partition-index.ts).

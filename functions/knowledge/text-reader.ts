@@ -180,21 +180,42 @@ export function createTextReader(settings: TextReaderSettings): TextReader {
 
 /** The knowledge area's settings for reading files (its module's `settings`). */
 export const textReadingSettings = {
-  /** PDF pages of one file that are read; a longer file is indexed up to them (`indexStatus: truncated`). */
-  KNOWLEDGE_MAX_PDF_PAGES: z.coerce.number().int().min(1).max(100_000).default(500),
-  /** Characters of one file's text that are indexed (5 MiB: a direct upload's text whole); past them, `truncated`. */
+  KNOWLEDGE_MAX_PDF_PAGES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .default(500)
+    .describe('PDF pages of one knowledge file that are read; a longer file is indexed up to them (`indexStatus: truncated`)'),
+  // 5 MiB: a direct upload's text whole.
   KNOWLEDGE_MAX_TEXT_CHARS: z.coerce
     .number()
     .int()
     .min(1000)
     .max(100 * 1024 * 1024)
-    .default(5 * 1024 * 1024),
-  /** Longest one file's text may take to read, in seconds (under the upload route's 29 s); past it, `failed`. */
-  KNOWLEDGE_READ_TIMEOUT_SEC: z.coerce.number().min(1).max(600).default(20),
-  /** Heap of a worker reading a file, in MiB; a file needing more is `failed`. */
-  KNOWLEDGE_READ_MEMORY_MB: z.coerce.number().int().min(32).max(4096).default(256),
-  /** Files read at once (each in a worker thread); more wait their turn, owner by owner. */
-  KNOWLEDGE_READ_WORKERS: z.coerce.number().int().min(1).max(16).default(2),
+    .default(5 * 1024 * 1024)
+    .describe("Characters of one knowledge file's text that are indexed; past them, `truncated`"),
+  // Under the upload route's 29 s.
+  KNOWLEDGE_READ_TIMEOUT_SEC: z.coerce
+    .number()
+    .min(1)
+    .max(600)
+    .default(20)
+    .describe("Longest one knowledge file's text may take to read, in seconds; past it, `failed`"),
+  KNOWLEDGE_READ_MEMORY_MB: z.coerce
+    .number()
+    .int()
+    .min(32)
+    .max(4096)
+    .default(256)
+    .describe('Heap of a worker reading a knowledge file, in MiB; a file needing more is `failed`'),
+  KNOWLEDGE_READ_WORKERS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(16)
+    .default(2)
+    .describe('Knowledge files read at once, each in a worker thread; more wait their turn, owner by owner'),
 };
 
 /** Declared here rather than read from `Config`, which is computed from the area list the module is part of. */

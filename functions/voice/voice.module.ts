@@ -31,37 +31,69 @@ export const voiceArea = defineArea({
   },
   uses: ['agents', 'credits', 'keysReader', 'compute', 'usageLogs', 'users', 'tokens', 'channels', 'embeds'],
   settings: {
-    /** Longest a session may last; it then ends with an error frame `SESSION_LIMIT` and close 1000. */
     VOICE_MAX_SESSION_SEC: z.coerce
       .number()
       .int()
       .min(1)
       .max(4 * 3600)
-      .default(1800),
-    /** A live session with nothing from the caller (audio or text) for this long ends with close 4408. */
-    VOICE_IDLE_TIMEOUT_SEC: z.coerce.number().min(1).max(3600).default(120),
-    /** A session whose agent has not started within this long ends with RUNTIME_UNAVAILABLE and close 1011. */
-    VOICE_START_TIMEOUT_SEC: z.coerce.number().min(1).max(300).default(30),
-    /** Largest WebSocket message accepted; a larger one closes the socket with 1009. */
+      .default(1800)
+      .describe('Longest a voice session may last, in seconds; it then ends with an error frame `SESSION_LIMIT` and close 1000'),
+    VOICE_IDLE_TIMEOUT_SEC: z.coerce
+      .number()
+      .min(1)
+      .max(3600)
+      .default(120)
+      .describe('A live voice session with nothing from the caller (audio or text) for this long, in seconds, ends with close 4408'),
+    VOICE_START_TIMEOUT_SEC: z.coerce
+      .number()
+      .min(1)
+      .max(300)
+      .default(30)
+      .describe('A voice session whose agent has not started within this long, in seconds, ends with `RUNTIME_UNAVAILABLE` and close 1011'),
     VOICE_MAX_FRAME_BYTES: z.coerce
       .number()
       .int()
       .min(1 * KIB)
       .max(1024 * KIB)
-      .default(64 * KIB),
-    /**
-     * Sockets not yet authenticated that one address may hold open (per bridge task); one more is
-     * answered 429 before the WebSocket handshake. Twilio opens one per call, authenticated within
-     * milliseconds, so this bounds a stranger's sockets rather than calls.
-     */
-    VOICE_MAX_UNAUTHENTICATED_PER_ADDRESS: z.coerce.number().int().min(1).max(10_000).default(16),
-    /** Sockets not yet authenticated from all addresses together (per bridge task); past it, 429. */
-    VOICE_MAX_UNAUTHENTICATED: z.coerce.number().int().min(1).max(100_000).default(256),
-    /** Sessions one user may hold at once (per bridge task); one more is refused with 4429. */
-    VOICE_MAX_SESSIONS_PER_USER: z.coerce.number().int().min(1).max(100).default(3),
-    /** The port other bridge tasks reach this one on (the container's port), where sessions are handed off. */
-    VOICE_PEER_PORT: z.coerce.number().int().min(1).max(65535).default(8080),
-    /** Voice time paid ahead with each debit while a session runs (see core/credit-meter.ts). */
-    VOICE_BILLING_TICK_SEC: z.coerce.number().min(0.1).max(300).default(10),
+      .default(64 * KIB)
+      .describe('Largest voice WebSocket message accepted, in bytes; a larger one closes the socket with 1009'),
+    // Twilio opens one socket per call, authenticated within milliseconds, so this bounds a
+    // stranger's sockets rather than calls.
+    VOICE_MAX_UNAUTHENTICATED_PER_ADDRESS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(10_000)
+      .default(16)
+      .describe(
+        'Voice sockets not yet authenticated that one address may hold open (per bridge task); one more is answered 429 before the WebSocket handshake',
+      ),
+    VOICE_MAX_UNAUTHENTICATED: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(100_000)
+      .default(256)
+      .describe('Voice sockets not yet authenticated from all addresses together (per bridge task); past it, 429'),
+    VOICE_MAX_SESSIONS_PER_USER: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .default(3)
+      .describe('Voice sessions one user may hold at once (per bridge task); one more is refused with 4429'),
+    VOICE_PEER_PORT: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(65535)
+      .default(8080)
+      .describe("Cloud: the port other voice bridge tasks reach this one on to hand sessions off, the container's port"),
+    VOICE_BILLING_TICK_SEC: z.coerce
+      .number()
+      .min(0.1)
+      .max(300)
+      .default(10)
+      .describe('How far ahead voice time is paid with each debit while a session runs, in seconds (as `CHAT_BILLING_TICK_SEC`)'),
   },
 });

@@ -59,11 +59,17 @@ export const websitesArea = defineArea({
   },
   uses: ['users', 'credits'],
   settings: {
-    /** Storage of the `free` tier, in MiB (SPEC part 8: 50). */
-    WEBSITE_FREE_QUOTA_MB: z.coerce.number().min(0).max(1_000_000).default(50),
-    /** The site host's CloudFront distribution (the stack sets it); unset locally, where nothing caches sites. */
-    SITE_DISTRIBUTION_ID: z.string().min(1).optional(),
-    /** Another CloudFront endpoint (tests point it at moto). */
-    CLOUDFRONT_ENDPOINT: z.url().optional(),
+    // SPEC part 8: 50.
+    WEBSITE_FREE_QUOTA_MB: z.coerce
+      .number()
+      .min(0)
+      .max(1_000_000)
+      .default(50)
+      .describe('Site storage of the `free` tier, in MiB; `starter` 1 GB and `professional` 10 GB are fixed'),
+    SITE_DISTRIBUTION_ID: z.string().min(1).optional().meta({
+      description: "The site host's CloudFront distribution, whose cache a publish invalidates (cloud; nothing caches sites locally)",
+      setBy: 'stack',
+    }),
+    CLOUDFRONT_ENDPOINT: z.url().optional().describe('Another CloudFront endpoint, e.g. a stand-in (the tests point it at moto)'),
   },
 });

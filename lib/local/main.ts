@@ -4,25 +4,40 @@ import { performance } from 'node:perf_hooks';
 import * as z from 'zod';
 import { ConfigError, hostListSetting } from '../../functions/core/config.ts';
 import { siteUrlTemplate } from '../../functions/core/http/public-urls.ts';
-import { parseUidRange } from '../../functions/runtimes/os-sandbox.ts';
+import { DEFAULT_UID_RANGE, parseUidRange } from '../../functions/runtimes/os-sandbox.ts';
 import { keepRunningOnUncaughtErrors } from './last-resort.ts';
 import { ADMIN_TOKEN_FILE, startLocalPlatform, StartupError, type LocalPlatformOptions } from './platform.ts';
 import { prettyLogWriter } from './pretty-log.ts';
 import { readFile } from 'node:fs/promises';
 
-/** The settings `npm start` reads from its environment (README, "Configuration"). */
-const environment = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(8787),
-  /** The port users' sites are served on, another origin than the API's (default PORT + 1). */
-  SITE_PORT: z.coerce.number().int().min(0).max(65535).optional(),
-  HOST: z.string().min(1).default('127.0.0.1'),
-  DATA_DIR: z.string().min(1).default('.data'),
-  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
-  /** `json` forces JSON lines even at a terminal (they are the default when output is piped). */
-  LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
-  /** `allow` runs user code without the OS sandbox: only for code you trust, on a machine without bubblewrap. */
-  UNSAFE_USER_CODE: z.enum(['allow'], { error: "must be 'allow' or unset" }).optional(),
-  /** The uids (and gids) sandboxed user code runs as when the platform runs as root, one per tenant: `FIRST-LAST`. */
+/**
+ * The settings `npm start` reads from its environment, beside the platform's own (core/config.ts,
+ * which the local platform also reads from it). Each carries its meaning for the configuration
+ * reference (docs/configuration.md, core/setting-meta.ts).
+ */
+export const localSettings = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8787).describe('HTTP port (`0` picks a free one)'),
+  SITE_PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65535)
+    .optional()
+    .meta({ description: "Port users' sites are served on, another origin than the API (`0` picks a free one)", whenUnset: '`PORT + 1`' }),
+  HOST: z.string().min(1).default('127.0.0.1').describe('Interface to listen on'),
+  DATA_DIR: z.string().min(1).default('.data').describe('Tables, files, the admin token and `master.key`; one running platform per directory'),
+  LOG_LEVEL: z
+    .enum(['debug', 'info', 'warn', 'error', 'silent'])
+    .default('info')
+    .describe('`debug`, `info`, `warn`, `error` or `silent`; secrets are always redacted'),
+  LOG_FORMAT: z
+    .enum(['json', 'pretty'])
+    .optional()
+    .describe('Logs are one compact line per event at a terminal and JSON lines otherwise (when output is piped); `json` forces JSON'),
+  UNSAFE_USER_CODE: z
+    .enum(['allow'], { error: "must be 'allow' or unset" })
+    .optional()
+    .describe('`allow` runs user code **without** the OS sandbox (logged as an error at every start); only for your own code on a machine without bubblewrap'),
   SANDBOX_UID_RANGE: z
     .string()
     .transform((text, context) => {
@@ -31,24 +46,63 @@ const environment = z.object({
       context.addIssue({ code: 'custom', message: range });
       return z.NEVER;
     })
-    .optional(),
+    .optional()
+    .meta({
+      description:
+        'The uids (and gids of the same numbers) user code runs as when the platform runs as root: one per tenant, `FIRST-LAST`. They must own nothing on the machine; the platform refuses a range that holds a user or group of /etc/passwd, /etc/group or a range of /etc/subuid, /etc/subgid. Two platforms on one machine need ranges that do not overlap',
+      whenUnset: `\`${DEFAULT_UID_RANGE.first}-${DEFAULT_UID_RANGE.last}\``,
+    }),
   // One shared uid let one tenant's threads starve every other tenant: refused rather than ignored.
-  SANDBOX_UID: z.undefined({ error: 'replaced by SANDBOX_UID_RANGE: sandboxes run as a uid per tenant from that range' }).optional(),
-  SANDBOX_GID: z.undefined({ error: 'replaced by SANDBOX_UID_RANGE (each uid is also the gid)' }).optional(),
-  /** Most processes and threads one tenant's sandboxes may have at once. */
-  SANDBOX_MAX_PROCESSES: z.coerce.number().int().min(64).max(1_000_000).optional(),
-  /** The Python interpreter for user code: a path or a name on PATH (default: `.venv/bin/python` when it exists, else `python3`). */
-  PYTHON: z.string().min(1).optional(),
-  /** Python runtime servers kept started for tenants' first runs (default 1; 0: none). */
-  RUNTIME_SPARES: z.coerce.number().int().min(0).max(32).optional(),
-  /** Voice session processes kept started with the voice framework imported (0: none). */
-  VOICE_SPARES: z.coerce.number().int().min(0).max(32).optional(),
-  /** Most Python runtimes and most MCP hosts alive at once; with the idle stop, what bounds their memory. */
-  RUNTIME_MAX_PROCESSES: z.coerce.number().int().min(1).max(1024).optional(),
-  /** A tenant's runtime or MCP host without calls for this long is stopped. */
-  RUNTIME_IDLE_SECONDS: z.coerce.number().int().min(1).max(86_400).optional(),
-  /** Hosts MCP servers may reach, comma separated (`*`: any public host; empty: none). */
-  MCP_EGRESS_ALLOW_HOSTS: hostListSetting.optional(),
+  SANDBOX_UID: z
+    .undefined({ error: 'replaced by SANDBOX_UID_RANGE: sandboxes run as a uid per tenant from that range' })
+    .optional()
+    .describe('No longer read: the start refuses it; sandboxes run as a uid (and gid) per tenant from `SANDBOX_UID_RANGE`'),
+  SANDBOX_GID: z
+    .undefined({ error: 'replaced by SANDBOX_UID_RANGE (each uid is also the gid)' })
+    .optional()
+    .describe('No longer read: the start refuses it; sandboxes run as a uid (and gid) per tenant from `SANDBOX_UID_RANGE`'),
+  SANDBOX_MAX_PROCESSES: z.coerce.number().int().min(64).max(1_000_000).optional().meta({
+    description: "Processes and threads one tenant's sandboxes may have at once (RLIMIT_NPROC of the tenant's uid; only as root)",
+    whenUnset: '`1024`',
+  }),
+  PYTHON: z.string().min(1).optional().meta({
+    description:
+      'The interpreter agents and actions run on (3.11 or 3.12), a path or a name on `PATH`; the start log names it and its version (README, Quick start)',
+    whenUnset: '`.venv/bin/python` if it exists, else `python3`',
+  }),
+  RUNTIME_SPARES: z.coerce.number().int().min(0).max(32).optional().meta({
+    description:
+      "Python runtimes kept started for tenants that have none yet, so a tenant's first run does not wait for an interpreter start (0: none; each costs one runtime's memory while it waits)",
+    whenUnset: '`1`',
+  }),
+  VOICE_SPARES: z.coerce.number().int().min(0).max(32).optional().meta({
+    description:
+      "Voice session processes kept started, with the voice framework imported, for the next calls, so a call is ready in about 0.1 s instead of an interpreter start and Strands' imports (0: each call starts its own; each costs one Python process's memory while it waits, about 90 MB with Strands)",
+    whenUnset: '`1`',
+  }),
+  // With the idle stop, what bounds the tenants' processes' memory (the sizing below the table).
+  RUNTIME_MAX_PROCESSES: z.coerce.number().int().min(1).max(1024).optional().meta({
+    description: 'Most Python runtimes (spares included) and most MCP hosts alive at once, each; a new tenant beyond it stops the least recently used idle one',
+    whenUnset: '`32`',
+  }),
+  RUNTIME_IDLE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(86_400)
+    .optional()
+    .meta({ description: "A tenant's runtime or MCP host without calls for this long, in seconds, is stopped", whenUnset: '`600`' }),
+  MCP_EGRESS_ALLOW_HOSTS: hostListSetting.optional().meta({
+    description:
+      "What MCP servers' `fetch` may reach, comma separated: `*` (any host with public addresses, ports 443 and 80), `*.example.com`, `host`, `host:port`; empty for nothing",
+    whenUnset: '`*`',
+  }),
+  // Read by bin/start.mjs before this runs (and by bin/build-local.ts); here for the reference, so
+  // it accepts whatever those accept.
+  LOCAL_BUILD_DIR: z.string().optional().meta({
+    description: "Where `npm start` keeps its build; inside the project, so the build's packages resolve from `node_modules`",
+    whenUnset: '`.tmp/local-build`',
+  }),
 });
 
 /**
@@ -67,7 +121,7 @@ export type BuiltParts = Pick<LocalPlatformOptions, 'importHandlerModule' | 'sto
  * start` runs it from the build, passing `built`.
  */
 export async function runLocalPlatform(built: BuiltParts = {}): Promise<void> {
-  const env = environment.safeParse(process.env);
+  const env = localSettings.safeParse(process.env);
 
   if (!env.success) {
     console.error(`Invalid environment: ${env.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
