@@ -1,9 +1,10 @@
 import { requireAlias, requireUser, type UserActor } from '../core/auth/actor.ts';
 import { throwFirstFailure } from '../core/all-settled.ts';
-import { roundCredits, type Credits, type PendingDebit } from '../core/credits.ts';
-import { InsufficientCreditsError, PlatformError, TimeoutError } from '../core/errors.ts';
+import type { Credits } from '../core/credits.ts';
+import { PlatformError, TimeoutError } from '../core/errors.ts';
 import { toErrorResponse } from '../core/http/error-response.ts';
 import type { RequestScope } from '../core/request-scope.ts';
+import { openBilledRun } from '../core/runs/billed-run.ts';
 import { Reply } from '../core/http/route.ts';
 import type { KeysReader } from '../core/keys-reader.ts';
 import { scrubSecrets } from '../core/secret-scope.ts';
@@ -162,18 +163,24 @@ async function execute(run: Execution, ports: ExecutionPorts, scope: RequestScop
   // ledger line is written while the code runs, as for MCP calls and chats, and every answer waits
   // for it: a line that cannot be written fails the request (500), the run's record still written.
   const hold = actionCost(run.memoryMb, timeoutMs);
-  const [held, keysRead] = await Promise.allSettled([
-    holdCredits(run, hold, timeoutSec, ports, scope, reason),
-    run.keysNeeded.length > 0 ? ports.keysReader.readKeys(run.caller, run.tenantId, run.keysNeeded) : Promise.resolve({}),
-  ]);
-  if (held.status === 'rejected') throw held.reason;
-  const holdLine = held.value.line;
-  if (keysRead.status === 'rejected') {
-    await giveBack(run, hold, `${reason} refund: the platform could not run it`, ports, scope);
-    await holdLine;
-    throw keysRead.reason;
-  }
-  const keys = keysRead.value;
+  const billed = await openBilledRun(
+    {
+      kind: 'action',
+      // The caller pays, and auth read the caller's account: its grant month spares the grant's write.
+      payer: run.caller.userId,
+      upfront: { credits: hold, reason: `${reason}: held for up to ${timeoutSec} s`, seen: run.caller.account },
+      refunds: {
+        notRun: `${reason} refund: the platform could not run it`,
+        notStarted: `${reason} refund: the run never started`,
+        unused: `${reason}: unused part of the hold`,
+      },
+      refused: (error) => holdRefusedError(hold, error.available, run.memoryMb, timeoutSec),
+      readKeys: () => (run.keysNeeded.length > 0 ? ports.keysReader.readKeys(run.caller, run.tenantId, run.keysNeeded) : Promise.resolve({})),
+    },
+    ports,
+    scope,
+  );
+  const { keys } = billed;
   let outcome: Outcome;
   try {
     const invocation: ActionInvocation = {
@@ -191,28 +198,17 @@ async function execute(run: Execution, ports: ExecutionPorts, scope: RequestScop
     outcome = await collect(ports.compute.invoke(run.tenantId, invocation, signal));
   } catch (error) {
     // The port reports run failures as events; a throw means nothing ran: the hold goes back.
-    await giveBack(run, hold, `${reason} refund: the platform could not run it`, ports, scope);
-    await holdLine;
+    await billed.abandon();
     throw error;
   }
 
   const failure = outcome.error === null ? null : failureOf(outcome.error, run, signal);
-  const creditsUsed = creditsForRun(run.memoryMb, timeoutMs, outcome);
-  // The refund and the usage record are independent writes, so they go out together (the hold's
-  // line too, if still in flight); all are awaited before answering (a buffered Lambda answer ends
-  // the invocation), and a failed record or line is reported only once the refund is through
-  // (giveBack never throws).
-  const [, logged, lined] = await Promise.allSettled([
-    giveBack(
-      run,
-      roundCredits(hold - creditsUsed),
-      outcome.started ? `${reason}: unused part of the hold` : `${reason} refund: the run never started`,
-      ports,
-      scope,
-    ),
-    ports.usageLogs.write({
-      lineage,
-      userId: run.caller.userId,
+  // The run keeps what its time by the platform's clock costs, never more than the hold; the rest
+  // goes back while the usage record is written, and the hold's line is awaited with them. A failed
+  // record or line is reported only once the refund is through.
+  const { creditsUsed, written } = await billed.finish(
+    { started: outcome.started, kept: creditsForRun(run.memoryMb, timeoutMs, outcome) },
+    {
       resourceId: run.actionId ?? 'inline-code',
       resourceType: 'action',
       requestType: run.path === 'inline' ? 'ACTION_INLINE' : run.path === 'direct' ? 'ACTION_DIRECT' : 'ACTION_RUN',
@@ -222,12 +218,10 @@ async function execute(run: Execution, ports: ExecutionPorts, scope: RequestScop
       durationMs: outcome.durationMs,
       memoryMb: run.memoryMb,
       ...(outcome.maxRssKb !== undefined ? { maxMemoryUsedMb: Math.round(outcome.maxRssKb / 1024) } : {}),
-      creditsUsed,
       ...(failure !== null ? { error: errorOf(failure) } : {}),
-    }),
-    holdLine,
-  ]);
-  throwFirstFailure([lined, logged]);
+    },
+  );
+  throwFirstFailure(written);
   if (failure !== null) throw failure;
   // The keys are the owner's: a caller who is not the owner never sees them, even when the code
   // returns them. The owner gets the result as the code returned it.
@@ -288,40 +282,4 @@ export async function collect(events: AsyncIterable<RuntimeEvent>): Promise<Outc
     durationMs: Math.round(durationMs * 10) / 10,
     maxRssKb: end?.maxRssKb,
   };
-}
-
-/**
- * One conditional debit of the run's worst case; 402 naming it when the balance is short. Answers
- * once the balance moved, its ledger line still being written (the caller awaits `line`).
- */
-async function holdCredits(
-  run: Execution,
-  hold: number,
-  timeoutSec: number,
-  ports: ExecutionPorts,
-  { lineage }: RequestScope,
-  reason: string,
-): Promise<PendingDebit> {
-  try {
-    // The caller pays, and auth read the caller's account: its grant month spares the grant's write.
-    return await ports.credits.debitWithPendingLine(
-      run.caller.userId,
-      hold,
-      { reason: `${reason}: held for up to ${timeoutSec} s`, requestId: lineage.requestId },
-      run.caller.account,
-    );
-  } catch (error) {
-    if (error instanceof InsufficientCreditsError) throw holdRefusedError(hold, error.available, run.memoryMb, timeoutSec);
-    throw error;
-  }
-}
-
-/** Grants back what the run did not use of its hold; nothing when it used all of it. */
-async function giveBack(run: Execution, amount: number, reason: string, ports: ExecutionPorts, { lineage, log }: RequestScope): Promise<void> {
-  if (amount <= 0) return;
-  try {
-    await ports.credits.grant(run.caller.userId, amount, { reason, requestId: lineage.requestId });
-  } catch (error) {
-    log.error('giving back an action hold failed', { actionId: run.actionId, amount, error });
-  }
 }

@@ -1,9 +1,9 @@
 import { throwFirstFailure } from '../core/all-settled.ts';
-import { runUrlsOf, type PublicUrls } from '../core/http/public-urls.ts';
+import { runUrlsOf } from '../core/http/public-urls.ts';
 import { assertAgentInScope, requireUser, type UserActor } from '../core/auth/actor.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
-import { creditsPerSecond, startRunMeter, type MeterTimers, type RunMeter } from '../core/credit-meter.ts';
+import { creditsPerSecond, type MeterTimers } from '../core/credit-meter.ts';
 import { CreditsRefusedError, roundCredits, type Credits } from '../core/credits.ts';
 import {
   ExecutionFailedError,
@@ -19,16 +19,17 @@ import {
 import { toErrorResponse } from '../core/http/error-response.ts';
 import { uuid } from '../core/ids.ts';
 import type { KeysReader } from '../core/keys-reader.ts';
-import { childLineageHeader, LINEAGE_HEADER } from '../core/http/lineage.ts';
 import type { RequestScope } from '../core/request-scope.ts';
 import type { RunTokens } from '../core/auth/run-token.ts';
-import { registerSecret, scrubSecrets, StreamScrubber } from '../core/secret-scope.ts';
+import { openBilledRun, type BilledRun } from '../core/runs/billed-run.ts';
+import { mintRunCredential, platformCallsOf, platformHostsOf } from '../core/runs/run-credential.ts';
+import { scrubSecrets, StreamScrubber } from '../core/secret-scope.ts';
 import { scrubSecretValues, type UsageLogWriter } from '../core/usage-log.ts';
 import { admitEmbedUse } from '../embed/embed-admission.ts';
-import { platformMcpUrl } from '../platform-tools/platform-mcp-url.ts';
 import type { EmbedStore } from '../embed/embed.store.ts';
 import type { Compute, FrameworkMessage, RuntimeEvent } from '../runtimes/compute.ts';
 import type { AgentRecord } from './agent.schema.ts';
+import { agentRunEnv } from './agent-run-env.ts';
 import { assertCanView, loadAgent, type AgentPorts } from './agent.service.ts';
 import { mayContinue, titleFrom, type ConversationRecord, type StoredMessage } from './conversation.schema.ts';
 import { boundFramework, frameworkMessagesFrom, textAsFramework, turnOf } from './framework-messages.ts';
@@ -150,7 +151,6 @@ export async function openChat(
 ): Promise<ChatSession> {
   const actor = requireUser(scope.actor);
   assertAgentInScope(actor, agentId);
-  const { lineage } = scope;
   // An embed visitor's credential works only while its embed is active and within its credit limit.
   const [agentRead, conversationRead] = await Promise.all([
     reads ?? readChat(agentId, input.conversationId, ports),
@@ -174,25 +174,30 @@ export async function openChat(
   }
   // The base credit is taken up front, so a caller without credits never starts a run. The run's
   // keys are read meanwhile (one read, shorter than the debit's two writes); no run without both.
-  const reason = `chat ${agent.agentName}`;
-  const [debited, keysRead] = await Promise.allSettled([
-    ports.credits.debitWithPendingLine(actor.userId, 1, { reason, requestId: lineage.requestId }),
-    ports.keysReader.readAllKeys(actor, agent.ownerId),
-  ]);
-  if (debited.status === 'rejected') throw debited.reason;
-  if (keysRead.status === 'rejected') {
-    // Refused before the stream: the line's failure, if any, is the error, as when it came first.
-    await Promise.all([refundBaseCredit(scope, actor.userId, reason, ports), debited.value.line]);
-    throw keysRead.reason;
-  }
   // The first credit's ledger line is written while `__META__` goes out and the run starts, and
   // awaited before the stream ends. Once the stream has started a failure can no longer be the
   // answer's status: it is logged, and the chat (run, billed) stands.
-  const ledgerLine = debited.value.line.then(
-    () => undefined,
-    (error: unknown) => scope.log.error('chat ledger line not written', { error, userId: actor.userId, reason }),
+  const reason = `chat ${agent.agentName}`;
+  const billed = await openBilledRun(
+    {
+      kind: 'chat',
+      payer: actor.userId,
+      upfront: { credits: 1, reason },
+      lineFailure: 'logged',
+      refunds: { notRun: `${reason} refund: the run never started`, notStarted: `${reason} refund: the run never started` },
+      readKeys: () => ports.keysReader.readAllKeys(actor, agent.ownerId),
+      rate: {
+        memoryMb: agent.memoryMb,
+        includedMs: CHAT_INCLUDED_RUN_MS,
+        tickMs: ports.config.CHAT_BILLING_TICK_SEC * 1000,
+        reason: `${reason} run time`,
+        ...(ports.meterTimers ? { timers: ports.meterTimers } : {}),
+      },
+      embedTokenId: actor.embedTokenId,
+    },
+    ports,
+    scope,
   );
-  const keys = keysRead.value;
   const conversationId = conversation?.conversationId ?? uuid();
 
   let started = false;
@@ -212,24 +217,14 @@ export async function openChat(
         framework,
         // A conversation stored before the agent's own list was kept continues from its text.
         sent: framework ?? textAsFramework(history),
-        keys,
+        billed,
         ports,
         signal,
-        ledgerLine,
       });
     },
     // A session whose run never started (the stream failed first) still waits for its line.
-    close: () => (started ? Promise.resolve() : ledgerLine),
+    close: () => (started ? Promise.resolve() : billed.line.then(() => undefined)),
   };
-}
-
-/** Gives the first credit back when the chat failed before its run could start. */
-async function refundBaseCredit(scope: RequestScope, userId: string, reason: string, ports: ChatPorts): Promise<void> {
-  try {
-    await ports.credits.grant(userId, 1, { reason: `${reason} refund: the run never started`, requestId: scope.lineage.requestId });
-  } catch (error) {
-    scope.log.error('chat credit refund failed', { error, userId });
-  }
 }
 
 /** One chat run: the request's scope (its actor known to be a user), the agent and the conversation. */
@@ -244,12 +239,10 @@ interface RunContext extends Omit<RequestScope, 'actor' | 'signal'> {
   readonly framework: FrameworkMessage[] | null;
   /** What the run is given as `agent.messages`. */
   readonly sent: readonly FrameworkMessage[];
-  /** The owner's keys the run receives (for the owner's role token only the attached ones). */
-  readonly keys: Readonly<Record<string, string>>;
+  /** The chat's billing: the first credit taken, its ledger line in flight, and the owner's keys (for the owner's role token only the attached ones). */
+  readonly billed: BilledRun<Readonly<Record<string, string>>>;
   readonly ports: ChatPorts;
   readonly signal: AbortSignal | undefined;
-  /** The first credit's ledger line in flight (it never rejects: a failure is logged). */
-  readonly ledgerLine: Promise<void>;
 }
 
 async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
@@ -265,8 +258,9 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
 
   const runUrls = runUrlsOf(ports.config, ctx.urls);
   const platformHosts = platformHostsOf(ctx.urls, runUrls);
-  const { keys } = ctx;
-  const runToken = await mintRunToken(ctx);
+  const { billed } = ctx;
+  const { keys } = billed;
+  const runToken = await mintRunCredential(ports.runTokens, actor, agent.ownerId, agent.timeoutSec * 1000);
   // The keys are the owner's: what reaches a caller who is not the owner is scrubbed as it streams;
   // so is what reaches an agent-scoped credential (an embed's visitor acts as the owner but is not).
   const outgoing = actor.userId === agent.ownerId && actor.agents === undefined ? null : new StreamScrubber([...Object.values(keys), runToken]);
@@ -280,7 +274,7 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
     memoryMb: agent.memoryMb,
     env: { ...agentRunEnv(keys, agent.agentId, runUrls, ports.config.AWS_REGION), SVC_CONVERSATION_ID: ctx.conversationId },
     allowHosts: [...ports.config.AGENT_MODEL_HOSTS, ...platformHosts],
-    platformCalls: platformCallsFor(ctx, platformHosts, runToken),
+    platformCalls: platformCallsOf(platformHosts, runToken, lineage, { conversationId: ctx.conversationId, agentId: agent.agentId }),
     prompt: ctx.prompt,
     messages: ctx.sent,
   };
@@ -288,16 +282,7 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
   // Run time is paid ahead while the run goes; when the balance cannot pay the next stretch, the
   // run is stopped (the runtime then kills it) at the end of what was paid.
   const stop = new AbortController();
-  const meter = startRunMeter({
-    credits: ports.credits,
-    userId: actor.userId,
-    change: { reason: `chat ${agent.agentName} run time`, requestId: lineage.requestId },
-    memoryMb: agent.memoryMb,
-    includedMs: CHAT_INCLUDED_RUN_MS,
-    tickMs: ports.config.CHAT_BILLING_TICK_SEC * 1000,
-    onExhausted: (cause) => stop.abort(cause),
-    ...(ports.meterTimers ? { timers: ports.meterTimers } : {}),
-  });
+  billed.startMeter((cause) => stop.abort(cause));
   const signal = ctx.signal ? AbortSignal.any([ctx.signal, stop.signal]) : stop.signal;
 
   try {
@@ -313,7 +298,7 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
         metrics = { totalCycles: event.totalCycles, totalTokens: event.totalTokens, toolsUsed: event.toolsUsed.map(shown), durationMs: event.durationMs };
       } else if (event.type === 'error' && failure === null) {
         // The meter's abort comes back as the runtime's ABORTED: the caller learns why instead.
-        failure = stop.signal.aborted ? stoppedRunError(stop.signal.reason, agent, meter.paidMs) : toChatError(event);
+        failure = stop.signal.aborted ? stoppedRunError(stop.signal.reason, agent, billed.paidMs) : toChatError(event);
         const held = outgoing?.flush() ?? '';
         if (held !== '') yield { type: 'text', data: held };
         yield { type: 'error', error: failure };
@@ -326,7 +311,7 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
     const held = outgoing?.flush() ?? '';
     if (held !== '') yield { type: 'text', data: held };
   } finally {
-    await meter.stop();
+    await billed.stopMeter();
     const durationMs = ports.clock.now() - started;
     const finalMetrics: ChatMetrics = metrics ?? { totalCycles: 0, totalTokens: 0, toolsUsed: [...new Set(toolsSeen)].map(shown), durationMs };
     // The conversation and the monthly counter do not depend on the bill: they go out while the
@@ -335,15 +320,19 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
     const stored = Promise.allSettled([
       saveConversation(ctx, promptAt, reply, failure === null, failure === null ? agentMessages : null),
       ports.agents.countInvocation(agent.agentId, new Date(started).toISOString().slice(0, 7)),
-      ctx.ledgerLine,
     ]);
-    // A run whose consumer left before its `end` is taken to have started: nothing says it did not.
-    const creditsUsed = await settleCredits(ctx, meter, { started: end?.started ?? true, durationMs: end?.durationMs ?? durationMs }, finalMetrics.totalTokens);
-    const logged = Promise.allSettled([
-      ...(actor.embedTokenId === undefined ? [] : [ports.embeds.addUsage(actor.embedTokenId, { credits: creditsUsed })]),
-      ports.usageLogs.write({
-        lineage,
-        userId: actor.userId,
+    // Settled from what the platform observed: a run whose code never started costs nothing; one
+    // that started keeps the first credit and its run time by the platform's clock (past the
+    // included second), whatever its error code; the token part, a figure of user code, is taken
+    // on top when the balance allows. A run whose consumer left before its `end` is taken to have
+    // started: nothing says it did not.
+    const { written } = await billed.finish(
+      {
+        started: end?.started ?? true,
+        usedMs: end?.durationMs ?? durationMs,
+        extra: { credits: roundCredits(chatCost(finalMetrics.totalTokens) - 1), reason: `chat ${agent.agentName} tokens` },
+      },
+      {
         resourceId: agent.agentId,
         resourceType: 'agent',
         requestType: 'AGENT_CHAT',
@@ -353,51 +342,13 @@ async function* runChat(ctx: RunContext): AsyncGenerator<ChatEvent> {
         durationMs,
         memoryMb: agent.memoryMb,
         ...(end?.maxRssKb !== undefined ? { maxMemoryUsedMb: Math.round(end.maxRssKb / 1024) } : {}),
-        creditsUsed,
         ...(failure !== null ? { error: errorOf(failure) } : {}),
-      }),
-    ]);
-    throwFirstFailure([...(await stored), ...(await logged)]);
+      },
+    );
+    throwFirstFailure([...(await stored), ...written]);
     metrics = { ...finalMetrics, durationMs };
   }
   yield { type: 'metrics', metrics };
-}
-
-/**
- * Settles a chat from what the platform observed. A run whose code never started costs nothing:
- * the first credit and the run time paid ahead go back. A run that started keeps the first credit
- * and its run time by the platform's clock (past the included second, never more than was paid;
- * the rest of the last paid stretch goes back), whatever its error code; the token part, a figure
- * of user code, is taken on top when the balance allows (a shortfall is logged).
- */
-async function settleCredits(
-  ctx: RunContext,
-  meter: RunMeter,
-  observed: { readonly started: boolean; readonly durationMs: number },
-  totalTokens: number,
-): Promise<number> {
-  const { ports, actor, agent, lineage } = ctx;
-  try {
-    const runTime = await meter.settle(observed.started ? observed.durationMs : 0);
-    if (!observed.started) {
-      await ports.credits.grant(actor.userId, 1, { reason: `chat ${agent.agentName} refund: the run never started`, requestId: lineage.requestId });
-      return 0;
-    }
-    const tokens = roundCredits(chatCost(totalTokens) - 1);
-    if (tokens <= 0) return roundCredits(1 + runTime);
-    try {
-      await ports.credits.debit(actor.userId, tokens, { reason: `chat ${agent.agentName} tokens`, requestId: lineage.requestId });
-      return roundCredits(1 + runTime + tokens);
-    } catch (error) {
-      if (!(error instanceof InsufficientCreditsError)) throw error;
-      ctx.log.warn('token credits not covered by the balance', { agentId: agent.agentId, tokens });
-      return roundCredits(1 + runTime);
-    }
-  } catch (error) {
-    // The run happened: its record and conversation are still written, with what was taken.
-    ctx.log.error('settling chat credits failed', { agentId: agent.agentId, error });
-    return roundCredits(1 + meter.paidCredits);
-  }
 }
 
 /** The stored visitor of a conversation being continued, else the caller's when it is a visitor. */
@@ -456,92 +407,4 @@ async function saveConversation(ctx: RunContext, promptAt: number, rawReply: str
       current === null ? [[], null] : await Promise.all([ports.conversations.messagesOf(current), ports.conversations.frameworkMessagesOf(current)]);
   }
   ctx.log.error('conversation not saved after retries', { conversationId: ctx.conversationId });
-}
-
-/**
- * Stored keys that reach a run as the model providers' standard variables, so each provider's
- * client finds its key as it would anywhere (Strands' OpenAIModel, AnthropicModel, GeminiModel).
- */
-export const PROVIDER_KEY_VARIABLES: Readonly<Record<string, string>> = {
-  openai: 'OPENAI_API_KEY',
-  anthropic: 'ANTHROPIC_API_KEY',
-  gemini: 'GEMINI_API_KEY',
-};
-
-/**
- * What every agent run's environment holds, text chat and voice alike: the owner's keys (as
- * `SVC_KEYS_JSON` and, for model providers, the variables their clients read), the region (botocore
- * reads AWS_DEFAULT_REGION only), the agent's id and the platform MCP server's address.
- */
-export function agentRunEnv(keys: Readonly<Record<string, string>>, agentId: string, urls: PublicUrls, region: string): Record<string, string> {
-  return {
-    SVC_KEYS_JSON: JSON.stringify(keys),
-    AWS_REGION: region,
-    AWS_DEFAULT_REGION: region,
-    ...modelCredentials(keys),
-    SVC_AGENT_ID: agentId,
-    SVC_PLATFORM_MCP_URL: platformMcpUrl(urls),
-  };
-}
-
-/**
- * Model-provider credentials for the run: an owner who stored keys named `aws_access_key_id` and
- * `aws_secret_access_key` (optionally `aws_session_token`, `aws_region`) gets them as the standard
- * AWS variables, so Strands' BedrockModel finds them; keys named `openai`, `anthropic` and
- * `gemini` arrive as PROVIDER_KEY_VARIABLES name them. The platform's own credentials never reach
- * user code; without these keys a Bedrock call fails with AWS_CREDENTIALS_REQUIRED. Every value is
- * a secret of the run: none of these names is in PUBLIC_RUN_ENV, so they are scrubbed from what
- * it prints.
- */
-export function modelCredentials(keys: Readonly<Record<string, string>>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, variable] of Object.entries(PROVIDER_KEY_VARIABLES)) {
-    const value = keys[name];
-    if (value) out[variable] = value;
-  }
-  const id = keys['aws_access_key_id'];
-  const secret = keys['aws_secret_access_key'];
-  if (!id || !secret) return out;
-  return {
-    ...out,
-    AWS_ACCESS_KEY_ID: id,
-    AWS_SECRET_ACCESS_KEY: secret,
-    ...(keys['aws_session_token'] ? { AWS_SESSION_TOKEN: keys['aws_session_token'] } : {}),
-    ...(keys['aws_region'] ? { AWS_REGION: keys['aws_region'], AWS_DEFAULT_REGION: keys['aws_region'] } : {}),
-  };
-}
-
-/**
- * The platform's own hosts an agent may call: its MCP host (and the base host, where MCP lives
- * locally), as the public URLs and the run's own (`runUrlsOf`) name them: the agent is given the
- * latter, and its code may hold the former.
- */
-export function platformHostsOf(...urls: readonly PublicUrls[]): string[] {
-  return [...new Set(urls.flatMap((each) => [each.mcpUrl, each.baseUrl]).map((url) => new URL(url).host))];
-}
-
-/**
- * A short-lived credential of the agent's owner for the run's calls to the platform (so private MCP
- * servers of the owner answer and agent sources hold no secrets). A role-token caller who owns the
- * agent passes on only that token's keys.
- */
-async function mintRunToken(ctx: RunContext): Promise<string> {
-  const keys = ctx.actor.userId === ctx.agent.ownerId && ctx.actor.scope === 'role' ? ctx.actor.roleKeys : null;
-  const token = await ctx.ports.runTokens.mint({ userId: ctx.agent.ownerId, keys }, ctx.agent.timeoutSec * 1000 + 60_000);
-  registerSecret(token);
-  return token;
-}
-
-/**
- * What the runtime adds to the run's requests to the platform: the run token and the chat's
- * lineage (so the MCP usage records join this chat's).
- */
-function platformCallsFor(ctx: RunContext, hosts: string[], token: string) {
-  return {
-    hosts,
-    headers: {
-      authorization: `Bearer ${token}`,
-      [LINEAGE_HEADER]: childLineageHeader(ctx.lineage, { conversationId: ctx.conversationId, agentId: ctx.agent.agentId }),
-    },
-  };
 }

@@ -1,15 +1,9 @@
-import { allSettledOrThrow } from '../core/all-settled.ts';
+import { throwFirstFailure } from '../core/all-settled.ts';
 import type { Actor, UserActor } from '../core/auth/actor.ts';
 import { roundCredits, type Credits } from '../core/credits.ts';
-import {
-  AuthenticationRequiredError,
-  AccessDeniedError,
-  InsufficientCreditsError,
-  MalformedJsonError,
-  MethodNotAllowedError,
-  PlatformError,
-} from '../core/errors.ts';
+import { AuthenticationRequiredError, AccessDeniedError, MalformedJsonError, MethodNotAllowedError, PlatformError } from '../core/errors.ts';
 import type { RequestScope } from '../core/request-scope.ts';
+import { openBilledRun } from '../core/runs/billed-run.ts';
 import type { HttpRequest } from '../core/http/request.ts';
 import { Reply } from '../core/http/route.ts';
 import { keyEnvironmentName, type KeysReader } from '../core/keys-reader.ts';
@@ -181,7 +175,7 @@ export async function callMcpServer(
   /** The server `findServer` already read for `target` (the route's prefetch); read here otherwise. */
   found?: McpServerRecord,
 ): Promise<Reply> {
-  const { actor, lineage, signal } = scope;
+  const { actor, signal } = scope;
   const server = found ?? (await findServer(target, ports));
   if (server.visibility !== 'public' && !isOwner(actor, server)) {
     if (actor.kind === 'anonymous') throw new AuthenticationRequiredError();
@@ -200,22 +194,20 @@ export async function callMcpServer(
   const payer = actor.kind === 'user' ? actor.userId : server.ownerId;
   const reason = `mcp ${server.serverName} tools/call x${toolCalls}`;
   // The debit and the keys are independent reads and writes: both at once. No run without both.
-  const [debited, env] = await Promise.allSettled([
-    cost > 0 ? ports.credits.debitWithPendingLine(payer, cost, { reason, requestId: lineage.requestId }) : Promise.resolve(null),
-    environmentFor(actor, server, ports),
-  ]);
-  if (debited.status === 'rejected') {
-    if (debited.reason instanceof InsufficientCreditsError && actor.kind === 'anonymous') throw new OwnerCreditsExhaustedError();
-    throw debited.reason;
-  }
   // The debit's ledger line is written while the server runs, not before: awaited before every
   // answer, error answers included, and a failed write still fails the request (500, logged).
-  const ledgerLine: Promise<unknown> = debited.value?.line ?? Promise.resolve(null);
-  if (env.status === 'rejected') {
-    if (cost > 0) await refund(payer, cost, reason, ports, scope);
-    await ledgerLine;
-    throw env.reason;
-  }
+  const billed = await openBilledRun(
+    {
+      kind: 'mcp',
+      payer,
+      upfront: { credits: cost, reason },
+      refunds: { notRun: `refund: ${reason}`, notStarted: `refund: ${reason}` },
+      refused: (error) => (actor.kind === 'anonymous' ? new OwnerCreditsExhaustedError() : error),
+      readKeys: () => environmentFor(actor, server, ports),
+    },
+    ports,
+    scope,
+  );
 
   const headers: Record<string, string> = {};
   for (const name of FORWARDED_HEADERS) if (request.headers[name] !== undefined) headers[name] = request.headers[name];
@@ -227,29 +219,23 @@ export async function callMcpServer(
       server.ownerId,
       { serverId: server.serverId, version: snapshot.version, sourceCode: snapshot.sourceCode },
       mcpRequest,
-      env.value,
+      billed.keys,
       signal,
     );
   } catch (error) {
     // The port answers failures as responses; a throw means the platform itself failed before the run.
-    if (cost > 0) await refund(payer, cost, reason, ports, scope);
-    await ledgerLine;
+    await billed.abandon();
     throw error;
   }
   const durationMs = ports.clock.now() - startedAt;
   response = { ...response, headers: Object.fromEntries(Object.entries(response.headers).map(([k, v]) => [k.toLowerCase(), v])) };
-  // The adapter saw that no server code ran (no runtime, or the caller left first): nothing to pay.
-  const creditsUsed = response.notStarted === true ? 0 : cost;
-  if (creditsUsed < cost) await refund(payer, cost, reason, ports, scope);
-
   const responseBody = responseBodyOf(response);
   const failure = failureOf(response, responseBody);
+  // The adapter saw that no server code ran (no runtime, or the caller left first): nothing to pay.
   // The run happened, so its record is written even when the ledger line failed; both are awaited.
-  await allSettledOrThrow([
-    ledgerLine,
-    ports.usageLogs.write({
-      lineage,
-      userId: payer,
+  const { written } = await billed.finish(
+    { started: response.notStarted !== true },
+    {
       resourceId: server.serverId,
       resourceType: 'mcp',
       requestType: requestTypeOf(messages),
@@ -257,10 +243,10 @@ export async function callMcpServer(
       request: { version: snapshot.version, pinned: pinnedVersion !== undefined, caller: actor.kind === 'user' ? actor.userId : null, body: messages ?? body },
       response: { status: response.status, body: responseBody },
       durationMs,
-      creditsUsed,
       ...(failure !== null ? { error: failure } : {}),
-    }),
-  ]);
+    },
+  );
+  throwFirstFailure(written);
 
   const returned: Record<string, string> = { [VERSION_HEADER]: String(snapshot.version) };
   for (const name of RETURNED_HEADERS) if (response.headers[name] !== undefined) returned[name] = response.headers[name];
@@ -282,12 +268,4 @@ function noEventStream(version: number): Reply {
     id: null,
   });
   return Reply.raw(body, 'application/json', { status: 405, headers: { allow: 'POST', [VERSION_HEADER]: String(version) } });
-}
-
-async function refund(payer: string, cost: number, reason: string, ports: McpEndpointPorts, { lineage, log }: RequestScope): Promise<void> {
-  try {
-    await ports.credits.grant(payer, cost, { reason: `refund: ${reason}`, requestId: lineage.requestId });
-  } catch (error) {
-    log.error('mcp credit refund failed', { error, payer, cost });
-  }
 }

@@ -18,16 +18,17 @@
 import { randomUUID } from 'node:crypto';
 import { assertCanView } from '../agents/agent.service.ts';
 import { VOICES, type AgentRecord, type VoiceId } from '../agents/agent.schema.ts';
-import { agentRunEnv, platformHostsOf } from '../agents/chat.service.ts';
+import { agentRunEnv } from '../agents/agent-run-env.ts';
 import { assertAgentInScope, type UserActor } from '../core/auth/actor.ts';
 import { resolveActor } from '../core/auth/resolve-actor.ts';
-import { startRunMeter, type MeterTimers, type RunMeter } from '../core/credit-meter.ts';
-import { roundCredits } from '../core/credits.ts';
+import type { MeterTimers } from '../core/credit-meter.ts';
+import { openBilledRun } from '../core/runs/billed-run.ts';
+import { mintRunCredential, platformCallsOf, platformHostsOf } from '../core/runs/run-credential.ts';
 import { StreamScrubber } from '../core/secret-scope.ts';
-import { AccessDeniedError, InsufficientCreditsError, QuotaExceededError } from '../core/errors.ts';
+import { AccessDeniedError, QuotaExceededError } from '../core/errors.ts';
 import { admitEmbedUse } from '../embed/embed-admission.ts';
 import { publicUrls, runUrlsOf } from '../core/http/public-urls.ts';
-import { childLineageHeader, LINEAGE_HEADER, type Lineage } from '../core/http/lineage.ts';
+import type { Lineage } from '../core/http/lineage.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Ports } from '../ports.ts';
 import {
@@ -162,49 +163,6 @@ export async function startVoiceSession(
     throw new VoiceRefusal(CLOSE.unavailable, 'voice sessions cannot run here', 'RUNTIME_UNAVAILABLE');
   const sessionId = randomUUID();
   const reason = `voice ${agent.agentName}`;
-  try {
-    await ports.credits.debit(actor.userId, VOICE_MIN_CREDITS, { reason, requestId: lineage.requestId });
-  } catch (error) {
-    if (error instanceof InsufficientCreditsError)
-      throw new VoiceRefusal(CLOSE.noCredits, `insufficient credits: a voice session needs at least ${VOICE_MIN_CREDITS}`, 'INSUFFICIENT_CREDITS');
-    throw error;
-  }
-  const refund = () =>
-    ports.credits.grant(actor.userId, VOICE_MIN_CREDITS, { reason: `${reason} refund: the session never started`, requestId: lineage.requestId });
-  let process: BidiSession;
-  let secrets: string[];
-  try {
-    const keys = await ports.keysReader.readAllKeys(actor, agent.ownerId);
-    const urls = publicUrls(ports.config, ports.config.BASE_URL ?? 'http://localhost');
-    const runUrls = runUrlsOf(ports.config, urls);
-    const hosts = platformHostsOf(urls, runUrls);
-    const runToken = await ports.runTokens.mint(
-      { userId: agent.ownerId, keys: actor.userId === agent.ownerId && actor.scope === 'role' ? actor.roleKeys : null },
-      limits.maxSessionSec * 1000 + 60_000,
-    );
-    secrets = [...Object.values(keys), runToken];
-    const spec: BidiSessionSpec = {
-      source: agent.sourceCode,
-      requestId: lineage.requestId,
-      env: agentRunEnv(keys, agent.agentId, runUrls, ports.config.AWS_REGION),
-      allowHosts: [...ports.config.AGENT_MODEL_HOSTS, ...hosts],
-      platformCalls: { hosts, headers: { authorization: `Bearer ${runToken}`, [LINEAGE_HEADER]: childLineageHeader(lineage, { agentId: agent.agentId }) } },
-      memoryMb: agent.memoryMb,
-      maxSeconds: limits.maxSessionSec,
-      voice: voiceOf(agent),
-      initialPrompt: options.initialPrompt ?? agent.initialPrompt,
-    };
-    if (canHoldBidiSessions(compute)) process = await compute.openBidiSession(agent.ownerId, spec);
-    else process = await handOff(compute as RemoteBidiCompute, rendezvous!, sessionId, agent.ownerId, spec);
-  } catch (error) {
-    await refund().catch((refundError: unknown) => log.error('voice credit refund failed', { error: refundError }));
-    if (error instanceof VoiceRefusal) throw error;
-    log.error('voice session could not start', { error, agentId: agent.agentId });
-    throw new VoiceRefusal(CLOSE.unavailable, 'the voice runtime is unavailable', 'RUNTIME_UNAVAILABLE');
-  }
-
-  const openedAt = ports.clock.now();
-  const exhausted = new AbortController();
   const timers: MeterTimers = {
     now: () => ports.clock.now(),
     after(ms, fn) {
@@ -213,24 +171,69 @@ export async function startVoiceSession(
       return () => clearTimeout(timer);
     },
   };
+  const billed = await openBilledRun(
+    {
+      kind: 'voice',
+      payer: actor.userId,
+      upfront: { credits: VOICE_MIN_CREDITS, reason },
+      line: 'written',
+      refunds: { notRun: `${reason} refund: the session never started`, notStarted: `${reason} refund: the session never started` },
+      refused: () => new VoiceRefusal(CLOSE.noCredits, `insufficient credits: a voice session needs at least ${VOICE_MIN_CREDITS}`, 'INSUFFICIENT_CREDITS'),
+      readKeys: () => ports.keysReader.readAllKeys(actor, agent.ownerId).catch((error: unknown) => Promise.reject(unavailable(error))),
+      rate: {
+        memoryMb: agent.memoryMb,
+        creditsPerSecond: CREDITS_PER_SECOND,
+        includedMs: INCLUDED_MS,
+        tickMs: limits.billingTickSec * 1000,
+        reason: `${reason} time`,
+        timers,
+      },
+      embedTokenId: actor.embedTokenId,
+    },
+    ports,
+    { lineage, log },
+  );
+  function unavailable(error: unknown): VoiceRefusal {
+    if (error instanceof VoiceRefusal) return error;
+    log.error('voice session could not start', { error, agentId: agent.agentId });
+    return new VoiceRefusal(CLOSE.unavailable, 'the voice runtime is unavailable', 'RUNTIME_UNAVAILABLE');
+  }
+  let process: BidiSession;
+  let secrets: string[];
+  try {
+    const { keys } = billed;
+    const urls = publicUrls(ports.config, ports.config.BASE_URL ?? 'http://localhost');
+    const runUrls = runUrlsOf(ports.config, urls);
+    const hosts = platformHostsOf(urls, runUrls);
+    const runToken = await mintRunCredential(ports.runTokens, actor, agent.ownerId, limits.maxSessionSec * 1000);
+    secrets = [...Object.values(keys), runToken];
+    const spec: BidiSessionSpec = {
+      source: agent.sourceCode,
+      requestId: lineage.requestId,
+      env: agentRunEnv(keys, agent.agentId, runUrls, ports.config.AWS_REGION),
+      allowHosts: [...ports.config.AGENT_MODEL_HOSTS, ...hosts],
+      platformCalls: platformCallsOf(hosts, runToken, lineage, { agentId: agent.agentId }),
+      memoryMb: agent.memoryMb,
+      maxSeconds: limits.maxSessionSec,
+      voice: voiceOf(agent),
+      initialPrompt: options.initialPrompt ?? agent.initialPrompt,
+    };
+    if (canHoldBidiSessions(compute)) process = await compute.openBidiSession(agent.ownerId, spec);
+    else process = await handOff(compute as RemoteBidiCompute, rendezvous!, sessionId, agent.ownerId, spec);
+  } catch (error) {
+    await billed.abandon();
+    throw unavailable(error);
+  }
+
+  const openedAt = ports.clock.now();
+  const exhausted = new AbortController();
   // Started by the agent's `started`, not before: its start is not the caller's time.
-  let meter: RunMeter | null = null;
   let liveFrom = 0;
   let finishing = false;
   const startMeter = () => {
-    if (meter !== null || finishing) return;
+    if (billed.metered || finishing) return;
     liveFrom = ports.clock.now();
-    meter = startRunMeter({
-      credits: ports.credits,
-      userId: actor.userId,
-      change: { reason: `${reason} time`, requestId: lineage.requestId },
-      memoryMb: agent.memoryMb,
-      creditsPerSecond: CREDITS_PER_SECOND,
-      includedMs: INCLUDED_MS,
-      tickMs: limits.billingTickSec * 1000,
-      onExhausted: (cause) => exhausted.abort(cause),
-      timers,
-    });
+    billed.startMeter((cause) => exhausted.abort(cause));
   };
   // The keys are the owner's: a caller who is not the owner (a phone caller, an embed's visitor,
   // another user of a public agent) gets what the agent says scrubbed, as in text chat.
@@ -245,48 +248,31 @@ export async function startVoiceSession(
       finishing = true;
       finished ??= (async () => {
         const durationMs = Math.max(0, ports.clock.now() - openedAt);
-        const started = meter;
-        let seconds = 0;
-        let credits = 0;
-        if (started === null) {
-          await refund().catch((error: unknown) => log.error('voice credit refund failed', { error, sessionId }));
-        } else {
-          await started.stop();
-          // Started seconds of live time, but never more whole seconds than were paid (a session
-          // stopped at the end of its balance): the meter keeps them and gives back the rest.
-          seconds = Math.min(Math.ceil(Math.max(0, ports.clock.now() - liveFrom) / 1000), Math.floor(started.paidMs / 1000));
-          try {
-            credits = roundCredits(VOICE_MIN_CREDITS + (await started.settle(seconds * 1000)));
-          } catch (error) {
-            log.error('settling voice credits failed', { error, sessionId });
-            credits = roundCredits(VOICE_MIN_CREDITS + started.paidCredits);
-          }
-        }
-        // An embed visitor's call counts against the embed's minutes and credits (atomic ADDs).
-        if (actor.embedTokenId !== undefined) {
-          await ports.embeds
-            .addUsage(actor.embedTokenId, { minutes: seconds / 60, credits })
-            .catch((error: unknown) => log.error('embed usage not recorded', { error, sessionId }));
-        }
-        try {
-          await ports.usageLogs.write({
-            lineage,
-            userId: actor.userId,
+        // A session whose agent never started costs nothing. Else it keeps its started seconds of
+        // live time, but never more whole seconds than were paid (a session stopped at the end of
+        // its balance); they count against an embed visitor's minutes and credits (atomic ADDs).
+        const { creditsUsed, keptMs, written } = await billed.finish(
+          {
+            started: billed.metered,
+            usedMs: (paidMs) => Math.min(Math.ceil(Math.max(0, ports.clock.now() - liveFrom) / 1000), Math.floor(paidMs / 1000)) * 1000,
+            countsMinutes: true,
+          },
+          ({ keptMs: kept }) => ({
             resourceId: agent.agentId,
             resourceType: 'voice',
             requestType: 'VOICE_SESSION',
             status: outcome.error === undefined ? 'success' : 'error',
             request: { sessionId, agentId: agent.agentId, channel: outcome.channel },
-            response: { seconds, turns: outcome.turns },
+            response: { seconds: kept / 1000, turns: outcome.turns },
             durationMs,
             memoryMb: agent.memoryMb,
-            creditsUsed: credits,
             ...(outcome.error !== undefined ? { error: outcome.error } : {}),
-          });
-        } catch (error) {
-          log.error('voice usage record not written', { error, sessionId });
-        }
-        return { seconds, credits };
+          }),
+        );
+        const [, embedUsage, record] = written;
+        if (embedUsage?.status === 'rejected') log.error('embed usage not recorded', { error: embedUsage.reason, sessionId });
+        if (record?.status === 'rejected') log.error('voice usage record not written', { error: record.reason, sessionId });
+        return { seconds: keptMs / 1000, credits: creditsUsed };
       })();
       return finished;
     },

@@ -1,6 +1,6 @@
 /** AGENT_MODEL_HOSTS (the model endpoints agents may reach) and the provider keys a run receives. */
 import { describe, expect, it } from 'vitest';
-import { modelCredentials, PROVIDER_KEY_VARIABLES } from '../../functions/agents/chat.service.ts';
+import { modelCredentials, PROVIDER_KEY_VARIABLES } from '../../functions/agents/agent-run-env.ts';
 import { ConfigError, DEFAULT_AGENT_MODEL_HOSTS, hostListSetting, parseConfig } from '../../functions/core/config.ts';
 import { PUBLIC_RUN_ENV } from '../../functions/runtimes/compute.ts';
 
