@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startLocalPlatform, StartupError } from '../../lib/local/platform.ts';
 import { digestSecret } from '../../functions/core/auth/secrets.ts';
 import { createUser, startTestPlatform } from '../support/local-platform.ts';
-import { spawnPlatform } from '../support/platform-process.ts';
+import { spawnPlatform, userEnvironment } from '../support/platform-process.ts';
 
 const repoRoot = new URL('../../', import.meta.url).pathname;
 const tempDirs: string[] = [];
@@ -101,10 +101,10 @@ describe('platform lifecycle', () => {
   it('refuses a DATA_DIR held by another running platform', async () => {
     // Prepare
     const dataDir = await tempDir();
-    const first = await startLocalPlatform({ port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent' });
+    const first = await startLocalPlatform({ port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent', env: userEnvironment() });
     try {
       // Act
-      const second = startLocalPlatform({ port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent' });
+      const second = startLocalPlatform({ port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent', env: userEnvironment() });
       // Assess
       await expect(second).rejects.toThrow(StartupError);
     } finally {
@@ -162,7 +162,7 @@ describe('platform lifecycle', () => {
     // Assess
     expect(code).toBe(0);
     await expect(stat(join(dataDir, 'platform.pid'))).rejects.toThrow();
-    const restarted = await startLocalPlatform({ port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent' });
+    const restarted = await startLocalPlatform({ port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent', env: userEnvironment() });
     await restarted.close();
   });
 });

@@ -35,7 +35,7 @@ export function spawnPlatform(args: readonly string[], options: { readonly cwd: 
  * The test process's environment without what vitest adds for Vite (`BASE_URL=/`, `MODE`, `DEV`,
  * `PROD`, `SSR`): `BASE_URL` is also a platform setting, which a user's shell would not hold as `/`.
  */
-function userEnvironment(): NodeJS.ProcessEnv {
+export function userEnvironment(): NodeJS.ProcessEnv {
   const { BASE_URL: _base, MODE: _mode, DEV: _dev, PROD: _prod, SSR: _ssr, ...rest } = process.env;
   return rest;
 }
