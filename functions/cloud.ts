@@ -1,7 +1,7 @@
 import { runSchedule, type ScheduleDefinition } from './core/entry/entry-point.ts';
 import type { QueueDefinition } from './core/entry/queue.ts';
 import { createdObjectsOf, runStorageEvent, storageEventsFor, type StorageEventDefinition } from './core/entry/storage-event.ts';
-import type { SqsConsumerOptions } from './core/tasks/sqs-tasks.ts';
+import type { SqsConsumerOptions } from './adapters/task-queue/aws.ts';
 import { entryPointsOf } from '../lib/manifest/define.ts';
 import { cloudAdapterPortsOf, type CloudAdapterPort } from '../lib/manifest/port-resources.ts';
 import { createCognitoVerifier } from './core/auth/cognito.ts';
@@ -21,13 +21,13 @@ import { isAgentRunEvent, type AgentRunEvent, type AgentRunResult } from './agen
 
 /**
  * The adapters of the ports only some functions use, each built from the configuration when the
- * port is first used (functions/cloud-adapters/). The generated entry imports and passes exactly
+ * port is first used (functions/adapters/<port>/aws.ts). The generated entry imports and passes exactly
  * those its areas need (`cloudAdapterPortsOf`), so a function that never runs user code holds no
  * runtime invoke code and loads no Lambda, KMS or SQS client at cold start.
  */
 export type CloudAdapters = { readonly [P in CloudAdapterPort]?: (config: Config) => PortAdapters[P] };
 
-/** A queue function's adapters: the consumer of Lambda's SQS events besides the ports' (functions/cloud-adapters/sqs.ts). */
+/** A queue function's adapters: the consumer of Lambda's SQS events besides the ports' (functions/adapters/task-queue/aws.ts). */
 export interface QueueAdapters extends CloudAdapters {
   readonly queueConsumer: (options: Omit<SqsConsumerOptions, 'sqs'>) => (event: SQSEvent) => Promise<SQSBatchResponse>;
 }
@@ -42,8 +42,8 @@ export interface QueueAdapters extends CloudAdapters {
  */
 export function cloudPlatform(served: readonly AreaModule[], modules: readonly AreaModule[], adapters: CloudAdapters): () => Ports {
   checkWired(served, modules, adapters);
-  let platform: Ports | undefined;
-  return () => (platform ??= buildCloudPlatform(modules, adapters));
+  let ports: Ports | undefined;
+  return () => (ports ??= buildCloudPlatform(modules, adapters));
 }
 
 /**
@@ -135,7 +135,7 @@ function moduleNamed(modules: readonly AreaModule[], name: string): AreaModule {
 }
 
 /** What the agents function does with an agent run (functions/agents/agent-runs.service.ts): its generated entry passes it. */
-export type AgentRunServer = (event: AgentRunEvent, platform: Ports) => Promise<AgentRunResult>;
+export type AgentRunServer = (event: AgentRunEvent, ports: Ports) => Promise<AgentRunResult>;
 
 /**
  * The Lambda handler of `area`, given the function's area modules (`modulesOfFunction`: the area's
@@ -159,12 +159,12 @@ export function areaHandler(
       if (definition === undefined) throw new Error(`Handler for route ${spec.id} is missing from the ${area} function`);
       return { spec, definition, area: module };
     });
-  const platform = cloudPlatform([module], modules, adapters);
-  const rest = createRestHandler(bound, platform);
+  const ports = cloudPlatform([module], modules, adapters);
+  const rest = createRestHandler(bound, ports);
   return (async (event: unknown) => {
     if (!isAgentRunEvent(event)) return rest(event as Parameters<RestHandler>[0]);
     if (serveAgentRun === undefined) throw new Error(`The ${area} function runs no agents: invoke the agents function (AGENT_RUNS_FUNCTION_NAME).`);
-    return serveAgentRun(event, platform());
+    return serveAgentRun(event, ports());
   }) as RestHandler & ((event: AgentRunEvent) => Promise<AgentRunResult>);
 }
 
@@ -198,7 +198,7 @@ export function scheduleHandler(
   definitions: Readonly<Record<string, ScheduleDefinition>>,
 ): (event: { entryPoint?: unknown }) => Promise<{ outcome: string }> {
   const module = moduleNamed(modules, area);
-  const platform = cloudPlatform([module], modules, adapters);
+  const ports = cloudPlatform([module], modules, adapters);
   const bound = new Map(
     entryPointsOf(module, 'schedule').map((spec) => {
       const definition = definitions[spec.id];
@@ -209,13 +209,13 @@ export function scheduleHandler(
   return async (event) => {
     const schedule = typeof event.entryPoint === 'string' ? bound.get(event.entryPoint) : undefined;
     if (schedule === undefined) throw new Error(`No schedule ${String(event.entryPoint)} in the ${area} schedule function`);
-    return { outcome: await runSchedule(schedule, platform(), new Date()) };
+    return { outcome: await runSchedule(schedule, ports(), new Date()) };
   };
 }
 
 /**
  * The handler of the function consuming `area`'s queues: Lambda's SQS event source invokes it with
- * batches of one queue's messages, and it answers with the ones to retry (sqs-tasks.ts).
+ * batches of one queue's messages, and it answers with the ones to retry (adapters/task-queue/aws.ts).
  */
 export function queueHandler(
   area: string,
@@ -224,13 +224,13 @@ export function queueHandler(
   definitions: Readonly<Record<string, QueueDefinition>>,
 ): (event: SQSEvent) => Promise<SQSBatchResponse> {
   const module = moduleNamed(modules, area);
-  const platform = cloudPlatform([module], modules, adapters);
+  const ports = cloudPlatform([module], modules, adapters);
   const queues = entryPointsOf(module, 'queue').map((spec) => {
     const definition = definitions[spec.id];
     if (definition === undefined) throw new Error(`Handler for queue ${spec.id} is missing from the ${area} queue function`);
     return { spec, definition, area: module };
   });
-  return adapters.queueConsumer({ queues, platform });
+  return adapters.queueConsumer({ queues, platform: ports });
 }
 
 /**
@@ -252,11 +252,11 @@ export function storageEventHandler(
     return { spec, definition, area: module };
   });
   return async (event) => {
-    const platform = built();
+    const ports = built();
     const failed: string[] = [];
-    for (const object of createdObjectsOf(event, { bucketPrefix: platform.config.BUCKET_PREFIX, keys: 'url-encoded' })) {
+    for (const object of createdObjectsOf(event, { bucketPrefix: ports.config.BUCKET_PREFIX, keys: 'url-encoded' })) {
       for (const entry of storageEventsFor(bound, object)) {
-        if ((await runStorageEvent(entry, platform, object)) !== 'succeeded') failed.push(`${entry.spec.id} (${object.key})`);
+        if ((await runStorageEvent(entry, ports, object)) !== 'succeeded') failed.push(`${entry.spec.id} (${object.key})`);
       }
     }
     if (failed.length > 0) throw new Error(`Storage events failed: ${failed.join(', ')}`);

@@ -115,9 +115,9 @@ const views = new WeakMap<Ports, WeakMap<AreaModule, Ports>>();
  * wirings hand this to handlers, so an undeclared use fails in every local test instead of as a
  * missing grant in the cloud, where a function is granted only its area's declared ports.
  */
-export function portsForArea(platform: Ports, area: AreaModule): Ports {
-  let byArea = views.get(platform);
-  if (byArea === undefined) views.set(platform, (byArea = new WeakMap()));
+export function portsForArea(ports: Ports, area: AreaModule): Ports {
+  let byArea = views.get(ports);
+  if (byArea === undefined) views.set(ports, (byArea = new WeakMap()));
   const existing = byArea.get(area);
   if (existing !== undefined) return existing;
   const allowed = new Set<string>([...UNDECLARED_OK, ...area.uses, ...Object.keys(area.provides)]);
@@ -125,15 +125,15 @@ export function portsForArea(platform: Ports, area: AreaModule): Ports {
   // undeclared ones are not enumerable, so `{ ...platform, log }` in a handler leaves them out
   // instead of touching them.
   const view = {} as Ports;
-  for (const name of Object.keys(platform)) {
+  for (const name of Object.keys(ports)) {
     const declared = allowed.has(name);
     Object.defineProperty(view, name, {
       enumerable: declared,
       get: declared
         ? // `tasks` is bound to the area: it reaches the area's own queues only.
           name === 'tasks'
-          ? () => tasksForArea(platform.tasks, area)
-          : () => platform[name as keyof Ports]
+          ? () => tasksForArea(ports.tasks, area)
+          : () => ports[name as keyof Ports]
         : () => {
             throw new UndeclaredPortError(
               `The ${area.name} area used the ${name} port without declaring it in functions/${area.name}/${area.name}.module.ts (uses).`,

@@ -28,8 +28,8 @@ export interface ServedService {
  * Starts `bound` on the platform and serves it on `port`: every request and upgrade goes to the
  * service with its path unchanged (the container's host is the service's host), except the health check.
  */
-export async function serveService(bound: BoundService, platform: Ports, options: { port: number; host?: string }): Promise<ServedService> {
-  const service = await startService(bound, platform);
+export async function serveService(bound: BoundService, ports: Ports, options: { port: number; host?: string }): Promise<ServedService> {
+  const service = await startService(bound, ports);
   let draining = false;
   const server = createServer((req, res) => {
     if (new URL(req.url ?? '/', 'http://service').pathname !== SERVICE_HEALTH_PATH) return service.request(req, res);
@@ -67,13 +67,13 @@ export interface ProcessControl {
  * ECS stops a task with SIGTERM, then SIGKILL after the container's stop timeout: drain on the
  * first SIGTERM (or SIGINT), then exit, so open connections end cleanly instead of being cut.
  */
-export function drainOnSignals(served: ServedService, platform: Ports, control: ProcessControl = process): void {
+export function drainOnSignals(served: ServedService, ports: Ports, control: ProcessControl = process): void {
   const stop = (signal: string) => {
-    platform.log.info('service draining', { signal });
+    ports.log.info('service draining', { signal });
     served.drain().then(
       () => control.exit(0),
       (error: unknown) => {
-        platform.log.error('service drain failed', { error });
+        ports.log.error('service drain failed', { error });
         control.exit(1);
       },
     );
@@ -100,13 +100,13 @@ export async function serviceMain(
   if (area === undefined) throw new Error(`No area module named ${areaName} among the container's modules`);
   const spec = area.entryPoints.find((e): e is ServiceSpec => e.kind === 'service' && e.id === id);
   if (spec === undefined) throw new Error(`No service ${id} in the ${area.name} area`);
-  const platform = cloudPlatform([area], modules, adapters)();
+  const ports = cloudPlatform([area], modules, adapters)();
   try {
-    const served = await serveService({ spec, definition, area }, platform, { port: Number(process.env['PORT'] ?? DEFAULT_SERVICE_PORT) });
-    drainOnSignals(served, platform);
-    platform.log.info('service listening', { entryPoint: id, port: served.port });
+    const served = await serveService({ spec, definition, area }, ports, { port: Number(process.env['PORT'] ?? DEFAULT_SERVICE_PORT) });
+    drainOnSignals(served, ports);
+    ports.log.info('service listening', { entryPoint: id, port: served.port });
   } catch (error) {
-    platform.log.error('service failed to start', { entryPoint: id, error });
+    ports.log.error('service failed to start', { entryPoint: id, error });
     process.exit(1);
   }
 }

@@ -15,18 +15,18 @@ import { openChat, type ChatPorts } from './chat.service.ts';
  * The `agentRuns` port in the process that holds the chat service: every area locally, the agents
  * function in the cloud (`serveAgentRun`). `platform` is read at the first run, once the ports exist.
  */
-export function inProcessAgentRuns(platform: () => Ports): AgentRuns {
-  return { run: (request, signal) => runAgent(request, portsForArea(platform(), agentsArea), signal) };
+export function inProcessAgentRuns(ports: () => Ports): AgentRuns {
+  return { run: (request, signal) => runAgent(request, portsForArea(ports(), agentsArea), signal) };
 }
 
 /**
  * What the agents function does with an `AgentRunEvent` (functions/cloud.ts dispatches it before
  * HTTP): the run, as `inProcessAgentRuns` makes it.
  */
-export async function serveAgentRun(event: { readonly platformAgentRun: unknown }, platform: Ports): Promise<AgentRunResult> {
+export async function serveAgentRun(event: { readonly platformAgentRun: unknown }, ports: Ports): Promise<AgentRunResult> {
   const parsed = agentRunRequest.safeParse(event.platformAgentRun);
   if (!parsed.success) return { ok: false, code: 'INVALID_PARAMETERS', message: 'The agent run request is malformed.', status: 400 };
-  return runAgent(parsed.data, portsForArea(platform, agentsArea));
+  return runAgent(parsed.data, portsForArea(ports, agentsArea));
 }
 
 const agentRunRequest = z.object({

@@ -2,7 +2,7 @@
  * The `agentRuns` port: how the platform runs an owner's agent on its own behalf (cron jobs,
  * channels), without a credential and outside the owner's interactive chat limit. The chat service
  * implements it (agent-runs.service.ts): locally in the same process, in the cloud behind the
- * agents function, which a caller invokes through the Lambda API (cloud-adapters/lambda-agent-runs.ts).
+ * agents function, which a caller invokes through the Lambda API (adapters/agent-runs/aws.ts).
  *
  * Types and the wire event only: callers' bundles (channels, cron) import this file, never the chat service.
  */

@@ -1,6 +1,6 @@
 /**
- * The supervisor both local runtimes share (local-compute.ts: Python runtime servers;
- * mcp-local-runtime.ts: MCP hosts): one process per key (a tenant), started on first use with
+ * The supervisor both local runtimes share (adapters/compute/local.ts: Python runtime servers;
+ * adapters/mcp-runtime/local.ts: MCP hosts): one process per key (a tenant), started on first use with
  * concurrent first calls sharing one start, kept warm, restarted after it dies, stopped when idle,
  * and at most `maxProcesses` at once by stopping the least recently used idle one. Each process
  * runs in its own process group (see process-group.ts) and announces where it listens with a

@@ -56,7 +56,7 @@ export interface McpRuntimeFunctionProps {
 /**
  * The Lambda that runs users' MCP servers: the Node MCP host (`functions/runtimes/mcp-host/`,
  * handler `lambda.handler`) on Node 22, arm64, invoked synchronously by the platform functions that
- * serve the MCP routes (functions/runtimes/mcp-lambda-runtime.ts).
+ * serve the MCP routes (functions/adapters/mcp-runtime/aws.ts).
  *
  * Tenant isolation mode (PER_TENANT), as the Python runtime: every invoke carries the server owner's
  * user id as tenant id, and Lambda never reuses an execution environment across tenants, so one

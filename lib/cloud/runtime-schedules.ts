@@ -43,7 +43,7 @@ export class RuntimeSchedules extends Construct {
   /**
    * Lets `grantee` manage the schedules of `areas` (those it serves declaring `schedules`):
    * schedule writes and deletes in the group and `iam:PassRole` of the delivery role to Scheduler.
-   * Returns the variables of the adapter (functions/cloud-adapters/scheduler.ts), none for no areas.
+   * Returns the variables of the adapter (functions/adapters/schedules/aws.ts), none for no areas.
    */
   grantManage(grantee: IGrantable, areas: ReadonlySet<string>): Record<string, string> {
     const targets = this.targets().filter((q) => areas.has(q.spec.area));

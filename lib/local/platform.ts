@@ -11,12 +11,12 @@ import { parseConfig, type Config } from '../../functions/core/config.ts';
 import type { IdentityVerifier } from '../../functions/core/auth/credentials.ts';
 import { createRunTokens, deriveRunTokenKey } from '../../functions/core/auth/run-token.ts';
 import { systemClock, type Clock } from '../../functions/core/clock.ts';
-import { createLocalSecretBox } from '../../functions/core/secret-box.ts';
+import { createLocalSecretBox } from '../../functions/adapters/secret-box/local.ts';
 import type { SecretReader } from '../../functions/core/secret-reader.ts';
 import { createEgressProxy } from '../../functions/runtimes/egress-proxy.ts';
-import { createLocalCompute } from '../../functions/runtimes/local-compute.ts';
+import { createLocalCompute } from '../../functions/adapters/compute/local.ts';
 import { describeInterpreter } from '../../functions/runtimes/python-interpreter.ts';
-import { createLocalMcpRuntime } from '../../functions/runtimes/mcp-local-runtime.ts';
+import { createLocalMcpRuntime } from '../../functions/adapters/mcp-runtime/local.ts';
 import { prepareOsSandbox, type UidRange } from '../../functions/runtimes/os-sandbox.ts';
 import { createLogger, type Logger, type LogLevel } from '../../functions/core/logger.ts';
 import { publicUrls } from '../../functions/core/http/public-urls.ts';
@@ -24,14 +24,14 @@ import { createPorts, type Ports } from '../../functions/ports.ts';
 import { createAccount } from '../../functions/users/user.service.ts';
 import { loadAreas, type ImportHandlerModule } from './handlers.ts';
 import { startLocalScheduler, type LocalScheduler } from './scheduler.ts';
-import { createLocalSchedules, type LocalSchedules } from './schedules.ts';
+import { createLocalSchedules, type LocalSchedules } from '../../functions/adapters/schedules/local.ts';
 import { startLocalServices, type LocalServices } from './services.ts';
 import { assetHosts, localAssets } from './assets.ts';
 import { createLocalServer, LOCAL_HOST_PREFIX, LOCAL_OWN_PORT_HOSTS } from './server.ts';
 import { startLocalStorageEvents, type LocalStorageEvents } from './storage-events.ts';
 import { LOCAL_PREFIX, localStoresLayout } from './stores-layout.ts';
 import { startLocalStores, type LocalStores } from './stores.ts';
-import { createLocalTaskQueue, type LocalTaskQueue } from './task-queue.ts';
+import { createLocalTaskQueue, type LocalTaskQueue } from '../../functions/adapters/task-queue/local.ts';
 import { inProcessAgentRuns } from '../../functions/agents/agent-runs.service.ts';
 
 export interface LocalPlatformOptions {
@@ -144,7 +144,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
   const dataDir = resolve(options.dataDir);
   await mkdir(dataDir, { recursive: true });
   await acquireLock(dataDir);
-  let platform: Ports | null = null;
+  let ports: Ports | null = null;
   const cleanup: (() => Promise<void>)[] = [
     async () => {
       await rm(join(dataDir, LOCK_FILE), { force: true });
@@ -204,7 +204,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     const server = createLocalServer({
       routes: loaded.buffered,
       streamRoutes: loaded.streaming,
-      platform: () => platform,
+      ports: () => ports,
       services: { hosts: new Set(loaded.services.map((s) => s.spec.host)), forHost: (host) => services?.forHost(host) ?? null },
       assets: localAssets(served),
     });
@@ -222,7 +222,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     let siteAliasOrigins = false;
     for (const host of LOCAL_OWN_PORT_HOSTS) {
       if (![...loaded.buffered, ...loaded.streaming].some((route) => route.spec.host === host)) continue;
-      const hostServer = createLocalServer({ routes: loaded.buffered, streamRoutes: loaded.streaming, platform: () => platform, only: host });
+      const hostServer = createLocalServer({ routes: loaded.buffered, streamRoutes: loaded.streaming, ports: () => ports, only: host });
       await listen(hostServer, options.sitePort ?? (options.port === 0 ? 0 : options.port + 1), options.host, 'SITE_PORT');
       let hostClosed: Promise<void> | undefined;
       const drainHost = () => (hostClosed ??= closeServer(hostServer));
@@ -286,14 +286,14 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     const createdAdminToken = await bootstrapping;
     const storageEvents = startLocalStorageEvents({
       storageEvents: loaded.storageEvents,
-      platform: ready,
+      ports: ready,
       subscribe: (listener) => stores.onS3Event(listener),
       flush: () => stores.flushS3Events(),
     });
     cleanup.push(() => storageEvents.close());
-    platform = ready;
+    ports = ready;
     // Stopped before the runtimes and stores (cleanup runs in reverse), after in-flight requests.
-    const scheduler = startLocalScheduler({ schedules: loaded.schedules, platform: ready });
+    const scheduler = startLocalScheduler({ schedules: loaded.schedules, ports: ready });
     cleanup.push(() => scheduler.close());
     // Started once the ports are ready, stopped (drained) before them.
     const started = await startLocalServices(loaded.services, ready);
@@ -436,9 +436,9 @@ async function loadMasterKey(dataDir: string): Promise<Buffer> {
 }
 
 /** On an empty DATA_DIR: the operator account (alias `admin`, 10,000 credits), its token in a mode-600 file. */
-async function bootstrapAdmin(platform: Ports, dataDir: string): Promise<string | null> {
-  if ((await platform.users.getAliasClaim('admin')) !== null) return null;
-  const admin = await createAccount({ alias: 'admin', credits: 10_000, isAdmin: true }, platform, null);
+async function bootstrapAdmin(ports: Ports, dataDir: string): Promise<string | null> {
+  if ((await ports.users.getAliasClaim('admin')) !== null) return null;
+  const admin = await createAccount({ alias: 'admin', credits: 10_000, isAdmin: true }, ports, null);
   const file = join(dataDir, ADMIN_TOKEN_FILE);
   await writeFile(file, admin.token + '\n', { mode: 0o600 });
   await chmod(file, 0o600);

@@ -12,7 +12,7 @@ export interface LocalScheduler {
 
 export interface LocalSchedulerOptions {
   readonly schedules: readonly BoundSchedule[];
-  readonly platform: Ports;
+  readonly ports: Ports;
   /** @default Date.now */
   readonly now?: () => number;
 }
@@ -32,10 +32,10 @@ export function startLocalScheduler(options: LocalSchedulerOptions): LocalSchedu
   const fire = (bound: BoundSchedule, firedAt: Date) => {
     const current = running.get(bound.spec.id);
     if (current !== undefined) {
-      options.platform.log.warn('scheduled run skipped: the previous one is still running', { entryPoint: bound.spec.id, firedAt: firedAt.toISOString() });
+      options.ports.log.warn('scheduled run skipped: the previous one is still running', { entryPoint: bound.spec.id, firedAt: firedAt.toISOString() });
       return current;
     }
-    const run = runSchedule(bound, options.platform, firedAt).finally(() => running.delete(bound.spec.id));
+    const run = runSchedule(bound, options.ports, firedAt).finally(() => running.delete(bound.spec.id));
     running.set(bound.spec.id, run);
     return run;
   };
@@ -44,7 +44,7 @@ export function startLocalScheduler(options: LocalSchedulerOptions): LocalSchedu
     if (closed) return;
     const due = timetable.next(new Date(now()));
     if (due === null) {
-      options.platform.log.warn('schedule has no run after now; it has ended', { entryPoint: bound.spec.id, expression: bound.spec.expression });
+      options.ports.log.warn('schedule has no run after now; it has ended', { entryPoint: bound.spec.id, expression: bound.spec.expression });
       return;
     }
     // setTimeout holds at most about 24.8 days; a later slot is reached in steps.
@@ -56,7 +56,7 @@ export function startLocalScheduler(options: LocalSchedulerOptions): LocalSchedu
           if (now() >= due.getTime()) void fire(bound, due);
           arm(bound, timetable);
         } catch (error) {
-          options.platform.log.error('schedule failed to fire; it stays disarmed until the platform restarts', { entryPoint: bound.spec.id, error });
+          options.ports.log.error('schedule failed to fire; it stays disarmed until the platform restarts', { entryPoint: bound.spec.id, error });
         }
       },
       Math.max(delay, 0),

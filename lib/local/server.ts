@@ -64,7 +64,7 @@ export interface LocalServerOptions {
   readonly routes: readonly LazyRoute<BoundRoute>[];
   readonly streamRoutes: readonly LazyRoute<BoundStreamRoute>[];
   /** Null until the stores are up: requests meanwhile get 503. */
-  readonly platform: () => Ports | null;
+  readonly ports: () => Ports | null;
   /**
    * Hosts served whole by a service (lib/local/services.ts): their requests and upgrades go to the
    * running service with the host's prefix removed; null before it starts and while it stops (503).
@@ -86,9 +86,9 @@ export interface LocalServerOptions {
 export function createLocalServer(options: LocalServerOptions): Server {
   installStreamingShim();
   const ready = () => {
-    const platform = options.platform();
-    if (platform === null) throw new Error('platform not ready');
-    return platform;
+    const ports = options.ports();
+    if (ports === null) throw new Error('platform not ready');
+    return ports;
   };
   const onHost = (spec: RouteSpec, host: Host) => spec.host === host || (host === 'base' && spec.host === 'mcp');
   const tables = new Map<Host, RouteTable<RouteSpec>>();
@@ -98,7 +98,7 @@ export function createLocalServer(options: LocalServerOptions): Server {
     tables.set(host, new RouteTable(specs));
     fallbacks.set(
       host,
-      createFallbackHandler(specs, () => options.platform()?.log ?? null),
+      createFallbackHandler(specs, () => options.ports()?.log ?? null),
     );
   }
   // Keyed by the spec the route table matched, so a match finds its route without a second lookup.
@@ -119,7 +119,7 @@ export function createLocalServer(options: LocalServerOptions): Server {
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
-      options.platform()?.log.error('local server failure', { error });
+      options.ports()?.log.error('local server failure', { error });
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: 'Internal server error.' }));
     });
@@ -170,9 +170,9 @@ export function createLocalServer(options: LocalServerOptions): Server {
         return void res.end(method === 'HEAD' ? undefined : asset.body);
       }
     }
-    const platform = options.platform();
-    if (platform === null) return send(res, json(503, { error: 'The platform is starting.', requestId }, commonHeaders(requestId)));
-    const origin = requestOrigin(req, platform.config.TRUST_FORWARDED_HEADERS);
+    const ports = options.ports();
+    if (ports === null) return send(res, json(503, { error: 'The platform is starting.', requestId }, commonHeaders(requestId)));
+    const origin = requestOrigin(req, ports.config.TRUST_FORWARDED_HEADERS);
 
     const match = tables.get(located.host)!.match(method, located.path);
     if (match.kind !== 'found') {
@@ -194,7 +194,7 @@ export function createLocalServer(options: LocalServerOptions): Server {
 
     if (match.route.mode === 'streaming') {
       const handler = await streamHandlerFor(streaming.get(match.route)!).catch((error: unknown) =>
-        answerNotLoaded(res, match.route, requestId, error, options.platform()),
+        answerNotLoaded(res, match.route, requestId, error, options.ports()),
       );
       if (handler === null) return;
       const event = toUrlEvent(req, { requestId, path: located.path, query: url.searchParams, rawQuery: rawQueryOf(req), body, origin });
@@ -204,7 +204,7 @@ export function createLocalServer(options: LocalServerOptions): Server {
     const bound = await buffered
       .get(match.route)!
       .load()
-      .catch((error: unknown) => answerNotLoaded(res, match.route, requestId, error, options.platform()));
+      .catch((error: unknown) => answerNotLoaded(res, match.route, requestId, error, options.ports()));
     if (bound === null) return;
     const event = toRestEvent(req, {
       requestId,
@@ -229,8 +229,8 @@ function rawQueryOf(req: IncomingMessage): string {
 }
 
 /** A handler module that could not be imported: logged with its cause, answered 500 in the route's envelope. */
-function answerNotLoaded(res: ServerResponse, route: RouteSpec, requestId: string, error: unknown, platform: Ports | null): null {
-  platform?.log.error('handler module failed to load', { requestId, route: route.id, error });
+function answerNotLoaded(res: ServerResponse, route: RouteSpec, requestId: string, error: unknown, ports: Ports | null): null {
+  ports?.log.error('handler module failed to load', { requestId, route: route.id, error });
   const failure = toErrorResponse(error);
   send(res, json(failure.status, errorBody(route.style, failure.code, failure.message, lineageOf(requestId, undefined)), commonHeaders(requestId)));
   return null;

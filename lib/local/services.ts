@@ -14,12 +14,12 @@ export interface LocalServices {
  * Starts each service in turn, after the ports are ready. A service that fails to start stops the
  * ones already started and fails start-up, as a task that cannot start fails its deployment.
  */
-export async function startLocalServices(services: readonly BoundService[], platform: Ports): Promise<LocalServices> {
+export async function startLocalServices(services: readonly BoundService[], ports: Ports): Promise<LocalServices> {
   const running = new Map<Host, StartedService>();
   let closing: Promise<void> | undefined;
   const close = () => (closing ??= Promise.all([...running.values()].map((s) => s.stop())).then(() => undefined));
   try {
-    for (const bound of services) running.set(bound.spec.host, await startService(bound, platform));
+    for (const bound of services) running.set(bound.spec.host, await startService(bound, ports));
   } catch (error) {
     await close();
     throw error;

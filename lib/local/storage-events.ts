@@ -18,7 +18,7 @@ export interface LocalStorageEvents {
 
 export interface LocalStorageEventsOptions {
   readonly storageEvents: readonly BoundStorageEvent[];
-  readonly platform: Ports;
+  readonly ports: Ports;
   /** Subscribes to s3rver's S3-style notifications; returns the unsubscribe. */
   readonly subscribe: (listener: (event: unknown) => void) => () => void;
   /** Resolves once the notifications of every write already answered have been delivered (the stores run in their own process). @default none to wait for */
@@ -37,7 +37,7 @@ export interface LocalStorageEventsOptions {
  * not keep undelivered events either.
  */
 export function startLocalStorageEvents(options: LocalStorageEventsOptions): LocalStorageEvents {
-  const { platform } = options;
+  const { ports } = options;
   const retryDelayMs = options.retryDelayMs ?? ((attempt: number) => 1000 * attempt);
   const running = new Set<Promise<void>>();
   const waits = new Set<() => void>();
@@ -57,15 +57,15 @@ export function startLocalStorageEvents(options: LocalStorageEventsOptions): Loc
 
   const dispatch = async (bound: BoundStorageEvent, object: StoredObject) => {
     for (let attempt = 1; attempt <= STORAGE_EVENT_ATTEMPTS; attempt++) {
-      if ((await runStorageEvent(bound, platform, object, attempt)) === 'succeeded') return;
+      if ((await runStorageEvent(bound, ports, object, attempt)) === 'succeeded') return;
       if (attempt === STORAGE_EVENT_ATTEMPTS) break;
       await pause(retryDelayMs(attempt));
       if (closed) {
-        platform.log.warn('storage event dropped: the platform stopped before its retry', { entryPoint: bound.spec.id, key: object.key, attempts: attempt });
+        ports.log.warn('storage event dropped: the platform stopped before its retry', { entryPoint: bound.spec.id, key: object.key, attempts: attempt });
         return;
       }
     }
-    platform.log.error('storage event given up', { entryPoint: bound.spec.id, bucket: object.bucket, key: object.key, attempts: STORAGE_EVENT_ATTEMPTS });
+    ports.log.error('storage event given up', { entryPoint: bound.spec.id, bucket: object.bucket, key: object.key, attempts: STORAGE_EVENT_ATTEMPTS });
   };
 
   // Called from the stores process's message event, where a throw would end the platform: any
@@ -74,17 +74,17 @@ export function startLocalStorageEvents(options: LocalStorageEventsOptions): Loc
     if (closed) return;
     try {
       // s3rver reports keys as written, where S3 URL-encodes them.
-      const objects = createdObjectsOf(event, { bucketPrefix: platform.config.BUCKET_PREFIX, keys: 'as-written' });
+      const objects = createdObjectsOf(event, { bucketPrefix: ports.config.BUCKET_PREFIX, keys: 'as-written' });
       for (const object of objects) {
         for (const bound of storageEventsFor(options.storageEvents, object)) {
           const run = dispatch(bound, object)
-            .catch((error: unknown) => platform.log.error('storage event dispatch failed', { entryPoint: bound.spec.id, key: object.key, error }))
+            .catch((error: unknown) => ports.log.error('storage event dispatch failed', { entryPoint: bound.spec.id, key: object.key, error }))
             .finally(() => running.delete(run));
           running.add(run);
         }
       }
     } catch (error) {
-      platform.log.error('unreadable blob store event', { error });
+      ports.log.error('unreadable blob store event', { error });
     }
   });
 

@@ -1,7 +1,7 @@
 import type { AreaModule } from '../manifest/types.ts';
-import { SCHEDULE_TABLE } from './schedules.ts';
+import { SCHEDULE_TABLE } from '../../functions/adapters/schedules/local.ts';
 import type { StoresLayout } from './stores.ts';
-import { TASK_TABLE } from './task-queue.ts';
+import { TASK_TABLE } from '../../functions/adapters/task-queue/local.ts';
 
 /** The prefix of the local platform's tables and buckets (TABLE_PREFIX, BUCKET_PREFIX). */
 export const LOCAL_PREFIX = 'local-';

@@ -49,6 +49,6 @@ export { entryPointsOf } from './define.ts';
 
 /** Module path of an entry point's handler: `functions/<area>/handlers/<handler>.<kind>.ts`. */
 export function entryPointModulePath(e: Pick<EntryPointSpec, 'area' | 'handler' | 'kind'> & { readonly folder?: string }): string {
-  const suffix = { schedule: 'schedule', queue: 'queue', storageEvent: 'storage', service: 'service' }[e.kind];
+  const suffix = { schedule: 'schedule', queue: 'queue', storageEvent: 'storage', service: 'server' }[e.kind];
   return `${e.folder ?? `functions/${e.area}`}/handlers/${e.handler}.${suffix}.ts`;
 }

@@ -182,7 +182,7 @@ export interface ServiceSpec {
   readonly area: string;
   /** As on a route: the area's folder when it is not `functions/<area>`. */
   readonly folder?: string;
-  /** Handler module: `functions/<area>/handlers/<handler>.service.ts`. */
+  /** Handler module: `functions/<area>/handlers/<handler>.server.ts`. */
   readonly handler: string;
   /** The host it serves: every request and WebSocket upgrade under it, with host-relative paths. */
   readonly host: Host;

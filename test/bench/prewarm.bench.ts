@@ -1,6 +1,6 @@
 import { Agent, request } from 'node:http';
 import { createEgressProxy } from '../../functions/runtimes/egress-proxy.ts';
-import { createLocalCompute } from '../../functions/runtimes/local-compute.ts';
+import { createLocalCompute } from '../../functions/adapters/compute/local.ts';
 import { prepareOsSandbox } from '../../functions/runtimes/os-sandbox.ts';
 import { startLocalPlatform, type RunningPlatform } from '../../lib/local/platform.ts';
 import { createUser, startTestPlatform } from '../support/local-platform.ts';
@@ -40,7 +40,7 @@ function actionRun(agent: Agent, url: string, token: string): Promise<number> {
 }
 
 /**
- * A tenant's first run with and without a spare runtime (local-compute.ts `spares`), both inside
+ * A tenant's first run with and without a spare runtime (adapters/compute/local.ts `spares`), both inside
  * the OS sandbox, interleaved. Without one, the run pays the sandbox, the interpreter and the fork
  * server's preloads; with one, binding the spare (the tenant's egress listener) and the fork.
  */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Compute } from '../../functions/runtimes/compute.ts';
 import { createEgressProxy } from '../../functions/runtimes/egress-proxy.ts';
-import { createLocalCompute, type LocalCompute } from '../../functions/runtimes/local-compute.ts';
+import { createLocalCompute, type LocalCompute } from '../../functions/adapters/compute/local.ts';
 import { prepareOsSandbox } from '../../functions/runtimes/os-sandbox.ts';
 import { elapsedSince, type BenchModule } from './harness.ts';
 import { measured, versus } from './stats.ts';

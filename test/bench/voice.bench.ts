@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
-import type { LocalCompute } from '../../functions/runtimes/local-compute.ts';
+import type { LocalCompute } from '../../functions/adapters/compute/local.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 import { STRANDS_VOICE_AGENT } from '../support/voice-agents.ts';
 import { elapsedSince, type BenchContext, type BenchModule } from './harness.ts';

@@ -175,8 +175,8 @@ describe('asset budgets', () => {
   });
 
   it.each([
-    ['compute', 'RUNTIME_FUNCTION_NAME', 'functions/runtimes/lambda-compute.ts'],
-    ['mcpRuntime', 'MCP_RUNTIME_FUNCTION_NAME', 'functions/runtimes/mcp-lambda-runtime.ts'],
+    ['compute', 'RUNTIME_FUNCTION_NAME', 'functions/adapters/compute/aws.ts'],
+    ['mcpRuntime', 'MCP_RUNTIME_FUNCTION_NAME', 'functions/adapters/mcp-runtime/aws.ts'],
   ])('bundles the %s adapter only into the functions granted its runtime', (_port, variable, adapter) => {
     // Act: the functions holding the adapter, and those the stack lets invoke the runtime.
     const holding = assets.functions.filter((f) => sourcesOf.get(f.name)?.includes(adapter)).map((f) => f.name);

@@ -269,7 +269,7 @@ describe('services', () => {
     // The area's module first, then those providing the ports it uses (modulesOfFunction).
     expect(entry).toMatch(/serviceMain\("sample", \[sampleArea(, \w+Area)*\], \{[^}]*\}, "sample\.voice-echo", definition\)/);
     expect(entry).toContain('import { sampleArea } from "../../test/fixtures/sample-area/sample.module.ts";');
-    expect(entry).toContain('test/fixtures/sample-area/handlers/voice-echo.service.ts');
+    expect(entry).toContain('test/fixtures/sample-area/handlers/voice-echo.server.ts');
     expect(readFileSync(join(staged, 'main.mjs'), 'utf8')).toContain('/_health');
   });
 

@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentInvocation, BidiEvent, BidiSession, BidiSessionSpec, RuntimeEvent } from '../../functions/runtimes/compute.ts';
 import { createEgressProxy } from '../../functions/runtimes/egress-proxy.ts';
-import { createLocalCompute, type LocalCompute, type RuntimeProcessExit } from '../../functions/runtimes/local-compute.ts';
+import { createLocalCompute, type LocalCompute, type RuntimeProcessExit } from '../../functions/adapters/compute/local.ts';
 import { SILENT_AGENT } from '../contract/compute.contract.ts';
 import { liveGroupMembers } from '../support/processes.ts';
 import { voiceAgentSource } from '../support/voice-agents.ts';

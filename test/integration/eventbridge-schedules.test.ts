@@ -6,7 +6,7 @@
  */
 import { CreateScheduleGroupCommand, GetScheduleCommand, ListSchedulesCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEventBridgeSchedules } from '../../functions/core/tasks/eventbridge-schedules.ts';
+import { createEventBridgeSchedules } from '../../functions/adapters/schedules/aws.ts';
 import type { Schedules } from '../../functions/core/tasks/schedules.ts';
 import { motoAvailable, motoClientConfig, startMoto, type MotoServer } from '../support/moto.ts';
 

@@ -74,7 +74,7 @@ describe('keys vault, role tokens and credits over HTTP', () => {
     runner = createLocalServer({
       routes: [boundRoute({ spec: fakeRunSpec, definition: fakeRun, area: testArea })],
       streamRoutes: [],
-      platform: () => platform.running.ports,
+      ports: () => platform.running.ports,
     });
     await new Promise<void>((resolve) => runner.listen(0, '127.0.0.1', resolve));
     runnerUrl = `http://127.0.0.1:${(runner.address() as AddressInfo).port}`;

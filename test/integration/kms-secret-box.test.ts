@@ -6,7 +6,8 @@
  */
 import { CreateKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKmsSecretBox, createLocalSecretBox } from '../../functions/core/secret-box.ts';
+import { createKmsSecretBox } from '../../functions/adapters/secret-box/aws.ts';
+import { createLocalSecretBox } from '../../functions/adapters/secret-box/local.ts';
 import { motoAvailable, motoClientConfig, startMoto, type MotoServer } from '../support/moto.ts';
 
 const hasMoto = motoAvailable();

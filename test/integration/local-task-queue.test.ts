@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { defineQueue, type BoundQueue } from '../../functions/core/entry/queue.ts';
 import { createLogger } from '../../functions/core/logger.ts';
 import type { Ports } from '../../functions/ports.ts';
-import { createLocalTaskQueue, TASK_TABLE } from '../../lib/local/task-queue.ts';
+import { createLocalTaskQueue, TASK_TABLE } from '../../functions/adapters/task-queue/local.ts';
 import { defineArea } from '../../lib/manifest/define.ts';
 import type { QueueSpec } from '../../lib/manifest/types.ts';
 import { startLocalDb, type LocalDb } from '../support/local-db.ts';

@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLocalMcpRuntime, type LocalMcpRuntime, type McpProcessExit } from '../../functions/runtimes/mcp-local-runtime.ts';
+import { createLocalMcpRuntime, type LocalMcpRuntime, type McpProcessExit } from '../../functions/adapters/mcp-runtime/local.ts';
 import type { McpHttpResponse, McpRuntime, McpSource } from '../../functions/runtimes/mcp-runtime.ts';
 import { requestOverSocket } from '../support/unix-http.ts';
 import { MCP_HEADERS, SAMPLE_CJS, textOf } from '../contract/mcp-runtime.contract.ts';

@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineQueue, type BoundQueue } from '../../functions/core/entry/queue.ts';
 import { createLogger } from '../../functions/core/logger.ts';
-import { createSqsConsumer, createSqsTaskQueue } from '../../functions/core/tasks/sqs-tasks.ts';
+import { createSqsConsumer, createSqsTaskQueue } from '../../functions/adapters/task-queue/aws.ts';
 import { createPlatformTasks, tasksForArea } from '../../functions/core/tasks/tasks.ts';
 import type { Ports } from '../../functions/ports.ts';
 import { defineArea } from '../../lib/manifest/define.ts';

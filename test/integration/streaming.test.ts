@@ -54,7 +54,7 @@ describe('streaming through the local streamifyResponse shim', () => {
     server = createLocalServer({
       routes: [],
       streamRoutes: [boundRoute({ spec, definition, area: defineArea({ name: 'test' }) })],
-      platform: () => platform.running.ports,
+      ports: () => platform.running.ports,
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { createLambdaCompute } from '../../functions/runtimes/lambda-compute.ts';
+import { createLambdaCompute } from '../../functions/adapters/compute/aws.ts';
 import { createVoiceBridge, type VoiceBridge } from '../../functions/voice/bridge.ts';
 import type { Ports } from '../../functions/ports.ts';
 import { startLambdaStandIn } from '../support/lambda-stand-in.ts';

@@ -1,6 +1,6 @@
 /**
- * A loopback stand-in for the AWS Lambda Invoke API, so the cloud adapters (lambda-compute.ts,
- * mcp-lambda-runtime.ts) can be tested with the real `LambdaClient` against the real code their
+ * A loopback stand-in for the AWS Lambda Invoke API, so the cloud adapters (adapters/compute/aws.ts,
+ * adapters/mcp-runtime/aws.ts) can be tested with the real `LambdaClient` against the real code their
  * functions run. moto cannot run Lambda invocations without Docker, and has neither response
  * streaming nor tenant isolation.
  *

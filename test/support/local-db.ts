@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createDb, type Db } from '../../functions/core/db/dynamo.ts';
 import { tables } from '../../lib/manifest/tables.ts';
 import { startLocalStores } from '../../lib/local/stores.ts';
-import { TASK_TABLE } from '../../lib/local/task-queue.ts';
+import { TASK_TABLE } from '../../functions/adapters/task-queue/local.ts';
 
 export interface LocalDb {
   readonly db: Db;

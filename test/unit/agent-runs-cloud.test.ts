@@ -80,7 +80,7 @@ describe('agent runs through the Lambda Invoke API', () => {
 
   it('carries the request to the agents function and its answer back, before any HTTP routing', async () => {
     // Prepare
-    const { createLambdaAgentRuns } = await import('../../functions/cloud-adapters/lambda-agent-runs.ts');
+    const { createLambdaAgentRuns } = await import('../../functions/adapters/agent-runs/aws.ts');
     const runs = createLambdaAgentRuns({ lambda, functionName: 'agents-fn' });
     const request: AgentRunRequest = {
       ownerId: 'user-1',
@@ -103,7 +103,7 @@ describe('agent runs through the Lambda Invoke API', () => {
 
   it('answers a run the function could not finish, or could not be reached for, as a failed run', async () => {
     // Prepare
-    const { createLambdaAgentRuns } = await import('../../functions/cloud-adapters/lambda-agent-runs.ts');
+    const { createLambdaAgentRuns } = await import('../../functions/adapters/agent-runs/aws.ts');
     const request = { ownerId: 'user-1', agentId: 'agent-1', prompt: 'crash', lineage: 'root=r1;parent=p1' };
 
     // Act

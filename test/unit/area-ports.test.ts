@@ -12,8 +12,8 @@ import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError, parseConfig } from '../../functions/core/config.ts';
 
-/** A platform-shaped object whose members are labels: enough to see which ones a view lets through. */
-function labelledPlatform(): Ports {
+/** A ports object whose members are labels: enough to see which ones a view lets through. */
+function labelledPorts(): Ports {
   const provided = areas.flatMap((area) => Object.keys(area.provides));
   const names = ['config', 'clock', 'log', 'fetch', 'credentials', 'identity', 'runTokens', 'rateLimiter', 'db', ...Object.keys(PORT_RESOURCES), ...provided];
   return Object.fromEntries(names.map((name) => [name, { label: name }])) as unknown as Ports;
@@ -22,16 +22,16 @@ function labelledPlatform(): Ports {
 describe('portsForArea', () => {
   it("lets an area use its declared ports and the kernel's, and names the module to fix for any other", () => {
     // Prepare
-    const platform = labelledPlatform();
+    const ports = labelledPorts();
     const area = defineArea({ name: 'sample', uses: ['agents'] });
 
     // Act
-    const view = portsForArea(platform, area);
+    const view = portsForArea(ports, area);
 
     // Assess
-    expect(view.agents).toBe(platform.agents);
-    expect(view.credentials).toBe(platform.credentials);
-    expect(view.clock).toBe(platform.clock);
+    expect(view.agents).toBe(ports.agents);
+    expect(view.credentials).toBe(ports.credentials);
+    expect(view.clock).toBe(ports.clock);
     expect(() => view.actions).toThrow(UndeclaredPortError);
     expect(() => view.actions).toThrow('functions/sample/sample.module.ts');
     expect(() => view.db).toThrow(UndeclaredPortError);
@@ -39,13 +39,13 @@ describe('portsForArea', () => {
 
   it('leaves undeclared ports out of a spread copy, and sees members replaced later', () => {
     // Prepare
-    const platform = labelledPlatform();
-    const view = portsForArea(platform, defineArea({ name: 'sample', uses: ['logs'] }));
+    const ports = labelledPorts();
+    const view = portsForArea(ports, defineArea({ name: 'sample', uses: ['logs'] }));
     const replacement = (() => Promise.resolve(new Response())) as typeof fetch;
 
     // Act
     const copy = { ...view };
-    (platform as { fetch: typeof fetch }).fetch = replacement;
+    (ports as { fetch: typeof fetch }).fetch = replacement;
 
     // Assess
     expect(Object.keys(copy).sort()).toEqual(['clock', 'config', 'credentials', 'fetch', 'identity', 'log', 'logs', 'rateLimiter', 'runTokens']);
@@ -54,41 +54,41 @@ describe('portsForArea', () => {
 
   it('lets an area use the ports it provides without listing them in uses', () => {
     // Prepare
-    const platform = labelledPlatform();
+    const ports = labelledPorts();
     const owner = defineArea({ name: 'owner', provides: { agents: providePort({ tables: ['agents'] }, () => ({})) } });
 
     // Act
-    const view = portsForArea(platform, owner);
+    const view = portsForArea(ports, owner);
 
     // Assess
-    expect(view.agents).toBe(platform.agents);
+    expect(view.agents).toBe(ports.agents);
     expect(() => view.actions).toThrow(UndeclaredPortError);
   });
 
   it('keeps one view per area module, so two modules of the same name do not share one', () => {
     // Prepare
-    const platform = labelledPlatform();
+    const ports = labelledPorts();
     const narrow = defineArea({ name: 'same', uses: [] });
     const wide = defineArea({ name: 'same', uses: ['keys'] });
 
     // Act
-    const narrowView = portsForArea(platform, narrow);
-    const wideView = portsForArea(platform, wide);
+    const narrowView = portsForArea(ports, narrow);
+    const wideView = portsForArea(ports, wide);
 
     // Assess
     expect(() => narrowView.keys).toThrow(UndeclaredPortError);
-    expect(wideView.keys).toBe(platform.keys);
-    expect(portsForArea(platform, narrow)).toBe(narrowView);
+    expect(wideView.keys).toBe(ports.keys);
+    expect(portsForArea(ports, narrow)).toBe(narrowView);
   });
 });
 
 describe('the tasks port', () => {
-  /** A platform whose task queue records what it is handed. */
-  function platformWithQueue() {
+  /** Ports whose task queue records what it is handed. */
+  function portsWithQueue() {
     const sent: { queue: string; body: string; delaySec: number }[] = [];
     const queue: TaskQueue = { enqueue: async (spec, body, delaySec) => (sent.push({ queue: spec.id, body, delaySec }), { taskId: `t${sent.length}` }) };
-    const platform = { ...labelledPlatform(), tasks: createPlatformTasks(queue) } as Ports;
-    return { platform, sent };
+    const ports = { ...labelledPorts(), tasks: createPlatformTasks(queue) } as Ports;
+    return { ports, sent };
   }
   const sender = defineArea({ name: 'sender', entryPoints: [{ kind: 'queue', handler: 'work' }], uses: ['tasks'] });
   const other = defineArea({
@@ -102,11 +102,11 @@ describe('the tasks port', () => {
 
   it("sends to the area's own queue by handler name, as JSON, with its delay", async () => {
     // Prepare
-    const { platform, sent } = platformWithQueue();
+    const { ports, sent } = portsWithQueue();
 
     // Act
-    const result = await portsForArea(platform, sender).tasks.send('work', { n: 1, text: 'é' }, { delaySec: 30 });
-    await portsForArea(platform, other).tasks.send('work', null);
+    const result = await portsForArea(ports, sender).tasks.send('work', { n: 1, text: 'é' }, { delaySec: 30 });
+    await portsForArea(ports, other).tasks.send('work', null);
 
     // Assess
     expect(result).toEqual({ taskId: 't1' });
@@ -118,8 +118,8 @@ describe('the tasks port', () => {
 
   it("refuses another area's queue, an unknown one, payloads that are not JSON or too large, bad delays, and sends outside a view", async () => {
     // Prepare
-    const { platform, sent } = platformWithQueue();
-    const tasks = portsForArea(platform, sender).tasks;
+    const { ports, sent } = portsWithQueue();
+    const tasks = portsForArea(ports, sender).tasks;
 
     // Act
     const attempts = [
@@ -130,7 +130,7 @@ describe('the tasks port', () => {
       tasks.send('work', 'x'.repeat(MAX_TASK_BYTES)),
       tasks.send('work', {}, { delaySec: 901 }),
       tasks.send('work', {}, { delaySec: 1.5 }),
-      platform.tasks.send('work', {}),
+      ports.tasks.send('work', {}),
     ];
     const outcomes = await Promise.allSettled(attempts);
 
@@ -149,10 +149,10 @@ describe('the tasks port', () => {
 
   it('is an undeclared port for an area that does not list it', () => {
     // Prepare
-    const { platform } = platformWithQueue();
+    const { ports } = portsWithQueue();
 
     // Act
-    const view = portsForArea(platform, defineArea({ name: 'quiet', entryPoints: [{ kind: 'queue', handler: 'work' }] }));
+    const view = portsForArea(ports, defineArea({ name: 'quiet', entryPoints: [{ kind: 'queue', handler: 'work' }] }));
 
     // Assess
     expect(() => view.tasks).toThrow(UndeclaredPortError);

@@ -65,7 +65,7 @@ describe("a cloud function given only its own area's configuration", () => {
     // Prepare: an area running user code, wired with every adapter but the runtime's.
     const { areaHandler } = await import('../../functions/cloud.ts');
     const { defineArea } = await import('../../lib/manifest/define.ts');
-    const { kmsSecretBox } = await import('../../functions/cloud-adapters/kms-secret-box.ts');
+    const { kmsSecretBox } = await import('../../functions/adapters/secret-box/aws.ts');
     const runner = defineArea({ name: 'runner', uses: ['compute', 'secretBox'] });
 
     // Act

@@ -9,7 +9,7 @@
 import { InvokeCommand, InvokeWithResponseStreamCommand, type InvokeWithResponseStreamResponseEvent, type LambdaClient } from '@aws-sdk/client-lambda';
 import { describe, expect, it } from 'vitest';
 import type { AgentInvocation, RuntimeEvent } from '../../functions/runtimes/compute.ts';
-import { createLambdaCompute, decodeBufferedResponse } from '../../functions/runtimes/lambda-compute.ts';
+import { createLambdaCompute, decodeBufferedResponse } from '../../functions/adapters/compute/aws.ts';
 
 const encoder = new TextEncoder();
 const NULS = new Uint8Array(8);

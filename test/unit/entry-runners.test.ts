@@ -29,7 +29,7 @@ const area = defineArea({
 const queueSpec = area.entryPoints[0] as QueueSpec;
 const storageSpec = area.entryPoints[1] as StorageEventSpec;
 
-function fakePlatform(lines: string[]): Ports {
+function fakePorts(lines: string[]): Ports {
   return {
     log: createLogger('debug', {}, (line) => lines.push(line)),
     clock: { now: () => Date.now() },
@@ -46,7 +46,7 @@ describe('runQueueTask', () => {
   it('runs the handler with the parsed payload, the attempt and the area’s ports, and logs the outcome', async () => {
     // Prepare
     const lines: string[] = [];
-    const platform = fakePlatform(lines);
+    const ports = fakePorts(lines);
     const seen: unknown[] = [];
     const definition = defineQueue({
       payload: z.object({ n: z.number(), label: z.string().default('none') }),
@@ -55,11 +55,11 @@ describe('runQueueTask', () => {
     const bound: BoundQueue = { spec: queueSpec, definition, area };
 
     // Act
-    const outcome = await runQueueTask(bound, platform, { taskId: 't-1', body: '{"n":2}', attempt: 2 });
+    const outcome = await runQueueTask(bound, ports, { taskId: 't-1', body: '{"n":2}', attempt: 2 });
 
     // Assess
     expect(outcome).toBe('succeeded');
-    expect(seen).toEqual([{ payload: { n: 2, label: 'none' }, attempt: 2, taskId: 't-1', agents: platform.agents }]);
+    expect(seen).toEqual([{ payload: { n: 2, label: 'none' }, attempt: 2, taskId: 't-1', agents: ports.agents }]);
     expect(parsedLines(lines).at(-1)).toMatchObject({
       level: 'info',
       message: 'task run ended',
@@ -76,8 +76,8 @@ describe('runQueueTask', () => {
     const definition = defineQueue({ payload: z.object({ n: z.number() }), run: async () => void (runs += 1) });
 
     // Act
-    const refused = await runQueueTask({ spec: queueSpec, definition, area }, fakePlatform(lines), { taskId: 't-2', body: '{"n":"two"}', attempt: 1 });
-    const notJson = await runQueueTask({ spec: queueSpec, definition, area }, fakePlatform(lines), { taskId: 't-3', body: '{n', attempt: 1 });
+    const refused = await runQueueTask({ spec: queueSpec, definition, area }, fakePorts(lines), { taskId: 't-2', body: '{"n":"two"}', attempt: 1 });
+    const notJson = await runQueueTask({ spec: queueSpec, definition, area }, fakePorts(lines), { taskId: 't-3', body: '{n', attempt: 1 });
 
     // Assess
     expect(refused).toBe('invalid-payload');
@@ -94,8 +94,8 @@ describe('runQueueTask', () => {
     const bound: BoundQueue = { spec: queueSpec, definition, area };
 
     // Act
-    const first = await runQueueTask(bound, fakePlatform(lines), { taskId: 't-4', body: 'null', attempt: 1 });
-    const last = await runQueueTask(bound, fakePlatform(lines), { taskId: 't-4', body: 'null', attempt: 3 });
+    const first = await runQueueTask(bound, fakePorts(lines), { taskId: 't-4', body: 'null', attempt: 1 });
+    const last = await runQueueTask(bound, fakePorts(lines), { taskId: 't-4', body: 'null', attempt: 3 });
 
     // Assess
     expect([first, last]).toEqual(['failed', 'failed']);
@@ -120,7 +120,7 @@ describe('runQueueTask', () => {
     });
 
     // Act
-    const running = runQueueTask({ spec: queueSpec, definition, area }, fakePlatform([]), { taskId: 't-5', body: '1', attempt: 1 });
+    const running = runQueueTask({ spec: queueSpec, definition, area }, fakePorts([]), { taskId: 't-5', body: '1', attempt: 1 });
     await vi.advanceTimersByTimeAsync(queueSpec.timeoutSec * 1000);
 
     // Assess
@@ -190,7 +190,7 @@ describe('storage events', () => {
     const object = { bucket: 'blobs', key: 'in/x.txt', size: 1 };
 
     // Act
-    const outcomes = [await runStorageEvent(ok, fakePlatform(lines), object, 1), await runStorageEvent(failing, fakePlatform(lines), object, 1)];
+    const outcomes = [await runStorageEvent(ok, fakePorts(lines), object, 1), await runStorageEvent(failing, fakePorts(lines), object, 1)];
 
     // Assess
     expect(outcomes).toEqual(['succeeded', 'failed']);

@@ -13,7 +13,7 @@ import { startLocalScheduler } from '../../lib/local/scheduler.ts';
 const area = defineArea({ name: 'timed', entryPoints: [{ kind: 'schedule', handler: 'tick', expression: 'rate(5 minutes)', timeoutSec: 600 }] });
 const spec = area.entryPoints[0] as BoundSchedule['spec'];
 
-function fakePlatform(lines: string[]): Ports {
+function fakePorts(lines: string[]): Ports {
   return { log: createLogger('debug', {}, (line) => lines.push(line)), clock: { now: () => Date.now() } } as unknown as Ports;
 }
 
@@ -28,7 +28,7 @@ describe('the local scheduler', () => {
     // Prepare
     const fired: string[] = [];
     const definition = defineSchedule({ run: async ({ firedAt }) => void fired.push(firedAt.toISOString()) });
-    const scheduler = startLocalScheduler({ schedules: [{ spec, definition, area }], platform: fakePlatform([]) });
+    const scheduler = startLocalScheduler({ schedules: [{ spec, definition, area }], ports: fakePorts([]) });
 
     // Act
     await vi.advanceTimersByTimeAsync(13 * 60_000);
@@ -48,7 +48,7 @@ describe('the local scheduler', () => {
         await new Promise((resolve) => setTimeout(resolve, 7 * 60_000));
       },
     });
-    const scheduler = startLocalScheduler({ schedules: [{ spec, definition, area }], platform: fakePlatform(lines) });
+    const scheduler = startLocalScheduler({ schedules: [{ spec, definition, area }], ports: fakePorts(lines) });
 
     // Act: slots at 10:05 (runs to 10:12), 10:10 (skipped), 10:15 (runs to 10:22), 10:20 (skipped)
     await vi.advanceTimersByTimeAsync(14 * 60_000);
@@ -71,7 +71,7 @@ describe('the local scheduler', () => {
     const definition = defineSchedule({ run: async ({ firedAt }) => void fired.push(firedAt.toISOString()) });
     const scheduler = startLocalScheduler({
       schedules: [{ spec: ending.entryPoints[0] as BoundSchedule['spec'], definition, area: ending }],
-      platform: fakePlatform(lines),
+      ports: fakePorts(lines),
     });
 
     // Act
@@ -87,7 +87,7 @@ describe('the local scheduler', () => {
     // Prepare
     let runs = 0;
     const definition = defineSchedule({ run: async () => void (runs += 1) });
-    const scheduler = startLocalScheduler({ schedules: [{ spec, definition, area }], platform: fakePlatform([]) });
+    const scheduler = startLocalScheduler({ schedules: [{ spec, definition, area }], ports: fakePorts([]) });
 
     // Act
     await scheduler.close();

@@ -10,13 +10,13 @@ import { createLogger } from '../../functions/core/logger.ts';
 import type { ScheduleDefinitionInput } from '../../functions/core/tasks/schedules.ts';
 import type { TaskQueue } from '../../functions/core/tasks/tasks.ts';
 import type { Ports } from '../../functions/ports.ts';
-import { createLocalSchedules } from '../../lib/local/schedules.ts';
+import { createLocalSchedules } from '../../functions/adapters/schedules/local.ts';
 import { defineArea, entryPointsOf } from '../../lib/manifest/define.ts';
 
 const area = defineArea({ name: 'timed', entryPoints: [{ kind: 'queue', handler: 'run', maxAttempts: 1, timeoutSec: 60 }] });
 const queue: BoundQueue = { spec: entryPointsOf(area, 'queue')[0]!, definition: defineQueue({ payload: z.unknown(), run: async () => {} }), area };
 
-function fakePlatform(lines: string[], stored: ScheduleDefinitionInput[]): Ports {
+function fakePorts(lines: string[], stored: ScheduleDefinitionInput[]): Ports {
   const send = async (command: { constructor: { name: string }; input: { Item?: unknown } }) => {
     if (command.constructor.name === 'ScanCommand') return { Items: stored };
     if (command.constructor.name === 'PutCommand') stored.push(command.input.Item as ScheduleDefinitionInput);
@@ -52,7 +52,7 @@ describe('the local run-time schedules', () => {
     const sent: string[] = [];
     const tasks: TaskQueue = { enqueue: async (_queue, body) => (sent.push(body), { taskId: `t${sent.length}` }) };
     const schedules = createLocalSchedules();
-    await schedules.start({ queues: [queue], taskQueue: tasks, platform: fakePlatform(lines, []) });
+    await schedules.start({ queues: [queue], taskQueue: tasks, platform: fakePorts(lines, []) });
     await schedules.put(schedule('cron(0 12 31 12 ? 2026)'));
     await schedules.put({ ...schedule('rate(1 minute)'), id: 'cron_0000000000000000000b2', input: { cronId: 'cron_0000000000000000000b2' } });
 
@@ -79,7 +79,7 @@ describe('the local run-time schedules', () => {
     const schedules = createLocalSchedules();
 
     // Act
-    await schedules.start({ queues: [queue], taskQueue: { enqueue: async () => ({ taskId: 't' }) }, platform: fakePlatform(lines, stored) });
+    await schedules.start({ queues: [queue], taskQueue: { enqueue: async () => ({ taskId: 't' }) }, platform: fakePorts(lines, stored) });
     const afterStart = schedules.nextDue('cron_0000000000000000000a1');
     await schedules.put({ ...schedule('cron(0 8 1 1 ? 2020)'), id: 'cron_0000000000000000000c3' });
     const afterPut = schedules.nextDue('cron_0000000000000000000c3');
@@ -103,7 +103,7 @@ describe('the local run-time schedules', () => {
       },
     };
     const schedules = createLocalSchedules();
-    await schedules.start({ queues: [queue], taskQueue: tasks, platform: fakePlatform(lines, []) });
+    await schedules.start({ queues: [queue], taskQueue: tasks, platform: fakePorts(lines, []) });
     await schedules.put(schedule('rate(1 minute)'));
     await schedules.put({ ...schedule('rate(1 minute)'), id: 'cron_0000000000000000000b2', input: { cronId: 'cron_0000000000000000000b2' } });
 

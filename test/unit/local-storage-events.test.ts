@@ -21,7 +21,7 @@ const s3rverEvent = (eventName: string, bucket: string, key: string) => ({
 
 function harness(run: (key: string) => Promise<void>) {
   const lines: string[] = [];
-  const platform = {
+  const ports = {
     config: { BUCKET_PREFIX: 'local-' },
     log: createLogger('debug', {}, (l) => lines.push(l)),
     clock: { now: () => Date.now() },
@@ -30,7 +30,7 @@ function harness(run: (key: string) => Promise<void>) {
   const bound: BoundStorageEvent = { spec, definition: defineStorageEvent({ run: ({ object }) => run(object.key) }), area };
   const events = startLocalStorageEvents({
     storageEvents: [bound],
-    platform,
+    ports,
     subscribe: (listener) => {
       emit = listener;
       return () => (emit = () => undefined);

@@ -9,7 +9,7 @@ import { InvokeCommand } from '@aws-sdk/client-lambda';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { createLambdaMcpRuntime } from '../../functions/runtimes/mcp-lambda-runtime.ts';
+import { createLambdaMcpRuntime } from '../../functions/adapters/mcp-runtime/aws.ts';
 import { McpRuntimeUnavailableError } from '../../functions/runtimes/mcp-protocol.ts';
 import type { McpHttpRequest, McpSource } from '../../functions/runtimes/mcp-runtime.ts';
 

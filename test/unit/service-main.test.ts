@@ -11,13 +11,13 @@ import type { ServiceSpec } from '../../lib/manifest/types.ts';
 import { createLogger } from '../../functions/core/logger.ts';
 import { drainOnSignals, serveService, SERVICE_HEALTH_PATH, type ServedService } from '../../functions/service-main.ts';
 import type { Ports } from '../../functions/ports.ts';
-import voiceEcho from '../fixtures/sample-area/handlers/voice-echo.service.ts';
+import voiceEcho from '../fixtures/sample-area/handlers/voice-echo.server.ts';
 import { sampleArea } from '../fixtures/sample-area/sample.module.ts';
 
 const spec = sampleArea.entryPoints.find((e): e is ServiceSpec => e.kind === 'service')!;
 
 /** Just the ports the sample service touches, and a log the test reads. */
-function fakePlatform(lines: string[]): Ports {
+function fakePorts(lines: string[]): Ports {
   return {
     log: createLogger('debug', {}, (line) => lines.push(line)),
     clock: systemClock,
@@ -41,7 +41,7 @@ describe('a service container', () => {
 
   it('answers the health check itself and hands every other request to the service', async () => {
     // Prepare
-    served = await serveService({ spec, definition: voiceEcho, area: sampleArea }, fakePlatform([]), { port: 0, host: '127.0.0.1' });
+    served = await serveService({ spec, definition: voiceEcho, area: sampleArea }, fakePorts([]), { port: 0, host: '127.0.0.1' });
     const base = `http://127.0.0.1:${served.port}`;
 
     // Act
@@ -59,10 +59,10 @@ describe('a service container', () => {
   it('drains on SIGTERM: the signal is aborted, open sockets are closed with 1001, then the process exits 0', async () => {
     // Prepare
     const lines: string[] = [];
-    const platform = fakePlatform(lines);
-    served = await serveService({ spec, definition: voiceEcho, area: sampleArea }, platform, { port: 0, host: '127.0.0.1' });
+    const ports = fakePorts(lines);
+    served = await serveService({ spec, definition: voiceEcho, area: sampleArea }, ports, { port: 0, host: '127.0.0.1' });
     const control = new FakeProcess();
-    drainOnSignals(served, platform, control);
+    drainOnSignals(served, ports, control);
     const socket = new WebSocket(`ws://127.0.0.1:${served.port}/echo`);
     await new Promise((resolve, reject) => {
       socket.addEventListener('open', resolve, { once: true });

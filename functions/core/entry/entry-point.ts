@@ -43,15 +43,15 @@ export interface BoundSchedule {
  * log line with the outcome and duration, the timeout, and secrets scrubbed from what it logs. A
  * failure is logged, not thrown: the next firing is the retry.
  */
-export async function runSchedule(bound: BoundSchedule, platform: Ports, firedAt: Date): Promise<'succeeded' | 'failed' | 'timed-out'> {
+export async function runSchedule(bound: BoundSchedule, ports: Ports, firedAt: Date): Promise<'succeeded' | 'failed' | 'timed-out'> {
   return withSecretScope(async () => {
-    const log = platform.log.child({ entryPoint: bound.spec.id, firedAt: firedAt.toISOString() });
-    const started = platform.clock.now();
+    const log = ports.log.child({ entryPoint: bound.spec.id, firedAt: firedAt.toISOString() });
+    const started = ports.clock.now();
     const { outcome, error } = await runWithDeadline(bound.spec.timeoutSec, `schedule ${bound.spec.id}`, (signal) =>
-      bound.definition.run({ ports: portsForArea(platform, bound.area), log, firedAt, signal }),
+      bound.definition.run({ ports: portsForArea(ports, bound.area), log, firedAt, signal }),
     );
     if (outcome === 'failed') log.error('scheduled run failed', { error });
-    log.info('scheduled run ended', { outcome, durationMs: platform.clock.now() - started });
+    log.info('scheduled run ended', { outcome, durationMs: ports.clock.now() - started });
     return outcome;
   });
 }

@@ -67,21 +67,21 @@ export function validateQueueSpec(spec: QueueSpec): void {
  * logs, and a log line with the outcome. Failures are reported, not thrown: retrying and setting
  * aside are the wiring's part (the local queue, SQS with its dead-letter queue).
  */
-export async function runQueueTask(bound: BoundQueue, platform: Ports, task: TaskDelivery): Promise<TaskOutcome> {
+export async function runQueueTask(bound: BoundQueue, ports: Ports, task: TaskDelivery): Promise<TaskOutcome> {
   return withSecretScope(async () => {
     const { spec } = bound;
-    const log = platform.log.child({ entryPoint: spec.id, taskId: task.taskId, attempt: task.attempt });
+    const log = ports.log.child({ entryPoint: spec.id, taskId: task.taskId, attempt: task.attempt });
     const payload = parsePayload(bound.definition, task.body);
     if (!payload.ok) {
       // The payload itself is not logged: it may hold what the sender should not have logged either.
       log.error('task set aside: its payload does not fit the handler', { issues: payload.issues });
       return 'invalid-payload';
     }
-    const started = platform.clock.now();
+    const started = ports.clock.now();
     const { outcome, error } = await runWithDeadline(spec.timeoutSec, `task ${task.taskId} of ${spec.id}`, (signal) =>
-      bound.definition.run({ ports: portsForArea(platform, bound.area), log, payload: payload.value, taskId: task.taskId, attempt: task.attempt, signal }),
+      bound.definition.run({ ports: portsForArea(ports, bound.area), log, payload: payload.value, taskId: task.taskId, attempt: task.attempt, signal }),
     );
-    const durationMs = platform.clock.now() - started;
+    const durationMs = ports.clock.now() - started;
     if (outcome === 'succeeded') log.info('task run ended', { outcome, durationMs });
     // The last attempt is an error: the task is set aside next (the local dead letters, the cloud's dead-letter queue).
     else if (task.attempt >= spec.maxAttempts) log.error('task run ended; no attempts left', { outcome, durationMs, maxAttempts: spec.maxAttempts, error });

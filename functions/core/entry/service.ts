@@ -26,7 +26,7 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-/** A service entry point's handler module exports one of these (`<handler>.service.ts`). */
+/** A service entry point's handler module exports one of these (`<handler>.server.ts`). */
 export interface ServiceDefinition {
   readonly kind: 'service';
   start(ctx: ServiceContext): Promise<RunningService>;
@@ -56,10 +56,10 @@ export interface StartedService {
  * Starts one service the same way in both wirings: the area's view of the platform, a log naming
  * the entry point, and a signal aborted at shutdown.
  */
-export async function startService(bound: BoundService, platform: Ports): Promise<StartedService> {
-  const log = platform.log.child({ entryPoint: bound.spec.id });
+export async function startService(bound: BoundService, ports: Ports): Promise<StartedService> {
+  const log = ports.log.child({ entryPoint: bound.spec.id });
   const shutdown = new AbortController();
-  const running = await bound.definition.start({ ports: portsForArea(platform, bound.area), log, signal: shutdown.signal });
+  const running = await bound.definition.start({ ports: portsForArea(ports, bound.area), log, signal: shutdown.signal });
   log.info('service started', { host: bound.spec.host });
   let stopped: Promise<void> | undefined;
   return {
@@ -91,11 +91,11 @@ export async function startService(bound: BoundService, platform: Ports): Promis
     },
     stop() {
       stopped ??= (async () => {
-        const started = platform.clock.now();
+        const started = ports.clock.now();
         shutdown.abort(new Error(`service ${bound.spec.id} is stopping`));
         try {
           await running.close();
-          log.info('service stopped', { durationMs: platform.clock.now() - started });
+          log.info('service stopped', { durationMs: ports.clock.now() - started });
         } catch (error) {
           // Shutdown goes on: the stores and the process must still stop.
           log.error('service close failed', { error });

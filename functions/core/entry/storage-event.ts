@@ -109,14 +109,14 @@ export function createdObjectsOf(event: unknown, options: { bucketPrefix: string
  * of the platform, the timeout, secrets scrubbed from what it logs, and a log line with the
  * outcome. A failure is reported, not thrown: retrying is the wiring's part.
  */
-export async function runStorageEvent(bound: BoundStorageEvent, platform: Ports, object: StoredObject, attempt?: number): Promise<RunOutcome> {
+export async function runStorageEvent(bound: BoundStorageEvent, ports: Ports, object: StoredObject, attempt?: number): Promise<RunOutcome> {
   return withSecretScope(async () => {
-    const log = platform.log.child({ entryPoint: bound.spec.id, bucket: object.bucket, key: object.key, ...(attempt === undefined ? {} : { attempt }) });
-    const started = platform.clock.now();
+    const log = ports.log.child({ entryPoint: bound.spec.id, bucket: object.bucket, key: object.key, ...(attempt === undefined ? {} : { attempt }) });
+    const started = ports.clock.now();
     const { outcome, error } = await runWithDeadline(bound.spec.timeoutSec, `storage event ${bound.spec.id} for ${object.key}`, (signal) =>
-      bound.definition.run({ ports: portsForArea(platform, bound.area), log, object, signal }),
+      bound.definition.run({ ports: portsForArea(ports, bound.area), log, object, signal }),
     );
-    const durationMs = platform.clock.now() - started;
+    const durationMs = ports.clock.now() - started;
     if (outcome === 'succeeded') log.info('storage event run ended', { outcome, durationMs });
     else log.warn('storage event run ended', { outcome, durationMs, error });
     return outcome;

@@ -11,11 +11,11 @@ export type { RestHandler };
  * The Lambda handler of one area: API Gateway gives the matched template in `event.resource`, so
  * dispatch is a map lookup on `METHOD resource`.
  */
-export function createRestHandler(bound: readonly BoundRoute[], platform: () => Ports): RestHandler {
+export function createRestHandler(bound: readonly BoundRoute[], ports: () => Ports): RestHandler {
   const byKey = new Map(bound.map((b) => [`${b.spec.method} ${b.spec.path}`, b]));
   return async (event) => {
     const route = byKey.get(`${event.httpMethod.toUpperCase()} ${event.resource}`);
     if (route === undefined) return notFoundResponse(event, new NotFoundError(`No route for ${event.httpMethod} ${event.resource}.`));
-    return handleRequest(route, fromRestEvent(event), platform());
+    return handleRequest(route, fromRestEvent(event), ports());
   };
 }

@@ -58,7 +58,7 @@ function lambdaSink(responseStream: Writable): StreamSink {
  * The handler of a response-streaming function URL. Function URLs carry no route template, so the
  * path is matched here against the manifest's streaming routes.
  */
-export function createStreamHandler(bound: readonly BoundStreamRoute[], platform: () => Ports): StreamingLambdaHandler {
+export function createStreamHandler(bound: readonly BoundStreamRoute[], ports: () => Ports): StreamingLambdaHandler {
   const byKey = new Map(bound.map((b) => [`${b.spec.method} ${b.spec.path}`, b]));
   const table = new RouteTable(bound.map((b) => b.spec));
   return lambdaRuntime().streamifyResponse(async (event, responseStream) => {
@@ -76,6 +76,6 @@ export function createStreamHandler(bound: readonly BoundStreamRoute[], platform
       return;
     }
     const route = byKey.get(`${match.route.method} ${match.route.path}`)!;
-    await handleStreamRequest(route, fromUrlEvent(event, path, match.params), platform(), sink);
+    await handleStreamRequest(route, fromUrlEvent(event, path, match.params), ports(), sink);
   });
 }

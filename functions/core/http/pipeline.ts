@@ -23,7 +23,7 @@ async function buildContext(
   definition: AnyRouteDefinition,
   area: AreaModule,
   request: HttpRequest,
-  platform: Ports,
+  ports: Ports,
   lineage: Lineage,
   log: Logger,
   onActor: (actor: Actor) => void,
@@ -31,17 +31,17 @@ async function buildContext(
 ): Promise<RouteContext<unknown, unknown, unknown, unknown>> {
   if (request.body !== null && request.body.length > route.maxBodyBytes) throw new PayloadTooLargeError(route.maxBodyBytes);
   const actor = await resolveActor(route.auth, request, {
-    credentials: platform.credentials,
-    identity: platform.identity,
-    runTokens: platform.runTokens,
-    now: platform.clock.now(),
+    credentials: ports.credentials,
+    identity: ports.identity,
+    runTokens: ports.runTokens,
+    now: ports.clock.now(),
   });
   onActor(actor);
   assertCallerAdmitted(route.callers, actor);
   // The limiter's update is in flight while the request is parsed and the route's first record is
   // read (`prefetch`); nothing else starts before it admits the caller, and a limited caller gets
   // 429 whatever the parsing or the read found.
-  const admitted = route.rateLimit ? consumeRateLimit(route.rateLimit, route.id, actor, request, platform) : null;
+  const admitted = route.rateLimit ? consumeRateLimit(route.rateLimit, route.id, actor, request, ports) : null;
   let inputs: { body: unknown; query: unknown; params: unknown };
   try {
     inputs = {
@@ -53,7 +53,7 @@ async function buildContext(
     await admitted;
     throw error;
   }
-  const ctx = { ...inputs, actor, lineage, request, ports: portsForArea(platform, area), urls: publicUrls(platform.config, request.baseUrl), log, signal };
+  const ctx = { ...inputs, actor, lineage, request, ports: portsForArea(ports, area), urls: publicUrls(ports.config, request.baseUrl), log, signal };
   const read = definition.prefetch?.({ ...ctx, prefetched: undefined });
   // Dropped unread when the limiter refuses: no unhandled rejection then.
   read?.catch(() => undefined);
@@ -66,7 +66,7 @@ async function consumeRateLimit(
   routeId: string,
   actor: Actor,
   request: HttpRequest,
-  platform: Ports,
+  ports: Ports,
 ): Promise<void> {
   const { bucket, anonymousLimit, limit, windowSec } = rateLimit;
   // An embed's visitors all act as its owner: each visitor (address) gets the owner's allowance of
@@ -78,7 +78,7 @@ async function consumeRateLimit(
         ? `embed:${actor.embedTokenId}:${request.sourceIp}`
         : `user:${actor.userId}`;
   const applied = actor.kind === 'user' ? limit : (anonymousLimit ?? limit);
-  await platform.rateLimiter.consume(`${bucket ?? routeId}:${subject}`, { limit: applied, windowSec });
+  await ports.rateLimiter.consume(`${bucket ?? routeId}:${subject}`, { limit: applied, windowSec });
 }
 
 function errorResponse(route: RouteSpec, request: HttpRequest, error: unknown, lineage: Lineage, log: Logger): HttpResponse {
@@ -89,36 +89,36 @@ function errorResponse(route: RouteSpec, request: HttpRequest, error: unknown, l
   return json(failure.status, body, { ...commonHeaders(lineage.requestId), ...failure.headers });
 }
 
-function logRequest(log: Logger, request: HttpRequest, status: number, started: number, platform: Ports, actor: Actor): void {
+function logRequest(log: Logger, request: HttpRequest, status: number, started: number, ports: Ports, actor: Actor): void {
   log.info('request', {
     method: request.method,
     path: request.path,
     status,
-    durationMs: platform.clock.now() - started,
+    durationMs: ports.clock.now() - started,
     userId: actor.kind === 'user' ? actor.userId : null,
   });
 }
 
 /** Runs one request through a buffered route: limits, auth, parsing, validation, the handler, the envelope. */
-export function handleRequest(bound: BoundRoute, request: HttpRequest, platform: Ports): Promise<HttpResponse> {
-  return withSecretScope(() => runBuffered(bound, request, platform));
+export function handleRequest(bound: BoundRoute, request: HttpRequest, ports: Ports): Promise<HttpResponse> {
+  return withSecretScope(() => runBuffered(bound, request, ports));
 }
 
-async function runBuffered({ spec: route, definition, area }: BoundRoute, request: HttpRequest, platform: Ports): Promise<HttpResponse> {
-  const started = platform.clock.now();
+async function runBuffered({ spec: route, definition, area }: BoundRoute, request: HttpRequest, ports: Ports): Promise<HttpResponse> {
+  const started = ports.clock.now();
   const lineage = lineageOf(request.requestId, request.headers[LINEAGE_HEADER]);
-  const log = platform.log.child({ requestId: lineage.requestId, rootRequestId: lineage.rootRequestId, route: route.id });
+  const log = ports.log.child({ requestId: lineage.requestId, rootRequestId: lineage.rootRequestId, route: route.id });
   let actor: Actor = anonymous;
   let response: HttpResponse;
   const deadline = new AbortController();
   try {
-    const ctx = await buildContext(route, definition, area, request, platform, lineage, log, (a) => (actor = a), deadline.signal);
+    const ctx = await buildContext(route, definition, area, request, ports, lineage, log, (a) => (actor = a), deadline.signal);
     const result = await withTimeout(route.timeoutSec, deadline, definition.run(ctx));
     response = toSuccessResponse(route, result, lineage);
   } catch (error) {
     response = errorResponse(route, request, error, lineage, log);
   }
-  logRequest(log, request, response.statusCode, started, platform, actor);
+  logRequest(log, request, response.statusCode, started, ports, actor);
   return response;
 }
 
@@ -136,14 +136,14 @@ export interface StreamSink {
  * ordinary error envelopes; after that the handler owns error reporting, and an unexpected throw
  * just ends the stream (it is logged).
  */
-export function handleStreamRequest(bound: BoundStreamRoute, request: HttpRequest, platform: Ports, sink: StreamSink): Promise<void> {
-  return withSecretScope(() => runStreaming(bound, request, platform, sink));
+export function handleStreamRequest(bound: BoundStreamRoute, request: HttpRequest, ports: Ports, sink: StreamSink): Promise<void> {
+  return withSecretScope(() => runStreaming(bound, request, ports, sink));
 }
 
-async function runStreaming({ spec: route, definition, area }: BoundStreamRoute, request: HttpRequest, platform: Ports, sink: StreamSink): Promise<void> {
-  const started = platform.clock.now();
+async function runStreaming({ spec: route, definition, area }: BoundStreamRoute, request: HttpRequest, ports: Ports, sink: StreamSink): Promise<void> {
+  const started = ports.clock.now();
   const lineage = lineageOf(request.requestId, request.headers[LINEAGE_HEADER]);
-  const log = platform.log.child({ requestId: lineage.requestId, rootRequestId: lineage.rootRequestId, route: route.id });
+  const log = ports.log.child({ requestId: lineage.requestId, rootRequestId: lineage.rootRequestId, route: route.id });
   let actor: Actor = anonymous;
   let status = 0;
   const stream: ResponseStream = {
@@ -161,7 +161,7 @@ async function runStreaming({ spec: route, definition, area }: BoundStreamRoute,
   const deadline = new AbortController();
   sink.closed?.addEventListener('abort', () => deadline.abort(new Error('client disconnected')), { once: true });
   try {
-    const ctx = await buildContext(route, definition, area, request, platform, lineage, log, (a) => (actor = a), deadline.signal);
+    const ctx = await buildContext(route, definition, area, request, ports, lineage, log, (a) => (actor = a), deadline.signal);
     await withTimeout(route.timeoutSec, deadline, definition.run(ctx, stream));
     if (status === 0) throw new Error(`streaming route ${route.id} finished without starting its stream`);
     await sink.end();
@@ -176,7 +176,7 @@ async function runStreaming({ spec: route, definition, area }: BoundStreamRoute,
     }
     await sink.end();
   }
-  logRequest(log, request, status, started, platform, actor);
+  logRequest(log, request, status, started, ports, actor);
 }
 
 function toSuccessResponse(route: RouteSpec, result: unknown, lineage: Lineage): HttpResponse {

@@ -3,7 +3,7 @@ import { parseScheduleExpression, type Timetable } from '../entry/schedule-expre
 /**
  * Timetables created at run time (users' cron jobs), as opposed to the manifest's static
  * `schedule` entry points: EventBridge Scheduler schedules in the cloud
- * (functions/cloud-adapters/scheduler.ts), the local platform's timers (lib/local/schedules.ts).
+ * (functions/adapters/schedules/aws.ts), the local platform's timers (functions/adapters/schedules/local.ts).
  * A schedule fires by sending `{...input, scheduledTime}` (ISO, the due time, not the delivery
  * time) to one queue entry point, so both wirings run the same queue handler, and a handler can
  * tell a second delivery of one due time from the next one.

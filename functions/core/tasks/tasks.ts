@@ -29,8 +29,8 @@ export interface Tasks {
 }
 
 /**
- * Where tasks are kept until delivered: SQS in the cloud (sqs-tasks.ts), the local platform's
- * persistent queue (lib/local/task-queue.ts). Handlers never see it; they get their area's `Tasks`.
+ * Where tasks are kept until delivered: SQS in the cloud (adapters/task-queue/aws.ts), the local platform's
+ * persistent queue (functions/adapters/task-queue/local.ts). Handlers never see it; they get their area's `Tasks`.
  */
 export interface TaskQueue {
   /** Stores one task for `queue`; `body` is the payload's JSON, already checked against the limits. */

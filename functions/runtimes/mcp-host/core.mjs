@@ -3,7 +3,7 @@
  * The MCP host's request handling, shared by the local HTTP server (host.mjs) and the Lambda entry
  * (lambda.mjs). Plain ESM JavaScript with JSDoc types: it runs under `node` directly, without a
  * TypeScript loader, so a host starts in a Node start-up plus the SDK's load time and needs no
- * read access beyond this directory and the allowed packages (see ../mcp-local-runtime.ts).
+ * read access beyond this directory and the allowed packages (see ../../adapters/mcp-runtime/local.ts).
  *
  * Loading a source (one file, never written to disk):
  * - CommonJS (`module.exports = { createMcpServer }`) is compiled with `vm.compileFunction` as the

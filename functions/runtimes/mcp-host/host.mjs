@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * The local MCP host: one process per tenant, started by ../mcp-local-runtime.ts.
+ * The local MCP host: one process per tenant, started by ../../adapters/mcp-runtime/local.ts.
  *
  *   node [limits and permission flags] host.mjs --modules-from <dir> [--max-modules N]
  *        [--request-timeout-ms N] [--max-body-bytes N] [--socket PATH] [--egress-socket PATH]

@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * Lambda entry of the MCP host (handler `lambda.handler`), invoked synchronously by
- * ../mcp-lambda-runtime.ts in tenant-isolation mode (`TenantId` = the server's owner), so an
+ * ../../adapters/mcp-runtime/aws.ts in tenant-isolation mode (`TenantId` = the server's owner), so an
  * execution environment only ever runs one owner's servers, like a local host process.
  *
  * Event: `{op: 'inspect', serverId, version, sourceCode, timeoutMs?}` -> `{ok, tools}` or

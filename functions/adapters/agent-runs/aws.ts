@@ -1,6 +1,6 @@
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
-import { AGENT_RUN_TIMEOUT_SEC, type AgentRunEvent, type AgentRunResult, type AgentRuns } from '../agents/agent-runs.ts';
-import { ConfigError, type Config } from '../core/config.ts';
+import { AGENT_RUN_TIMEOUT_SEC, type AgentRunEvent, type AgentRunResult, type AgentRuns } from '../../agents/agent-runs.ts';
+import { ConfigError, type Config } from '../../core/config.ts';
 
 /**
  * How long a caller waits for the agents function: longer than that function may run (its run

@@ -1,10 +1,10 @@
 import { DeleteCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import type { BoundQueue } from '../../functions/core/entry/queue.ts';
-import { parseScheduleExpression, type Timetable } from '../../functions/core/entry/schedule-expression.ts';
-import { checkSchedule, type ScheduleDefinitionInput, type Schedules } from '../../functions/core/tasks/schedules.ts';
-import type { TaskQueue } from '../../functions/core/tasks/tasks.ts';
-import type { Ports } from '../../functions/ports.ts';
-import type { TableSpec } from '../manifest/types.ts';
+import type { BoundQueue } from '../../core/entry/queue.ts';
+import { parseScheduleExpression, type Timetable } from '../../core/entry/schedule-expression.ts';
+import { checkSchedule, type ScheduleDefinitionInput, type Schedules } from '../../core/tasks/schedules.ts';
+import type { TaskQueue } from '../../core/tasks/tasks.ts';
+import type { Ports } from '../../ports.ts';
+import type { TableSpec } from '../../../lib/manifest/types.ts';
 
 /**
  * Where the local scheduler keeps its schedules: a table of its own in dynalite, as EventBridge

@@ -1,10 +1,10 @@
-import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import * as z from 'zod';
 import type { Ports } from '../../ports.ts';
-import { ConfigError, type Config } from '../config.ts';
-import { runQueueTask, type BoundQueue } from '../entry/queue.ts';
-import type { TaskQueue } from './tasks.ts';
+import { ConfigError, type Config } from '../../core/config.ts';
+import { runQueueTask, type BoundQueue } from '../../core/entry/queue.ts';
+import type { TaskQueue } from '../../core/tasks/tasks.ts';
 
 const queueUrls = z.record(z.string(), z.url());
 
@@ -131,4 +131,21 @@ function queueNameOfArn(arn: string): string {
 /** `https://sqs.<region>.amazonaws.com/<account>/<name>` */
 function queueNameOfUrl(url: string): string {
   return new URL(url).pathname.split('/').filter(Boolean).pop() ?? url;
+}
+
+// One client for the execution environment: a queue function may both consume and send.
+let sqs: SQSClient | undefined;
+function sqsClient(config: Config): SQSClient {
+  sqs ??= new SQSClient({ region: config.AWS_REGION });
+  return sqs;
+}
+
+/** The task queue in the cloud: SQS, to the queues TASK_QUEUES names (those of the function's own areas). */
+export function sqsTaskQueue(config: Config): TaskQueue {
+  return createSqsTaskQueue({ sqs: sqsClient(config), queueUrls: parseQueueUrls('TASK_QUEUES', config.TASK_QUEUES) });
+}
+
+/** The handler consuming an area's queues from Lambda's SQS event source, with the shared client. */
+export function sqsQueueConsumer(options: Omit<SqsConsumerOptions, 'sqs'>): ReturnType<typeof createSqsConsumer> {
+  return createSqsConsumer({ ...options, sqs: () => sqsClient(options.platform().config) });
 }

@@ -9,9 +9,10 @@
  * - In response-stream mode the function's stream is the HTTP integration format: a JSON prelude
  *   `{statusCode, headers, cookies}`, eight NUL bytes, then the body (the runtime's NDJSON).
  */
-import { InvokeCommand, InvokeWithResponseStreamCommand, type InvokeWithResponseStreamResponseEvent, type LambdaClient } from '@aws-sdk/client-lambda';
+import { InvokeCommand, InvokeWithResponseStreamCommand, type InvokeWithResponseStreamResponseEvent, LambdaClient } from '@aws-sdk/client-lambda';
 import { randomUUID } from 'node:crypto';
-import type { BidiHandoff, BidiSessionSpec, Compute, Invocation, RemoteBidiCompute, RuntimeEvent, SourceViolation } from './compute.ts';
+import { ConfigError, type Config } from '../../core/config.ts';
+import type { BidiHandoff, BidiSessionSpec, Compute, Invocation, RemoteBidiCompute, RuntimeEvent, SourceViolation } from '../../runtimes/compute.ts';
 import {
   COMPUTE_ERROR,
   errorEvent,
@@ -21,7 +22,7 @@ import {
   RuntimeHttpError,
   runtimeEvents,
   type ErrorEvent,
-} from './runtime-stream.ts';
+} from '../../runtimes/runtime-stream.ts';
 
 export interface LambdaComputeOptions {
   readonly lambda: LambdaClient;
@@ -285,4 +286,10 @@ export function createLambdaCompute(options: LambdaComputeOptions): Compute & Re
   }
 
   return { invoke, check, handOffBidiSession };
+}
+
+/** The `compute` port in the cloud: the runtime Lambda, named by RUNTIME_FUNCTION_NAME (only functions granted it receive it). */
+export function lambdaCompute(config: Config): Compute {
+  if (!config.RUNTIME_FUNCTION_NAME) throw new ConfigError('Invalid platform configuration: RUNTIME_FUNCTION_NAME: is required in the cloud');
+  return createLambdaCompute({ lambda: new LambdaClient({ region: config.AWS_REGION }), functionName: config.RUNTIME_FUNCTION_NAME });
 }

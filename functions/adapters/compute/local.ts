@@ -25,8 +25,8 @@ import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Logger } from '../core/logger.ts';
-import { SecretSet } from '../core/secret-scope.ts';
+import type { Logger } from '../../core/logger.ts';
+import { SecretSet } from '../../core/secret-scope.ts';
 import {
   ComputeUnavailableError,
   PUBLIC_RUN_ENV,
@@ -37,16 +37,24 @@ import {
   type Invocation,
   type RuntimeEvent,
   type SourceViolation,
-} from './compute.ts';
-import { createBidiSessions, type BidiSessions } from './bidi-local.ts';
-import { createEgressProxy, type EgressListener, type EgressProxy } from './egress-proxy.ts';
-import { prepareOsSandbox, spawnPlan, unreadableBy, type OsSandbox } from './os-sandbox.ts';
-import { createProcessPool, get, launch, post, readBody } from './process-pool.ts';
-import { missingRequirementHint, probePython, type PythonInterpreter } from './python-interpreter.ts';
-import type { ExitStatus, PoolExitReason, PooledProcess, PoolProcess, SupervisedProcesses, WarmProcesses } from './process-pool.ts';
-import { COMPUTE_ERROR, errorEvent, invocationBody, parseCheckResult, RuntimeHttpError, runtimeEvents, type ErrorEvent } from './runtime-stream.ts';
+} from '../../runtimes/compute.ts';
+import { createBidiSessions, type BidiSessions } from '../../runtimes/bidi-local.ts';
+import { createEgressProxy, type EgressListener, type EgressProxy } from '../../runtimes/egress-proxy.ts';
+import { prepareOsSandbox, spawnPlan, unreadableBy, type OsSandbox } from '../../runtimes/os-sandbox.ts';
+import { createProcessPool, get, launch, post, readBody } from '../../runtimes/process-pool.ts';
+import { missingRequirementHint, probePython, type PythonInterpreter } from '../../runtimes/python-interpreter.ts';
+import type { ExitStatus, PoolExitReason, PooledProcess, PoolProcess, SupervisedProcesses, WarmProcesses } from '../../runtimes/process-pool.ts';
+import {
+  COMPUTE_ERROR,
+  errorEvent,
+  invocationBody,
+  parseCheckResult,
+  RuntimeHttpError,
+  runtimeEvents,
+  type ErrorEvent,
+} from '../../runtimes/runtime-stream.ts';
 
-const DEFAULT_RUNTIME_DIR = fileURLToPath(new URL('../../python-runtime/', import.meta.url));
+const DEFAULT_RUNTIME_DIR = fileURLToPath(new URL('../../../python-runtime/', import.meta.url));
 
 /** Size of each sandbox's private /tmp. */
 const SANDBOX_TMP_BYTES = 256 * 1024 * 1024;

@@ -1,5 +1,5 @@
-import { createBlobStore, createS3Access, type BlobStore } from '../core/blobs.ts';
-import type { Config } from '../core/config.ts';
+import { createBlobStore, createS3Access, type BlobStore } from '../../core/blobs.ts';
+import type { Config } from '../../core/config.ts';
 
 /** The `blobs` bucket in the cloud: S3, under BUCKET_PREFIX. */
 export function s3Blobs(config: Config): BlobStore {

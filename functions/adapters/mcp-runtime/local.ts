@@ -2,7 +2,7 @@
  * The local McpRuntime adapter (`npm start`): one MCP host process (mcp-host/host.mjs) per tenant,
  * started on first use (concurrent first calls share one start), kept warm, restarted after it
  * dies, stopped when idle, and at most `maxProcesses` at once. That supervision is
- * process-pool.ts's, shared with the Python runtime (local-compute.ts).
+ * process-pool.ts's, shared with the Python runtime (adapters/compute/local.ts).
  *
  * A host is plain Node, started with:
  * - `--max-old-space-size` from `memoryMb`: a server that runs out of memory ends its own process;
@@ -26,10 +26,10 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Logger } from '../core/logger.ts';
-import { SecretSet } from '../core/secret-scope.ts';
-import { createEgressProxy, type EgressListener, type EgressProxy } from './egress-proxy.ts';
-import { prepareOsSandbox, spawnPlan, type OsSandbox } from './os-sandbox.ts';
+import type { Logger } from '../../core/logger.ts';
+import { SecretSet } from '../../core/secret-scope.ts';
+import { createEgressProxy, type EgressListener, type EgressProxy } from '../../runtimes/egress-proxy.ts';
+import { prepareOsSandbox, spawnPlan, type OsSandbox } from '../../runtimes/os-sandbox.ts';
 import {
   handlePayload,
   HostProtocolError,
@@ -41,16 +41,16 @@ import {
   notStarted,
   parseHttpResponse,
   parseInspection,
-} from './mcp-protocol.ts';
-import type { McpHttpRequest, McpHttpResponse, McpInspection, McpRuntime, McpSource } from './mcp-runtime.ts';
-import { createProcessPool, launch, post, readBody } from './process-pool.ts';
-import type { ExitStatus, PoolExitReason, PooledProcess, PoolProcess, SupervisedProcesses } from './process-pool.ts';
+} from '../../runtimes/mcp-protocol.ts';
+import type { McpHttpRequest, McpHttpResponse, McpInspection, McpRuntime, McpSource } from '../../runtimes/mcp-runtime.ts';
+import { createProcessPool, launch, post, readBody } from '../../runtimes/process-pool.ts';
+import type { ExitStatus, PoolExitReason, PooledProcess, PoolProcess, SupervisedProcesses } from '../../runtimes/process-pool.ts';
 
-export { McpRuntimeUnavailableError } from './mcp-protocol.ts';
+export { McpRuntimeUnavailableError } from '../../runtimes/mcp-protocol.ts';
 
-const DEFAULT_HOST_SCRIPT = fileURLToPath(new URL('./mcp-host/host.mjs', import.meta.url));
+const DEFAULT_HOST_SCRIPT = fileURLToPath(new URL('../../runtimes/mcp-host/host.mjs', import.meta.url));
 /** The repository root, whose node_modules holds the platform's @modelcontextprotocol/sdk and zod. */
-const DEFAULT_MODULES_FROM = fileURLToPath(new URL('../../', import.meta.url));
+const DEFAULT_MODULES_FROM = fileURLToPath(new URL('../../../', import.meta.url));
 /** Packages user code may load; the host is allowed to read them and their dependencies. */
 const ALLOWED_PACKAGES = ['@modelcontextprotocol/sdk', 'zod'] as const;
 /** What the host itself loads besides them: `fetch`'s proxy dispatcher. */

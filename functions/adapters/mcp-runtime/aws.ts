@@ -14,7 +14,8 @@
  *   marked `notStarted` when Lambda refused it (a 4xx) or the caller cancelled before it was sent.
  * - Lambda limits a synchronous payload to 6 MB each way, which bounds sources plus requests.
  */
-import { InvokeCommand, type InvokeCommandOutput, type LambdaClient } from '@aws-sdk/client-lambda';
+import { InvokeCommand, type InvokeCommandOutput, LambdaClient } from '@aws-sdk/client-lambda';
+import { ConfigError, type Config } from '../../core/config.ts';
 import {
   handlePayload,
   HostProtocolError,
@@ -26,8 +27,8 @@ import {
   notStarted,
   parseHttpResponse,
   parseInspection,
-} from './mcp-protocol.ts';
-import type { McpHttpRequest, McpHttpResponse, McpInspection, McpRuntime, McpSource } from './mcp-runtime.ts';
+} from '../../runtimes/mcp-protocol.ts';
+import type { McpHttpRequest, McpHttpResponse, McpInspection, McpRuntime, McpSource } from '../../runtimes/mcp-runtime.ts';
 
 export interface LambdaMcpRuntimeOptions {
   /** Only `send` is used. */
@@ -171,4 +172,11 @@ export function createLambdaMcpRuntime(options: LambdaMcpRuntimeOptions): McpRun
   }
 
   return { inspect, handle };
+}
+
+/** The `mcpRuntime` port in the cloud: the MCP runtime Lambda, named by MCP_RUNTIME_FUNCTION_NAME. */
+export function lambdaMcpRuntime(config: Config): McpRuntime {
+  if (!config.MCP_RUNTIME_FUNCTION_NAME)
+    throw new ConfigError('Invalid platform configuration: MCP_RUNTIME_FUNCTION_NAME: is required in the cloud to run MCP servers');
+  return createLambdaMcpRuntime({ lambda: new LambdaClient({ region: config.AWS_REGION }), functionName: config.MCP_RUNTIME_FUNCTION_NAME });
 }

@@ -1,10 +1,10 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { isConditionFailed, queryItems, writeIf } from '../../functions/core/db/dynamo.ts';
-import { runQueueTask, type BoundQueue, type TaskOutcome } from '../../functions/core/entry/queue.ts';
-import { sortableId } from '../../functions/core/ids.ts';
-import type { TaskQueue } from '../../functions/core/tasks/tasks.ts';
-import type { Ports } from '../../functions/ports.ts';
-import type { TableSpec } from '../manifest/types.ts';
+import { isConditionFailed, queryItems, writeIf } from '../../core/db/dynamo.ts';
+import { runQueueTask, type BoundQueue, type TaskOutcome } from '../../core/entry/queue.ts';
+import { sortableId } from '../../core/ids.ts';
+import type { TaskQueue } from '../../core/tasks/tasks.ts';
+import type { Ports } from '../../ports.ts';
+import type { TableSpec } from '../../../lib/manifest/types.ts';
 
 /**
  * Where the local queue keeps its tasks: a table of its own in dynalite, next to the platform's.
