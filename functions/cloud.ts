@@ -230,7 +230,7 @@ export function queueHandler(
     if (definition === undefined) throw new Error(`Handler for queue ${spec.id} is missing from the ${area} queue function`);
     return { spec, definition, area: module };
   });
-  return adapters.queueConsumer({ queues, platform: ports });
+  return adapters.queueConsumer({ queues, ports });
 }
 
 /**

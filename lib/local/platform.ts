@@ -279,10 +279,10 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     // Resumes the tasks a previous run left pending. Stopped after the scheduler and storage events,
     // which may send tasks (cleanup runs in reverse), before the stores its deliveries write to.
     cleanup.push(() => tasks.close());
-    await tasks.start({ queues: loaded.queues, platform: ready });
+    await tasks.start({ queues: loaded.queues, ports: ready });
     // Arms the run-time schedules (cron jobs) from now; stopped before the task queue they send to.
     cleanup.push(() => schedules.close());
-    await schedules.start({ queues: loaded.queues, taskQueue: tasks, platform: ready });
+    await schedules.start({ queues: loaded.queues, taskQueue: tasks, ports: ready });
     const createdAdminToken = await bootstrapping;
     const storageEvents = startLocalStorageEvents({
       storageEvents: loaded.storageEvents,

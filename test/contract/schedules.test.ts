@@ -62,7 +62,7 @@ describeSchedulesContract('local (timers, table on dynalite)', {
     };
     const schedules = createLocalSchedules();
     const platform = { config: { TABLE_PREFIX: 'test-' }, db, clock, log: createLogger('debug', {}, () => undefined) } as unknown as Ports;
-    await schedules.start({ queues: [bound], taskQueue, platform });
+    await schedules.start({ queues: [bound], taskQueue, ports: platform });
     return {
       schedules,
       read: async (id) =>

@@ -35,7 +35,7 @@ describeTaskQueueContract('local (persistent queue on dynalite)', {
     const local = await startLocalDb();
     const clock = { at: Date.now(), now: () => clock.at };
     const queue = createLocalTaskQueue({ retryDelayMs: () => 0 });
-    await queue.start({ queues: [consumer], platform: platformStub({ config: { TABLE_PREFIX: 'test-' }, db: local.db, clock }) });
+    await queue.start({ queues: [consumer], ports: platformStub({ config: { TABLE_PREFIX: 'test-' }, db: local.db, clock }) });
     return {
       queue,
       deliverDue: () => queue.idle(),
@@ -74,7 +74,7 @@ describe.skipIf(!hasMoto)('with moto', () => {
         },
         clock: { now: () => Date.now() },
       });
-      const handler = createSqsConsumer({ queues: [consumer], platform: () => platform, sqs: () => sqs });
+      const handler = createSqsConsumer({ queues: [consumer], ports: () => platform, sqs: () => sqs });
       const receive = async (url: string, visibilityTimeout: number): Promise<Message[]> =>
         (
           await sqs.send(

@@ -53,7 +53,7 @@ describe('the local task queue', () => {
     });
     const bound: BoundQueue = { spec, definition, area };
     const first = createLocalTaskQueue();
-    await first.start({ queues: [bound], platform });
+    await first.start({ queues: [bound], ports: platform });
     await first.enqueue(spec, '{"n":1}', 0);
     const delayed = await first.enqueue(spec, '{"n":2}', 600);
     await started;
@@ -64,7 +64,7 @@ describe('the local task queue', () => {
     await closing;
     const afterClose = await first.list();
     const second = createLocalTaskQueue();
-    await second.start({ queues: [bound], platform });
+    await second.start({ queues: [bound], ports: platform });
     const resumed = await second.list();
     await second.close();
 
@@ -79,7 +79,7 @@ describe('the local task queue', () => {
     let runs = 0;
     const bound: BoundQueue = { spec, definition: defineQueue({ payload: z.unknown(), run: async () => void (runs += 1) }), area };
     const first = createLocalTaskQueue();
-    await first.start({ queues: [], platform });
+    await first.start({ queues: [], ports: platform });
     const { taskId } = await first.enqueue(spec, '{}', 0);
     await first.close();
     await local.db.doc.send(
@@ -93,7 +93,7 @@ describe('the local task queue', () => {
 
     // Act
     const second = createLocalTaskQueue();
-    await second.start({ queues: [bound], platform });
+    await second.start({ queues: [bound], ports: platform });
     await second.idle();
     const kept = await second.list();
     await second.close();

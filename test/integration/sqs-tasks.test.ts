@@ -125,7 +125,7 @@ describe.skipIf(!hasMoto)('SQS tasks against moto with the real AWS SDK', () => 
       log: createLogger('debug', {}, (line) => lines.push(line)),
       clock: { now: () => Date.now() },
     } as unknown as Ports;
-    const handler = createSqsConsumer({ queues: [bound], platform: () => platform, sqs: () => sqs });
+    const handler = createSqsConsumer({ queues: [bound], ports: () => platform, sqs: () => sqs });
     const ids = {
       fine: (await sqs.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: '{"n":1}' }))).MessageId!,
       failing: (await sqs.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: '{"n":-1}' }))).MessageId!,

@@ -52,7 +52,7 @@ describe('the local run-time schedules', () => {
     const sent: string[] = [];
     const tasks: TaskQueue = { enqueue: async (_queue, body) => (sent.push(body), { taskId: `t${sent.length}` }) };
     const schedules = createLocalSchedules();
-    await schedules.start({ queues: [queue], taskQueue: tasks, platform: fakePorts(lines, []) });
+    await schedules.start({ queues: [queue], taskQueue: tasks, ports: fakePorts(lines, []) });
     await schedules.put(schedule('cron(0 12 31 12 ? 2026)'));
     await schedules.put({ ...schedule('rate(1 minute)'), id: 'cron_0000000000000000000b2', input: { cronId: 'cron_0000000000000000000b2' } });
 
@@ -79,7 +79,7 @@ describe('the local run-time schedules', () => {
     const schedules = createLocalSchedules();
 
     // Act
-    await schedules.start({ queues: [queue], taskQueue: { enqueue: async () => ({ taskId: 't' }) }, platform: fakePorts(lines, stored) });
+    await schedules.start({ queues: [queue], taskQueue: { enqueue: async () => ({ taskId: 't' }) }, ports: fakePorts(lines, stored) });
     const afterStart = schedules.nextDue('cron_0000000000000000000a1');
     await schedules.put({ ...schedule('cron(0 8 1 1 ? 2020)'), id: 'cron_0000000000000000000c3' });
     const afterPut = schedules.nextDue('cron_0000000000000000000c3');
@@ -103,7 +103,7 @@ describe('the local run-time schedules', () => {
       },
     };
     const schedules = createLocalSchedules();
-    await schedules.start({ queues: [queue], taskQueue: tasks, platform: fakePorts(lines, []) });
+    await schedules.start({ queues: [queue], taskQueue: tasks, ports: fakePorts(lines, []) });
     await schedules.put(schedule('rate(1 minute)'));
     await schedules.put({ ...schedule('rate(1 minute)'), id: 'cron_0000000000000000000b2', input: { cronId: 'cron_0000000000000000000b2' } });
 

@@ -15,7 +15,7 @@ export const SCHEDULE_TABLE: TableSpec = { name: 'local-schedules', partitionKey
 /** The in-process stand-in for EventBridge Scheduler's run-time schedules behind `npm start`. */
 export interface LocalSchedules extends Schedules {
   /** Loads every schedule and arms the enabled ones from now (SCHEDULE_TABLE must exist: the stores' layout has it). */
-  start(options: { readonly queues: readonly BoundQueue[]; readonly taskQueue: TaskQueue; readonly platform: Ports }): Promise<void>;
+  start(options: { readonly queues: readonly BoundQueue[]; readonly taskQueue: TaskQueue; readonly ports: Ports }): Promise<void>;
   /** The next due time of schedule `id`, or null when it is disabled, has ended or is unknown (tests, bench). */
   nextDue(id: string): Date | null;
   /** Stops the timers; schedules stay in the table for the next start. */
@@ -40,7 +40,7 @@ interface Armed {
  */
 export function createLocalSchedules(): LocalSchedules {
   const armed = new Map<string, Armed>();
-  let started: { queues: Map<string, BoundQueue>; taskQueue: TaskQueue; platform: Ports; table: string } | undefined;
+  let started: { queues: Map<string, BoundQueue>; taskQueue: TaskQueue; ports: Ports; table: string } | undefined;
   let closed = false;
 
   const running = () => {
@@ -57,15 +57,15 @@ export function createLocalSchedules(): LocalSchedules {
   const arm = (schedule: ScheduleDefinitionInput, timetable: Timetable, after: Date) => {
     disarm(schedule.id);
     if (!schedule.enabled || closed) return;
-    const { platform } = running();
+    const { ports } = running();
     const due = timetable.next(after);
     if (due === null) {
       // A cron whose year range has passed: Scheduler keeps it with no next invocation; so does this.
-      platform.log.info('local scheduler: schedule has no run after this; it has ended', { schedule: schedule.id, after: after.toISOString() });
+      ports.log.info('local scheduler: schedule has no run after this; it has ended', { schedule: schedule.id, after: after.toISOString() });
       return;
     }
     // setTimeout holds at most about 24.8 days; a later due time is reached in steps.
-    const delay = Math.min(Math.max(due.getTime() - platform.clock.now(), 0), 2 ** 31 - 1);
+    const delay = Math.min(Math.max(due.getTime() - ports.clock.now(), 0), 2 ** 31 - 1);
     const entry: Armed = { schedule, timetable, due, timer: setTimeout(() => fire(entry), delay) };
     entry.timer.unref();
     armed.set(schedule.id, entry);
@@ -80,7 +80,7 @@ export function createLocalSchedules(): LocalSchedules {
       send(entry);
     } catch (error) {
       disarm(entry.schedule.id);
-      started?.platform.log.error('local scheduler: a schedule failed to fire; it stays disarmed until it is put again or the platform restarts', {
+      started?.ports.log.error('local scheduler: a schedule failed to fire; it stays disarmed until it is put again or the platform restarts', {
         schedule: entry.schedule.id,
         error,
       });
@@ -89,52 +89,52 @@ export function createLocalSchedules(): LocalSchedules {
 
   function send(entry: Armed): void {
     if (armed.get(entry.schedule.id) !== entry) return;
-    const { platform, queues, taskQueue } = running();
-    if (platform.clock.now() < entry.due.getTime()) {
+    const { ports, queues, taskQueue } = running();
+    if (ports.clock.now() < entry.due.getTime()) {
       arm(entry.schedule, entry.timetable, new Date(entry.due.getTime() - 1));
       return;
     }
     const queue = queues.get(entry.schedule.queue);
-    if (queue === undefined) platform.log.error('local scheduler: no such queue entry point', { schedule: entry.schedule.id, queue: entry.schedule.queue });
+    if (queue === undefined) ports.log.error('local scheduler: no such queue entry point', { schedule: entry.schedule.id, queue: entry.schedule.queue });
     else {
       const body = JSON.stringify({ ...entry.schedule.input, scheduledTime: entry.due.toISOString() });
       taskQueue
         .enqueue(queue.spec, body, 0)
-        .catch((error: unknown) => platform.log.error('local scheduler: sending a due time failed', { schedule: entry.schedule.id, error }));
+        .catch((error: unknown) => ports.log.error('local scheduler: sending a due time failed', { schedule: entry.schedule.id, error }));
     }
     arm(entry.schedule, entry.timetable, entry.due);
   }
 
   return {
-    async start({ queues, taskQueue, platform }) {
-      const table = `${platform.config.TABLE_PREFIX}${SCHEDULE_TABLE.name}`;
-      started = { queues: new Map(queues.map((q) => [q.spec.id, q])), taskQueue, platform, table };
+    async start({ queues, taskQueue, ports }) {
+      const table = `${ports.config.TABLE_PREFIX}${SCHEDULE_TABLE.name}`;
+      started = { queues: new Map(queues.map((q) => [q.spec.id, q])), taskQueue, ports, table };
       let start: Record<string, unknown> | undefined;
-      const now = new Date(platform.clock.now());
+      const now = new Date(ports.clock.now());
       do {
-        const page = await platform.db.doc.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start, ConsistentRead: true }));
+        const page = await ports.db.doc.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start, ConsistentRead: true }));
         for (const item of (page.Items ?? []) as ScheduleDefinitionInput[]) {
           try {
             arm(item, parseScheduleExpression(item.expression, item.timezone), now);
           } catch (error) {
-            platform.log.error('local scheduler: a stored schedule no longer parses; it stays disarmed', { schedule: item.id, error });
+            ports.log.error('local scheduler: a stored schedule no longer parses; it stays disarmed', { schedule: item.id, error });
           }
         }
         start = page.LastEvaluatedKey;
       } while (start !== undefined);
     },
     async put(schedule) {
-      const { platform, table, queues } = running();
+      const { ports, table, queues } = running();
       const timetable = checkSchedule(schedule);
       // Refused here, as Scheduler's adapter refuses a queue without a target, rather than kept and failing at each due time.
       if (!queues.has(schedule.queue)) throw new Error(`No queue entry point ${schedule.queue} for schedule ${schedule.id} to send to.`);
-      await platform.db.doc.send(new PutCommand({ TableName: table, Item: schedule }));
-      arm(schedule, timetable, new Date(platform.clock.now()));
+      await ports.db.doc.send(new PutCommand({ TableName: table, Item: schedule }));
+      arm(schedule, timetable, new Date(ports.clock.now()));
     },
     async remove(id) {
-      const { platform, table } = running();
+      const { ports, table } = running();
       disarm(id);
-      await platform.db.doc.send(new DeleteCommand({ TableName: table, Key: { id } }));
+      await ports.db.doc.send(new DeleteCommand({ TableName: table, Key: { id } }));
     },
     nextDue: (id) => armed.get(id)?.due ?? null,
     async close() {

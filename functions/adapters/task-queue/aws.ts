@@ -42,8 +42,8 @@ export function createSqsTaskQueue(options: { sqs: SQSClient; queueUrls: Readonl
 export interface SqsConsumerOptions {
   /** The area's queue entry points the function consumes. */
   readonly queues: readonly BoundQueue[];
-  /** The platform, built on the first event (the function's configuration is read then). */
-  readonly platform: () => Ports;
+  /** The ports, built on the first event (the function's configuration is read then). */
+  readonly ports: () => Ports;
   readonly sqs: () => SQSClient;
 }
 
@@ -73,19 +73,19 @@ export function createSqsConsumer(options: SqsConsumerOptions): (event: SQSEvent
   };
 
   return async (event) => {
-    const platform = options.platform();
-    const queues = resolve(platform.config);
+    const ports = options.ports();
+    const queues = resolve(ports.config);
     const failed = await Promise.all(
       event.Records.map(async (record): Promise<string | null> => {
         const entry = queues.get(queueNameOfArn(record.eventSourceARN));
         if (entry === undefined) {
-          platform.log.error('task from a queue this function does not consume', { queueArn: record.eventSourceARN, taskId: record.messageId });
+          ports.log.error('task from a queue this function does not consume', { queueArn: record.eventSourceARN, taskId: record.messageId });
           return record.messageId;
         }
-        const outcome = await runQueueTask(entry.bound, platform, { taskId: record.messageId, body: record.body, attempt: attemptOf(record) });
+        const outcome = await runQueueTask(entry.bound, ports, { taskId: record.messageId, body: record.body, attempt: attemptOf(record) });
         if (outcome === 'succeeded') return null;
         if (outcome !== 'invalid-payload') return record.messageId;
-        return (await setAside(options.sqs(), entry, record, platform)) ? null : record.messageId;
+        return (await setAside(options.sqs(), entry, record, ports)) ? null : record.messageId;
       }),
     );
     return { batchItemFailures: failed.filter((id): id is string => id !== null).map((itemIdentifier) => ({ itemIdentifier })) };
@@ -93,8 +93,8 @@ export function createSqsConsumer(options: SqsConsumerOptions): (event: SQSEvent
 }
 
 /** Moves an unreadable task to the dead-letter queue; false (so SQS keeps retrying, then redrives it) when that fails. */
-async function setAside(sqs: SQSClient, entry: { bound: BoundQueue; deadLetterUrl: string | undefined }, record: SQSRecord, platform: Ports): Promise<boolean> {
-  const log = platform.log.child({ entryPoint: entry.bound.spec.id, taskId: record.messageId });
+async function setAside(sqs: SQSClient, entry: { bound: BoundQueue; deadLetterUrl: string | undefined }, record: SQSRecord, ports: Ports): Promise<boolean> {
+  const log = ports.log.child({ entryPoint: entry.bound.spec.id, taskId: record.messageId });
   if (entry.deadLetterUrl === undefined) {
     log.error('no dead-letter queue to set the task aside in (TASK_DEAD_LETTER_QUEUES); it stays until the queue redrives it');
     return false;
@@ -147,5 +147,5 @@ export function sqsTaskQueue(config: Config): TaskQueue {
 
 /** The handler consuming an area's queues from Lambda's SQS event source, with the shared client. */
 export function sqsQueueConsumer(options: Omit<SqsConsumerOptions, 'sqs'>): ReturnType<typeof createSqsConsumer> {
-  return createSqsConsumer({ ...options, sqs: () => sqsClient(options.platform().config) });
+  return createSqsConsumer({ ...options, sqs: () => sqsClient(options.ports().config) });
 }

@@ -38,7 +38,7 @@ export interface TaskRecord {
 /** The in-process stand-in for SQS and Lambda's event source behind `npm start`. */
 export interface LocalTaskQueue extends TaskQueue {
   /** Binds the consumers and resumes every pending task (TASK_TABLE must exist: the stores' layout has it). */
-  start(options: { readonly queues: readonly BoundQueue[]; readonly platform: Ports }): Promise<void>;
+  start(options: { readonly queues: readonly BoundQueue[]; readonly ports: Ports }): Promise<void>;
   /**
    * Resolves once no task is running and none is due by the platform clock: due tasks are
    * delivered at once rather than at their timer. Later ones (delayed, or waiting to be retried)
@@ -78,32 +78,32 @@ export function createLocalTaskQueue(options: LocalTaskQueueOptions = {}): Local
   const consumers = new Map<string, BoundQueue>();
   const waiting = new Map<string, Waiting>();
   const running = new Map<string, Promise<void>>();
-  let platform: Ports | undefined;
+  let given: Ports | undefined;
   let table = '';
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
 
   const keyOf = (task: { queue: string; taskId: string }) => `${task.queue}\n${task.taskId}`;
   const started = (): Ports => {
-    if (platform === undefined) throw new Error('The local task queue is not started yet.');
-    return platform;
+    if (given === undefined) throw new Error('The local task queue is not started yet.');
+    return given;
   };
 
   const arm = () => {
     clearTimeout(timer);
     timer = undefined;
     // A full queue re-arms when a delivery ends; arming now would spin on tasks already due.
-    if (closed || platform === undefined || waiting.size === 0 || running.size >= concurrency) return;
+    if (closed || given === undefined || waiting.size === 0 || running.size >= concurrency) return;
     let next = Number.POSITIVE_INFINITY;
     for (const task of waiting.values()) next = Math.min(next, task.dueAt);
     // setTimeout holds at most about 24.8 days; the clock is checked again when it fires.
-    timer = setTimeout(pumpGuarded, Math.min(Math.max(next - platform.clock.now(), 0), 2 ** 31 - 1));
+    timer = setTimeout(pumpGuarded, Math.min(Math.max(next - given.clock.now(), 0), 2 ** 31 - 1));
     timer.unref();
   };
 
   function pump(): void {
-    if (closed || platform === undefined) return;
-    const now = platform.clock.now();
+    if (closed || given === undefined) return;
+    const now = given.clock.now();
     const due = [...waiting.values()].filter((task) => task.dueAt <= now).sort((a, b) => a.dueAt - b.dueAt);
     for (const task of due) {
       if (running.size >= concurrency) break;
@@ -133,7 +133,7 @@ export function createLocalTaskQueue(options: LocalTaskQueueOptions = {}): Local
     try {
       pump();
     } catch (error) {
-      platform?.log.error('local task queue: pumping the queue failed; it resumes at the next task', { error });
+      given?.log.error('local task queue: pumping the queue failed; it resumes at the next task', { error });
     }
   }
 
@@ -205,14 +205,14 @@ export function createLocalTaskQueue(options: LocalTaskQueueOptions = {}): Local
     });
 
   return {
-    async start({ queues, platform: ports }) {
+    async start({ queues, ports }) {
       table = `${ports.config.TABLE_PREFIX}${TASK_TABLE.name}`;
       for (const bound of queues) consumers.set(bound.spec.id, bound);
       // The queues' reads at once: they are on the platform's start.
       const pending = (await Promise.all(queues.map((bound) => partition(ports, bound.spec.id, true)))).flat();
       for (const task of pending) waiting.set(keyOf(task), { queue: task.queue, taskId: task.taskId, dueAt: task.dueAt });
       if (pending.length > 0) ports.log.info('local task queue resumed pending tasks', { tasks: pending.length });
-      platform = ports;
+      given = ports;
       pump();
     },
 
