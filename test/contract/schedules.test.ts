@@ -9,12 +9,8 @@
  */
 import { CreateScheduleGroupCommand, GetScheduleCommand, ListSchedulesCommand, ResourceNotFoundException, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe } from 'vitest';
 import * as z from 'zod';
-import { createDb } from '../../functions/core/db/dynamo.ts';
 import { defineQueue, type BoundQueue } from '../../functions/core/entry/queue.ts';
 import { createLogger } from '../../functions/core/logger.ts';
 import { createEventBridgeSchedules } from '../../functions/adapters/schedules/aws.ts';
@@ -22,8 +18,8 @@ import type { ScheduleDefinitionInput } from '../../functions/core/tasks/schedul
 import type { TaskQueue } from '../../functions/core/tasks/tasks.ts';
 import type { Ports } from '../../functions/ports.ts';
 import { createLocalSchedules, SCHEDULE_TABLE } from '../../functions/adapters/schedules/local.ts';
-import { startLocalStores } from '../../lib/local/stores.ts';
 import { defineArea, entryPointsOf } from '../../lib/manifest/define.ts';
+import { startLocalDb } from '../support/local-db.ts';
 import { motoAvailable, motoClientConfig, startMoto } from '../support/moto.ts';
 import { describeSchedulesContract } from './schedules.contract.ts';
 
@@ -41,15 +37,7 @@ describeSchedulesContract('local (timers, table on dynalite)', {
       definition: defineQueue({ payload: z.unknown(), run: async () => {} }),
       area: module,
     };
-    const dataDir = await mkdtemp(join(tmpdir(), 'schedules-contract-'));
-    const stores = await startLocalStores(dataDir, { prefix: 'test-', tables: [SCHEDULE_TABLE], buckets: [] });
-    const db = createDb({
-      AWS_REGION: 'us-east-1',
-      TABLE_PREFIX: 'test-',
-      DYNAMODB_ENDPOINT: stores.dynamoEndpoint,
-      LOCAL_STORES_ACCESS_KEY_ID: stores.credentials.accessKeyId,
-      LOCAL_STORES_SECRET_ACCESS_KEY: stores.credentials.secretAccessKey,
-    });
+    const { db, stop } = await startLocalDb();
     const table = `test-${SCHEDULE_TABLE.name}`;
     // The next send waits here: the schedule's timer fires it once the clock has reached the due time.
     let nextSend: ((sent: { queue: string; body: string }) => void) | undefined;
@@ -84,9 +72,7 @@ describeSchedulesContract('local (timers, table on dynalite)', {
       },
       async close() {
         await schedules.close();
-        db.doc.destroy();
-        await stores.close();
-        await rm(dataDir, { recursive: true, force: true });
+        await stop();
       },
     };
   },

@@ -5,6 +5,7 @@ import { createDb, type Db } from '../../functions/core/db/dynamo.ts';
 import { tables } from '../../lib/manifest/tables.ts';
 import { startLocalStores } from '../../lib/local/stores.ts';
 import { TASK_TABLE } from '../../functions/adapters/task-queue/local.ts';
+import { SCHEDULE_TABLE } from '../../functions/adapters/schedules/local.ts';
 
 export interface LocalDb {
   readonly db: Db;
@@ -17,8 +18,8 @@ export interface LocalDb {
  */
 export async function startLocalDb(): Promise<LocalDb> {
   const dataDir = await mkdtemp(join(tmpdir(), 'store-test-'));
-  // The local task queue's table as well, for the queue's own test.
-  const stores = await startLocalStores(dataDir, { prefix: 'test-', tables: [...tables, TASK_TABLE], buckets: [] });
+  // The local task queue's and schedules' tables as well, for their own tests.
+  const stores = await startLocalStores(dataDir, { prefix: 'test-', tables: [...tables, TASK_TABLE, SCHEDULE_TABLE], buckets: [] });
   const db = createDb({
     AWS_REGION: 'us-east-1',
     TABLE_PREFIX: 'test-',
