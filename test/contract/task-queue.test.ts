@@ -6,11 +6,10 @@
  * - SQS: `createSqsTaskQueue` against moto with the real AWS SDK, queues made as the stack makes
  *   them (256 KiB messages, redrive to a dead-letter queue at `maxAttempts`), consumed by
  *   `createSqsConsumer` (what a queue function's entry runs, functions/cloud.ts `queueHandler`)
- *   with the test playing Lambda's event source: receive, hand over the batch, delete what it did
- *   not report as failed. moto keeps real time, so a delay passes by waiting it out.
+ *   with the test playing Lambda's event source (test/support/sqs-event-source.ts). moto keeps
+ *   real time, so a delay passes by waiting it out.
  */
-import { CreateQueueCommand, DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
-import type { SQSEvent } from 'aws-lambda';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe } from 'vitest';
 import { createLogger } from '../../functions/core/logger.ts';
@@ -20,6 +19,7 @@ import type { Ports } from '../../functions/ports.ts';
 import { createLocalTaskQueue } from '../../functions/adapters/task-queue/local.ts';
 import { startLocalDb } from '../support/local-db.ts';
 import { motoAvailable, motoClientConfig, startMoto } from '../support/moto.ts';
+import { createQueueWithDeadLetter, deleteMessages, deliverBatch, receiveBatch } from '../support/sqs-event-source.ts';
 import { describeTaskQueueContract, type DeadLetter } from './task-queue.contract.ts';
 
 const hasMoto = motoAvailable();
@@ -57,15 +57,8 @@ describe.skipIf(!hasMoto)('with moto', () => {
     async start(consumer) {
       const moto = await startMoto();
       const sqs = new SQSClient(motoClientConfig(moto.endpoint));
-      const create = async (name: string, attributes: Record<string, string>) => {
-        const url = (await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: { MaximumMessageSize: String(MAX_TASK_BYTES), ...attributes } })))
-          .QueueUrl!;
-        const arn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes!['QueueArn']!;
-        return { url, arn };
-      };
-      const deadLetter = await create('relay-work-dead', {});
-      const main = await create('relay-work', {
-        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: deadLetter.arn, maxReceiveCount: String(consumer.spec.maxAttempts) }),
+      const { main, deadLetter } = await createQueueWithDeadLetter(sqs, 'relay-work', consumer.spec.maxAttempts, {
+        MaximumMessageSize: String(MAX_TASK_BYTES),
       });
       const platform = platformStub({
         config: {
@@ -75,24 +68,6 @@ describe.skipIf(!hasMoto)('with moto', () => {
         clock: { now: () => Date.now() },
       });
       const handler = createSqsConsumer({ queues: [consumer], ports: () => platform, sqs: () => sqs });
-      const receive = async (url: string, visibilityTimeout: number): Promise<Message[]> =>
-        (
-          await sqs.send(
-            new ReceiveMessageCommand({
-              QueueUrl: url,
-              MaxNumberOfMessages: 10,
-              VisibilityTimeout: visibilityTimeout,
-              MessageSystemAttributeNames: ['All'],
-              MessageAttributeNames: ['All'],
-            }),
-          )
-        ).Messages ?? [];
-      const remove = async (url: string, messages: readonly Message[]) => {
-        if (messages.length > 0)
-          await sqs.send(
-            new DeleteMessageBatchCommand({ QueueUrl: url, Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }),
-          );
-      };
       /** Messages due or in flight (a failed one is invisible until the millisecond after its receive); delayed ones are not counted. */
       const unfinished = async () => {
         const { Attributes } = await sqs.send(
@@ -104,25 +79,17 @@ describe.skipIf(!hasMoto)('with moto', () => {
       return {
         queue: createSqsTaskQueue({ sqs, queueUrls: { [consumer.spec.id]: main.url } }),
         async deliverDue() {
-          // Lambda's event source, with a visibility timeout of 0 so a failed message is due again at once.
+          // Rounds of Lambda's event source until nothing is due or in flight.
           for (;;) {
-            const batch = await receive(main.url, 0);
-            if (batch.length === 0) {
-              if ((await unfinished()) === 0) return;
-              await sleep(10);
-              continue;
-            }
-            const failed = new Set((await handler(asEvent(batch, main.arn))).batchItemFailures.map((f) => f.itemIdentifier));
-            await remove(
-              main.url,
-              batch.filter((m) => !failed.has(m.MessageId!)),
-            );
+            if ((await deliverBatch(sqs, main, handler)) !== null) continue;
+            if ((await unfinished()) === 0) return;
+            await sleep(10);
           }
         },
         // moto's delays run on its own real clock: wait them out (past the millisecond it counts them to).
         pass: (seconds) => sleep(seconds * 1000 + 50),
         async deadLetters() {
-          for (let batch = await receive(deadLetter.url, 60); batch.length > 0; batch = await receive(deadLetter.url, 60)) {
+          for (let batch = await receiveBatch(sqs, deadLetter.url, 60); batch.length > 0; batch = await receiveBatch(sqs, deadLetter.url, 60)) {
             for (const m of batch) {
               // The consumer sets a refused payload aside as a new message naming the task; the redrive moves the task itself.
               const setAside = m.MessageAttributes?.['setAsideReason']?.StringValue;
@@ -132,7 +99,7 @@ describe.skipIf(!hasMoto)('with moto', () => {
                 reason: setAside === 'invalid-payload' ? 'invalid-payload' : 'max-attempts',
               });
             }
-            await remove(deadLetter.url, batch);
+            await deleteMessages(sqs, deadLetter.url, batch);
           }
           return [...dead];
         },
@@ -144,25 +111,3 @@ describe.skipIf(!hasMoto)('with moto', () => {
     },
   });
 });
-
-/** A batch as Lambda's SQS event source hands it to the function. */
-function asEvent(messages: readonly Message[], arn: string): SQSEvent {
-  return {
-    Records: messages.map((m) => ({
-      messageId: m.MessageId!,
-      receiptHandle: m.ReceiptHandle!,
-      body: m.Body!,
-      attributes: {
-        ApproximateReceiveCount: m.Attributes!['ApproximateReceiveCount']!,
-        SentTimestamp: m.Attributes!['SentTimestamp']!,
-        SenderId: 'test',
-        ApproximateFirstReceiveTimestamp: m.Attributes!['ApproximateFirstReceiveTimestamp'] ?? '0',
-      },
-      messageAttributes: {},
-      md5OfBody: m.MD5OfBody!,
-      eventSource: 'aws:sqs',
-      eventSourceARN: arn,
-      awsRegion: 'us-east-1',
-    })),
-  };
-}

@@ -3,19 +3,10 @@
  * SendMessage with the payload's JSON and delay; the consumer runs each record, answers the failed
  * ones as partial batch failures so SQS delivers them again (with a higher receive count) until the
  * redrive moves them to the dead-letter queue, and sends a payload its schema refuses to the
- * dead-letter queue at once. Lambda's event source is played by the test: receive, hand the batch
- * to the handler, delete what it did not report as failed.
+ * dead-letter queue at once. Lambda's event source is played by the test (test/support/sqs-event-source.ts):
+ * receive, hand the batch to the handler, delete what it did not report as failed.
  */
-import {
-  CreateQueueCommand,
-  DeleteMessageBatchCommand,
-  GetQueueAttributesCommand,
-  ReceiveMessageCommand,
-  SendMessageCommand,
-  SQSClient,
-  type Message,
-} from '@aws-sdk/client-sqs';
-import type { SQSEvent } from 'aws-lambda';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineQueue, type BoundQueue } from '../../functions/core/entry/queue.ts';
@@ -26,6 +17,7 @@ import type { Ports } from '../../functions/ports.ts';
 import { defineArea } from '../../lib/manifest/define.ts';
 import type { QueueSpec } from '../../lib/manifest/types.ts';
 import { motoAvailable, motoClientConfig, startMoto, type MotoServer } from '../support/moto.ts';
+import { createQueueWithDeadLetter, deleteMessages, deliverBatch, receiveBatch, type SqsQueue } from '../support/sqs-event-source.ts';
 
 const hasMoto = motoAvailable();
 if (!hasMoto) console.warn('moto is not installed: the SQS task queue test is skipped (python3 -m pip install "moto[server]")');
@@ -36,53 +28,13 @@ const spec = area.entryPoints[0] as QueueSpec;
 describe.skipIf(!hasMoto)('SQS tasks against moto with the real AWS SDK', () => {
   let moto: MotoServer;
   let sqs: SQSClient;
-  let queue: { url: string; arn: string };
-  let deadLetter: { url: string; arn: string };
-
-  const create = async (name: string, attributes: Record<string, string> = {}) => {
-    const url = (await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }))).QueueUrl!;
-    const arn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes!['QueueArn']!;
-    return { url, arn };
-  };
-
-  /** One receive, as Lambda's event source makes it; visible again at once when not deleted. */
-  const receive = async (url: string): Promise<Message[]> =>
-    (
-      await sqs.send(
-        new ReceiveMessageCommand({
-          QueueUrl: url,
-          MaxNumberOfMessages: 10,
-          VisibilityTimeout: 0,
-          MessageSystemAttributeNames: ['All'],
-          MessageAttributeNames: ['All'],
-        }),
-      )
-    ).Messages ?? [];
-
-  const asEvent = (messages: Message[], arn: string): SQSEvent => ({
-    Records: messages.map((m) => ({
-      messageId: m.MessageId!,
-      receiptHandle: m.ReceiptHandle!,
-      body: m.Body!,
-      attributes: {
-        ApproximateReceiveCount: m.Attributes!['ApproximateReceiveCount']!,
-        SentTimestamp: m.Attributes!['SentTimestamp']!,
-        SenderId: 'test',
-        ApproximateFirstReceiveTimestamp: '0',
-      },
-      messageAttributes: {},
-      md5OfBody: m.MD5OfBody!,
-      eventSource: 'aws:sqs',
-      eventSourceARN: arn,
-      awsRegion: 'us-east-1',
-    })),
-  });
+  let queue: SqsQueue;
+  let deadLetter: SqsQueue;
 
   beforeAll(async () => {
     moto = await startMoto();
     sqs = new SQSClient(motoClientConfig(moto.endpoint));
-    deadLetter = await create('relay-work-dead');
-    queue = await create('relay-work', { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: deadLetter.arn, maxReceiveCount: String(spec.maxAttempts) }) });
+    ({ main: queue, deadLetter } = await createQueueWithDeadLetter(sqs, 'relay-work', spec.maxAttempts));
   });
   afterAll(async () => {
     sqs?.destroy();
@@ -96,10 +48,8 @@ describe.skipIf(!hasMoto)('SQS tasks against moto with the real AWS SDK', () => 
     // Act
     const sent = await tasks.send('work', { n: 1, note: 'é' });
     const delayed = await tasks.send('work', { n: 2 }, { delaySec: 900 });
-    const received = await receive(queue.url);
-    await sqs.send(
-      new DeleteMessageBatchCommand({ QueueUrl: queue.url, Entries: received.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }),
-    );
+    const received = await receiveBatch(sqs, queue.url, 0);
+    await deleteMessages(sqs, queue.url, received);
 
     // Assess
     expect(received.map((m) => [m.MessageId, m.Body])).toEqual([[sent.taskId, '{"n":1,"note":"é"}']]);
@@ -135,18 +85,11 @@ describe.skipIf(!hasMoto)('SQS tasks against moto with the real AWS SDK', () => 
     // Act: what Lambda's event source does, three times over (bounded)
     const responses = [];
     for (let round = 0; round < 3; round++) {
-      const batch = await receive(queue.url);
-      if (batch.length === 0) break;
-      const response = await handler(asEvent(batch, queue.arn));
+      const response = await deliverBatch(sqs, queue, handler);
+      if (response === null) break;
       responses.push(response);
-      const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
-      const done = batch.filter((m) => !failed.has(m.MessageId!));
-      if (done.length > 0)
-        await sqs.send(
-          new DeleteMessageBatchCommand({ QueueUrl: queue.url, Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }),
-        );
     }
-    const dead = await receive(deadLetter.url);
+    const dead = await receiveBatch(sqs, deadLetter.url, 0);
 
     // Assess
     expect(responses.map((r) => r.batchItemFailures)).toEqual([[{ itemIdentifier: ids.failing }], [{ itemIdentifier: ids.failing }]]);
