@@ -2,7 +2,11 @@
  * The supervisor both local runtimes share (adapters/compute/local.ts: Python runtime servers;
  * adapters/mcp-runtime/local.ts: MCP hosts): one process per key (a tenant), started on first use with
  * concurrent first calls sharing one start, kept warm, restarted after it dies, stopped when idle,
- * and at most `maxProcesses` at once by stopping the least recently used idle one. Each process
+ * and at most `maxProcesses` at once (see `defaultMaxProcesses` for the default, from the machine's
+ * memory). A new key beyond that takes the place of the least recently used process that has
+ * been idle for at least `minIdleMs`; when none has, it waits up to `slotWaitMs` for one and is
+ * then refused. A process used a moment ago is never stopped to make room: round-robin traffic
+ * over more keys than fit is refused in part rather than turned into a cold start per call. Each process
  * runs in its own process group (see process-group.ts) and announces where it listens with a
  * `{"event":"listening","port":N}` or `{"event":"listening","socket":PATH}` line on stdout; `launch`
  * reads that line. What a process runs and what it is asked stay with the adapters.
@@ -16,6 +20,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
+import { totalmem } from 'node:os';
 import { createInterface, type Interface } from 'node:readline';
 import { signalGroup, waitForGroupGone } from './process-group.ts';
 
@@ -90,6 +95,15 @@ export interface ProcessPoolOptions<H extends PoolProcess, R extends string, Inf
   readonly idleTimeoutMs: number;
   /** Most processes alive or starting at once, exempt ones aside. */
   readonly maxProcesses: number;
+  /**
+   * How long a process must have been idle before a new key may take its place (default the
+   * smaller of 10 s and `idleTimeoutMs`).
+   */
+  readonly minIdleMs?: number;
+  /** Longest wait of a new key for a place when every process was used within `minIdleMs` (default 2 s). */
+  readonly slotWaitMs?: number;
+  /** The clock idle times are read from (default `Date.now`); tests pass their own. */
+  readonly now?: () => number;
   /** Keys whose process neither counts towards `maxProcesses` nor is ever evicted (default none). */
   readonly exempt?: (key: string) => boolean;
   /** Makes the error the pool refuses a caller with: the adapter's own "unavailable" error. */
@@ -108,7 +122,7 @@ export interface ProcessPoolOptions<H extends PoolProcess, R extends string, Inf
   readonly messages: {
     /** After `close()`. */
     readonly closed: string;
-    /** A new key while `maxProcesses` are running and none is idle. */
+    /** A new key while `maxProcesses` are running and none has been idle for `minIdleMs` within `slotWaitMs`. */
     readonly busy: string;
     /** The process died or was stopped twice between its start and its use. */
     readonly stopped: string;
@@ -169,6 +183,81 @@ export interface ProcessPool<H extends PoolProcess, R extends string, Info, Exit
   stop(proc: PooledProcess<H, R>, reason: PoolExitReason | R, signal?: NodeJS.Signals): Promise<void>;
 }
 
+/** What `roomFor` reads of a process. */
+export interface RoomCandidate {
+  readonly active: number;
+  readonly lastUsedAt: number;
+  /** Spares are stopped before any key's process. */
+  readonly spare: boolean;
+  /** Ready to be stopped (started, in service); a process still starting is never chosen. */
+  readonly stoppable: boolean;
+}
+
+/** What a new key does when the pool may be full. */
+export type RoomDecision<P> =
+  | { readonly kind: 'room' }
+  | { readonly kind: 'stop'; readonly victim: P }
+  /** Nothing may go yet; the earliest a process becomes eligible is `retryInMs` from now (null: only a release or an exit can help). */
+  | { readonly kind: 'wait'; readonly retryInMs: number | null };
+
+/**
+ * The eviction policy, on its own so that it can be tested with any clock: room when fewer than
+ * `max` are counted; else a ready spare; else the least recently used idle process that has been
+ * idle for at least `minIdleMs`; else wait. Under round-robin load over more keys than fit, every
+ * process is used again before it has been idle long, so nothing is stopped and the excess waits
+ * (and is refused): each key has at most one cold start per idle period instead of one per call.
+ */
+export function roomFor<P extends RoomCandidate>(processes: readonly P[], counted: number, max: number, now: number, minIdleMs: number): RoomDecision<P> {
+  if (counted < max) return { kind: 'room' };
+  const spare = processes.find((p) => p.spare && p.stoppable);
+  if (spare) return { kind: 'stop', victim: spare };
+  let victim: P | null = null;
+  let soonest: number | null = null;
+  for (const p of processes) {
+    if (p.spare || !p.stoppable || p.active > 0) continue;
+    const idleFor = now - p.lastUsedAt;
+    if (idleFor >= minIdleMs) {
+      if (victim === null || p.lastUsedAt < victim.lastUsedAt) victim = p;
+    } else {
+      const eligibleIn = minIdleMs - idleFor;
+      soonest = soonest === null ? eligibleIn : Math.min(soonest, eligibleIn);
+    }
+  }
+  return victim !== null ? { kind: 'stop', victim } : { kind: 'wait', retryInMs: soonest };
+}
+
+/** How `defaultMaxProcesses` sizes a pool. */
+export interface PoolSizing {
+  /** The machine's memory (`os.totalmem()`). */
+  readonly totalMemoryBytes: number;
+  /** What one idle process holds, as measured (resident set of its whole process group). */
+  readonly processBytes: number;
+  /** The share of the machine's memory the pool's processes may hold, 0 to 1. */
+  readonly share: number;
+  /** Never more than this many, however large the machine. */
+  readonly cap: number;
+  /** Never fewer than this many, however small the machine. */
+  readonly floor: number;
+}
+
+/** The processes of `processBytes` each that fit in `share` of the machine's memory, between `floor` and `cap`. */
+export function defaultMaxProcesses({ totalMemoryBytes, processBytes, share, cap, floor }: PoolSizing): number {
+  const fit = Math.floor((totalMemoryBytes * share) / processBytes);
+  return Math.max(floor, Math.min(cap, Number.isFinite(fit) ? fit : floor));
+}
+
+/**
+ * The default `maxProcesses` of a local runtime pool: as many processes of `processBytes` (an idle
+ * one's resident set, measured) as fit in half of the machine's memory, at least 8 and at most 256.
+ * A resident set counts the interpreter's shared pages in every process, about twice what a process
+ * adds (proportional sets measured: 43 of 68 MB for a Python runtime, 35 of 78 MB for an MCP host),
+ * so the two pools together hold about half of the machine at their defaults. The cap keeps the
+ * tenants' process limits (SANDBOX_MAX_PROCESSES each) well below `kernel.pid_max`.
+ */
+export function memorySizedPool(processBytes: number, totalMemoryBytes = totalmem()): number {
+  return defaultMaxProcesses({ totalMemoryBytes, processBytes, share: 0.5, cap: 256, floor: 8 });
+}
+
 interface Entry<H extends PoolProcess, R extends string> extends PooledProcess<H, R> {
   key: string | null;
   handle: H;
@@ -180,9 +269,12 @@ interface Entry<H extends PoolProcess, R extends string> extends PooledProcess<H
 }
 
 interface Slot<H extends PoolProcess, R extends string> {
-  readonly starting: Promise<Entry<H, R>>;
+  /** Set once, right after the slot is made (the slot must exist before its start begins). */
+  starting: Promise<Entry<H, R>>;
   /** Null while the process is starting. */
   process: Entry<H, R> | null;
+  /** True while the key waits for room: it holds no place yet, so it is not counted. */
+  waitingForRoom?: boolean;
 }
 
 export function createProcessPool<H extends PoolProcess, R extends string, Info, Exit>(
@@ -194,7 +286,16 @@ export function createProcessPool<H extends PoolProcess, R extends string, Info,
   const exitListeners = new Set<(exit: Exit) => void>();
   const exempt = options.exempt ?? (() => false);
   const spareCount = options.spares?.count ?? 0;
+  const now = options.now ?? Date.now;
+  const minIdleMs = options.minIdleMs ?? Math.min(10_000, options.idleTimeoutMs);
+  const slotWaitMs = options.slotWaitMs ?? 2_000;
+  /** New keys waiting for room, woken whenever a process is released, stops or exits. */
+  const roomWaiters = new Set<() => void>();
   let closed = false;
+
+  function wakeRoomWaiters(): void {
+    for (const wake of [...roomWaiters]) wake();
+  }
 
   function notifyExit(exit: Exit): void {
     for (const listener of exitListeners) {
@@ -214,6 +315,7 @@ export function createProcessPool<H extends PoolProcess, R extends string, Info,
     }
     const slot = slots.get(entry.key);
     if (slot?.process === entry) slots.delete(entry.key);
+    wakeRoomWaiters();
   }
 
   function clearIdleTimer(entry: Entry<H, R>): void {
@@ -240,39 +342,79 @@ export function createProcessPool<H extends PoolProcess, R extends string, Info,
     return entry.gone.finally(() => clearTimeout(escalate));
   }
 
-  /** Processes that count towards `maxProcesses`: keys' (exempt ones aside) and spares, started or starting. */
+  /** Processes that count towards `maxProcesses`: keys' (exempt ones and waiting ones aside) and spares, started or starting. */
   function counted(): number {
     let count = spares.length;
-    for (const key of slots.keys()) if (!exempt(key)) count++;
+    for (const [key, slot] of slots) if (!exempt(key) && slot.waitingForRoom !== true) count++;
     return count;
   }
 
-  /** Makes room for one more process by stopping a spare, else the least recently used idle one. */
-  function makeRoom(): void {
-    if (counted() < options.maxProcesses) return;
-    const spare = spares.find((slot) => slot.process !== null)?.process;
-    if (spare) {
-      void stop(spare, 'evicted');
-      return;
+  /** What `roomFor` weighs: spares and keys' processes, exempt ones aside. */
+  function candidates(): (RoomCandidate & { readonly entry: Entry<H, R> })[] {
+    const list: (RoomCandidate & { readonly entry: Entry<H, R> })[] = [];
+    const add = (entry: Entry<H, R> | null, spare: boolean) => {
+      if (entry === null) return;
+      list.push({ entry, spare, active: entry.active, lastUsedAt: entry.lastUsedAt, stoppable: entry.exit === null && entry.stopReason === null });
+    };
+    for (const slot of spares) add(slot.process, true);
+    for (const [key, slot] of slots) if (!exempt(key)) add(slot.process, false);
+    return list;
+  }
+
+  /**
+   * Takes a place for one more process if there is one, stopping a process to free it when
+   * `roomFor` says so; otherwise says how long until one may be free.
+   */
+  function takeRoom(): { readonly taken: true } | { readonly taken: false; readonly retryInMs: number | null } {
+    const decision = roomFor(candidates(), counted(), options.maxProcesses, now(), minIdleMs);
+    if (decision.kind === 'wait') return { taken: false, retryInMs: decision.retryInMs };
+    // Forgotten at once, so the place is free now; the process goes in the background.
+    if (decision.kind === 'stop') void stop(decision.victim.entry, 'evicted');
+    return { taken: true };
+  }
+
+  /**
+   * Waits up to `slotWaitMs` for a place for `slot`'s key (see `roomFor`), re-checking after each
+   * release, stop or exit; rejects with the "busy" error after that. The place is the slot's from
+   * the moment it is taken (it counts again), so no other key or spare can take it meanwhile.
+   */
+  async function waitForRoom(slot: Slot<H, R>, firstRetryInMs: number | null): Promise<void> {
+    const deadline = now() + slotWaitMs;
+    for (let retryInMs = firstRetryInMs; ;) {
+      const left = deadline - now();
+      if (left <= 0) throw options.unavailable(options.messages.busy);
+      await roomChange(Math.min(left, retryInMs ?? left));
+      if (closed) throw options.unavailable(options.messages.closed);
+      const room = takeRoom();
+      if (room.taken) {
+        slot.waitingForRoom = false;
+        return;
+      }
+      retryInMs = room.retryInMs;
     }
-    let victim: Entry<H, R> | null = null;
-    for (const [key, slot] of slots) {
-      const entry = slot.process;
-      if (exempt(key) || entry === null) continue;
-      if (entry.active === 0 && entry.stopReason === null && (victim === null || entry.lastUsedAt < victim.lastUsedAt)) victim = entry;
-    }
-    if (victim === null) throw options.unavailable(options.messages.busy);
-    void stop(victim, 'evicted');
+  }
+
+  /** Resolves on the next release, stop or exit, or after `ms`. */
+  function roomChange(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        roomWaiters.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, Math.max(1, ms));
+      roomWaiters.add(wake);
+    });
   }
 
   async function start(key: string | null, run: () => Promise<H>): Promise<Entry<H, R>> {
     const handle = await run();
-    const now = Date.now();
+    const startedAt = now();
     const entry: Entry<H, R> = {
       key,
       handle,
-      startedAt: now,
-      lastUsedAt: now,
+      startedAt,
+      lastUsedAt: startedAt,
       active: 0,
       stopReason: null,
       exit: null,
@@ -303,7 +445,8 @@ export function createProcessPool<H extends PoolProcess, R extends string, Info,
   function refill(): void {
     if (options.spares === undefined) return;
     const { start: startSpare, onStartFailed } = options.spares;
-    while (!closed && spares.length < spareCount && counted() < options.maxProcesses) {
+    // Keys waiting for room come first: a spare never takes the place one of them waits for.
+    while (!closed && roomWaiters.size === 0 && spares.length < spareCount && counted() < options.maxProcesses) {
       const slot: Slot<H, R> = {
         starting: start(null, startSpare).then(
           (entry) => {
@@ -359,20 +502,24 @@ export function createProcessPool<H extends PoolProcess, R extends string, Info,
       let slot = slots.get(key);
       if (!slot) {
         const spare = exempt(key) ? null : takeSpare();
-        if (spare === null && !exempt(key)) makeRoom();
-        const starting = (spare === null ? start(key, () => options.start(key)) : adopt(spare, key)).then(
-          (entry) => {
-            created.process = entry;
-            if (closed) void stop(entry, 'closed');
-            return entry;
-          },
-          (error: unknown) => {
-            if (slots.get(key) === created) slots.delete(key);
-            throw error;
-          },
-        );
-        const created: Slot<H, R> = { starting, process: null };
+        const room = spare === null && !exempt(key) ? takeRoom() : ({ taken: true } as const);
+        // Set now: concurrent first calls share one wait and one start. A key waiting for room
+        // holds no place yet, so it is not counted.
+        const created: Slot<H, R> = { starting: Promise.resolve(null as never), process: null, waitingForRoom: !room.taken };
         slots.set(key, created);
+        created.starting = (room.taken ? Promise.resolve() : waitForRoom(created, room.retryInMs))
+          .then(() => (spare === null ? start(key, () => options.start(key)) : adopt(spare, key)))
+          .then(
+            (entry) => {
+              created.process = entry;
+              if (closed) void stop(entry, 'closed');
+              return entry;
+            },
+            (error: unknown) => {
+              if (slots.get(key) === created) slots.delete(key);
+              throw error;
+            },
+          );
         slot = created;
         // The next new key finds a spare again.
         if (!exempt(key)) refill();
@@ -380,7 +527,7 @@ export function createProcessPool<H extends PoolProcess, R extends string, Info,
       const entry = await slot.starting;
       if (entry.exit === null && entry.stopReason === null) {
         entry.active++;
-        entry.lastUsedAt = Date.now();
+        entry.lastUsedAt = now();
         clearIdleTimer(entry);
         return entry;
       }
@@ -392,8 +539,9 @@ export function createProcessPool<H extends PoolProcess, R extends string, Info,
 
   function release(entry: Entry<H, R>): void {
     entry.active--;
-    entry.lastUsedAt = Date.now();
+    entry.lastUsedAt = now();
     if (entry.active === 0 && entry.exit === null && entry.stopReason === null) armIdleTimer(entry);
+    wakeRoomWaiters();
   }
 
   function stats() {
@@ -408,6 +556,7 @@ export function createProcessPool<H extends PoolProcess, R extends string, Info,
 
   async function close(): Promise<void> {
     closed = true;
+    wakeRoomWaiters();
     const pending = [...slots.values(), ...spares].map(async (slot) => {
       try {
         await stop(await slot.starting, 'closed');

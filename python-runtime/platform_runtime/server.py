@@ -971,6 +971,10 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class _Stopped(Exception):
+    """SIGTERM: the supervisor stops this server."""
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # Not dumpable: a run that escaped its sandbox (same user) cannot read our memory, our
@@ -986,17 +990,22 @@ def main(argv: list[str] | None = None) -> int:
         announce["egressPort"] = forwarder.port
 
     def stop(signum, frame):
-        raise KeyboardInterrupt
+        # Once: a second SIGTERM (the stdin watch when the supervisor closes our stdin, or the
+        # supervisor's own) must not interrupt the clean-up below with a traceback.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise _Stopped
 
-    signal.signal(signal.SIGTERM, stop)
-    if args.control_secret_stdin:
-        exit_when_stdin_ends(sys.stdin.fileno())
-    sys.stdout.write(json.dumps(announce) + "\n")
-    sys.stdout.flush()
     try:
+        signal.signal(signal.SIGTERM, stop)
+        if args.control_secret_stdin:
+            exit_when_stdin_ends(sys.stdin.fileno())
+        sys.stdout.write(json.dumps(announce) + "\n")
+        sys.stdout.flush()
         server.serve_forever(poll_interval=0.5)
-    except KeyboardInterrupt:
-        pass
+    except (_Stopped, KeyboardInterrupt):
+        # A stop is the normal end of a server (idle, evicted, the platform closing): no traceback.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     finally:
         server.server_close()
         if forwarder is not None:

@@ -256,7 +256,8 @@ describe('local compute: limits', () => {
 
   it('stops the least recently used idle process to stay within maxProcesses', async () => {
     // Prepare
-    const compute = createLocalCompute({ maxProcesses: 2 });
+    // Every idle process may make room at once here (the 10 s default is process-pool.ts's).
+    const compute = createLocalCompute({ maxProcesses: 2, minIdleMs: 0 });
     const evicted = nextExit(compute, (exit) => exit.reason === 'evicted');
     try {
       // Act
@@ -280,7 +281,7 @@ describe('local compute: limits', () => {
 
   it('refuses a new tenant when every process is busy', async () => {
     // Prepare: one slot, held by a silent run
-    const compute = createLocalCompute({ maxProcesses: 1 });
+    const compute = createLocalCompute({ maxProcesses: 1, slotWaitMs: 0 });
     const controller = new AbortController();
     try {
       const busy = compute.invoke('holder', agentRun('20', SILENT_AGENT, 30_000), controller.signal)[Symbol.asyncIterator]();
@@ -405,7 +406,7 @@ describe('local compute: spares started ahead of need', () => {
 
   it('keeps spares within maxProcesses and never evicts a tenant for one', async () => {
     // Prepare: two processes at most, one of them a spare while there is room
-    const compute = createLocalCompute({ maxProcesses: 2, spares: 1 });
+    const compute = createLocalCompute({ maxProcesses: 2, spares: 1, minIdleMs: 0 });
     const exits: RuntimeProcessExit[] = [];
     compute.onProcessExit((exit) => exits.push(exit));
     const total = () => compute.stats().processes.length + compute.stats().starting;

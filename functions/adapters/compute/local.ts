@@ -23,7 +23,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
-import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../../core/logger.ts';
 import { SecretSet } from '../../core/secret-scope.ts';
@@ -40,8 +39,9 @@ import {
 } from '../../runtimes/compute.ts';
 import { createBidiSessions, type BidiSessions } from '../../runtimes/bidi-local.ts';
 import { createEgressProxy, type EgressListener, type EgressProxy } from '../../runtimes/egress-proxy.ts';
-import { prepareOsSandbox, spawnPlan, unreadableBy, type OsSandbox } from '../../runtimes/os-sandbox.ts';
-import { createProcessPool, get, launch, post, readBody } from '../../runtimes/process-pool.ts';
+import { prepareOsSandbox, unreadableBy, type OsSandbox } from '../../runtimes/os-sandbox.ts';
+import { exitWithin, launchSandboxed, leaseSandbox } from '../../runtimes/sandboxed-process.ts';
+import { createProcessPool, get, memorySizedPool, post, readBody } from '../../runtimes/process-pool.ts';
 import { missingRequirementHint, probePython, type PythonInterpreter } from '../../runtimes/python-interpreter.ts';
 import type { ExitStatus, PoolExitReason, PooledProcess, PoolProcess, SupervisedProcesses, WarmProcesses } from '../../runtimes/process-pool.ts';
 import {
@@ -56,6 +56,13 @@ import {
 
 const DEFAULT_RUNTIME_DIR = fileURLToPath(new URL('../../../python-runtime/', import.meta.url));
 
+/**
+ * An idle runtime's resident set, its whole process group (two bubblewrap processes, the server,
+ * the fork server with its preloads): 68 MB measured with Python 3.12; a run's own child comes and
+ * goes with the run. Sizes the default pool (`memorySizedPool`).
+ */
+export const RUNTIME_PROCESS_BYTES = 72 * 1024 * 1024;
+
 /** Size of each sandbox's private /tmp. */
 const SANDBOX_TMP_BYTES = 256 * 1024 * 1024;
 
@@ -68,13 +75,20 @@ export interface LocalComputeOptions {
   readonly serverArgs?: readonly string[];
   /** A process without runs for this long is stopped (default 10 minutes). */
   readonly idleTimeoutMs?: number;
-  /** Most tenant processes alive at once (default 32), spares included; the checker process is not counted. */
+  /**
+   * Most tenant processes alive at once, spares included; the checker process is not counted
+   * (default from the machine's memory: see `memorySizedPool` and `RUNTIME_PROCESS_BYTES`).
+   */
   readonly maxProcesses?: number;
   /**
    * Servers kept started for tenants that have none yet (default 0; the platform keeps one).
    * Each costs a server's memory while it waits; `warm()` starts them.
    */
   readonly spares?: number;
+  /** A process must have been idle this long before a new tenant may take its place (default 10 s; see process-pool.ts). */
+  readonly minIdleMs?: number;
+  /** Longest wait of a new tenant for a place when every process was used more recently (default 2 s). */
+  readonly slotWaitMs?: number;
   /**
    * Voice session processes kept started, with the voice framework imported, for the next calls
    * (default 0; the platform keeps one): a call then waits for no interpreter start and no
@@ -179,7 +193,7 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
     python: options.python ?? 'python3',
     serverArgs: options.serverArgs ?? [],
     idleTimeoutMs: options.idleTimeoutMs ?? 10 * 60_000,
-    maxProcesses: options.maxProcesses ?? 32,
+    maxProcesses: options.maxProcesses ?? memorySizedPool(RUNTIME_PROCESS_BYTES),
     spares: options.spares ?? 0,
     startTimeoutMs: options.startTimeoutMs ?? 30_000,
     watchdogGraceMs: options.watchdogGraceMs ?? 30_000,
@@ -220,6 +234,8 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
     },
     idleTimeoutMs: settings.idleTimeoutMs,
     maxProcesses: settings.maxProcesses,
+    ...(options.minIdleMs !== undefined ? { minIdleMs: options.minIdleMs } : {}),
+    ...(options.slotWaitMs !== undefined ? { slotWaitMs: options.slotWaitMs } : {}),
     // /check never runs tenant code, and checks must not wait for (or evict) tenants' processes.
     exempt: (key) => key === CHECKER_KEY,
     unavailable,
@@ -235,7 +251,7 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
     describeExit: ({ handle: { role, tenantId, pid }, reason, code, signal }) => ({ role, tenantId, pid, reason, code, signal }),
     messages: {
       closed: 'the local runtime supervisor is closed',
-      busy: `all ${settings.maxProcesses} runtime processes are busy; try again when a run has finished`,
+      busy: `all ${settings.maxProcesses} runtime processes are busy with tenants active in the last seconds; try again shortly`,
       stopped: 'the runtime process stopped before it could be used',
     },
   });
@@ -243,45 +259,29 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
   async function startServer(role: RuntimeRole, tenantId: string | null): Promise<RuntimeServer> {
     // Asked while the sandbox check runs: both are process starts on the first server's path.
     const lookup = findInterpreter();
-    let sandbox: OsSandbox;
-    try {
-      sandbox = await sandboxReady;
-    } catch (error) {
-      throw unavailable(messageOf(error));
-    }
-    const python = await lookup.catch((error: unknown) => {
-      throw new InterpreterUnavailableError(messageOf(error));
-    });
     // A tenant's server runs as the tenant's uid, under the tenant's process limit; a spare or the
     // checker as a uid of its own.
-    const user = sandbox.user(role === 'tenant' ? tenantId : null);
-    const dir = await sandbox.makeControlDir(user).catch((error: unknown) => {
-      user.release();
-      throw error;
-    });
+    const lease = await leaseSandbox(sandboxReady, role === 'tenant' ? tenantId : null, unavailable);
+    const { sandbox, dir } = lease;
     // Who the server's runs are, for logs; a spare's is set when it is bound.
     const owner = { tenantId };
     // The checker only parses sources: it gets no way out at all. A spare gets its forwarder now
     // and the listener behind it once bound: the listener is what says whose runs these are.
     const withEgress = role !== 'checker';
     let egressSocket: EgressListener | null = null;
-    let released = false;
+    lease.onRelease(() => egressSocket?.close());
     const bindTo = async (boundTo: string): Promise<void> => {
-      if (released || egressSocket !== null) throw unavailable('the runtime process cannot be given to a tenant now');
+      if (lease.released || egressSocket !== null) throw unavailable('the runtime process cannot be given to a tenant now');
       const listener = await egress.listen(dir.onHost(EGRESS_SOCKET), `${TENANT_PREFIX}${boundTo}`);
       // The process went while the listener opened: nothing else will close it.
-      if (released) await listener.close().catch(() => undefined);
+      if (lease.released) await listener.close().catch(() => undefined);
       else egressSocket = listener;
       owner.tenantId = boundTo;
     };
-    // Called once the process and its group are gone (the pool disposes after reaping).
-    const release = async () => {
-      released = true;
-      await egressSocket?.close().catch(() => undefined);
-      await dir.remove().catch(() => undefined);
-      user.release();
-    };
     try {
+      const python = await lookup.catch((error: unknown) => {
+        throw new InterpreterUnavailableError(messageOf(error));
+      });
       if (role === 'tenant') await bindTo(tenantId!);
       const plan = sandbox.plan(
         python.executable,
@@ -301,7 +301,7 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
           cwd: settings.runtimeDir,
           env: { ...runtimeEnv(), ...(options.pythonPath?.length ? { PYTHONPATH: options.pythonPath.join(':') } : {}) },
           tmpfsBytes: SANDBOX_TMP_BYTES,
-          user,
+          user: lease.user,
         },
       );
       for (const [what, path] of [
@@ -318,8 +318,8 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
       const secret = randomBytes(32).toString('base64url');
       const secrets = new SecretSet();
       // Its own process group: stopping the group also stops the fork server and running children.
-      const child = spawnPlan(plan, [secret]);
-      const launched = await launch(child, {
+      const launched = await launchSandboxed(lease, plan, {
+        stdinLines: [secret],
         name: 'the Python runtime',
         location: settings.runtimeDir,
         startTimeoutMs: settings.startTimeoutMs,
@@ -328,10 +328,9 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
             ? `${plan.command} was not found (${sandbox.kind === 'bubblewrap' ? 'install bubblewrap' : 'check the python option'})`
             : `the Python runtime could not be started (${error.message})`,
         unavailable,
-        onStderr: (line) => options.logger?.warn('python runtime stderr', { tenantId: owner.tenantId, pid: child.pid, line: secrets.scrub(line) }),
-        socketOnHost: (announced) => dir.onHost(basename(announced)),
+        onStderr: (line, pid) => options.logger?.warn('python runtime stderr', { tenantId: owner.tenantId, pid, line: secrets.scrub(line) }),
       });
-      const { pid, port, socketPath, agent, exited, announced } = launched;
+      const { pid, port, socketPath, agent, exited, announced, dispose } = launched;
       const egressPort = typeof announced.egressPort === 'number' ? announced.egressPort : null;
       return {
         role,
@@ -345,13 +344,10 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
         egressPort,
         secrets,
         bindTo,
-        dispose: () => {
-          child.stdin?.destroy();
-          void release();
-        },
+        dispose,
       };
     } catch (error) {
-      await release();
+      await lease.release();
       throw error;
     }
   }
@@ -445,7 +441,7 @@ export function createLocalCompute(options: LocalComputeOptions = {}): LocalComp
       try {
         ({ request, response } = await post(proc.handle, '/invoke', body, combined, { authorization: proc.handle.authorization }));
       } catch (error) {
-        if (!combined.aborted && (await diedMeanwhile(proc))) return 'retry';
+        if (!combined.aborted && (await exitWithin(proc, 1000)) !== null) return 'retry';
         yield* failed(classify(error), startedAt);
         return 'done';
       }
@@ -571,20 +567,6 @@ const EGRESS_SOCKET = 'egress.sock';
 /** The runtime server's whole environment: a few fixed basics, never the platform's own variables. */
 export function runtimeEnv(): Record<string, string> {
   return { PATH: '/usr/bin:/bin', HOME: '/tmp', TMPDIR: '/tmp', LANG: 'C.UTF-8', PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1' };
-}
-
-/** True when the process turns out to be dead (its exit may trail the refused connection briefly). */
-async function diedMeanwhile(proc: RuntimeProcess): Promise<boolean> {
-  if (proc.exit !== null) return true;
-  let timer: NodeJS.Timeout | undefined;
-  const result = await Promise.race([
-    proc.gone.then(() => true),
-    new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), 1000);
-    }),
-  ]);
-  clearTimeout(timer);
-  return result;
 }
 
 /**

@@ -24,12 +24,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../../core/logger.ts';
 import { SecretSet } from '../../core/secret-scope.ts';
 import { createEgressProxy, type EgressListener, type EgressProxy } from '../../runtimes/egress-proxy.ts';
-import { prepareOsSandbox, spawnPlan, type OsSandbox } from '../../runtimes/os-sandbox.ts';
+import { prepareOsSandbox, type OsSandbox } from '../../runtimes/os-sandbox.ts';
+import { exitWithin, launchSandboxed, leaseSandbox } from '../../runtimes/sandboxed-process.ts';
 import {
   handlePayload,
   HostProtocolError,
@@ -43,7 +44,7 @@ import {
   parseInspection,
 } from '../../runtimes/mcp-protocol.ts';
 import type { McpHttpRequest, McpHttpResponse, McpInspection, McpRuntime, McpSource } from '../../runtimes/mcp-runtime.ts';
-import { createProcessPool, launch, post, readBody } from '../../runtimes/process-pool.ts';
+import { createProcessPool, memorySizedPool, post, readBody } from '../../runtimes/process-pool.ts';
 import type { ExitStatus, PoolExitReason, PooledProcess, PoolProcess, SupervisedProcesses } from '../../runtimes/process-pool.ts';
 
 export { McpRuntimeUnavailableError } from '../../runtimes/mcp-protocol.ts';
@@ -61,6 +62,11 @@ const HOST_ENV: Readonly<Record<string, string>> = { PATH: '/usr/bin:/bin', HOME
 /** Size of each host sandbox's private /tmp (Node's permission model denies writes anyway). */
 const SANDBOX_TMP_BYTES = 64 * 1024 * 1024;
 const CONTROL_SOCKET = 'mcp-host.sock';
+/**
+ * An idle host's resident set, its whole process group (bubblewrap and Node with the SDK loaded):
+ * 78 MB measured with one small server built. Sizes the default pool (`memorySizedPool`).
+ */
+export const MCP_HOST_BYTES = 80 * 1024 * 1024;
 /** Largest answer read from a host (an MCP response body plus its JSON envelope). */
 const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 
@@ -77,7 +83,7 @@ export interface LocalMcpRuntimeOptions {
   readonly node?: string;
   /** A host without requests for this long is stopped (default 10 minutes). */
   readonly idleTimeoutMs?: number;
-  /** Most host processes alive at once (default 32). */
+  /** Most host processes alive at once (default from the machine's memory: see `memorySizedPool` and `MCP_HOST_BYTES`). */
   readonly maxProcesses?: number;
   /** Longest wait for a new host's `listening` line (default 15 s). */
   readonly startTimeoutMs?: number;
@@ -168,7 +174,7 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
     modulesFrom: options.modulesFrom ?? DEFAULT_MODULES_FROM,
     node: options.node ?? process.execPath,
     idleTimeoutMs: options.idleTimeoutMs ?? 10 * 60_000,
-    maxProcesses: options.maxProcesses ?? 32,
+    maxProcesses: options.maxProcesses ?? memorySizedPool(MCP_HOST_BYTES),
     startTimeoutMs: options.startTimeoutMs ?? 15_000,
     requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
     watchdogGraceMs: options.watchdogGraceMs ?? 5_000,
@@ -199,7 +205,7 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
     describeExit: ({ handle: { tenantId, pid }, reason, code, signal }) => ({ tenantId, pid, reason, code, signal }),
     messages: {
       closed: 'the local MCP runtime is closed',
-      busy: `all ${settings.maxProcesses} MCP host processes are busy; try again when a request has finished`,
+      busy: `all ${settings.maxProcesses} MCP host processes are busy with tenants active in the last seconds; try again shortly`,
       stopped: 'the MCP host process stopped before it could be used',
     },
   });
@@ -223,29 +229,17 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
   }
 
   async function startHost(tenantId: string): Promise<Host> {
-    let sandbox: OsSandbox;
-    try {
-      sandbox = await sandboxReady;
-    } catch (error) {
-      throw unavailable(messageOf(error));
-    }
     // The tenant's uid: its MCP servers count against the same process limit as its runs.
-    const user = sandbox.user(tenantId);
-    const dir = await sandbox.makeControlDir(user).catch((error: unknown) => {
-      user.release();
-      throw error;
-    });
+    const lease = await leaseSandbox(sandboxReady, tenantId, unavailable);
+    const { sandbox, dir } = lease;
     const key = `mcp:${tenantId}`;
     // One credential per host: every server of the tenant runs in it, under the operator's list.
     let egressSocket: EgressListener | null = null;
     let grant: ReturnType<EgressProxy['openRun']> | null = null;
-    // Called once the host and its group are gone (the pool disposes after reaping).
-    const release = async () => {
+    lease.onRelease(async () => {
       grant?.release();
-      await egressSocket?.close().catch(() => undefined);
-      await dir.remove().catch(() => undefined);
-      user.release();
-    };
+      await egressSocket?.close();
+    });
     try {
       egressSocket = egressAllowHosts.length > 0 ? await egress.listen(dir.onHost(EGRESS_SOCKET), key) : null;
       grant = egressSocket ? egress.openRun(key, { allowHosts: egressAllowHosts }) : null;
@@ -257,26 +251,25 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
         cwd: dirname(settings.hostScript),
         env: HOST_ENV,
         tmpfsBytes: SANDBOX_TMP_BYTES,
-        user,
+        user: lease.user,
       });
-      // The token, then the egress credential; its own process group, so stopping it stops anything it started.
-      const child = spawnPlan(plan, grant ? [token, grant.credential] : [token]);
       const stderr = { outOfMemory: false };
       const secrets = new SecretSet();
       if (grant) secrets.add(grant.credential);
-      const { pid, port, socketPath, agent, exited, stdout } = await launch(child, {
+      // The token, then the egress credential; its own process group, so stopping it stops anything it started.
+      const { pid, port, socketPath, agent, exited, stdout, dispose } = await launchSandboxed(lease, plan, {
+        stdinLines: grant ? [token, grant.credential] : [token],
         name: 'the MCP host',
         startTimeoutMs: settings.startTimeoutMs,
         spawnFailed: (error) => `the MCP host could not be started with ${plan.command} (${error.message})`,
         unavailable,
-        onStderr: (line) => {
+        onStderr: (line, hostPid) => {
           if (line.includes('heap out of memory')) stderr.outOfMemory = true;
-          logger?.warn('mcp host stderr', { tenantId, pid: child.pid, line: secrets.scrub(line) });
+          logger?.warn('mcp host stderr', { tenantId, pid: hostPid, line: secrets.scrub(line) });
         },
-        socketOnHost: (announced) => dir.onHost(basename(announced)),
       });
       // Later stdout lines are the servers' console output.
-      stdout.on('line', (line) => logger?.info('mcp server output', { tenantId, pid: child.pid, line: secrets.scrub(line) }));
+      stdout.on('line', (line) => logger?.info('mcp server output', { tenantId, pid, line: secrets.scrub(line) }));
       return {
         tenantId,
         pid,
@@ -287,13 +280,10 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
         authorization: `Bearer ${token}`,
         stderr,
         secrets,
-        dispose: () => {
-          child.stdin?.destroy();
-          void release();
-        },
+        dispose,
       };
     } catch (error) {
-      await release();
+      await lease.release();
       throw error;
     }
   }
@@ -530,15 +520,6 @@ function findPackageDir(name: string, fromDir: string): string | null {
     if (existsSync(join(candidate, 'package.json'))) return realpathSync(candidate);
     if (dirname(dir) === dir) return null;
   }
-}
-
-/** The host's exit, if it comes within `ms` (a dropped connection may precede the exit event). */
-async function exitWithin(proc: HostProcess, ms: number): Promise<ExitStatus | null> {
-  if (proc.exit !== null) return proc.exit;
-  let timer: NodeJS.Timeout | undefined;
-  const exit = await Promise.race([proc.handle.exited, new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)))]);
-  clearTimeout(timer);
-  return exit;
 }
 
 function describeExit(proc: HostProcess, exit: ExitStatus): string {
