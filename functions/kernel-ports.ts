@@ -1,4 +1,5 @@
 import type { AgentRuns } from './agents/agent-runs.ts';
+import type { Admission } from './core/admission.ts';
 import type { CredentialLookup, IdentityVerifier } from './core/auth/credentials.ts';
 import type { RunTokens } from './core/auth/run-token.ts';
 import type { BlobStore } from './core/blobs.ts';
@@ -40,6 +41,8 @@ export interface KernelPorts {
   readonly runTokens: RunTokens;
   readonly credits: Credits;
   readonly rateLimiter: RateLimiter;
+  /** Per-caller concurrency, checked by the pipeline before a request may queue for anything shared. */
+  readonly admission: Admission;
   readonly users: UserStore;
   readonly tokens: TokenStore;
   readonly secretBox: SecretBox;

@@ -8,10 +8,12 @@ import type { Config } from './core/config.ts';
 import { createCredits } from './core/credits.ts';
 import { createDb } from './core/db/dynamo.ts';
 import { createLogger, type Logger } from './core/logger.ts';
+import { createAdmission } from './core/admission.ts';
 import { createRateLimiter } from './core/rate-limit.ts';
 import type { SecretBox } from './core/secret-box.ts';
 import type { SecretReader } from './core/secret-reader.ts';
 import { createUsageLogWriter } from './core/usage-log.ts';
+import { createUsageCounters } from './core/usage-counters.store.ts';
 import { createPlatformTasks, tasksForArea, type TaskQueue } from './core/tasks/tasks.ts';
 import type { Compute } from './runtimes/compute.ts';
 import type { McpRuntime } from './runtimes/mcp-runtime.ts';
@@ -57,6 +59,11 @@ export interface PortAdapters {
    * function that uses neither blobs nor usage logs does not load the S3 client at cold start.
    */
   readonly blobs: BlobStore;
+  /**
+   * Keep alias owners in memory (user.store.ts): only where this process makes every alias claim
+   * and release (the local platform), so clearing its own cache keeps it true. @default false
+   */
+  readonly cacheAliases?: boolean;
   /** @default null: no secret store (the local platform) */
   readonly secrets?: SecretReader | null;
   readonly clock?: Clock;
@@ -68,7 +75,7 @@ export function createPorts(config: Config, adapters: PortAdapters, modules: rea
   const clock = adapters.clock ?? systemClock;
   const log = adapters.log ?? createLogger(config.LOG_LEVEL, { stage: config.STAGE });
   const db = createDb(config);
-  const users = createUserStore(db);
+  const users = createUserStore(db, { cacheAliases: adapters.cacheAliases === true });
   const tokens = createTokenStore(db);
   const credits = createCredits(db, clock, config.MONTHLY_FREE_CREDITS);
   const blobs = adapters.blobs;
@@ -78,7 +85,8 @@ export function createPorts(config: Config, adapters: PortAdapters, modules: rea
     log,
     db,
     blobs,
-    usageLogs: createUsageLogWriter(db, blobs, clock, config.USAGE_LOG_RETENTION_DAYS),
+    // Each record also adds to the analytics counters (issue 37), whose table usageLogs is granted.
+    usageLogs: createUsageLogWriter(db, blobs, clock, config.USAGE_LOG_RETENTION_DAYS, createUsageCounters(db)),
     // Through a wrapper so `this` is never the ports object.
     fetch: (input, init) => globalThis.fetch(input, init),
     users,
@@ -95,6 +103,7 @@ export function createPorts(config: Config, adapters: PortAdapters, modules: rea
     runTokens: adapters.runTokens,
     credentials: createCredentialLookup({ users, tokens, credits, clock, db }),
     rateLimiter: createRateLimiter(db, clock),
+    admission: createAdmission(),
   };
   const provided: Record<string, unknown> = {};
   for (const area of modules) for (const [name, provision] of Object.entries(area.provides)) provided[name] = provision.create(kernel);
@@ -103,7 +112,7 @@ export function createPorts(config: Config, adapters: PortAdapters, modules: rea
 }
 
 /** Members every area may use without declaring them: what the pipeline itself runs on, and utilities. */
-const UNDECLARED_OK: ReadonlySet<string> = new Set(['config', 'clock', 'log', 'fetch', 'credentials', 'identity', 'runTokens', 'rateLimiter']);
+const UNDECLARED_OK: ReadonlySet<string> = new Set(['config', 'clock', 'log', 'fetch', 'credentials', 'identity', 'runTokens', 'rateLimiter', 'admission']);
 
 /** An area's code touched a port its module does not declare: a bug, which the cloud would show as AccessDenied. */
 export class UndeclaredPortError extends Error {}

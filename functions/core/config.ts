@@ -217,6 +217,35 @@ export const kernelSchema = z.object({
     .max(3650)
     .default(30)
     .meta({ description: 'How long usage records are kept, in days', deployOption: 'usageLogRetentionDays' }),
+  // Admission (functions/core/admission.ts): per process, so it binds in the local platform and a
+  // service task; a Lambda instance runs one request at a time (docs/decisions/0038-per-tenant-admission.md).
+  TENANT_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(10_000)
+    .default(16)
+    .describe(
+      'Requests one caller (an account, and each credential it presents) may have in progress at once in one platform process; one more waits up to `ADMISSION_WAIT_MS` for a slot, then gets 429 `CONCURRENCY_LIMITED` with `Retry-After`. Health and discovery are never counted (0: no limit)',
+    ),
+  ANONYMOUS_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(10_000)
+    .default(16)
+    .describe(
+      'Requests without a credential that one client address may have in progress at once in one platform process, per channel or site on public routes; past it, as `TENANT_CONCURRENCY` (0: no limit)',
+    ),
+  ADMISSION_WAIT_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(10_000)
+    .default(25)
+    .describe(
+      "Longest a request over its caller's share waits for a slot before its 429; as many may wait as the share allows in progress, and one more is refused at once (0: refuse at once)",
+    ),
   AGENT_MODEL_HOSTS: hostListSetting.default([...DEFAULT_AGENT_MODEL_HOSTS]).meta({
     description:
       'The model endpoints agents and voice agents may reach besides the platform, comma separated, same syntax as `MCP_EGRESS_ALLOW_HOSTS`; a server on loopback or a private address (Ollama, vLLM, llama.cpp) only as `host:port`, e.g. `127.0.0.1:11434`; empty for none. The start refuses an entry it could never match, naming it',

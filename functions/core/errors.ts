@@ -118,8 +118,13 @@ export class PayloadTooLargeError extends PlatformError {
 
 export class RateLimitedError extends PlatformError {
   readonly kind = 'rate-limited';
-  constructor(readonly retryAfterSec: number) {
-    super(`Rate limit exceeded; retry after ${retryAfterSec} seconds.`);
+  /** `message` and `code` name another limit than a route's request rate (e.g. concurrency, functions/core/admission.ts). */
+  constructor(
+    readonly retryAfterSec: number,
+    message = `Rate limit exceeded; retry after ${retryAfterSec} seconds.`,
+    code?: string,
+  ) {
+    super(message, code);
   }
 }
 

@@ -72,7 +72,18 @@ export function modulesOfFunction(served: readonly AreaModule[], modules: readon
 }
 
 /** Members of `Ports` no area may provide: the kernel's utilities and what the pipeline runs on. */
-const KERNEL_MEMBERS: ReadonlySet<string> = new Set(['config', 'clock', 'log', 'db', 'fetch', 'credentials', 'identity', 'runTokens', 'rateLimiter']);
+const KERNEL_MEMBERS: ReadonlySet<string> = new Set([
+  'config',
+  'clock',
+  'log',
+  'db',
+  'fetch',
+  'credentials',
+  'identity',
+  'runTokens',
+  'rateLimiter',
+  'admission',
+]);
 
 /**
  * What the request pipeline itself needs to authenticate callers and apply rate limits: credential
@@ -104,6 +115,8 @@ export interface FunctionResources {
   readonly scheduleAreas: ReadonlySet<string>;
   /** May run owners' agents through the agents function (the `agentRuns` port). */
   readonly agentRuns: boolean;
+  /** May launch and drive code server instances (the code-server area's `machines` port). */
+  readonly machines: boolean;
 }
 
 /**
@@ -126,6 +139,7 @@ export function resourcesOf(
   let embeddings = false;
   let siteCache = false;
   let agentRuns = false;
+  let machines = false;
   const kernel = routes.some((r) => r.auth !== 'public' || r.rateLimit !== undefined);
   if (kernel) for (const t of KERNEL_RESOURCES.tables) tables.add(t);
   for (const area of served) {
@@ -138,6 +152,7 @@ export function resourcesOf(
       if (needs.embeddings) embeddings = true;
       if (needs.siteCache) siteCache = true;
       if (needs.agentRuns) agentRuns = true;
+      if (needs.machines) machines = true;
       if (needs.queues === 'own') queueAreas.add(area.name);
       if (needs.schedules) scheduleAreas.add(area.name);
       if (needs.runTokenSecret) runTokenSecret = true;
@@ -158,5 +173,6 @@ export function resourcesOf(
     queueAreas,
     scheduleAreas,
     agentRuns,
+    machines,
   };
 }

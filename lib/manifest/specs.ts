@@ -125,6 +125,8 @@ export interface PortResources {
   readonly siteCache?: true;
   /** Running owners' agents on the platform's behalf (invoking the agents function: functions/agents/agent-runs.ts). */
   readonly agentRuns?: true;
+  /** Launching and driving code server instances (EC2, and SSM commands and setup parameters: functions/code-server/machines.ts). */
+  readonly machines?: true;
 }
 
 /** Runs on a timetable: EventBridge Scheduler in the cloud, the in-process scheduler locally. */

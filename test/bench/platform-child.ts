@@ -14,10 +14,13 @@ const options = z
     dataDir: z.string().min(1),
     runtimeSpares: z.number().int().min(0).optional(),
     runtimeIdleTimeoutMs: z.number().int().positive().optional(),
+    /** Settings on top of the bench's own environment (e.g. a module's limits). */
+    env: z.record(z.string(), z.string()).optional(),
   })
   .parse(JSON.parse(process.argv[2] ?? '{}'));
 
-const platform = await startLocalPlatform({ port: 0, host: '127.0.0.1', logLevel: 'silent', ...options });
+const { env, ...rest } = options;
+const platform = await startLocalPlatform({ port: 0, host: '127.0.0.1', logLevel: 'silent', ...rest, ...(env ? { env: { ...process.env, ...env } } : {}) });
 let closing: Promise<void> | null = null;
 const close = () => {
   closing ??= platform.close().then(() => process.exit(0));

@@ -82,7 +82,10 @@ export async function startTestPlatform(
     host: '127.0.0.1',
     dataDir,
     clock,
-    env: options.env ?? {},
+    // Tests that send bursts from one caller (60 chats to reach a rate limit, 20 concurrent updates
+    // of one record) check other rules than the fair share, which its own tests set
+    // (test/integration/fair-share.test.ts): the shares are off unless a test's env sets them.
+    env: { TENANT_CONCURRENCY: '0', ANONYMOUS_CONCURRENCY: '0', ...options.env },
     // Silent unless the test collects the lines (then everything, to check what is never logged).
     logLevel: logLines ? 'debug' : 'silent',
     ...(logLines ? { logWriter: (line: string) => logLines.push(line) } : {}),

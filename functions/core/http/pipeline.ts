@@ -1,6 +1,8 @@
 import type * as z from 'zod';
 import type { AreaModule, RouteSpec } from '../../../lib/manifest/types.ts';
 import { portsForArea, type Ports } from '../../ports.ts';
+import type { Release } from '../admission.ts';
+import { accountKey, presentedKey } from '../admission-keys.ts';
 import { anonymous, assertCallerAdmitted, type Actor } from '../auth/actor.ts';
 import { resolveActor } from '../auth/resolve-actor.ts';
 import { MalformedJsonError, PayloadTooLargeError, TimeoutError, UnsupportedContentTypeError, ValidationError } from '../errors.ts';
@@ -28,8 +30,13 @@ async function buildContext(
   log: Logger,
   onActor: (actor: Actor) => void,
   signal: AbortSignal,
+  held: Release[],
 ): Promise<RouteContext<unknown, unknown, unknown, unknown>> {
   if (request.body !== null && request.body.length > route.maxBodyBytes) throw new PayloadTooLargeError(route.maxBodyBytes);
+  // Admission comes first, by what the request presents: a caller over its share is refused before
+  // any store call, so its refusals cost others next to nothing (functions/core/admission-keys.ts).
+  const presented = presentedKey(route, area.name, request, ports.config);
+  if (presented !== null) held.push(await ports.admission.admit(presented.key, presented.limits));
   const actor = await resolveActor(route.auth, request, {
     credentials: ports.credentials,
     identity: ports.identity,
@@ -37,6 +44,8 @@ async function buildContext(
     now: ports.clock.now(),
   });
   onActor(actor);
+  const account = presented === null ? null : accountKey(actor, ports.config);
+  if (account !== null) held.push(await ports.admission.admit(account.key, account.limits));
   assertCallerAdmitted(route.callers, actor);
   // The limiter's update is in flight while the request is parsed and the route's first record is
   // read (`prefetch`); nothing else starts before it admits the caller, and a limited caller gets
@@ -111,12 +120,15 @@ async function runBuffered({ spec: route, definition, area }: BoundRoute, reques
   let actor: Actor = anonymous;
   let response: HttpResponse;
   const deadline = new AbortController();
+  const held: Release[] = [];
   try {
-    const ctx = await buildContext(route, definition, area, request, ports, lineage, log, (a) => (actor = a), deadline.signal);
+    const ctx = await buildContext(route, definition, area, request, ports, lineage, log, (a) => (actor = a), deadline.signal, held);
     const result = await withTimeout(route.timeoutSec, deadline, definition.run(ctx));
     response = toSuccessResponse(route, result, lineage);
   } catch (error) {
     response = errorResponse(route, request, error, lineage, log);
+  } finally {
+    for (const release of held) release();
   }
   logRequest(log, request, response.statusCode, started, ports, actor);
   return response;
@@ -160,8 +172,10 @@ async function runStreaming({ spec: route, definition, area }: BoundStreamRoute,
   };
   const deadline = new AbortController();
   sink.closed?.addEventListener('abort', () => deadline.abort(new Error('client disconnected')), { once: true });
+  // Held until the stream ends: a stream in progress is a request in progress.
+  const held: Release[] = [];
   try {
-    const ctx = await buildContext(route, definition, area, request, ports, lineage, log, (a) => (actor = a), deadline.signal);
+    const ctx = await buildContext(route, definition, area, request, ports, lineage, log, (a) => (actor = a), deadline.signal, held);
     await withTimeout(route.timeoutSec, deadline, definition.run(ctx, stream));
     if (status === 0) throw new Error(`streaming route ${route.id} finished without starting its stream`);
     await sink.end();
@@ -175,6 +189,8 @@ async function runStreaming({ spec: route, definition, area }: BoundStreamRoute,
       log.error('stream failed after it started', { error });
     }
     await sink.end();
+  } finally {
+    for (const release of held) release();
   }
   logRequest(log, request, status, started, ports, actor);
 }
