@@ -164,16 +164,20 @@ export async function openChat(
 
   if (conversationRead.status === 'rejected') throw conversationRead.reason;
   const conversation = conversationRead.value;
+  if (input.conversationId !== undefined && (conversation === null || !mayContinue(actor, conversation, agentId))) {
+    throw new NotFoundError(`Conversation ${input.conversationId} not found.`, 'CONVERSATION_NOT_FOUND');
+  }
+  // Everything that can refuse the caller before the credit is checked: the keys are read from
+  // here on, while a continued conversation's history is, rather than after it.
+  const keysRead = ports.keysReader.readAllKeys(actor, agent.ownerId);
+  keysRead.catch(() => undefined);
   let history: StoredMessage[] = [];
   let framework: FrameworkMessage[] | null = null;
-  if (input.conversationId !== undefined) {
-    if (conversation === null || !mayContinue(actor, conversation, agentId)) {
-      throw new NotFoundError(`Conversation ${input.conversationId} not found.`, 'CONVERSATION_NOT_FOUND');
-    }
+  if (conversation !== null) {
     [history, framework] = await Promise.all([ports.conversations.messagesOf(conversation), ports.conversations.frameworkMessagesOf(conversation)]);
   }
   // The base credit is taken up front, so a caller without credits never starts a run. The run's
-  // keys are read meanwhile (one read, shorter than the debit's two writes); no run without both.
+  // keys are being read meanwhile (started above); no run without both.
   // The first credit's ledger line is written while `__META__` goes out and the run starts, and
   // awaited before the stream ends. Once the stream has started a failure can no longer be the
   // answer's status: it is logged, and the chat (run, billed) stands.
@@ -185,7 +189,7 @@ export async function openChat(
       upfront: { credits: 1, reason },
       lineFailure: 'logged',
       refunds: { notRun: `${reason} refund: the run never started`, notStarted: `${reason} refund: the run never started` },
-      readKeys: () => ports.keysReader.readAllKeys(actor, agent.ownerId),
+      readKeys: () => keysRead,
       rate: {
         memoryMb: agent.memoryMb,
         includedMs: CHAT_INCLUDED_RUN_MS,

@@ -7,6 +7,7 @@ import { openBilledRun } from '../core/runs/billed-run.ts';
 import type { HttpRequest } from '../core/http/request.ts';
 import { Reply } from '../core/http/route.ts';
 import { keyEnvironmentName, type KeysReader } from '../core/keys-reader.ts';
+import { paidMcpAccess } from '../billing/paid-access.ts';
 import { scrubSecrets } from '../core/secret-scope.ts';
 import type { UsageLogWriter } from '../core/usage-log.ts';
 import type { McpHttpRequest, McpHttpResponse } from '../runtimes/mcp-runtime.ts';
@@ -182,13 +183,17 @@ export async function callMcpServer(
     throw new AccessDeniedError(`MCP server ${server.serverId} is private.`);
   }
   if (request.method !== 'POST' && request.method !== 'GET') throw new MethodNotAllowedError(request.method, ['POST', 'GET']);
-  const snapshot = await loadVersion(server, pinnedVersion ?? server.latestVersion, ports);
-  if (request.method === 'GET') return noEventStream(snapshot.version);
+  if (request.method === 'GET') return noEventStream((await loadVersion(server, pinnedVersion ?? server.latestVersion, ports)).version);
 
   const body = request.body?.toString('utf8') ?? '';
   const messages = messagesOf(body);
   // Refused by the platform (a JSON-RPC parse error), so nothing is billed, run or logged for it.
   if (messages === null) throw new MalformedJsonError('The request body is not valid JSON.');
+  // The keys depend only on the caller and the owner, whose access is checked: read while the
+  // version (cached once read: versions never change) and a paid server's access are, not after.
+  const keysRead = environmentFor(actor, server, ports);
+  keysRead.catch(() => undefined);
+  const snapshot = await loadVersion(server, pinnedVersion ?? server.latestVersion, ports);
   const toolCalls = (messages ?? []).filter((m) => m.method === 'tools/call').length;
   const cost = roundCredits(toolCalls * TOOL_CALL_CREDITS);
   const payer = actor.kind === 'user' ? actor.userId : server.ownerId;
@@ -203,7 +208,8 @@ export async function callMcpServer(
       upfront: { credits: cost, reason },
       refunds: { notRun: `refund: ${reason}`, notStarted: `refund: ${reason}` },
       refused: (error) => (actor.kind === 'anonymous' ? new OwnerCreditsExhaustedError() : error),
-      readKeys: () => environmentFor(actor, server, ports),
+      readKeys: () => keysRead,
+      ...(await paidMcpAccess(server, actor, body, scope, ports)), // paid servers (H, issue 35): 402, or the author's per-call fee
     },
     ports,
     scope,

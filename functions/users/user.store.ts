@@ -40,7 +40,51 @@ export interface UserStore {
 
 const claimOf = (alias: AliasClaim): Claim => ({ key: alias.alias, holderId: alias.userId, claimedAt: alias.claimedAt });
 
-export function createUserStore(db: Db): UserStore {
+/** Aliases whose owner the cache holds (about 100 bytes each); the least recently read go first. */
+export const ALIAS_CACHE_ENTRIES = 10_000;
+
+/**
+ * Alias to owner in memory, for a process through which every claim and release goes (the local
+ * platform): those clear the alias before and after their write, and a read that overlapped any
+ * of them keeps nothing, so the cache never answers older than a claim or release already made.
+ * Misses are kept too (an unknown site name costs no read either). Not in the cloud, where each
+ * function instance would miss the others' changes (CloudFront caches the sites there).
+ */
+function createAliasCache() {
+  const owners = new Map<string, AliasClaim | null>();
+  // Bumped by every change: a read begun before one keeps nothing.
+  let generation = 0;
+  return {
+    async read(alias: string, load: () => Promise<AliasClaim | null>): Promise<AliasClaim | null> {
+      if (owners.has(alias)) {
+        const claim = owners.get(alias) ?? null;
+        owners.delete(alias);
+        owners.set(alias, claim);
+        return claim;
+      }
+      const started = generation;
+      const claim = await load();
+      if (generation === started) {
+        owners.set(alias, claim);
+        if (owners.size > ALIAS_CACHE_ENTRIES) owners.delete(owners.keys().next().value as string);
+      }
+      return claim;
+    },
+    async change<T>(alias: string, write: () => Promise<T>): Promise<T> {
+      generation += 1;
+      owners.delete(alias);
+      try {
+        return await write();
+      } finally {
+        generation += 1;
+        owners.delete(alias);
+      }
+    },
+  };
+}
+
+export function createUserStore(db: Db, options: { readonly cacheAliases?: boolean } = {}): UserStore {
+  const aliasCache = options.cacheAliases === true ? createAliasCache() : null;
   const users = db.table('users');
   const read = (userId: string): ItemRead<UserRecord> => ({ table: users, key: { userId }, as: (item) => item as unknown as UserRecord });
   const get = (userId: string) => readItem(db, read(userId));
@@ -71,12 +115,15 @@ export function createUserStore(db: Db): UserStore {
         cursor,
       );
     },
-    claimAlias: (claim) => aliases.claim(claimOf(claim)),
+    claimAlias: (claim) => (aliasCache === null ? aliases.claim(claimOf(claim)) : aliasCache.change(claim.alias, () => aliases.claim(claimOf(claim)))),
     async getAliasClaim(alias) {
-      const claim = await aliases.read(alias);
-      return claim === null ? null : { alias, userId: claim.holderId, claimedAt: claim.claimedAt };
+      const load = async () => {
+        const claim = await aliases.read(alias);
+        return claim === null ? null : { alias, userId: claim.holderId, claimedAt: claim.claimedAt };
+      };
+      return aliasCache === null ? load() : aliasCache.read(alias, load);
     },
-    releaseAlias: (claim) => aliases.release(claimOf(claim)),
+    releaseAlias: (claim) => (aliasCache === null ? aliases.release(claimOf(claim)) : aliasCache.change(claim.alias, () => aliases.release(claimOf(claim)))),
     async setAlias(userId, alias, expected, now) {
       return writeIf(
         db.doc.send(

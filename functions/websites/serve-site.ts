@@ -3,6 +3,7 @@ import type { BucketObjects } from '../core/files/bucket-objects.ts';
 import { aliasSchema } from '../users/user.schema.ts';
 import type { UserStore } from '../users/user.store.ts';
 import { contentTypeOf } from './content-types.ts';
+import type { SiteCache } from './site-cache.ts';
 import { INDEX_FILE, NOT_FOUND_FILE, siteObjectKey } from './websites-paths.ts';
 
 /** A request to the site host, as both wirings hand it over: the path still URL-encoded. */
@@ -26,6 +27,8 @@ export interface SiteResponse {
 export interface SitePorts {
   readonly users: Pick<UserStore, 'getAliasClaim'>;
   readonly websiteObjects: Pick<BucketObjects, 'open'>;
+  /** Locally, the files through a cache in memory (site-cache.ts); in the cloud CloudFront caches in front of this function. */
+  readonly siteCache?: Pick<SiteCache, 'files'>;
 }
 
 /**
@@ -120,7 +123,11 @@ export async function serveSite(request: SiteRequest, ports: SitePorts, origins:
   const [rawAlias = '', ...rest] = segments;
   const alias = decodeSegment(rawAlias);
   if (alias === null) return plain(404, 'Not found.\n');
-  const claim = await ports.users.getAliasClaim(alias);
+  // The owner and the cache's catching up with writes already answered are independent.
+  const [claim, objects] = await Promise.all([
+    ports.users.getAliasClaim(alias),
+    ports.siteCache?.files === undefined ? ports.websiteObjects : ports.siteCache.files(ports.websiteObjects),
+  ]);
   if (claim === null) return plain(404, origins === null ? `No site at /${rawAlias}/.\n` : 'No site here.\n');
   if (rest.length === 0) return redirect(`./${rawAlias}/`);
   const folderRequest = rest[rest.length - 1] === '';
@@ -129,7 +136,7 @@ export async function serveSite(request: SiteRequest, ports: SitePorts, origins:
   const relative = (names as string[]).join('/');
   const key = folderRequest ? `${relative}${relative === '' ? '' : '/'}${INDEX_FILE}` : relative;
   const head = method === 'HEAD';
-  const object = await ports.websiteObjects.open(siteObjectKey(claim.userId, key), { head });
+  const object = await objects.open(siteObjectKey(claim.userId, key), { head });
   if (object !== null) {
     const headers: Record<string, string> = { ...NOSNIFF, 'cache-control': FILE_CACHE_CONTROL, ...(object.etag === undefined ? {} : { etag: object.etag }) };
     if (matches(request.headers['if-none-match'], object.etag)) {
@@ -140,9 +147,9 @@ export async function serveSite(request: SiteRequest, ports: SitePorts, origins:
     return { status: 200, headers: { ...headers, 'content-type': type, 'content-length': String(object.size) }, body: object.body };
   }
   // `/about` naming a folder with an index: its canonical address ends with a slash.
-  if (!folderRequest && (await ports.websiteObjects.open(siteObjectKey(claim.userId, `${relative}/${INDEX_FILE}`), { head: true })) !== null)
+  if (!folderRequest && (await objects.open(siteObjectKey(claim.userId, `${relative}/${INDEX_FILE}`), { head: true })) !== null)
     return redirect(`./${rest[rest.length - 1] ?? ''}/`);
-  const page = await ports.websiteObjects.open(siteObjectKey(claim.userId, NOT_FOUND_FILE), { head });
+  const page = await objects.open(siteObjectKey(claim.userId, NOT_FOUND_FILE), { head });
   if (page === null) return plain(404, 'Not found.\n');
   return {
     status: 404,

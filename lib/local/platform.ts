@@ -22,6 +22,7 @@ import { createLogger, type Logger, type LogLevel } from '../../functions/core/l
 import { publicUrls } from '../../functions/core/http/public-urls.ts';
 import { createPorts, type Ports } from '../../functions/ports.ts';
 import { createAccount } from '../../functions/users/user.service.ts';
+import { connectLocalSiteCache } from '../../functions/websites/site-cache.ts';
 import { loadAreas, type ImportHandlerModule } from './handlers.ts';
 import { startLocalScheduler, type LocalScheduler } from './scheduler.ts';
 import { createLocalSchedules, type LocalSchedules } from '../../functions/adapters/schedules/local.ts';
@@ -86,8 +87,9 @@ export interface LocalPlatformOptions {
   /** A tenant's runtime or MCP host without calls for this long is stopped (RUNTIME_IDLE_SECONDS; default 10 minutes). */
   readonly runtimeIdleTimeoutMs?: number;
   /**
-   * Most Python runtimes, spares included, and most MCP hosts alive at once (RUNTIME_MAX_PROCESSES,
-   * default 32 each): with the idle stop, what bounds the memory of tenants' processes.
+   * Most Python runtimes, spares included, and most MCP hosts alive at once (RUNTIME_MAX_PROCESSES;
+   * default from the machine's memory, see `memorySizedPool`): with the idle stop, what bounds the
+   * memory of tenants' processes.
    */
   readonly runtimeMaxProcesses?: number;
   /** What MCP servers' `fetch` may reach (MCP_EGRESS_ALLOW_HOSTS; default any public host). */
@@ -267,6 +269,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
         // Cron jobs and channels run agents through the chat service of this same process.
         agentRuns: inProcessAgentRuns(() => ready),
         blobs: createBlobStore(createS3Access(config), config, 'blobs'),
+        // D, issue 33: every alias claim and release goes through this process.
+        cacheAliases: true,
         secrets: options.secrets ?? null,
         log,
         ...(options.clock ? { clock: options.clock } : {}),
@@ -291,6 +295,16 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       flush: () => stores.flushS3Events(),
     });
     cleanup.push(() => storageEvents.close());
+    // D, issue 33: the site host serves from memory, kept true by the websites bucket's notifications.
+    const siteCache = (ready as Partial<Ports>).siteCache;
+    if (siteCache !== undefined) {
+      const disconnect = connectLocalSiteCache(siteCache, {
+        bucket: `${config.BUCKET_PREFIX}websites`,
+        subscribe: (listener) => stores.onS3Event(listener),
+        flush: () => stores.flushS3Events(),
+      });
+      cleanup.push(async () => disconnect());
+    }
     ports = ready;
     // Stopped before the runtimes and stores (cleanup runs in reverse), after in-flight requests.
     const scheduler = startLocalScheduler({ schedules: loaded.schedules, ports: ready });

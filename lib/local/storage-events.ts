@@ -71,7 +71,8 @@ export function startLocalStorageEvents(options: LocalStorageEventsOptions): Loc
   // Called from the stores process's message event, where a throw would end the platform: any
   // failure to read or start the runs is logged instead.
   const unsubscribe = options.subscribe((event) => {
-    if (closed) return;
+    // A bulk delete's notice (`{ bucket }`, stores-process.ts) creates nothing.
+    if (closed || (typeof event === 'object' && event !== null && !('Records' in event))) return;
     try {
       // s3rver reports keys as written, where S3 URL-encodes them.
       const objects = createdObjectsOf(event, { bucketPrefix: ports.config.BUCKET_PREFIX, keys: 'as-written' });

@@ -148,13 +148,34 @@ function s3FrontHandler(verifier: StoreVerifier, s3rver: RequestListener, s3Sock
     if (bucket !== null) return formUpload(req, res, bucket, verifier, s3Socket);
     verifier.verifyRequest({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers }).then(
       (refused) => {
-        if (refused === null) return s3rver(req, res);
+        if (refused === null) {
+          noticeBulkDelete(req, res);
+          return s3rver(req, res);
+        }
         const [status, code] = S3_REFUSALS[refused.code];
         refuseS3(req, res, status, code, refused.message);
       },
       (error: unknown) => refuseS3(req, res, 500, 'InternalError', (error as Error).message),
     );
   };
+}
+
+/**
+ * s3rver sends no notification for a multi-object delete (POST `/{bucket}?delete`), which S3 does
+ * (one per key): this one names only the bucket (`{ bucket }`), so its listeners (the local site
+ * cache) forget all they hold of it. Sent before s3rver starts and again before it answers, like
+ * its own notifications: a reader that saw the answer, then flushed, has seen it.
+ */
+function noticeBulkDelete(req: IncomingMessage, res: ServerResponse): void {
+  const bucket = req.method === 'POST' ? /^\/([^/?]+)\/?\?(?:.*&)?delete(?:[=&]|$)/.exec(req.url ?? '')?.[1] : undefined;
+  if (bucket === undefined) return;
+  const notice = () => send({ type: 's3-event', event: { bucket: decodeURIComponent(bucket) } });
+  notice();
+  const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
+  res.writeHead = ((...args: unknown[]) => {
+    notice();
+    return writeHead(...args);
+  }) as typeof res.writeHead;
 }
 
 /** The bucket of a browser form upload (an unsigned multipart POST to `/{bucket}`); null for any other request. */

@@ -21,7 +21,8 @@ export interface LocalStores {
   readonly credentials: StoreCredentials;
   /**
    * Calls `listener` with s3rver's S3-style notification (`{ Records: [...] }`) of every object
-   * written or removed. Returns the unsubscribe.
+   * written or removed, and `{ bucket }` for a multi-object delete (which s3rver does not notify).
+   * Returns the unsubscribe.
    */
   onS3Event(listener: (event: unknown) => void): () => void;
   /**
