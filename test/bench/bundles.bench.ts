@@ -19,9 +19,9 @@ import { DEFAULT_MCP_LAYER_DIR, DEFAULT_MCP_MODULES_DIR, layerPackages } from '.
 import { ESM_REQUIRE_BANNER } from '../../lib/cloud/platform-function.ts';
 import {
   BUNDLE_FILE,
+  bundleBudgetOf,
   filesUnder,
   importedPackages,
-  REFERENCE_FUNCTION,
   FUNCTION_BUNDLE_BUDGET_BYTES,
   MCP_LAYER_BUDGET_BYTES,
   measurePlatformAssets,
@@ -70,11 +70,16 @@ export const bundlesBench: BenchModule = {
       const oldRow = sized(`${fn.name}, zod as one namespace (old build)`, old);
       rows.push(versus(versus(sized(fn.name, fn.bytes, { note: `source map ${kb(fn.mapBytes)} beside it` }), functionBudget), oldRow), oldRow);
     }
-    // The target reads the largest; the API reference's function serves a viewer and has a budget of
-    // its own by design (platform-assets.ts), so it is not the one this row judges.
-    const largest = assets.functions.filter((fn) => fn.name !== REFERENCE_FUNCTION).reduce((a, b) => (b.bytes > a.bytes ? b : a));
+    // The target reads the largest of every function the synth produces, the API reference's
+    // included: it is deployed and loaded like the others. The note names the functions over the
+    // common budget, each with the budget of its own (platform-assets.ts).
+    const largest = assets.functions.reduce((a, b) => (b.bytes > a.bytes ? b : a));
+    const overCommon = assets.functions
+      .filter((fn) => fn.bytes > FUNCTION_BUNDLE_BUDGET_BYTES)
+      .map((fn) => `${fn.name} ${kb(fn.bytes)} (own budget ${kb(bundleBudgetOf(fn.name))})`);
+    const note = `${largest.name}, of ${assets.functions.length} functions; over ${kb(FUNCTION_BUNDLE_BUDGET_BYTES)}: ${overCommon.join(', ') || 'none'}`;
     const largestOld = sized(LARGEST_BUNDLE_OLD, oldBytes.get(largest)!, { note: largest.name });
-    rows.push(versus(versus(sized(LARGEST_BUNDLE, largest.bytes, { note: largest.name }), functionBudget), largestOld), largestOld);
+    rows.push(versus(versus(sized(LARGEST_BUNDLE, largest.bytes, { note }), functionBudget), largestOld), largestOld);
 
     const layerBudget = sized(LAYER_BUDGET, MCP_LAYER_BUDGET_BYTES);
     const layerOld = sized(LAYER_OLD, wholeTreesBytes());

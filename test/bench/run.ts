@@ -14,6 +14,7 @@ import { actionsBench } from './actions.bench.ts';
 import { userInfoBench } from './user-info.bench.ts';
 import { chatBench } from './chat.bench.ts';
 import { runtimeBench } from './runtime.bench.ts';
+import { tenantsBench } from './tenants.bench.ts';
 import { mcpBench } from './mcp.bench.ts';
 import { sandboxBench } from './sandbox.bench.ts';
 import { knowledgeBench } from './knowledge.bench.ts';
@@ -24,15 +25,18 @@ import { prewarmBench } from './prewarm.bench.ts';
 import { memoryBench } from './memory.bench.ts';
 import { channelsBench } from './channels.bench.ts';
 import { cronBench } from './cron.bench.ts';
+import { analyticsBench } from './analytics.bench.ts';
 import { websitesBench } from './websites.bench.ts';
 import { voiceBench } from './voice.bench.ts';
 import { hostileBench } from './hostile.bench.ts';
+import { fairShareBench } from './fair-share.bench.ts';
 
 const modules: readonly BenchModule[] = [
   startupBench,
   userInfoBench,
   actionsBench,
   runtimeBench,
+  tenantsBench,
   sandboxBench,
   prewarmBench,
   chatBench,
@@ -45,8 +49,10 @@ const modules: readonly BenchModule[] = [
   bundlesBench,
   memoryBench,
   cronBench,
+  analyticsBench,
   channelsBench,
   hostileBench,
+  fairShareBench,
 ];
 
 // The SDK's Node 20 notice is a plain `Warning` whose text merely starts with its name, so

@@ -38,6 +38,9 @@ const SPAWN_BARE = 'spawn node, bare http';
 const SPAWN_TSX = 'spawn node --import tsx, bare http';
 const SPAWN_EMPTY = 'spawn bin/local.ts, empty dir';
 const SPAWN_EXISTING = 'spawn bin/local.ts, restart';
+const SPAWN_NODE_BUILT_EMPTY = 'spawn node bin/start.mjs (built), empty dir';
+const SPAWN_NODE_BUILT_EXISTING = 'spawn node bin/start.mjs (built), restart';
+// Read by test/bench/targets.ts: what a user types, through the npm CLI.
 const SPAWN_BUILT_EMPTY = 'spawn npm start (built), empty dir';
 const SPAWN_BUILT_EXISTING = 'spawn npm start (built), restart';
 
@@ -181,13 +184,24 @@ function buildFreshness(buildRoot: string): MeasuredRow {
  * with and without the tsx loader, and the platform from its sources under tsx (`npm run dev`).
  */
 async function spawned(context: BenchContext, buildRoot: string): Promise<MeasuredRow[]> {
-  const samples = new Map<string, number[]>([SPAWN_BARE, SPAWN_TSX, SPAWN_EMPTY, SPAWN_EXISTING, SPAWN_BUILT_EMPTY, SPAWN_BUILT_EXISTING].map((k) => [k, []]));
+  const samples = new Map<string, number[]>(
+    [SPAWN_BARE, SPAWN_TSX, SPAWN_EMPTY, SPAWN_EXISTING, SPAWN_NODE_BUILT_EMPTY, SPAWN_NODE_BUILT_EXISTING, SPAWN_BUILT_EMPTY, SPAWN_BUILT_EXISTING].map(
+      (k) => [k, []],
+    ),
+  );
   const builtFigures: number[] = [];
   const ownFigures: number[] = [];
-  const record = async (key: string, args: string[], env: Record<string, string> = {}) => {
-    const result = await spawnUntilHealthy(context, args, env);
+  const npmFigures: number[] = [];
+  const record = async (key: string, args: string[], env: Record<string, string> = {}, command: Command = NODE) => {
+    const result = await spawnUntilHealthy(context, args, env, command);
     samples.get(key)!.push(result.ms);
-    if (result.ownMs !== null) (key === SPAWN_BUILT_EMPTY || key === SPAWN_BUILT_EXISTING ? builtFigures : ownFigures).push(result.ownMs);
+    if (result.ownMs !== null)
+      (key === SPAWN_BUILT_EMPTY || key === SPAWN_BUILT_EXISTING
+        ? npmFigures
+        : key === SPAWN_NODE_BUILT_EMPTY || key === SPAWN_NODE_BUILT_EXISTING
+          ? builtFigures
+          : ownFigures
+      ).push(result.ownMs);
     // The build is fresh (built above): a start that rebuilt would measure the build, not the start.
     if (/rebuilding|Building/.test(result.output)) throw new Error(`${key} built the platform again:\n${result.output}`);
   };
@@ -201,8 +215,11 @@ async function spawned(context: BenchContext, buildRoot: string): Promise<Measur
     await record(SPAWN_EMPTY, [...NODE_FLAGS, '--import', 'tsx', 'bin/local.ts'], platformEnv);
     await record(SPAWN_EXISTING, [...NODE_FLAGS, '--import', 'tsx', 'bin/local.ts'], platformEnv);
     const builtEnv = { ...platformEnv, DATA_DIR: await context.tempDir('spawn-built'), LOCAL_BUILD_DIR: buildRoot };
-    await record(SPAWN_BUILT_EMPTY, [...NODE_FLAGS, 'bin/start.mjs'], builtEnv);
-    await record(SPAWN_BUILT_EXISTING, [...NODE_FLAGS, 'bin/start.mjs'], builtEnv);
+    await record(SPAWN_NODE_BUILT_EMPTY, [...NODE_FLAGS, 'bin/start.mjs'], builtEnv);
+    await record(SPAWN_NODE_BUILT_EXISTING, [...NODE_FLAGS, 'bin/start.mjs'], builtEnv);
+    const npmEnv = { ...platformEnv, DATA_DIR: await context.tempDir('spawn-npm'), LOCAL_BUILD_DIR: buildRoot };
+    await record(SPAWN_BUILT_EMPTY, ['start'], npmEnv, NPM);
+    await record(SPAWN_BUILT_EXISTING, ['start'], npmEnv, NPM);
   }
 
   const row = (key: string, note?: string) => measured(key, samples.get(key)!, note ? { note } : {});
@@ -210,6 +227,10 @@ async function spawned(context: BenchContext, buildRoot: string): Promise<Measur
   const tsx = versus(row(SPAWN_TSX), bare);
   const own = ownFigures.length > 0 ? `bin/local.ts's own "ready in N ms": median ${summarize(ownFigures).p50.toFixed(0)} ms` : undefined;
   const builtOwn = builtFigures.length > 0 ? `its own "ready in N ms": median ${summarize(builtFigures).p50.toFixed(0)} ms` : undefined;
+  const npmOwn =
+    npmFigures.length > 0 ? `the npm CLI, then bin/start.mjs; its own "ready in N ms": median ${summarize(npmFigures).p50.toFixed(0)} ms` : undefined;
+  const nodeBuilt = row(SPAWN_NODE_BUILT_EMPTY);
+  const nodeBuiltAgain = row(SPAWN_NODE_BUILT_EXISTING, builtOwn);
   const fromSources = row(SPAWN_EMPTY);
   const fromSourcesAgain = row(SPAWN_EXISTING, own);
   return [
@@ -217,8 +238,11 @@ async function spawned(context: BenchContext, buildRoot: string): Promise<Measur
     tsx,
     versus(versus(fromSources, tsx), bare),
     versus(versus(fromSourcesAgain, tsx), bare),
-    versus(versus(row(SPAWN_BUILT_EMPTY), bare), fromSources),
-    versus(versus(row(SPAWN_BUILT_EXISTING, builtOwn), bare), fromSourcesAgain),
+    versus(versus(nodeBuilt, bare), fromSources),
+    versus(versus(nodeBuiltAgain, bare), fromSourcesAgain),
+    // Over the same start without the CLI: what `npm` itself adds.
+    versus(versus(row(SPAWN_BUILT_EMPTY, 'the npm CLI, then bin/start.mjs'), bare), nodeBuilt),
+    versus(versus(row(SPAWN_BUILT_EXISTING, npmOwn), bare), nodeBuiltAgain),
   ];
 }
 
@@ -230,16 +254,33 @@ interface SpawnResult {
   readonly ownMs: number | null;
 }
 
-async function spawnUntilHealthy(context: BenchContext, args: string[], env: Record<string, string>): Promise<SpawnResult> {
+/** How a child is started: node itself, or the npm CLI (`npm start`, as a user types it). */
+interface Command {
+  readonly file: string;
+  readonly args: readonly string[];
+}
+
+const NODE: Command = { file: process.execPath, args: [] };
+/**
+ * The npm CLI that runs this bench (`npm run bench` sets npm_execpath), run by this node; `npm`
+ * from the PATH otherwise.
+ */
+const NPM: Command = process.env['npm_execpath']?.endsWith('.js')
+  ? { file: process.execPath, args: [process.env['npm_execpath']] }
+  : { file: process.platform === 'win32' ? 'npm.cmd' : 'npm', args: [] };
+
+async function spawnUntilHealthy(context: BenchContext, args: string[], env: Record<string, string>, command: Command = NODE): Promise<SpawnResult> {
   const port = await freePort();
   // The site host defaults to PORT + 1, which another process may hold: it gets a free port of its own.
   let sitePort = await freePort();
   while (sitePort === port) sitePort = await freePort();
   const startedAt = performance.now();
-  const child = spawn(process.execPath, args, {
+  const child = spawn(command.file, [...command.args, ...args], {
     cwd: repoRoot,
     env: { ...process.env, ...env, PORT: String(port), SITE_PORT: String(sitePort) },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group: npm runs the platform as a child of its own, and `stop` signals the group.
+    detached: true,
   });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -276,8 +317,27 @@ function healthy(port: number): Promise<boolean> {
 async function stop(child: ChildProcess, hasExited: () => boolean): Promise<void> {
   if (hasExited()) return;
   const exit = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), EXIT_DEADLINE_MS);
+  // The whole group (the child was spawned detached), so the platform under npm gets it too.
+  const signal = (name: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, name);
+    } catch {
+      child.kill(name);
+    }
+  };
+  signal('SIGTERM');
+  const timer = setTimeout(() => signal('SIGKILL'), EXIT_DEADLINE_MS);
   await exit;
+  // npm may exit before the platform under it has closed its stores and lock: the next start needs both.
+  while (groupAlive(child.pid!)) await new Promise((resolve) => setTimeout(resolve, HEALTH_POLL_MS));
   clearTimeout(timer);
+}
+
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }

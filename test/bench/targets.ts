@@ -183,6 +183,18 @@ export const TARGETS: readonly Target[] = [
     }),
   },
   {
+    figure: 'a 1 KB site file at 8 concurrent vs a bare static file server (issue 33)',
+    target: '1:3 or better',
+    rows: ['websites/site host, 1 KB file (c=8)', 'websites/bare static file server, same file (c=8)'],
+    evaluate: ([site, bare]) => {
+      const ratio = throughputRatio(site!, bare!);
+      return {
+        measured: `${fixed(site!.perSecond!, 0)} vs ${fixed(bare!.perSecond!, 0)} req/s (1:${fixed(ratio)}); p50 ${fixed(site!.p50)} vs ${fixed(bare!.p50)} ms`,
+        met: ratio <= 3,
+      };
+    },
+  },
+  {
     figure: 'voice: one 20 ms audio frame through the bridge and an echo agent vs a bare ws echo server',
     target: 'at most 5 ms added at p99',
     rows: ['voice/bridge + echo agent, one 20 ms frame', 'voice/bare ws echo server, same frame'],
@@ -197,6 +209,35 @@ export const TARGETS: readonly Target[] = [
     rows: ['channels/inbound ack, agent answering in 3 s'],
     evaluate: ([row]) => ({ measured: `p50 ${fixed(row!.p50)} ms, p99 ${fixed(row!.p99)} ms`, met: row!.p99 < 500 }),
   },
+  // Fair share (issue 33, engineer C): test/bench/fair-share.bench.ts.
+  ...[32, 64, 128].map((c) => ({
+    figure: `GET /health while one tenant runs actions at c=${c} (issue 33)`,
+    target: 'p99 at most 20 ms',
+    rows: [`fair-share/GET /health, one tenant at c=${c}`, `fair-share/GET /health, one tenant at c=${c}, admission off`],
+    evaluate: ([row, off]: readonly BenchRow[]) => ({
+      measured: `p50 ${fixed(row!.p50)} ms, p99 ${fixed(row!.p99)} ms (admission off: p50 ${fixed(off!.p50)} ms, p99 ${fixed(off!.p99)} ms)`,
+      met: row!.p99 <= 20,
+    }),
+  })),
+  {
+    figure: 'a tenant over its share: its refusals at c=64 (issue 33)',
+    target: '429 with Retry-After within 50 ms (p99)',
+    rows: ["fair-share/loud tenant's 429, c=64"],
+    evaluate: ([row]) => ({ measured: `p50 ${fixed(row!.p50)} ms, p99 ${fixed(row!.p99)} ms`, met: row!.p99 <= 50 }),
+  },
+  // --- issue 33, tenants at scale (engineer B; rows from tenants.bench.ts) ---
+  ...(['trivial action', 'echo chat, new conversation', 'MCP tools/call'] as const).flatMap((kind) =>
+    [50, 200].map((tenants): Target => ({
+      figure: `${kind} at 8 concurrent over ${tenants} tenants vs 1 tenant (issue 33)`,
+      target: "at least half of 1 tenant's throughput",
+      rows: [`tenants/${kind} (c=8), ${tenants} tenants`, `tenants/${kind} (c=8), 1 tenant`],
+      evaluate: ([many, one]) => ({
+        measured: `${fixed(many!.perSecond!, 1)} vs ${fixed(one!.perSecond!, 1)} req/s (${fixed(many!.perSecond! / one!.perSecond!, 2)}x); p50 ${fixed(many!.p50)} vs ${fixed(one!.p50)} ms`,
+        met: many!.perSecond! >= one!.perSecond! / 2,
+      }),
+    })),
+  ),
+  // --- end of issue 33, tenants at scale ---
 ];
 
 /** Every target against this run's rows. */
