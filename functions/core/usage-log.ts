@@ -66,6 +66,15 @@ export interface UsageLogWriter {
 }
 
 /**
+ * Told of each record once it is written, before `write` resolves: the analytics counters
+ * (functions/core/usage-counters.store.ts), so figures are added as usage is recorded and
+ * never computed by scanning records. Its failure fails `write`, as the record's own would.
+ */
+export interface UsageRecordListener {
+  recorded(record: UsageLogRecord): Promise<void>;
+}
+
+/**
  * `value` with every secret handed out in this request (secret-scope.ts) replaced in every string,
  * object keys included, and nothing else changed: unlike the log redactor it keeps fields named
  * `token` or `password`, so it suits data shown to someone (a run's result) rather than logs.
@@ -83,7 +92,7 @@ export function scrubSecretValues(value: unknown): unknown {
  * put in a body are not kept; every other string of the record (the error message above all,
  * which is user code's text, and the lineage a caller sent) has the request's secrets scrubbed.
  */
-export function createUsageLogWriter(db: Db, blobs: BlobStore, clock: Clock, retentionDays: number): UsageLogWriter {
+export function createUsageLogWriter(db: Db, blobs: BlobStore, clock: Clock, retentionDays: number, listener?: UsageRecordListener): UsageLogWriter {
   const table = db.table('usage-logs');
 
   async function logBody(value: unknown, key: string): Promise<LoggedBody> {
@@ -130,6 +139,9 @@ export function createUsageLogWriter(db: Db, blobs: BlobStore, clock: Clock, ret
         expiresAt: Math.floor(now / 1000) + retentionDays * 86_400,
       };
       await db.doc.send(new PutCommand({ TableName: table, Item: record }));
+      // --- analytics hook (issue 37): after the record, so a counted run always has its record. ---
+      if (listener !== undefined) await listener.recorded(record);
+      // --- end of analytics hook ---
       return record;
     },
   };

@@ -18,7 +18,8 @@ export const PORT_RESOURCES = {
   secrets: { oauthClients: true },
   compute: { runtime: 'python' },
   mcpRuntime: { runtime: 'mcp' },
-  usageLogs: { tables: ['usage-logs'], buckets: ['blobs'] },
+  // With the analytics counters each record adds to (functions/core/usage-counters.store.ts).
+  usageLogs: { tables: ['usage-logs', 'usage-stats'], buckets: ['blobs'] },
   blobs: { buckets: ['blobs'] },
   tasks: { queues: 'own' },
   schedules: { schedules: true },

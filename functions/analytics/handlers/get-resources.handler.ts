@@ -1,0 +1,9 @@
+import { requireUser } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { resourcesQuery } from '../analytics.schema.ts';
+import { getResources } from '../analytics.service.ts';
+
+export default defineRoute({
+  query: resourcesQuery,
+  run: ({ actor, query, ports }) => getResources(requireUser(actor), query, ports),
+});

@@ -1,0 +1,9 @@
+import { requireUser } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { timeseriesQuery } from '../analytics.schema.ts';
+import { getTimeseries } from '../analytics.service.ts';
+
+export default defineRoute({
+  query: timeseriesQuery,
+  run: ({ actor, query, ports }) => getTimeseries(requireUser(actor), query, ports),
+});

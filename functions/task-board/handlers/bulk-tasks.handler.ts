@@ -1,0 +1,9 @@
+import { requireUser } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { bulkBody } from '../task.schema.ts';
+import { bulkTasks } from '../task.service.ts';
+
+export default defineRoute({
+  body: bulkBody,
+  run: ({ actor, body, ports }) => bulkTasks(requireUser(actor), body, ports),
+});
