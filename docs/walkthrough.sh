@@ -295,14 +295,13 @@ SITE=$(curl $BASE/website/info -H "Authorization: Bearer $TOKEN" | jq -r .data.s
 #            "storageUsedMb":0.00009,"status":"published"},"requestId":...}
 curl $SITE
 
-# Larger files (up to 25 MB): a presigned form POST; the signed policy caps the size, and the file
-# joins the site when it arrives
+# Larger files (up to 25 MB): a presigned PUT, as for knowledge (the URL signs the content type; ask
+# with "method":"POST" for a form POST whose policy also caps the size); the file joins the site when
+# it arrives
 UPLOAD=$(curl -X POST $BASE/website/upload-url -H "Authorization: Bearer $TOKEN" \
   -H 'content-type: application/json' -d '{"fileName":"notes.txt","folder":"docs"}')
 printf 'Site notes.\n' > notes.txt
-FIELDS=()
-while IFS= read -r field; do FIELDS+=(--form-string "$field"); done < <(jq -r '.data.fields | to_entries[] | "\(.key)=\(.value)"' <<<"$UPLOAD")
-curl -X POST "$(jq -r .data.uploadUrl <<<"$UPLOAD")" "${FIELDS[@]}" -F file=@notes.txt
+curl -X PUT "$(jq -r .data.uploadUrl <<<"$UPLOAD")" -H "content-type: $(jq -r .data.contentType <<<"$UPLOAD")" --data-binary @notes.txt
 
 curl "$BASE/website/list?prefix=&limit=50" -H "Authorization: Bearer $TOKEN"
 #   {"data":{"files":[{"key":"index.html","fileName":"index.html","size":74,"contentType":"text/html; charset=utf-8",

@@ -31,9 +31,18 @@ export function redact(value: unknown, depth = 0): unknown {
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
-    out[k] = SECRET_FIELD.test(k) && v !== null && v !== undefined && typeof v !== 'boolean' ? '[REDACTED]' : redact(v, depth + 1);
+    out[k] = SECRET_FIELD.test(k) && couldBeSecret(v) ? '[REDACTED]' : redact(v, depth + 1);
   }
   return out;
+}
+
+/**
+ * Whether a value under a secret-sounding name (`totalTokens`, `hasToken`) is worth masking: numbers,
+ * booleans, empty strings and absent values never are (a usage record's token count is not a
+ * credential). Any other string, object or array is masked whole, whatever its inner names.
+ */
+function couldBeSecret(value: unknown): boolean {
+  return value !== null && value !== undefined && value !== '' && typeof value !== 'number' && typeof value !== 'boolean' && typeof value !== 'bigint';
 }
 
 export function createLogger(level: LogLevel, base: LogFields = {}, write: (line: string) => void = (l) => process.stdout.write(l + '\n')): Logger {

@@ -34,8 +34,12 @@ export const knowledgeArea = defineArea({
     // Reading: role tokens (an agent's run) may fetch and search the owner's files, not change them.
     { method: 'POST', path: '/knowledge/download-url', handler: 'get-download-url', auth: 'required', callers: 'role' },
     { method: 'GET', path: '/knowledge/list', handler: 'list-files', auth: 'required', callers: 'role' },
+    // SPEC 4.6 says ANY: every method with a body reads the key from it, GET from the query.
     { method: 'POST', path: '/knowledge/delete', handler: 'delete-file', auth: 'required' },
     { method: 'DELETE', path: '/knowledge/delete', handler: 'delete-file', auth: 'required' },
+    { method: 'PUT', path: '/knowledge/delete', handler: 'delete-file', auth: 'required' },
+    { method: 'PATCH', path: '/knowledge/delete', handler: 'delete-file', auth: 'required' },
+    { method: 'GET', path: '/knowledge/delete', handler: 'delete-file-by-query', auth: 'required' },
     { method: 'POST', path: '/knowledge/create-folder', handler: 'create-folder', auth: 'required' },
     { method: 'POST', path: '/knowledge/delete-folder', handler: 'delete-folder', auth: 'required' },
     { method: 'POST', path: '/knowledge/search', handler: 'search-files', auth: 'required', callers: 'role' },

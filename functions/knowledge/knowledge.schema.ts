@@ -32,3 +32,61 @@ export const searchBody = z.object({
     .optional(),
   limit: z.number().int().min(1).max(MAX_SEARCH_LIMIT).default(DEFAULT_SEARCH_LIMIT),
 });
+
+// Responses (the `data` of each success), as the handlers answer them: the OpenAPI document's
+// response schemas and the typed client's types.
+
+const storageUsage = { storageUsedMb: z.number(), storageQuotaMb: z.number(), storageUsedBytes: z.number().int() };
+const indexStatus = z.string().describe('`indexed`, `truncated`, `failed`, `pending` or `rejected`');
+
+export const uploadResponse = z.object({
+  key: z.string(),
+  fileName: z.string(),
+  size: z.number().int(),
+  contentType: z.string(),
+  ...storageUsage,
+  indexStatus,
+  indexMessage: z.string().optional(),
+});
+
+export const uploadUrlResponse = z.object({
+  uploadUrl: z.string().describe('PUT the file here, with the `headers` below'),
+  method: z.literal('PUT'),
+  headers: z.object({ 'content-type': z.string(), 'content-length': z.string().optional() }).describe('Send these headers with the PUT: the URL signs them'),
+  key: z.string(),
+  contentType: z.string(),
+  expiresIn: z.number().int().describe('Seconds'),
+  maxSize: z.number().int().describe('Bytes'),
+});
+
+export const downloadUrlResponse = z.object({ downloadUrl: z.string(), key: z.string(), expiresIn: z.number().int() });
+
+export const listResponse = z.object({
+  files: z.array(
+    z.object({
+      key: z.string(),
+      fileName: z.string(),
+      size: z.number().int(),
+      contentType: z.string(),
+      lastModified: z.string(),
+      indexStatus,
+      indexMessage: z.string().optional(),
+      rejectedReason: z.string().optional(),
+    }),
+  ),
+  folders: z.array(z.object({ key: z.string(), fileName: z.string() })),
+  prefix: z.string(),
+  nextCursor: z.string().nullable(),
+  ...storageUsage,
+});
+
+export const deleteResponse = z.object({ key: z.string(), deleted: z.boolean() });
+export const folderResponse = z.object({ key: z.string() });
+export const deleteFolderResponse = z.object({ key: z.string(), deletedCount: z.number().int() });
+
+export const searchResponse = z.object({
+  results: z.array(z.object({ fileName: z.string(), chunk: z.string(), score: z.number(), key: z.string() })),
+  query: z.string(),
+  count: z.number().int(),
+  mode: z.string().describe('How the index matched: `lexical` or `semantic`'),
+});

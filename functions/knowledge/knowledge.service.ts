@@ -191,7 +191,7 @@ export async function createUploadUrl(actor: UserActor, input: z.infer<typeof up
   const uploadUrl = await ports.knowledgeObjects.presignPut(incomingKeyOf(key), { contentType, size: input.size, expiresIn: UPLOAD_URL_EXPIRES_SEC });
   return {
     uploadUrl,
-    method: 'PUT',
+    method: 'PUT' as const,
     headers: { 'content-type': contentType, ...(input.size === undefined ? {} : { 'content-length': String(input.size) }) },
     key,
     contentType,

@@ -8,13 +8,18 @@ export const MAX_DESCRIPTION_CHARS = 1024;
 /** Raw SKILL.md responses may be cached this long (SPEC 4.5: a 5-minute cache header). */
 export const RAW_MAX_AGE_SEC = 300;
 
-/** SPEC part 8: lowercase alphanumerics and single hyphens, 1 to 64 characters. */
-export const SKILL_NAME_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+/**
+ * SPEC part 8 and the Agent Skills format: lowercase alphanumerics and single hyphens, 1 to 64
+ * characters; letters of any script, as the format's reference validator allows (lowercase is
+ * checked apart: `isSkillName` in frontmatter.ts).
+ */
+export const SKILL_NAME_PATTERN = /^[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)*$/u;
 export const skillNameSchema = z
   .string()
   .min(1, 'must not be empty')
   .max(64, 'must be at most 64 characters')
-  .regex(SKILL_NAME_PATTERN, 'must be lowercase letters and digits separated by single hyphens (no leading or trailing hyphen)');
+  .regex(SKILL_NAME_PATTERN, 'must be lowercase letters and digits separated by single hyphens (no leading or trailing hyphen)')
+  .refine((name) => name === name.toLowerCase(), 'must be lowercase');
 
 export const skillIdSchema = z.uuid({ error: 'must be a skill id (UUID)' });
 const visibilitySchema = z.enum(['private', 'public']);
@@ -25,7 +30,7 @@ const skillMdSchema = z.string().min(1, 'must not be empty');
 const slugSchema = z
   .string()
   .max(200)
-  .regex(/^(?:[A-Za-z0-9_-]{1,64}\/)?[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must be {owner}/{name} or the name of one of your skills');
+  .regex(/^(?:[A-Za-z0-9_-]{1,64}\/)?[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)*$/u, 'must be {owner}/{name} or the name of one of your skills');
 
 export const createSkillBody = z.object({
   skillMd: skillMdSchema,
@@ -72,3 +77,27 @@ export interface SkillRecord {
   readonly createdAt: number;
   readonly updatedAt: number;
 }
+
+// Responses (the `data` of each success), as the handlers answer them: the OpenAPI document's
+// response schemas and the typed client's types.
+
+/** SPEC part 2, "Skill", as every read answers it; `skillMd` only where one skill is read. */
+export const skillResponse = z.object({
+  skillId: z.string(),
+  skillName: z.string(),
+  fullName: z.string().describe('`{owner}/{skillName}`'),
+  description: z.string(),
+  slug: z.string(),
+  owner: z.string().nullable(),
+  rawUrl: z.string().describe('Where the SKILL.md itself is served'),
+  visibility: visibilitySchema,
+  status: z.literal('active'),
+  sizeBytes: z.number().int(),
+  createdAt: z.number().describe('Milliseconds since the epoch'),
+  updatedAt: z.number().describe('Milliseconds since the epoch'),
+  skillMd: z.string().optional(),
+});
+
+export const skillChangedResponse = z.object({ message: z.string(), skill: skillResponse });
+export const skillDeletedResponse = z.object({ message: z.string(), skillId: z.string(), slug: z.string(), deleted: z.literal(true) });
+export const skillListResponse = z.object({ skills: z.array(skillResponse), count: z.number().int(), nextCursor: z.string().nullable() });

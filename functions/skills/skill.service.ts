@@ -8,7 +8,7 @@ import { sha256Hex } from '../core/ids.ts';
 import { syncResource, type PublicResource } from '../search/resource-index.ts';
 import type { SearchIndex } from '../search/search-index.ts';
 import type { UserStore } from '../users/user.store.ts';
-import { FrontmatterError, parseFrontmatter, type SkillFrontmatter } from './frontmatter.ts';
+import { FrontmatterError, parseFrontmatter, withDescription, type SkillFrontmatter } from './frontmatter.ts';
 import { MAX_SKILL_MD_BYTES, MAX_SKILLS_PER_OWNER, RAW_MAX_AGE_SEC, type SkillRecord } from './skill.schema.ts';
 import type { SkillChanges, SkillStore } from './skill.store.ts';
 
@@ -69,16 +69,34 @@ function assertVisible(actor: Actor, skill: SkillRecord, label: string): void {
 }
 
 /** Over the size limit is 413; frontmatter problems are 400 naming the problem. */
-async function readSkillMd(skillMd: string): Promise<SkillFrontmatter & { sizeBytes: number; sha256: string }> {
+async function readSkillMd(skillMd: string): Promise<SkillFrontmatter> {
+  checkSize(skillMd);
+  return asValidationError(() => parseFrontmatter(skillMd));
+}
+
+function checkSize(skillMd: string): void {
   const sizeBytes = Buffer.byteLength(skillMd, 'utf8');
   if (sizeBytes > MAX_SKILL_MD_BYTES)
     throw new PayloadTooLargeError(MAX_SKILL_MD_BYTES, `SKILL.md is ${sizeBytes} bytes; the limit is ${MAX_SKILL_MD_BYTES} bytes (256 KB).`);
+}
+
+async function asValidationError<T>(read: () => Promise<T>): Promise<T> {
   try {
-    return { ...(await parseFrontmatter(skillMd)), sizeBytes, sha256: sha256Hex(skillMd) };
+    return await read();
   } catch (error) {
     if (error instanceof FrontmatterError) throw new ValidationError('Invalid request body', [error.message]);
     throw error;
   }
+}
+
+/**
+ * The text to publish: `skillMd` with `description` in its frontmatter, so it is a valid skill for
+ * any agent that reads it (the Agent Skills format requires one), with its size and hash.
+ */
+async function publishedText(skillMd: string, description: string): Promise<{ skillMd: string; sizeBytes: number; sha256: string }> {
+  const text = await asValidationError(() => withDescription(skillMd, description));
+  checkSize(text);
+  return { skillMd: text, sizeBytes: Buffer.byteLength(text, 'utf8'), sha256: sha256Hex(text) };
 }
 
 /** What search holds for a skill: public skills with their text; null takes it out. */
@@ -147,9 +165,7 @@ export async function createSkill(
     ownerId: owner.userId,
     skillName: read.name,
     description,
-    skillMd: input.skillMd,
-    sha256: read.sha256,
-    sizeBytes: read.sizeBytes,
+    ...(await publishedText(input.skillMd, description)),
     visibility: input.visibility,
     status: 'active',
     createdAt: now,
@@ -178,6 +194,7 @@ export async function updateSkill(
   }
   const skill = await loadOwned(actor, input, ports, 'update');
   const changes: { -readonly [K in keyof SkillChanges]: SkillChanges[K] } = {};
+  let description = input.description;
   if (input.skillMd !== undefined) {
     const read = await readSkillMd(input.skillMd);
     if (read.name !== skill.skillName) {
@@ -185,10 +202,12 @@ export async function updateSkill(
         `skillMd: the frontmatter name "${read.name}" differs from the skill's name "${skill.skillName}"; to rename, delete the skill and create it anew`,
       ]);
     }
-    Object.assign(changes, { skillMd: input.skillMd, sha256: read.sha256, sizeBytes: read.sizeBytes });
-    if (read.description !== null) changes.description = read.description;
+    description ??= read.description ?? skill.description;
   }
-  if (input.description !== undefined) changes.description = input.description;
+  if (description !== undefined) {
+    // The published text always carries the skill's description (a new text without one gets the old).
+    Object.assign(changes, { description }, await publishedText(input.skillMd ?? skill.skillMd, description));
+  }
   if (input.visibility !== undefined) changes.visibility = input.visibility;
   const updated = await ports.skills.update(skill.skillId, changes, ports.clock.now());
   if (updated === null) throw new NotFoundError(`Skill ${skill.skillId} not found.`);
@@ -203,7 +222,7 @@ export async function deleteSkill(actor: UserActor, ref: SkillRef, ports: SkillP
   if ((await ports.skills.delete(skill)) === 'busy') throw new ConflictError(`Skill ${skill.skillId} is being changed right now; retry.`);
   await syncResource(ports.searchIndex, 'skill', skill.skillId, null);
   const alias = await aliasOf(skill.ownerId, ports);
-  return { message: `Skill ${slugOf(skill, alias)} deleted.`, skillId: skill.skillId, slug: slugOf(skill, alias), deleted: true };
+  return { message: `Skill ${slugOf(skill, alias)} deleted.`, skillId: skill.skillId, slug: slugOf(skill, alias), deleted: true as const };
 }
 
 /**

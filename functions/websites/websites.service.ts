@@ -1,4 +1,5 @@
 import type * as z from 'zod';
+import { planLimits, tierOf } from '../core/plans.ts';
 import type { UserActor } from '../core/auth/actor.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
@@ -44,16 +45,12 @@ export type WebsiteTier = 'free' | 'starter' | 'professional';
 
 /** Storage each tier may use, in MiB (SPEC part 8); `free` is a setting so operators and tests can change it. */
 export function tierQuotaMb(tier: WebsiteTier, config: Pick<Config, 'WEBSITE_FREE_QUOTA_MB'>): number {
-  const quotas: Record<WebsiteTier, number> = { free: config.WEBSITE_FREE_QUOTA_MB, starter: 1024, professional: 10 * 1024 };
-  return quotas[tier];
+  return planLimits(tier, config).websiteQuotaMb; // plans (H, issue 35): the quotas are the plans' (core/plans.ts)
 }
 
-/**
- * The account's website tier. Every account is `free` until the platform has plans; this is the
- * one place a plan would be read from the account.
- */
-export function websiteTier(_actor: Pick<UserActor, 'userId' | 'account'>): WebsiteTier {
-  return 'free';
+/** The account's plan (core/plans.ts), from the account auth read in this request; `free` without one. */
+export function websiteTier(actor: Pick<UserActor, 'userId' | 'account'>): WebsiteTier {
+  return tierOf(actor); // plans (H, issue 35)
 }
 
 /** SPEC part 8: the first 1,000 invalidation paths of a calendar month (UTC) are free. */
@@ -143,9 +140,11 @@ export async function uploadFile(actor: UserActor, input: z.infer<typeof uploadB
 }
 
 /**
- * POST /website/upload-url: a presigned POST whose policy limits the file to 25 MB, so storage
- * refuses a larger one. The object lands under `incoming/`, where its storage event checks its
- * real size and the quota before it becomes part of the site (`publishUploadedObject`).
+ * POST /website/upload-url: a presigned PUT (SPEC 4.11), its content type signed and its length too
+ * when the client gave `size`; or, with `method: "POST"`, a presigned form POST whose policy limits
+ * the file to 25 MB, so storage refuses a larger one. The object lands under `incoming/`, where its
+ * storage event checks its real size and the quota before it becomes part of the site
+ * (`publishUploadedObject`), whichever way it came.
  */
 export async function createUploadUrl(actor: UserActor, input: z.infer<typeof uploadUrlBody>, ports: WebsitePorts, urls: PublicUrls) {
   const { userId } = actor;
@@ -160,20 +159,22 @@ export async function createUploadUrl(actor: UserActor, input: z.infer<typeof up
   const quota = quotaOf(actor, ports);
   await assertRoomFor(ports.websiteStore, userId, input.size, quota);
   const contentType = input.contentType ?? contentTypeOf(path.fileName, 'text/html');
-  const post = await ports.websiteObjects.presignPost(incomingObjectKey(userId, key), {
-    contentType,
-    maxBytes: MAX_PRESIGNED_UPLOAD_BYTES,
-    expiresIn: UPLOAD_URL_EXPIRES_SEC,
-  });
+  const common = { key, contentType, expiresIn: UPLOAD_URL_EXPIRES_SEC, maxSize: MAX_PRESIGNED_UPLOAD_BYTES, siteUrl: callerSiteUrl(actor, urls) };
+  if (input.method === 'POST') {
+    const post = await ports.websiteObjects.presignPost(incomingObjectKey(userId, key), {
+      contentType,
+      maxBytes: MAX_PRESIGNED_UPLOAD_BYTES,
+      expiresIn: UPLOAD_URL_EXPIRES_SEC,
+    });
+    return { uploadUrl: post.url, method: 'POST' as const, fields: post.fields, ...common };
+  }
+  // A PUT cannot carry a size policy: a larger file is refused by the storage event (publishUploadedObject).
+  const uploadUrl = await ports.websiteObjects.presignPut(incomingObjectKey(userId, key), { contentType, size: input.size, expiresIn: UPLOAD_URL_EXPIRES_SEC });
   return {
-    uploadUrl: post.url,
-    method: 'POST',
-    fields: post.fields,
-    key,
-    contentType,
-    expiresIn: UPLOAD_URL_EXPIRES_SEC,
-    maxSize: MAX_PRESIGNED_UPLOAD_BYTES,
-    siteUrl: callerSiteUrl(actor, urls),
+    uploadUrl,
+    method: 'PUT' as const,
+    headers: { 'content-type': contentType, ...(input.size === undefined ? {} : { 'content-length': String(input.size) }) },
+    ...common,
   };
 }
 
@@ -287,7 +288,7 @@ export async function getInfo(actor: UserActor, ports: WebsitePorts, urls: Publi
     hasIndexHtml,
     fileCount: usage.files,
     storageUsedMb: toMb(usage.bytes),
-    status: actor.alias !== null && hasIndexHtml ? 'published' : 'not_published',
+    status: actor.alias !== null && hasIndexHtml ? ('published' as const) : ('not_published' as const),
   };
 }
 

@@ -153,6 +153,25 @@ const ENVELOPE_SCHEMAS: Readonly<Record<string, JsonObject>> = {
     },
   },
   ErrorWebsite: { type: 'object', description: 'Website hosting error: the message alone.', required: ['error'], properties: { error: { type: 'string' } } },
+  JsonRpcAnswer: {
+    description:
+      "An MCP server's JSON-RPC 2.0 answer (one, or a batch's): `result` on success, `error` (`code`, `message`, `data.code` for the platform's refusals) otherwise.",
+    oneOf: [{ $ref: '#/components/schemas/JsonRpcResponse' }, { type: 'array', items: { $ref: '#/components/schemas/JsonRpcResponse' } }],
+  },
+  JsonRpcResponse: {
+    type: 'object',
+    required: ['jsonrpc', 'id'],
+    properties: {
+      jsonrpc: { const: '2.0' },
+      id: { type: ['string', 'number', 'null'] },
+      result: { type: 'object' },
+      error: {
+        type: 'object',
+        required: ['code', 'message'],
+        properties: { code: { type: 'integer' }, message: { type: 'string' }, data: {} },
+      },
+    },
+  },
 };
 
 const SUCCESS_SCHEMA: Readonly<Record<EnvelopeStyle, JsonObject>> = {
@@ -264,7 +283,7 @@ function operationOf(group: readonly RouteSpec[], definitionOf: OpenApiInput['de
     ...(readsBody && agreed.body
       ? { requestBody: { required: hasRequiredFields(agreed.body), content: { 'application/json': { schema: agreed.body } } } }
       : {}),
-    responses: responsesOf(group, readsBody, agreed.body !== undefined || agreed.query !== undefined || agreed.params !== undefined),
+    responses: responsesOf(group, agreed, readsBody, agreed.body !== undefined || agreed.query !== undefined || agreed.params !== undefined),
     'x-platform-routes': group.map(factsOf),
   };
 }
@@ -273,6 +292,10 @@ interface RequestSchemas {
   readonly body?: JsonObject;
   readonly query?: JsonObject;
   readonly params?: JsonObject;
+  /** The success's `data`, as the handler answers it (`io: 'output'`). */
+  readonly response?: JsonObject;
+  /** The media type of an answer sent without an envelope. */
+  readonly rawContentType?: string;
 }
 
 function requestSchemas(route: RouteSpec, definition: AnyRouteDefinition): RequestSchemas {
@@ -281,17 +304,25 @@ function requestSchemas(route: RouteSpec, definition: AnyRouteDefinition): Reque
     const schema = definition[part];
     return schema === undefined ? {} : { [part]: jsonSchemaOf(schema, `${route.id} ${part}`) };
   };
-  return { ...convert('body'), ...convert('query'), ...convert('params') };
+  const answer =
+    definition.kind === 'buffered'
+      ? {
+          ...(definition.response === undefined ? {} : { response: jsonSchemaOf(definition.response, `${route.id} response`, 'output') }),
+          ...(definition.rawContentType === undefined ? {} : { rawContentType: definition.rawContentType }),
+        }
+      : {};
+  return { ...convert('body'), ...convert('query'), ...convert('params'), ...answer };
 }
 
 /**
- * The JSON Schema of what a caller sends (`io: 'input'`: before defaults and transforms apply), in
+ * The JSON Schema of what a caller sends (`io: 'input'`: before defaults and transforms apply), or
+ * of what a handler answers (`io: 'output'`), in
  * draft 2020-12, the dialect of OpenAPI 3.1. `$schema` is dropped (the document sets the dialect).
  * A recursive or registered schema comes with `$defs` and `$ref`s (`#/$defs/...`, `#`), which would
  * resolve against the document's root once embedded, so such a schema is refused here.
  */
-export function jsonSchemaOf(schema: z.ZodType, where: string): JsonObject {
-  const json = z.toJSONSchema(schema, { io: 'input', target: 'draft-2020-12' }) as JsonObject;
+export function jsonSchemaOf(schema: z.ZodType, where: string, io: 'input' | 'output' = 'input'): JsonObject {
+  const json = z.toJSONSchema(schema, { io, target: 'draft-2020-12', ...(io === 'output' ? { unrepresentable: 'any' as const } : {}) }) as JsonObject;
   delete json['$schema'];
   if (hasReferences(json))
     throw new Error(`${where}: the schema has $defs or $ref (a recursive or registered schema), which the OpenAPI generator does not place.`);
@@ -360,12 +391,12 @@ function errorResponses(): Record<string, JsonObject> {
   return responses;
 }
 
-function responsesOf(group: readonly RouteSpec[], readsBody: boolean, validates: boolean): Record<string, JsonObject> {
+function responsesOf(group: readonly RouteSpec[], schemas: RequestSchemas, readsBody: boolean, validates: boolean): Record<string, JsonObject> {
   const first = group[0]!;
   const error = (kind: keyof typeof ERROR_RESPONSES & string) => ({ $ref: `#/components/responses/${kind}${STYLE_SUFFIX[first.style]}` });
   const content: Record<string, JsonObject> = {};
-  for (const route of group) Object.assign(content, successContent(route));
-  const responses: Record<string, JsonObject> = { '2XX': { description: successWords(group), content } };
+  for (const route of group) Object.assign(content, successContent(route, schemas));
+  const responses: Record<string, JsonObject> = { '2XX': { description: successWords(group, schemas), content } };
   if (validates || readsBody) responses['400'] = error('InvalidRequest');
   if (first.auth !== 'public') responses['401'] = error('Unauthenticated');
   if (first.auth === 'admin') responses['403'] = error('OperatorRequired');
@@ -376,19 +407,25 @@ function responsesOf(group: readonly RouteSpec[], readsBody: boolean, validates:
   return responses;
 }
 
-function successContent(route: RouteSpec): Record<string, JsonObject> {
+function successContent(route: RouteSpec, schemas: RequestSchemas): Record<string, JsonObject> {
   // Every streaming route today is a chat stream, which answers Server-Sent Events when asked
   // (`Accept: text/event-stream`; functions/agents/chat.stream.ts) and plain text otherwise.
   if (route.mode === 'streaming') return { 'text/plain': { schema: { type: 'string' } }, 'text/event-stream': { schema: { type: 'string' } } };
   // The MCP host passes the MCP server's own answer through (Streamable HTTP), not an envelope.
-  if (route.host === 'mcp') return { 'application/json': { schema: {} }, 'text/event-stream': { schema: { type: 'string' } } };
-  return { 'application/json': { schema: SUCCESS_SCHEMA[route.style] } };
+  if (route.host === 'mcp')
+    return { 'application/json': { schema: { $ref: '#/components/schemas/JsonRpcAnswer' } }, 'text/event-stream': { schema: { type: 'string' } } };
+  if (schemas.rawContentType !== undefined) return { [schemas.rawContentType.split(';')[0]!.trim()]: { schema: { type: 'string' } } };
+  const envelope = SUCCESS_SCHEMA[route.style];
+  if (schemas.response === undefined) return { 'application/json': { schema: envelope } };
+  // The envelope with its `data` typed: a generator reads `SuccessB & { data: ... }`.
+  return { 'application/json': { schema: { allOf: [envelope, { type: 'object', required: ['data'], properties: { data: schemas.response } }] } } };
 }
 
-function successWords(group: readonly RouteSpec[]): string {
+function successWords(group: readonly RouteSpec[], schemas: RequestSchemas): string {
   return group
     .map((route) => {
       const where = group.length > 1 ? `On ${HOST_WORDS[route.host]}: ` : '';
+      if (schemas.rawContentType !== undefined) return `${where}the content itself (\`${schemas.rawContentType}\`), without an envelope.`;
       if (route.mode === 'streaming')
         return `${where}a stream of text written as it is produced (\`text/plain; charset=utf-8\`), or Server-Sent Events (\`meta\`, \`text\`, \`tool\`, \`error\`, \`metrics\`) when the request sends \`Accept: text/event-stream\`; failures after it starts are reported in-band.`;
       if (route.host === 'mcp') return `${where}the MCP server's own answer (MCP Streamable HTTP: JSON-RPC as JSON or an event stream).`;

@@ -54,7 +54,7 @@ describe('website upload forms', () => {
   it('stores a form upload within its policy', async () => {
     // Prepare
     const user = await newUser();
-    const form = (await platform.api('POST', '/website/upload-url', { token: user.token, body: { fileName: 'page.html' } })).body.data;
+    const form = (await platform.api('POST', '/website/upload-url', { token: user.token, body: { fileName: 'page.html', method: 'POST' } })).body.data;
 
     // Act
     const posted = await postForm(form.uploadUrl as string, form.fields as Record<string, string>, Buffer.from('<p>mine</p>'), form.contentType as string);
@@ -71,7 +71,7 @@ describe('website upload forms', () => {
     const attacker = await newUser();
     const original = '<p>victim</p>';
     await platform.api('POST', '/website/upload', { token: victim.token, body: { fileName: 'index.html', content: original } });
-    const form = (await platform.api('POST', '/website/upload-url', { token: attacker.token, body: { fileName: 'index.html' } })).body.data;
+    const form = (await platform.api('POST', '/website/upload-url', { token: attacker.token, body: { fileName: 'index.html', method: 'POST' } })).body.data;
     const key = (form.fields.key as string).replace(attacker.userId, victim.userId);
 
     // Act
@@ -88,7 +88,7 @@ describe('website upload forms', () => {
   it('refuses a form with a field its policy does not name, or a forged policy', async () => {
     // Prepare
     const user = await newUser();
-    const form = (await platform.api('POST', '/website/upload-url', { token: user.token, body: { fileName: 'page.html' } })).body.data;
+    const form = (await platform.api('POST', '/website/upload-url', { token: user.token, body: { fileName: 'page.html', method: 'POST' } })).body.data;
     const forgedPolicy = Buffer.from(
       JSON.stringify({
         expiration: new Date(Date.now() + 3_600_000).toISOString(),
@@ -121,7 +121,7 @@ describe('website upload forms', () => {
   it('refuses a file over the 25 MB its policy allows before storing it', async () => {
     // Prepare
     const user = await newUser();
-    const form = (await platform.api('POST', '/website/upload-url', { token: user.token, body: { fileName: 'big.bin' } })).body.data;
+    const form = (await platform.api('POST', '/website/upload-url', { token: user.token, body: { fileName: 'big.bin', method: 'POST' } })).body.data;
 
     // Act
     const posted = await postForm(form.uploadUrl as string, form.fields as Record<string, string>, Buffer.alloc(25 * MB + 1), form.contentType as string);

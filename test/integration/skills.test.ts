@@ -78,6 +78,38 @@ describe('skills', () => {
     expect(res.body.data.skill.description).toBe('From the request');
   });
 
+  it('publishes a SKILL.md that is a valid skill on its own: a description given in the request is written into its frontmatter', async () => {
+    // Prepare
+    const text = '---\nname: written-in\n---\n# Body\n';
+    // Act
+    const created = await create(alice.token, { skillMd: text, description: 'Given in the request' });
+    const rawAfterCreate = (await platform.api('GET', '/skills/s/alice/written-in/SKILL.md')).text;
+    const updated = await platform.api('PUT', '/skills/update', { token: alice.token, body: { slug: 'written-in', description: 'Changed later' } });
+    const rawAfterUpdate = (await platform.api('GET', '/skills/s/alice/written-in/SKILL.md')).text;
+    // Assess
+    expect(created.status).toBe(201);
+    expect(rawAfterCreate).toBe('---\nname: written-in\ndescription: "Given in the request"\n---\n# Body\n');
+    expect(updated.status).toBe(200);
+    expect(rawAfterUpdate).toContain('description: Changed later');
+    expect(rawAfterUpdate.endsWith('\n---\n# Body\n')).toBe(true);
+  });
+
+  it('takes names the Agent Skills format allows: lowercase letters of any script, a quoted name with spaces around it', async () => {
+    // Act
+    const unicode = await create(alice.token, { skillMd: skillMd('données-ünïcode') });
+    const quoted = await create(alice.token, { skillMd: '---\nname: "  quoted-name "\ndescription: Quoted\n---\n' });
+    const bySlug = await platform.api('GET', `/skills/s/alice/${encodeURIComponent('données-ünïcode')}`);
+    const unknownKey = await create(alice.token, { skillMd: '---\nname: extra-key\ndescription: x\nversion: "2"\n---\n' });
+    // Assess
+    expect(unicode.status, JSON.stringify(unicode.body)).toBe(201);
+    expect(quoted.status, JSON.stringify(quoted.body)).toBe(201);
+    expect(quoted.body.data.skill.skillName).toBe('quoted-name');
+    expect(bySlug.status, JSON.stringify(bySlug.body)).toBe(200);
+    expect(bySlug.body.data.skillName ?? bySlug.body.data.skill?.skillName).toBe('données-ünïcode');
+    expect(unknownKey.status).toBe(400);
+    expect(JSON.stringify(unknownKey.body)).toContain('(version)');
+  });
+
   it('refuses a second skill of one name for one owner (409); another owner may use it', async () => {
     const text = skillMd('dup-name');
     expect((await create(alice.token, { skillMd: text })).status).toBe(201);

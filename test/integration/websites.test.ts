@@ -416,7 +416,7 @@ describe('quotas and upload URLs', () => {
   it('publishes a file posted through an upload URL, and refuses the URL once the quota is used', async () => {
     // Prepare
     const user = await newUser();
-    const answer = await call(user, 'POST', '/website/upload-url', { fileName: 'page.html', folder: 'docs' });
+    const answer = await call(user, 'POST', '/website/upload-url', { fileName: 'page.html', folder: 'docs', method: 'POST' });
 
     // Act
     const posted = await postUpload(answer.body, Buffer.from('<p>posted</p>'), answer.body.contentType);
@@ -440,11 +440,33 @@ describe('quotas and upload URLs', () => {
     expect(refused.body.error.toLowerCase()).toContain('storage quota exceeded');
   });
 
+  it('publishes a file sent with a plain PUT to uploadUrl, as SPEC 4.11 shows, and refuses another content type than the signed one', async () => {
+    // Prepare: a client that knows only SPEC's answer {uploadUrl, key, contentType, expiresIn, maxSize, siteUrl}
+    const user = await newUser();
+    const answer = await call(user, 'POST', '/website/upload-url', { fileName: 'put.html', folder: 'docs' });
+    const other = await call(user, 'POST', '/website/upload-url', { fileName: 'other.html' });
+
+    // Act
+    const put = await fetch(answer.body.uploadUrl, { method: 'PUT', headers: { 'content-type': answer.body.contentType }, body: '<p>put</p>' });
+    const wrongType = await fetch(other.body.uploadUrl, { method: 'PUT', headers: { 'content-type': 'image/png' }, body: 'x' });
+    await platform.running.storageEvents.idle();
+    const served = await site(user.alias, '/docs/put.html');
+    const listed = await call(user, 'GET', '/website/list');
+
+    // Assess
+    expect(answer.body).toMatchObject({ method: 'PUT', key: 'docs/put.html', contentType: 'text/html; charset=utf-8', expiresIn: 3600, maxSize: 26214400 });
+    expect(answer.body.fields).toBeUndefined();
+    expect(put.status, await put.text()).toBeLessThan(300);
+    expect(await served.text()).toBe('<p>put</p>');
+    expect(wrongType.status).toBe(403);
+    expect(listed.body.files.map((f: { key: string }) => f.key)).not.toContain('other.html');
+  });
+
   it('never publishes a posted file over the quota or over 25 MB: storage or its event refuses it', async () => {
     // Prepare
     const user = await newUser();
-    const quotaAnswer = await call(user, 'POST', '/website/upload-url', { fileName: 'quota.bin' });
-    const sizeAnswer = await call(user, 'POST', '/website/upload-url', { fileName: 'big.bin' });
+    const quotaAnswer = await call(user, 'POST', '/website/upload-url', { fileName: 'quota.bin', method: 'POST' });
+    const sizeAnswer = await call(user, 'POST', '/website/upload-url', { fileName: 'big.bin', method: 'POST' });
 
     // Act
     const overQuota = await postUpload(quotaAnswer.body, Buffer.alloc(QUOTA_MB * MB + 1), 'application/octet-stream');

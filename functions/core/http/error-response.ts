@@ -38,6 +38,8 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   const headers: Record<string, string> = {};
   if (error instanceof RateLimitedError) headers['retry-after'] = String(error.retryAfterSec);
   if (error instanceof MethodNotAllowedError) headers['allow'] = error.allowed.join(', ');
+  // RFC 9110 15.5.2 (and the MCP specification's authorization section): a 401 names the scheme to use.
+  if (error.kind === 'authentication-required') headers['www-authenticate'] = 'Bearer realm="agent-platform"';
   const message = error instanceof ValidationError && error.issues.length > 0 ? `${error.message}: ${error.issues.join('; ')}` : error.message;
   return { status, code: error.code ?? code, message, headers, expected: true };
 }

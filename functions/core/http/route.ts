@@ -55,12 +55,16 @@ export class Reply {
 type Schema = z.ZodType;
 type Out<S> = S extends z.ZodType<infer T> ? T : undefined;
 
-/** A buffered route: schemas for what it reads, and the use case it runs. */
+/** A buffered route: schemas for what it reads and what it answers, and the use case it runs. */
 export interface RouteDefinition {
   readonly kind: 'buffered';
   readonly body: Schema | undefined;
   readonly query: Schema | undefined;
   readonly params: Schema | undefined;
+  /** What a success answers in its envelope's `data` (the OpenAPI document's response schema). */
+  readonly response: Schema | undefined;
+  /** The media type of an answer sent without an envelope (`Reply.raw`), e.g. `text/markdown`. */
+  readonly rawContentType: string | undefined;
   readonly prefetch: Prefetch<unknown, unknown, unknown, unknown> | undefined;
   run(ctx: RouteContext<unknown, unknown, unknown, unknown>): Promise<unknown>;
 }
@@ -120,22 +124,35 @@ export function defineRoute<
   QS extends Schema | undefined = undefined,
   PS extends Schema | undefined = undefined,
   F = undefined,
+  RS extends Schema | undefined = undefined,
 >(def: {
   body?: BS;
   query?: QS;
   params?: PS;
+  /**
+   * The schema of the success's `data`: `run` must return what it describes (or a `Reply`), and the
+   * OpenAPI document declares it, so generated clients are typed by what the handler answers.
+   */
+  response?: RS;
+  /** For a route that answers `Reply.raw`: its media type, for the OpenAPI document. */
+  rawContentType?: string;
   prefetch?: Prefetch<Out<BS>, Out<QS>, Out<PS>, F>;
-  run(ctx: RouteContext<Out<BS>, Out<QS>, Out<PS>, F>): Promise<unknown>;
+  run(ctx: RouteContext<Out<BS>, Out<QS>, Out<PS>, F>): Promise<Answer<RS>>;
 }): RouteDefinition {
   return {
     kind: 'buffered',
     body: def.body,
     query: def.query,
     params: def.params,
+    response: def.response,
+    rawContentType: def.rawContentType,
     prefetch: def.prefetch as RouteDefinition['prefetch'],
     run: def.run as RouteDefinition['run'],
   };
 }
+
+/** What `run` may return: the declared response's data (as the schema reads it) or a `Reply`; anything without one. */
+type Answer<RS> = RS extends z.ZodType ? z.input<RS> | Reply : unknown;
 
 /** A route together with the definition its handler module exports and the area it belongs to. */
 export interface BoundRoute {

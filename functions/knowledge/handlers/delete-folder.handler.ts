@@ -1,9 +1,10 @@
 import { requireUser } from '../../core/auth/actor.ts';
 import { defineRoute } from '../../core/http/route.ts';
-import { keyBody } from '../knowledge.schema.ts';
+import { deleteFolderResponse, keyBody } from '../knowledge.schema.ts';
 import { deleteFolder } from '../knowledge.service.ts';
 
 export default defineRoute({
+  response: deleteFolderResponse,
   body: keyBody,
   run: ({ actor, body, ports }) => deleteFolder(requireUser(actor), body, ports),
 });

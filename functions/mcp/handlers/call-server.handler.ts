@@ -1,12 +1,14 @@
+import { jsonRpcBody } from '../../core/http/json-rpc-error.ts';
 import { defineRoute } from '../../core/http/route.ts';
 import { callMcpServer, findServer } from '../endpoint.service.ts';
 import { mcpQuery, serverIdParams } from '../mcp.schema.ts';
 
 /**
- * `POST` and `GET {mcp_url}/mcp/{serverId}`: the MCP protocol. No body schema: the JSON-RPC body
- * goes to the server as it came, and the response comes back raw.
+ * `POST` and `GET {mcp_url}/mcp/{serverId}`: the MCP protocol. The body is checked as JSON-RPC (`jsonRpcBody`), then goes
+ * to the server as it came, and the response comes back raw.
  */
 export default defineRoute({
+  body: jsonRpcBody,
   params: serverIdParams,
   query: mcpQuery,
   // The server record is read while the rate limiter answers.

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { jsonRpcBody } from '../../core/http/json-rpc-error.ts';
 import { defineRoute } from '../../core/http/route.ts';
 import { serverNameSchema } from '../../mcp/mcp.schema.ts';
 import { servePlatformMcp } from '../platform-mcp.service.ts';
@@ -18,10 +19,11 @@ const platformMcpQuery = z.object({
 });
 
 /**
- * `POST` and `GET {mcp_url}/mcp/platform`: the platform's own MCP server. No body schema: the
- * JSON-RPC body goes to the SDK server as it came, and its answer comes back raw.
+ * `POST` and `GET {mcp_url}/mcp/platform`: the platform's own MCP server. The body is checked as JSON-RPC
+ * (`jsonRpcBody`), then goes to the SDK server as it came, and its answer comes back raw.
  */
 export default defineRoute({
+  body: jsonRpcBody,
   query: platformMcpQuery,
   run: (ctx) => servePlatformMcp(ctx, ctx.request, ctx.query.servers ?? null, ctx.ports),
 });

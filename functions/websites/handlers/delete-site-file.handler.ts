@@ -1,9 +1,10 @@
 import { requireUser } from '../../core/auth/actor.ts';
 import { defineRoute } from '../../core/http/route.ts';
-import { keyBody } from '../websites.schema.ts';
+import { deleteResponse, keyBody } from '../websites.schema.ts';
 import { deleteFile } from '../websites.service.ts';
 
 export default defineRoute({
+  response: deleteResponse,
   body: keyBody,
   run: ({ actor, body, ports }) => deleteFile(requireUser(actor), body, ports),
 });

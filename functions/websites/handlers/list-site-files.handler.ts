@@ -1,9 +1,10 @@
 import { requireUser } from '../../core/auth/actor.ts';
 import { defineRoute } from '../../core/http/route.ts';
-import { listQuery } from '../websites.schema.ts';
+import { listQuery, listResponse } from '../websites.schema.ts';
 import { listFiles } from '../websites.service.ts';
 
 export default defineRoute({
+  response: listResponse,
   query: listQuery,
   run: ({ actor, query, ports }) => listFiles(requireUser(actor), query, ports),
 });
