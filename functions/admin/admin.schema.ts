@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { TIERS } from '../core/plans.ts';
 import { aliasSchema } from '../users/user.schema.ts';
 
 export const createUserBody = z.object({
@@ -22,4 +23,8 @@ export const grantCreditsBody = z.object({
     .max(1_000_000_000)
     .refine((n) => n !== 0, 'must not be zero'),
   reason: z.string().trim().min(1).max(200),
+});
+
+export const setTierBody = z.object({
+  tier: z.enum(TIERS, { error: `must be one of ${TIERS.join(', ')}` }),
 });

@@ -1,8 +1,9 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Clock } from './clock.ts';
-import { queryItems, sendIf, type Db } from './db/dynamo.ts';
+import { queryItems, sendIf, writeIf, type Db } from './db/dynamo.ts';
 import { InsufficientCreditsError, NotFoundError, ValidationError } from './errors.ts';
 import { sortableId } from './ids.ts';
+import type { Tier } from './plans.ts';
 
 export interface LedgerEntry {
   readonly userId: string;
@@ -62,6 +63,24 @@ export interface Credits {
   /** Newest ledger entries first. */
   recentEntries(userId: string, limit: number): Promise<LedgerEntry[]>;
   readonly monthlyGrant: number;
+  /** Sets the account's plan (`tier` on its item, which auth's read carries); NotFoundError when there is no account. */
+  setTier(userId: string, tier: Tier): Promise<void>;
+  /**
+   * Sets the plan and grants its credits for the paid period starting at `periodStart` (epoch
+   * seconds), once: one conditional update moving `planPeriodStart` forward, so a replayed or late
+   * event for the same or an older period grants nothing (an event of the same period still sets
+   * the tier; an older period's changes nothing). Null when nothing was granted.
+   */
+  grantPlanPeriod(userId: string, plan: PlanPeriod): Promise<LedgerEntry | null>;
+}
+
+export interface PlanPeriod {
+  readonly tier: Tier;
+  /** Start of the paid period, epoch seconds (Stripe's `current_period_start`). */
+  readonly periodStart: number;
+  readonly credits: number;
+  readonly reason: string;
+  readonly requestId: string | null;
 }
 
 /**
@@ -158,9 +177,59 @@ export function createCredits(db: Db, clock: Clock, monthlyGrant = 0): Credits {
     throw new InsufficientCreditsError(cost, Number(current.Item['credits'] ?? 0));
   }
 
+  async function setTier(userId: string, tier: Tier): Promise<void> {
+    const applied = await writeIf(
+      db.doc.send(
+        new UpdateCommand({
+          TableName: users,
+          Key: { userId },
+          UpdateExpression: 'SET tier = :t',
+          ConditionExpression: 'attribute_exists(userId)',
+          ExpressionAttributeValues: { ':t': tier },
+        }),
+      ),
+    );
+    if (!applied) throw new NotFoundError('Account not found.');
+  }
+
+  async function grantPlanPeriod(userId: string, plan: PlanPeriod): Promise<LedgerEntry | null> {
+    const credits = roundCredits(plan.credits);
+    const out = await sendIf(
+      db.doc.send(
+        new UpdateCommand({
+          TableName: users,
+          Key: { userId },
+          UpdateExpression: 'SET credits = credits + :g, tier = :t, planPeriodStart = :p',
+          ConditionExpression: 'attribute_exists(userId) AND (attribute_not_exists(planPeriodStart) OR planPeriodStart < :p)',
+          ExpressionAttributeValues: { ':g': Math.max(0, credits), ':t': plan.tier, ':p': plan.periodStart },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      ),
+    );
+    if (out === null) {
+      // This period was granted already: a change within it (a new price) still sets the tier; an older period's late event does not.
+      await sendIf(
+        db.doc.send(
+          new UpdateCommand({
+            TableName: users,
+            Key: { userId },
+            UpdateExpression: 'SET tier = :t',
+            ConditionExpression: 'attribute_exists(userId) AND planPeriodStart = :p',
+            ExpressionAttributeValues: { ':t': plan.tier, ':p': plan.periodStart },
+          }),
+        ),
+      );
+      return null;
+    }
+    if (credits <= 0) return null;
+    return record(userId, credits, Number(out.Attributes?.['credits']), { reason: plan.reason, requestId: plan.requestId });
+  }
+
   return {
     monthlyGrant,
     applyMonthlyGrant,
+    setTier,
+    grantPlanPeriod,
     grantIsCurrent,
     recentEntries(userId, limit) {
       return queryItems<LedgerEntry>(

@@ -72,5 +72,5 @@ export const mcpArea = defineArea({
       createMcpServerStore(db, blobs, clock),
     ),
   },
-  uses: ['users', 'credits', 'keys', 'keysReader', 'mcpRuntime', 'usageLogs', 'searchIndex'],
+  uses: ['users', 'credits', 'keys', 'keysReader', 'mcpRuntime', 'usageLogs', 'searchIndex', 'paidAccess'],
 });

@@ -39,6 +39,11 @@ export const authorPricingSchema = z.object({
     .max(10_000, 'must be at most 10000 USD')
     .refine((n) => Math.abs(Math.round(n * 100) - n * 100) < 1e-6, 'must be a whole number of cents'),
   freeTrialQuota: z.number().int('must be a whole number of invocations').min(0).max(1_000_000).default(0),
+  /**
+   * The author's fee per `tools/call`, in credits, paid by callers past the trial who do not
+   * subscribe (without it they are refused with 402); subscribers and trial calls skip it.
+   */
+  perCallCredits: z.number({ error: 'must be a number of credits' }).min(0.0001).max(100_000).optional(),
 });
 export type AuthorPricing = z.infer<typeof authorPricingSchema>;
 

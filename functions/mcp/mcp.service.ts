@@ -1,4 +1,5 @@
 import type { PublicUrls } from '../core/http/public-urls.ts';
+import type { PaidAccessStore } from '../billing/billing.store.ts';
 import { requireAlias, type Actor, type UserActor } from '../core/auth/actor.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
@@ -19,6 +20,8 @@ export interface McpPorts {
   readonly clock: Clock;
   readonly config: Config;
   readonly searchIndex: SearchIndex;
+  /** Subscriptions and free trials of paid servers (functions/billing/paid-access.ts). */
+  readonly paidAccess?: PaidAccessStore;
 }
 
 /** `mcp-` and 20 random base62 characters (about 119 bits). */

@@ -18,7 +18,7 @@ export const platformToolsArea = defineArea({
     // phone calls) are refused by the `role` rule, as on every route that is not a chat.
     ...mcpEndpointRoutes('/mcp/platform', 'platform-mcp', 'required'),
   ],
-  uses: ['users', 'credits', 'keys', 'keysReader', 'usageLogs', 'compute', 'mcpRuntime', 'actions', 'mcpServers', 'skills', 'searchIndex'],
+  uses: ['users', 'credits', 'keys', 'keysReader', 'usageLogs', 'compute', 'mcpRuntime', 'actions', 'mcpServers', 'skills', 'searchIndex', 'paidAccess'],
   // search_knowledge queries the search engine, whose libraries ship beside the bundle (partition-index.ts).
   runtimeFiles: SEARCH_LIBRARY_FILES,
 });

@@ -67,6 +67,8 @@ function setup(
     applyMonthlyGrant: async () => null,
     grantIsCurrent: () => true,
     recentEntries: async () => [],
+    setTier: async () => undefined,
+    grantPlanPeriod: async () => null,
     async debit(_userId, amount, change) {
       if (balance < amount) throw new InsufficientCreditsError(amount, balance);
       balance = Math.round((balance - amount) * 10_000) / 10_000;

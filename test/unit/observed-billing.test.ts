@@ -60,6 +60,8 @@ function wallet(initial: number) {
     applyMonthlyGrant: async () => null,
     grantIsCurrent: () => true,
     recentEntries: async () => [],
+    setTier: async () => undefined,
+    grantPlanPeriod: async () => null,
     async debit(_userId, amount, change) {
       if (state.balance < amount) throw new InsufficientCreditsError(amount, state.balance);
       state.balance = roundCredits(state.balance - amount);

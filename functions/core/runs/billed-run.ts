@@ -84,6 +84,10 @@ export interface RunDeclaration<Keys> {
   readonly rate?: RunRate;
   /** An embed's credential that started the run: its usage is added to the embed's. */
   readonly embedTokenId?: string | undefined;
+  // --- billing (engineer H, issue 35): a paid MCP server's per-call author fee ---
+  /** Credits the run passes on to someone else (an author's per-call fee): see `RunPayee`. */
+  readonly payee?: RunPayee | undefined;
+  // --- end billing ---
 }
 
 /** What the platform observed of a run, and what the kind charges besides run time. */
@@ -143,7 +147,8 @@ export interface BilledRun<Keys> {
  * kind's error when the balance is short; when the keys cannot be read the credits go back and the
  * keys' error is thrown (the ledger line's, if that failed too).
  */
-export async function openBilledRun<Keys>(declaration: RunDeclaration<Keys>, ports: BilledRunPorts, scope: RunScope): Promise<BilledRun<Keys>> {
+export async function openBilledRun<Keys>(declared: RunDeclaration<Keys>, ports: BilledRunPorts, scope: RunScope): Promise<BilledRun<Keys>> {
+  const declaration = withPayeeFee(declared); // billing (H, issue 35): the payee's fee is taken with the up-front credits
   const { payer, upfront } = declaration;
   const change = { reason: upfront.reason, requestId: scope.lineage.requestId };
   // The line in an object: a promise returned from an async function would be awaited with it.
@@ -222,6 +227,7 @@ export async function openBilledRun<Keys>(declaration: RunDeclaration<Keys>, por
             creditsUsed,
           }),
           givenBack,
+          observed.started ? payPayee(declaration, ports, scope) : Promise.resolve(), // billing (H, issue 35)
         ]);
         return { creditsUsed, keptMs, written: written.slice(0, 3) };
       })();
@@ -282,3 +288,35 @@ async function giveCreditsBack(declaration: RunDeclaration<unknown>, ports: Bill
     scope.log.error(`${declaration.kind} credit refund failed`, { error, payer: declaration.payer, amount });
   }
 }
+
+// --- billing (engineer H, issue 35): a paid MCP server's per-call author fee ---
+
+/**
+ * Credits a run passes on: taken from the payer with the up-front credits (so a short balance
+ * refuses the run before it starts), kept by a run that started and then granted to `userId`; given
+ * back with the rest when the run never started.
+ */
+export interface RunPayee {
+  readonly userId: string;
+  readonly credits: number;
+  readonly reason: string;
+}
+
+/** The declaration with the payee's fee added to what is taken before the run. */
+function withPayeeFee<Keys>(declaration: RunDeclaration<Keys>): RunDeclaration<Keys> {
+  const fee = declaration.payee?.credits ?? 0;
+  if (fee <= 0) return declaration;
+  return { ...declaration, upfront: { ...declaration.upfront, credits: roundCredits(declaration.upfront.credits + fee) } };
+}
+
+/** Grants the payee its fee once the run started; a failure is logged (the payer was billed, the run stands). */
+async function payPayee(declaration: RunDeclaration<unknown>, ports: BilledRunPorts, scope: RunScope): Promise<void> {
+  const payee = declaration.payee;
+  if (payee === undefined || payee.credits <= 0) return;
+  try {
+    await ports.credits.grant(payee.userId, payee.credits, { reason: payee.reason, requestId: scope.lineage.requestId });
+  } catch (error) {
+    scope.log.error(`${declaration.kind} payee credits not granted`, { error, payee: payee.userId, credits: payee.credits });
+  }
+}
+// --- end billing ---

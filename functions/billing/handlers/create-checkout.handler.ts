@@ -1,0 +1,9 @@
+import { requireUser } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { checkoutBody } from '../billing.schema.ts';
+import { createPlanCheckout } from '../subscription.service.ts';
+
+export default defineRoute({
+  body: checkoutBody,
+  run: ({ actor, body, urls, ports }) => createPlanCheckout(requireUser(actor), body.tier, urls.baseUrl, ports),
+});

@@ -1,0 +1,7 @@
+import { requireUser } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { connectOnboarding } from '../earnings.service.ts';
+
+export default defineRoute({
+  run: ({ actor, urls, ports }) => connectOnboarding(requireUser(actor), urls.baseUrl, ports),
+});

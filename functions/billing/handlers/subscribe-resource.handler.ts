@@ -1,0 +1,9 @@
+import { requireUser } from '../../core/auth/actor.ts';
+import { defineRoute } from '../../core/http/route.ts';
+import { resourceParams } from '../billing.schema.ts';
+import { subscribeToResource } from '../resource-subscription.service.ts';
+
+export default defineRoute({
+  params: resourceParams,
+  run: ({ actor, params, urls, ports }) => subscribeToResource(requireUser(actor), params.resourceId, urls.baseUrl, ports),
+});
