@@ -1,0 +1,8 @@
+import { defineRoute } from '../../core/http/route.ts';
+import { launchBody } from '../code-server.schema.ts';
+import { launch } from '../code-server.service.ts';
+
+export default defineRoute({
+  body: launchBody,
+  run: (ctx) => launch(ctx, ctx.body, ctx.ports),
+});

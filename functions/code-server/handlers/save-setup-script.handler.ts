@@ -1,0 +1,8 @@
+import { defineRoute } from '../../core/http/route.ts';
+import { saveSetupScriptBody } from '../code-server.schema.ts';
+import { saveSetupScript } from '../code-server.service.ts';
+
+export default defineRoute({
+  body: saveSetupScriptBody,
+  run: (ctx) => saveSetupScript(ctx, ctx.body.setupScript, ctx.ports),
+});
