@@ -20,6 +20,10 @@ import { tokensArea } from '../../functions/tokens/tokens.module.ts';
 import { usersArea } from '../../functions/users/users.module.ts';
 import { voiceArea } from '../../functions/voice/voice.module.ts';
 import { websitesArea } from '../../functions/websites/websites.module.ts';
+import { analyticsArea } from '../../functions/analytics/analytics.module.ts';
+import { taskBoardArea } from '../../functions/task-board/task-board.module.ts';
+import { billingArea } from '../../functions/billing/billing.module.ts';
+import { codeServerArea } from '../../functions/code-server/code-server.module.ts';
 import type { AreaModule } from './types.ts';
 
 /**
@@ -50,6 +54,10 @@ export const areas = [
   voiceArea,
   channelsArea,
   embedArea,
+  analyticsArea,
+  taskBoardArea,
+  billingArea,
+  codeServerArea,
 ] as const;
 
 // The kernel's `Config`, `Ports`, `TableName` and `BucketName` read the list from here, so the

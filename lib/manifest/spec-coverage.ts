@@ -82,6 +82,8 @@ const PLATFORM_EXTRAS: readonly { readonly host: Host; readonly path: string; re
   { host: 'base', path: '/channels/inbound/{channelId}/whatsapp', prefix: false, method: 'POST' },
   // Users' sites: SPEC 4.11 says "Files are public at {site_url}/{alias}/{path}" in prose, not in a row.
   { host: 'site', path: '/{site+}', prefix: false },
+  // Stripe's webhook (issue 35): the subscriptions the SPEC lists are paid through Stripe, which reports here.
+  { host: 'base', path: '/stripe/webhook', prefix: false },
 ];
 
 /** Where the method and the address sit in an endpoint table; the same index when one cell holds both. */
