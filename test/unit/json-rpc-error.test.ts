@@ -22,7 +22,7 @@ describe('platform refusals as JSON-RPC errors', () => {
   });
 
   it('keeps codes inside the server-error range for platform conditions', () => {
-    const platformCodes = Object.entries(JSON_RPC_ERROR).filter(([name]) => !['parseError', 'invalidRequest', 'internalError'].includes(name));
+    const platformCodes = Object.entries(JSON_RPC_ERROR).filter(([name]) => !['parseError', 'invalidRequest', 'invalidParams', 'internalError'].includes(name));
     for (const [, code] of platformCodes) expect(code <= -32000 && code >= -32099).toBe(true);
     expect(new Set(Object.values(JSON_RPC_ERROR)).size).toBe(Object.keys(JSON_RPC_ERROR).length);
     expect(jsonRpcErrorBody(toErrorResponse(new RateLimitedError(30)), null).error.code).toBe(JSON_RPC_ERROR.rateLimited);
