@@ -4,6 +4,7 @@ import { dropBundlingLines } from '../lib/cloud/quiet-bundling.ts';
 import { oauthProvidersFromContext } from '../lib/cloud/oauth-providers.ts';
 import type { SearchEmbeddings } from '../lib/cloud/platform-function.ts';
 import { PlatformStack } from '../lib/cloud/platform-stack.ts';
+import { DEPLOY_OPTION_KEYS, resolveDeployOptions } from '../lib/cloud/deploy-options.ts';
 import type { SiteDomain } from '../lib/cloud/site-distribution.ts';
 
 /**
@@ -27,6 +28,10 @@ const app = new App();
 if (app.node.tryGetContext('quiet') === true || app.node.tryGetContext('quiet') === 'true') dropBundlingLines(process.stderr);
 const stage = contextString(app, 'stage') ?? 'prod';
 const stackName = contextString(app, 'stackName') ?? `agent-platform-${stage}`;
+// Sign-up, voice, WAF, throttling, concurrency, access logs, removal, rotation, domain: docs/deploying.md.
+const deploy = resolveDeployOptions(stage, Object.fromEntries(DEPLOY_OPTION_KEYS.map((key) => [key, app.node.tryGetContext(key) as unknown])));
+// `npm run synth` and `npm run deploy` say what they are doing: construction and synth take minutes.
+progress(`Synthesizing ${stackName} (preset ${deploy.preset}, voice ${deploy.voice ? 'on' : 'off'}, removal ${deploy.removalPolicy})...`);
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
 new PlatformStack(app, stackName, {
@@ -42,7 +47,15 @@ new PlatformStack(app, stackName, {
   searchEmbeddings: searchEmbeddingsFromContext(app),
   agentModelHosts: contextHostList(app, 'agentModelHosts'),
   siteDomain: siteDomainFromContext(app),
+  deploy,
 });
+progress('Constructed the stack; writing the templates and staging the assets (bundling each function)...');
+process.once('beforeExit', () => progress(`Done: ${app.outdir}`));
+
+/** A progress line on stderr with the seconds since the start (stdout may be a template). */
+function progress(message: string): void {
+  process.stderr.write(`[synth ${(performance.now() / 1000).toFixed(1)}s] ${message}\n`);
+}
 
 /** `siteDomain` (e.g. `sites.example.com`) and `siteCertificateArn` (us-east-1, for it and `*.` it): both or neither. */
 function siteDomainFromContext(scope: App): SiteDomain | undefined {

@@ -24,6 +24,8 @@ export const OPTIONS = {
   conversation: { type: 'string' },
   follow: { type: 'boolean' },
   value: { type: 'string' },
+  stack: { type: 'string' },
+  region: { type: 'string' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

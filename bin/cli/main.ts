@@ -1,5 +1,6 @@
 import { credits, keysList, keysRemove, keysSet, login, logout } from './commands/account.ts';
 import { chat } from './commands/chat.ts';
+import { invite, loginToStack, promote } from './commands/cloud.ts';
 import { logs } from './commands/logs.ts';
 import { createUser, grantCredits, listUsers, whoami } from './commands/operator.ts';
 import { deploy, list } from './commands/resources.ts';
@@ -20,6 +21,9 @@ export const USAGE = `Usage: agent-platform <command> [options]
 Account:
   login [--url U] [--token T | --token -]
                           check a token and store it for later commands (read from stdin when not given)
+  login --stack S [--email E] [--region R]
+                          sign in to a deployed stack with its Cognito user pool (password, then a new one
+                          at the first sign-in, or an authenticator code, from the terminal or stdin lines)
   logout                  forget the stored login
   whoami                  show the account the token belongs to
   credits                 the balance and the latest ledger entries
@@ -47,6 +51,12 @@ Operator:
   credits grant <userId> --amount N --reason R
                           grant credits; a negative amount takes credits back (a correction)
 
+Cloud (the deployer's AWS credentials; the region from --region, AWS_REGION or the profile):
+  cloud invite <email> --stack S
+                          create a Cognito account; Cognito emails a temporary password
+  cloud promote <email> --stack S
+                          make an account that signed in once an operator (the first operator's way in)
+
   help                    show this text
 
 Options:
@@ -67,7 +77,7 @@ const GLOBAL_OPTIONS: readonly OptionName[] = ['url', 'token', 'json', 'help'];
 const DEPLOY_OPTIONS: readonly OptionName[] = ['name', 'description', 'public'];
 
 const COMMANDS: Readonly<Record<string, Command>> = {
-  login: { options: [], run: login },
+  login: { options: ['stack', 'email', 'region'], run: (context) => (context.values.stack === undefined ? login(context) : loginToStack(context)) },
   logout: { options: [], run: logout },
   whoami: { options: [], run: whoami },
   credits: { options: [], run: credits },
@@ -83,10 +93,12 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   'users create': { options: ['alias', 'email', 'credits', 'admin'], run: createUser },
   'users list': { options: ['limit', 'cursor'], run: listUsers },
   'credits grant': { options: ['amount', 'reason'], run: grantCredits },
+  'cloud invite': { options: ['stack', 'region'], run: invite },
+  'cloud promote': { options: ['stack', 'region'], run: promote },
 };
 
 /** Words that start a two-word command; `credits` alone is a command too (the balance). */
-const GROUPS = new Set(['users', 'credits', 'keys', 'agents', 'actions', 'mcp']);
+const GROUPS = new Set(['users', 'credits', 'keys', 'agents', 'actions', 'mcp', 'cloud']);
 
 export async function runCli(argv: readonly string[]): Promise<number> {
   try {

@@ -1,5 +1,18 @@
-import { Duration, NestedStack, Stack } from 'aws-cdk-lib';
-import { Cors, EndpointType, LambdaIntegration, Method, Resource, ResponseType, RestApi, type CorsOptions, type IResource } from 'aws-cdk-lib/aws-apigateway';
+import { Duration, NestedStack, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import {
+  AccessLogFormat,
+  Cors,
+  EndpointType,
+  LogGroupLogDestination,
+  LambdaIntegration,
+  Method,
+  Resource,
+  ResponseType,
+  RestApi,
+  type CorsOptions,
+  type IResource,
+} from 'aws-cdk-lib/aws-apigateway';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { CORS_ALLOWED_HEADERS } from '../manifest/http.ts';
@@ -65,6 +78,14 @@ export interface PlatformApiProps {
    * @default 29
    */
   readonly maxIntegrationTimeoutSec?: number;
+  /** Stage throttling for every method: steady requests per second and the burst above it. @default API Gateway's account-level default */
+  readonly throttle?: { readonly rateLimit: number; readonly burstLimit: number };
+  /** Days the stage's access log (one JSON line per request) is kept in CloudWatch Logs. @default no access log */
+  readonly accessLogRetentionDays?: number;
+  /** Creates API Gateway's account-wide CloudWatch role, which access logs need; kept when the stack goes. @default false */
+  readonly cloudWatchRole?: boolean;
+  /** Removal policy of the access log group. @default RemovalPolicy.RETAIN */
+  readonly removalPolicy?: RemovalPolicy;
 }
 
 /** API Gateway's default ceiling for an integration, without a quota increase. */
@@ -105,8 +126,26 @@ export class PlatformApi extends Construct {
       endpointConfiguration: { types: [EndpointType.REGIONAL] },
       // No account-wide CloudWatch role: that singleton is shared by every API of the account and one
       // stack must not own it. Execution logs stay off; the functions log every request.
-      cloudWatchRole: false,
-      deployOptions: { stageName: props.stageName, tracingEnabled: true, metricsEnabled: true },
+      // A stage access log needs that role set once per account and region: `cloudWatchRole` creates it.
+      cloudWatchRole: props.cloudWatchRole ?? false,
+      ...(props.cloudWatchRole === true ? { cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN } : {}),
+      deployOptions: {
+        stageName: props.stageName,
+        tracingEnabled: true,
+        metricsEnabled: true,
+        ...(props.throttle === undefined ? {} : { throttlingRateLimit: props.throttle.rateLimit, throttlingBurstLimit: props.throttle.burstLimit }),
+        ...(props.accessLogRetentionDays === undefined
+          ? {}
+          : {
+              accessLogDestination: new LogGroupLogDestination(
+                new LogGroup(this, 'AccessLogs', {
+                  retention: props.accessLogRetentionDays as RetentionDays,
+                  removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
+                }),
+              ),
+              accessLogFormat: AccessLogFormat.jsonWithStandardFields(),
+            }),
+      },
       defaultCorsPreflightOptions: CORS,
     });
     // Errors API Gateway answers itself (throttling, oversized payloads, integration failures) carry

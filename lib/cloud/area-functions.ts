@@ -3,6 +3,8 @@ import { FunctionUrlAuthType, HttpMethod as UrlHttpMethod, InvokeMode, type Func
 import { Construct } from 'constructs';
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, isRestApiRoute } from '../manifest/http.ts';
 import { EventType } from 'aws-cdk-lib/aws-s3';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { LambdaDestination } from 'aws-cdk-lib/aws-s3-notifications';
 import { Schedule, ScheduleExpression, ScheduleTargetInput } from 'aws-cdk-lib/aws-scheduler';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
@@ -26,6 +28,7 @@ import {
 import type { RuntimeSchedules } from './runtime-schedules.ts';
 import { SiteDistribution, type SiteDomain } from './site-distribution.ts';
 import type { TaskQueues } from './task-queues.ts';
+import { CodeServerMachines } from './code-server-machines.ts'; // code server (engineer I, issue 36)
 import type { OAuthFunctionSettings } from './oauth-providers.ts';
 import {
   identityVerifierFiles,
@@ -154,10 +157,14 @@ export class PlatformFunctions extends Construct {
   private readonly taskQueues: TaskQueues;
   /** Functions whose areas use the `agentRuns` port: granted to invoke the agents function once it exists. */
   private readonly agentRunCallers: PlatformFunction[] = [];
+  /** The code servers' machines (engineer I, issue 36): made by the first function whose areas use the `machines` port. */
+  private codeServerMachines: CodeServerMachines | undefined;
   /** The function consuming each area's queues, keyed by area (only areas that have queue entry points). */
   readonly queueConsumers: ReadonlyMap<string, PlatformFunction>;
   /** The function running each area's storage events, keyed by area (only areas that have storage events). */
   readonly storageEvents: ReadonlyMap<string, PlatformFunction>;
+  /** Where each area's storage events go once Lambda's retries are spent (an SQS queue, the function's on-failure destination). */
+  readonly storageEventFailures: ReadonlyMap<string, Queue>;
 
   constructor(scope: Construct, id: string, props: PlatformFunctionsProps) {
     super(scope, id);
@@ -281,6 +288,8 @@ export class PlatformFunctions extends Construct {
       modules.flatMap((area) => entryPointsOf(area, 'storageEvent')),
       modules.flatMap((area) => area.buckets),
     );
+    const storageFailures = new Map<string, Queue>();
+    this.storageEventFailures = storageFailures;
     this.storageEvents = new Map(
       modules
         .filter((area) => entryPointsOf(area, 'storageEvent').length > 0)
@@ -298,8 +307,15 @@ export class PlatformFunctions extends Construct {
             ...this.portSettings(props, resources),
           });
           this.grant(props, fn, resources);
-          // Lambda's default, stated so the count stays the one the local platform uses.
-          fn.function.configureAsyncInvoke({ retryAttempts: STORAGE_EVENT_ATTEMPTS - 1 });
+          // Lambda's default, stated so the count stays the one the local platform uses. An event
+          // still failing after them is kept (the S3 event, the error) for 14 days to be replayed.
+          const failures = new Queue(this, `StorageFailures-${area.name}`, {
+            retentionPeriod: Duration.days(14),
+            encryption: QueueEncryption.SQS_MANAGED,
+            enforceSSL: true,
+          });
+          fn.function.configureAsyncInvoke({ retryAttempts: STORAGE_EVENT_ATTEMPTS - 1, onFailure: new SqsDestination(failures) });
+          storageFailures.set(area.name, failures);
           for (const entry of entries) {
             const bucket = props.data.buckets.get(entry.bucket);
             if (bucket === undefined) throw new Error(`Storage event ${entry.id} watches bucket ${entry.bucket}, which the data stores do not have.`);
@@ -370,6 +386,9 @@ export class PlatformFunctions extends Construct {
       throw new Error(`Areas ${[...resources.scheduleAreas].join(', ')} use the schedules port, but the stack made no RuntimeSchedules.`);
     for (const [name, value] of Object.entries(props.schedules?.grantManage(fn, resources.scheduleAreas) ?? {})) fn.function.addEnvironment(name, value);
     if (resources.agentRuns) this.agentRunCallers.push(fn);
+    // --- code server (engineer I, issue 36): the `machines` port's VPC, instance profile and grants, made once when some function needs them ---
+    if (resources.machines) (this.codeServerMachines ??= new CodeServerMachines(this, 'CodeServerMachines')).grant(fn.function);
+    // --- end code server ---
   }
 
   /**

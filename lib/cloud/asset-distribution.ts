@@ -1,6 +1,7 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { AllowedMethods, CachedMethods, CachePolicy, Distribution, HttpVersion, ResponseHeadersPolicy, ViewerProtocolPolicy } from 'aws-cdk-lib/aws-cloudfront';
 import { S3BucketOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
+import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
 import { BucketDeployment, CacheControl, Source } from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct } from 'constructs';
@@ -11,6 +12,8 @@ export interface AssetDistributionProps {
   readonly host: Host;
   /** The assets published on this host (the embed widget). */
   readonly assets: readonly StaticAssetSpec[];
+  /** A custom name for the host, and its certificate (ACM, us-east-1). @default the distribution's `*.cloudfront.net` name */
+  readonly domain?: { readonly name: string; readonly certificateArn: string };
 }
 
 /**
@@ -38,6 +41,9 @@ export class AssetDistribution extends Construct {
     this.distribution = new Distribution(this, 'Distribution', {
       comment: `Platform ${props.host} host: the embed widget`,
       httpVersion: HttpVersion.HTTP2_AND_3,
+      ...(props.domain === undefined
+        ? {}
+        : { domainNames: [props.domain.name], certificate: Certificate.fromCertificateArn(this, 'Certificate', props.domain.certificateArn) }),
       defaultBehavior: {
         origin: S3BucketOrigin.withOriginAccessControl(this.bucket),
         viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
@@ -67,6 +73,6 @@ export class AssetDistribution extends Construct {
       contentType,
       prune: false,
     });
-    this.url = `https://${this.distribution.distributionDomainName}`;
+    this.url = `https://${props.domain?.name ?? this.distribution.distributionDomainName}`;
   }
 }

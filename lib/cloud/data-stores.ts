@@ -19,6 +19,11 @@ export interface PlatformDataProps {
   readonly bucketPrefix: string;
   /** Key prefixes whose objects expire, e.g. usage-log bodies after the records that point at them. @default none */
   readonly expirations?: readonly PrefixExpiration[];
+  /**
+   * RETAIN keeps every table, bucket, the key and the secret when the stack is deleted; DESTROY (a
+   * `dev` stage) deletes them, emptying the buckets first. @default RemovalPolicy.RETAIN
+   */
+  readonly removalPolicy?: RemovalPolicy;
 }
 
 /** Objects under `prefix` in `bucket` are deleted `afterDays` days after they were written. */
@@ -30,13 +35,14 @@ export interface PrefixExpiration {
   readonly afterDays: number;
 }
 
-/** Characters of the generated run-token secret: letters and digits only, about 380 bits. */
-export const RUN_TOKEN_SECRET_LENGTH = 64;
+import { RUN_TOKEN_SECRET_LENGTH } from './rotation/run-token-secret.ts';
+
+export { RUN_TOKEN_SECRET_LENGTH };
 
 /**
  * Tables and buckets of the platform, built from the manifest, the KMS key that seals users'
  * third-party keys and the secret that keys run tokens. All keep their data when the stack is
- * deleted (RETAIN): user data must never disappear with a `cdk destroy`.
+ * deleted (RETAIN) unless the stage says otherwise (`removalPolicy`: a `dev` stage leaves nothing).
  */
 export class PlatformData extends Construct {
   readonly tables: ReadonlyMap<string, Table>;
@@ -53,8 +59,11 @@ export class PlatformData extends Construct {
    */
   readonly runTokenSecret: Secret;
 
+  private readonly removalPolicy: RemovalPolicy;
+
   constructor(scope: Construct, id: string, props: PlatformDataProps) {
     super(scope, id);
+    this.removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     this.tables = new Map(props.tables.map((spec) => [spec.name, this.table(spec, props.tablePrefix)]));
     const expirations = props.expirations ?? [];
     for (const e of expirations) {
@@ -76,7 +85,9 @@ export class PlatformData extends Construct {
       description: "Agent platform: wraps the data keys of users' stored third-party keys",
       enableKeyRotation: true,
       // Losing the key loses every sealed secret.
-      removalPolicy: RemovalPolicy.RETAIN,
+      removalPolicy: this.removalPolicy,
+      // The shortest wait KMS allows: a destroyed dev stage's key is gone within a week.
+      ...(this.removalPolicy === RemovalPolicy.DESTROY ? { pendingWindow: Duration.days(7) } : {}),
     });
     this.runTokenSecret = new Secret(this, 'RunTokenSecret', {
       description: 'Agent platform: keys the HMAC of run tokens (RUN_TOKEN_SECRET_ARN)',
@@ -88,7 +99,7 @@ export class PlatformData extends Construct {
       },
       // Kept like the other stateful resources. Losing or changing the value only ends the run
       // tokens in flight (each lives for its run's timeout plus a minute).
-      removalPolicy: RemovalPolicy.RETAIN,
+      removalPolicy: this.removalPolicy,
     });
   }
 
@@ -127,7 +138,7 @@ export class PlatformData extends Construct {
       // to pay for, retain alongside RETAIN tables, and keep in every grant.
       encryption: TableEncryption.AWS_MANAGED,
       timeToLiveAttribute: spec.ttlAttribute,
-      removalPolicy: RemovalPolicy.RETAIN,
+      removalPolicy: this.removalPolicy,
     });
     for (const index of spec.indexes ?? []) {
       table.addGlobalSecondaryIndex({
@@ -164,7 +175,8 @@ export class PlatformData extends Construct {
           noncurrentVersionExpiration: Duration.days(1),
         })),
       ],
-      removalPolicy: RemovalPolicy.RETAIN,
+      removalPolicy: this.removalPolicy,
+      autoDeleteObjects: this.removalPolicy === RemovalPolicy.DESTROY,
     });
   }
 }

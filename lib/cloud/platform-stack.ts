@@ -1,4 +1,9 @@
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { EndpointType, SecurityPolicy } from 'aws-cdk-lib/aws-apigateway';
+import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
+import { resolveDeployOptions, type DeployOptions } from './deploy-options.ts';
+import { acknowledgeNagFindings } from './nag-acknowledgements.ts';
+import { AccessLogBucket, ApiFirewall, applyRemovalPolicy, reserveConcurrency, RunTokenRotation } from './guardrails.ts';
 import type { Construct } from 'constructs';
 import { defineArea } from '../manifest/define.ts';
 import { areas, checkAreas, routesByArea } from '../manifest/index.ts';
@@ -22,6 +27,9 @@ import { SERVICE_HOST_URL_VARIABLES, ServiceContainers } from './service-contain
 import { servicesByHost, servicesOf } from '../manifest/services.ts';
 import { INCOMING_PREFIX } from '../../functions/knowledge/knowledge-paths.ts';
 import { hostListSetting } from '../../functions/core/config.ts';
+
+/** The area the `voice` deploy option leaves out. */
+const VOICE_AREA = 'voice';
 
 /** Days usage-log records are kept unless the stack is told otherwise (the config's default too). */
 export const DEFAULT_USAGE_LOG_RETENTION_DAYS = 30;
@@ -84,6 +92,12 @@ export interface PlatformStackProps extends StackProps {
   readonly areas?: readonly AreaModule[];
   /** Where the generated function entries are written. @default DEFAULT_ENTRIES_DIR */
   readonly entriesDir?: string;
+  /**
+   * Sign-up, voice, WAF, throttling, reserved concurrency, access logs, removal, rotation and a
+   * custom domain (lib/cloud/deploy-options.ts; the `-c` context options of bin/platform.ts).
+   * @default the preset of the stage: `dev` for the stage named dev, else `prod`
+   */
+  readonly deploy?: DeployOptions;
 }
 
 /**
@@ -105,16 +119,31 @@ export class PlatformStack extends Stack {
   readonly schedules: RuntimeSchedules | undefined;
   /** The bucket and distribution of each host of browser assets (the CDN host: the embed widget). */
   readonly assetDistributions: ReadonlyMap<Host, AssetDistribution>;
-  /** The containers of the areas' services (the voice bridge); none, and no VPC, when no area declares one. */
+  /** The containers of the areas' services (the voice bridge); none, and no VPC, when no area declares one or voice is off. */
   readonly services: ServiceContainers | undefined;
+  /** The options the stack was built with (its preset's, overlaid by the context's). */
+  readonly options: DeployOptions;
+  /** The WAF web ACL of the API stage, when the `waf` option is on. */
+  readonly firewall: ApiFirewall | undefined;
+  /** The bucket of every access log, when the `accessLogs` option is on. */
+  readonly accessLogs: AccessLogBucket | undefined;
+  /** The run-token secret's rotation, when `runTokenRotationDays` is above 0. */
+  readonly runTokenRotation: RunTokenRotation | undefined;
 
   constructor(scope: Construct, id: string, props: PlatformStackProps) {
     super(scope, id, props);
     const stage = validateStage(props.stage);
     const stackName = validateStackName(this.stackName);
-    const modules = props.areas ?? areas;
+    const options = (this.options = props.deploy ?? resolveDeployOptions(stage));
+    const removalPolicy = options.removalPolicy === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
+    // Voice off: the area (its service, table and the VPC, load balancer and distribution it brings) is left out.
+    const modules = (props.areas ?? areas).filter((area) => options.voice || area.name !== VOICE_AREA);
     checkAreas(modules);
     const routes = props.routes ?? modules.flatMap((area) => area.routes);
+    const domain =
+      options.domainName === undefined
+        ? undefined
+        : { name: options.domainName, certificateArn: options.certificateArn!, regionalCertificateArn: options.regionalCertificateArn! };
     const retentionDays = validateRetentionDays(props.usageLogRetentionDays ?? DEFAULT_USAGE_LOG_RETENTION_DAYS);
     const oauth = oauthFunctionSettings(validateOAuthProviders(props.oauthProviders ?? {}));
 
@@ -132,8 +161,9 @@ export class PlatformStack extends Stack {
           .filter((bucket) => modules.some((area) => area.buckets.some((b) => b.name === bucket)))
           .map((bucket) => ({ bucket, prefix: INCOMING_PREFIX, afterDays: 1 })),
       ],
+      removalPolicy,
     });
-    this.identity = new PlatformIdentity(this, 'Identity', { userPoolName: `${stackName}-users` });
+    this.identity = new PlatformIdentity(this, 'Identity', { userPoolName: `${stackName}-users`, selfSignUp: options.selfSignUp, removalPolicy });
     this.runtime = new RuntimeFunction(this, 'Runtime', { webAdapterLayerVersion: props.webAdapterLayerVersion });
     this.mcpRuntime = new McpRuntimeFunction(this, 'McpRuntime', { memorySize: props.mcpRuntimeMemorySize });
 
@@ -170,6 +200,7 @@ export class PlatformStack extends Stack {
             mcpRuntime: this.mcpRuntime.function,
             oauth,
             entriesDir: props.entriesDir,
+            ...(domain === undefined ? {} : { domain }),
           });
 
     // Hosts of browser assets (the CDN host's widget): a bucket behind CloudFront each.
@@ -177,7 +208,11 @@ export class PlatformStack extends Stack {
     this.assetDistributions = new Map(
       assetHosts.map((host) => [
         host,
-        new AssetDistribution(this, `Assets-${host}`, { host, assets: modules.flatMap((area) => area.assets.filter((asset) => asset.host === host)) }),
+        new AssetDistribution(this, `Assets-${host}`, {
+          host,
+          assets: modules.flatMap((area) => area.assets.filter((asset) => asset.host === host)),
+          ...(domain === undefined ? {} : { domain: { name: `${host}.${domain.name}`, certificateArn: domain.certificateArn } }),
+        }),
       ]),
     );
     const assetHostUrls = Object.fromEntries(
@@ -213,12 +248,33 @@ export class PlatformStack extends Stack {
       apiName: `${stackName}-api`,
       stageName: stage,
       ...(props.apiIntegrationTimeoutSec !== undefined ? { maxIntegrationTimeoutSec: props.apiIntegrationTimeoutSec } : {}),
+      throttle: { rateLimit: options.apiRateLimit, burstLimit: options.apiBurstLimit },
+      ...(options.accessLogs
+        ? { accessLogRetentionDays: options.accessLogRetentionDays, cloudWatchRole: options.apiGatewayCloudWatchRole, removalPolicy }
+        : {}),
     });
+    this.firewall = options.waf
+      ? new ApiFirewall(this, 'Firewall', { stage: this.api.restApi.deploymentStage, ratePerFiveMinutes: options.wafRateLimit, name: `${stackName}-api` })
+      : undefined;
+    this.applyConcurrency(options);
+    this.runTokenRotation =
+      options.runTokenRotationDays > 0
+        ? new RunTokenRotation(this, 'RunTokenRotation', { secret: this.data.runTokenSecret, days: options.runTokenRotationDays, removalPolicy })
+        : undefined;
+    const apiDomain =
+      domain === undefined
+        ? undefined
+        : this.api.restApi.addDomainName('Domain', {
+            domainName: `api.${domain.name}`,
+            certificate: Certificate.fromCertificateArn(this, 'ApiCertificate', domain.regionalCertificateArn),
+            endpointType: EndpointType.REGIONAL,
+            securityPolicy: SecurityPolicy.TLS_1_2,
+          });
 
     // A host with streaming routes is its function URL, a host with a service its distribution.
     // Until the other hosts get their own infrastructure they mirror the local layout
     // (lib/local/server.ts): path prefixes on the base URL, MCP on the base itself.
-    const base = this.api.baseUrl;
+    const base = apiDomain === undefined ? this.api.baseUrl : `https://api.${domain!.name}`;
     const hostUrl = (host: Host, otherwise: string) =>
       this.functions.streams.get(host)?.baseUrl ?? this.services?.hosts.get(host)?.url ?? this.assetDistributions.get(host)?.url ?? otherwise;
     const hosts: Record<string, { value: string; description: string }> = {
@@ -239,6 +295,48 @@ export class PlatformStack extends Stack {
       });
     new CfnOutput(this, 'UserPoolId', { value: this.identity.userPool.userPoolId, description: 'Cognito user pool for sign-in' });
     new CfnOutput(this, 'UserPoolClientId', { value: this.identity.client.userPoolClientId, description: 'Cognito app client (no secret)' });
+    // What `agent-platform cloud promote` reads to make an operator (bin/cli/commands/cloud.ts).
+    new CfnOutput(this, 'TablePrefix', { value: tablePrefixFor(stackName), description: 'Prefix of the DynamoDB table names' });
+    if (apiDomain !== undefined)
+      new CfnOutput(this, 'ApiDnsTarget', {
+        value: apiDomain.domainNameAliasDomainName,
+        description: `Point api.${domain!.name} here (CNAME, or an alias record)`,
+      });
+    for (const [host, served] of this.services?.hosts ?? []) {
+      if (served.originName === undefined) continue;
+      new CfnOutput(this, `${host[0]!.toUpperCase()}${host.slice(1)}DnsTargets`, {
+        value: `${host}.${domain!.name} -> ${served.distribution.distributionDomainName}; ${served.originName} -> ${served.loadBalancer.loadBalancerDnsName}`,
+        description: `CNAME records for the ${host} host and its load balancer's certificate name`,
+      });
+    }
+    for (const [host, assets] of this.assetDistributions)
+      if (domain !== undefined)
+        new CfnOutput(this, `${host[0]!.toUpperCase()}${host.slice(1)}DnsTarget`, {
+          value: assets.distribution.distributionDomainName,
+          description: `Point ${host}.${domain.name} here (CNAME, or an alias record)`,
+        });
+
+    // Last: they act on every bucket, distribution and resource made above.
+    this.accessLogs = options.accessLogs
+      ? new AccessLogBucket(this, 'AccessLogs', { retentionDays: options.accessLogRetentionDays, removalPolicy })
+      : undefined;
+    this.accessLogs?.logEverythingIn(this);
+    applyRemovalPolicy(this, options.removalPolicy);
+    acknowledgeNagFindings(this);
+  }
+
+  /** Reserved concurrency: the user-code runtimes' (a ceiling that leaves the platform's functions their share) and each named area's. */
+  private applyConcurrency(options: DeployOptions): void {
+    reserveConcurrency(this.runtime.function, options.runtimeConcurrency);
+    reserveConcurrency(this.mcpRuntime.function, options.mcpRuntimeConcurrency);
+    for (const [area, executions] of Object.entries(options.areaConcurrency)) {
+      const fn = this.functions.areas.get(area);
+      if (fn === undefined)
+        throw new Error(
+          `Invalid deploy options: areaConcurrency names area "${area}", which has no function (areas: ${[...this.functions.areas.keys()].join(', ')}).`,
+        );
+      reserveConcurrency(fn.function, executions);
+    }
   }
 }
 

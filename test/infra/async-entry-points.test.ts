@@ -54,8 +54,10 @@ describe('queue entry points in the cloud', () => {
     const consumerTimeout = template.Resources[id(consumer.function)]!.Properties!['Timeout'];
 
     // Assess
-    // The sample's two, the neighbour's two, and the cron and channels areas' queues with their dead letters.
-    expect(queues).toHaveLength(8);
+    // The sample's two, the neighbour's two, and the cron and channels areas' queues with their dead
+    // letters; and one failure queue per area with storage events (the sample, knowledge, websites).
+    expect(queues).toHaveLength(8 + stack.functions.storageEventFailures.size);
+    expect([...stack.functions.storageEventFailures.keys()].sort()).toEqual(['knowledge', 'sample', 'websites']);
     expect(props).toMatchObject({
       RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [id(sample.deadLetter), 'Arn'] }, maxReceiveCount: 3 },
       SqsManagedSseEnabled: true,
@@ -107,6 +109,8 @@ describe('queue entry points in the cloud', () => {
     name('sample schedule', functions.schedules.get('sample'));
     name('sample consumer', functions.queueConsumers.get('sample'));
     name('sample storage', functions.storageEvents.get('sample'));
+    name('knowledge storage', functions.storageEvents.get('knowledge'));
+    name('websites storage', functions.storageEvents.get('websites'));
     name('neighbour consumer', functions.queueConsumers.get('neighbour'));
     name('cron consumer', functions.queueConsumers.get('cron'));
     name('channels area', functions.areas.get('channels'));
@@ -118,6 +122,9 @@ describe('queue entry points in the cloud', () => {
       queueName.set(id(q.queue), entry);
       queueName.set(id(q.deadLetter), `${entry} (dead letters)`);
     }
+    for (const [area, q] of functions.storageEventFailures) queueName.set(id(q), `${area} (storage failures)`);
+    // Lambda's on-failure destination: the storage function sends the events it gave up on.
+    const failures = (area: string) => ['GetQueueAttributes', 'GetQueueUrl', 'SendMessage'].map((a) => `sqs:${a} ${area} (storage failures)`);
 
     // Act: every SQS action of every role's policies, with the queues it names
     const grants: Record<string, string[]> = {};
@@ -139,7 +146,9 @@ describe('queue entry points in the cloud', () => {
     expect(grants).toEqual({
       'sample area': ['sqs:SendMessage sample.file-note'],
       'sample schedule': ['sqs:SendMessage sample.file-note'],
-      'sample storage': ['sqs:SendMessage sample.file-note'],
+      'sample storage': ['sqs:SendMessage sample.file-note', ...failures('sample')].sort(),
+      'knowledge storage': failures('knowledge'),
+      'websites storage': failures('websites'),
       'sample voice service': ['sqs:SendMessage sample.file-note'],
       'sample consumer': [...consume('sample.file-note'), 'sqs:SendMessage sample.file-note', 'sqs:SendMessage sample.file-note (dead letters)'].sort(),
       'neighbour consumer': [

@@ -32,7 +32,12 @@ function areaFunction(area: string) {
   const resources = json(platform.main).Resources;
   const role = logicalIdOf(platform, fn.function.role!);
   const statements = Object.values(resources)
-    .filter((r) => r.Type === 'AWS::IAM::Policy' && (r.Properties?.['Roles'] as unknown[]).some((ref) => JSON.stringify(ref) === JSON.stringify({ Ref: role })))
+    // The inline policy, and the overflow managed policy CDK adds once a role's statements pass the inline size limit (platform-tools: H, issue 35).
+    .filter(
+      (r) =>
+        (r.Type === 'AWS::IAM::Policy' || r.Type === 'AWS::IAM::ManagedPolicy') &&
+        ((r.Properties?.['Roles'] as unknown[] | undefined) ?? []).some((ref) => JSON.stringify(ref) === JSON.stringify({ Ref: role })),
+    )
     .flatMap((p) => p.Properties?.['PolicyDocument'].Statement as { Action: string | string[]; Resource: unknown }[]);
   return { props: resources[logicalIdOf(platform, fn.function)]!.Properties!, statements };
 }

@@ -16,7 +16,8 @@ describe('Cognito', () => {
     expect(pools[0]!['Properties']).toMatchObject({
       UsernameAttributes: ['email'],
       AutoVerifiedAttributes: ['email'],
-      AdminCreateUserConfig: { AllowAdminCreateUserOnly: false },
+      // Closed by default: operators invite (`agent-platform cloud invite`), deploy option selfSignUp opens it.
+      AdminCreateUserConfig: { AllowAdminCreateUserOnly: true },
       Policies: { PasswordPolicy: { MinimumLength: 12, RequireLowercase: true, RequireUppercase: true, RequireNumbers: true, RequireSymbols: true } },
     });
   });
@@ -31,7 +32,10 @@ describe('Cognito', () => {
     // Assess
     expect(clients).toHaveLength(1);
     expect(clients[0]!['Properties'].GenerateSecret).toBe(false);
-    expect(clients[0]!['Properties'].ExplicitAuthFlows).toEqual(expect.arrayContaining(['ALLOW_USER_SRP_AUTH', 'ALLOW_REFRESH_TOKEN_AUTH']));
+    // The password flow: what the AWS CLI and `agent-platform login --stack` sign in with.
+    expect(clients[0]!['Properties'].ExplicitAuthFlows).toEqual(
+      expect.arrayContaining(['ALLOW_USER_SRP_AUTH', 'ALLOW_USER_PASSWORD_AUTH', 'ALLOW_REFRESH_TOKEN_AUTH']),
+    );
   });
 });
 

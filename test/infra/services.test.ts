@@ -73,6 +73,9 @@ function synthFails(modules: readonly AreaModule[]): string {
   }
 }
 
+/** Logical-id prefix of the code servers' machines (their own security group and role, outside the services' VPC). */
+const CODE_SERVER_BLOCK = 'FunctionsCodeServerMachines';
+
 describe('services', () => {
   it('exist only when a module declares one: without the voice area, no VPC, cluster, load balancer or distribution, and no VOICE_URL', () => {
     // Prepare
@@ -89,8 +92,10 @@ describe('services', () => {
     rmSync(dir, { recursive: true, force: true });
 
     // Act
-    const serviceResources = Object.values(template.Resources)
-      .map((r) => r.Type)
+    // Code servers' own security group (lib/cloud/code-server-machines.ts, in the default VPC) is not the services'.
+    const serviceResources = Object.entries(template.Resources)
+      .filter(([id]) => !id.startsWith(CODE_SERVER_BLOCK))
+      .map(([, r]) => r.Type)
       .filter((type) => SERVICE_TYPES.test(type));
     const withVoiceUrl = ofType(template, 'AWS::Lambda::Function').filter(([, r]) => r.Properties?.['Environment']?.['Variables']?.['VOICE_URL'] !== undefined);
 
@@ -128,7 +133,8 @@ describe('services', () => {
     // The service's distribution, the site host's (the websites area) and the widget's (the embed area).
     expect(ofType(template, 'AWS::CloudFront::Distribution')).toHaveLength(3);
     expect(ofType(template, 'AWS::EC2::NatGateway')).toEqual([]);
-    expect(ofType(template, 'AWS::EC2::Subnet').map(([, s]) => s.Properties?.['MapPublicIpOnLaunch'])).toEqual([true, true]);
+    // Public subnets for the tasks, isolated ones for the internal load balancer (the VPC origin's).
+    expect(ofType(template, 'AWS::EC2::Subnet').map(([, s]) => s.Properties?.['MapPublicIpOnLaunch'])).toEqual([true, true, false, false]);
     expect(task).toMatchObject({ Cpu: '256', Memory: '512', RuntimePlatform: { CpuArchitecture: 'ARM64' }, RequiresCompatibilities: ['FARGATE'] });
     expect(container).toMatchObject({ PortMappings: [{ ContainerPort: 8080 }], StopTimeout: 120, ReadonlyRootFilesystem: true });
     expect(service).toMatchObject({
@@ -140,7 +146,7 @@ describe('services', () => {
     });
     expect(targetGroup).toMatchObject({ Port: 8080, HealthCheckPath: '/_health', TargetType: 'ip' });
     expect(targetGroup['TargetGroupAttributes']).toContainEqual({ Key: 'deregistration_delay.timeout_seconds', Value: '300' });
-    expect(loadBalancer).toMatchObject({ Scheme: 'internet-facing', Type: 'application' });
+    expect(loadBalancer).toMatchObject({ Scheme: 'internal', Type: 'application' });
     expect(loadBalancer['LoadBalancerAttributes']).toContainEqual({ Key: 'idle_timeout.timeout_seconds', Value: '600' });
     expect(distribution).toMatchObject({
       DefaultCacheBehavior: {
@@ -150,8 +156,16 @@ describe('services', () => {
         ViewerProtocolPolicy: 'https-only',
         AllowedMethods: expect.arrayContaining(['GET', 'POST', 'OPTIONS']),
       },
-      Origins: [{ DomainName: { 'Fn::GetAtt': [id(host.loadBalancer), 'DNSName'] }, CustomOriginConfig: { OriginProtocolPolicy: 'http-only' } }],
+      // A VPC origin: CloudFront reaches the internal load balancer on AWS's network, adding the origin secret.
+      Origins: [
+        {
+          DomainName: { 'Fn::GetAtt': [id(host.loadBalancer), 'DNSName'] },
+          VpcOriginConfig: expect.objectContaining({ VpcOriginId: expect.anything() }),
+          OriginCustomHeaders: [{ HeaderName: 'X-Origin-Verify', HeaderValue: expect.anything() }],
+        },
+      ],
     });
+    expect(JSON.stringify(distribution['Origins'])).toContain('{{resolve:secretsmanager:');
   });
 
   it('scale on active connections per healthy task when the service declares scaling (metric math in the target tracking policy)', () => {
@@ -205,7 +219,9 @@ describe('services', () => {
 
     // Act
     const ingress = ofType(template, 'AWS::EC2::SecurityGroupIngress').map(([, r]) => r.Properties!);
-    const inline = ofType(template, 'AWS::EC2::SecurityGroup').flatMap(([, r]) => r.Properties?.['SecurityGroupIngress'] ?? []);
+    const inline = ofType(template, 'AWS::EC2::SecurityGroup')
+      .filter(([groupId]) => !groupId.startsWith(CODE_SERVER_BLOCK))
+      .flatMap(([, r]) => r.Properties?.['SecurityGroupIngress'] ?? []);
     const intoTasks = ingress.filter((r) => JSON.stringify(r['GroupId']) === JSON.stringify(taskGroup));
     const intoBalancer = ingress.filter((r) => JSON.stringify(r['GroupId']) === JSON.stringify(balancerGroup));
 
