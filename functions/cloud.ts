@@ -6,12 +6,12 @@ import { entryPointsOf } from '../lib/manifest/define.ts';
 import { cloudAdapterPortsOf, type CloudAdapterPort } from '../lib/manifest/port-resources.ts';
 import { createCognitoVerifier } from './core/auth/cognito.ts';
 import type { IdentityVerifier } from './core/auth/credentials.ts';
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { createRunTokens, secretsManagerRunTokenKey, type RunTokens } from './core/auth/run-token.ts';
+import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { createRunTokens, secretsManagerKeyRing, type RunTokens, type RunTokenSecretStage } from './core/auth/run-token.ts';
 import { systemClock } from './core/clock.ts';
 import type { S3Event, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { ConfigError, parseConfig, type Config } from './core/config.ts';
-import { createSecretsManagerReader, type SecretReader } from './core/secret-reader.ts';
+import { createSecretsManagerReader } from './core/secret-reader.ts';
 import { createRestHandler, type RestHandler } from './core/http/api-gateway.ts';
 import { createStreamHandler, type StreamingLambdaHandler } from './core/http/lambda-stream.ts';
 import type { RouteDefinition, StreamRouteDefinition } from './core/http/route.ts';
@@ -67,7 +67,8 @@ function buildCloudPlatform(modules: readonly AreaModule[], adapters: CloudAdapt
   const config = parseConfig(process.env, modules);
   // One Secrets Manager reader for the run-token secret and the OAuth client secrets; each value is
   // read when first needed and kept for the execution environment.
-  const secrets = createSecretsManagerReader(new SecretsManagerClient({ region: config.AWS_REGION }));
+  const secretsManager = new SecretsManagerClient({ region: config.AWS_REGION });
+  const secrets = createSecretsManagerReader(secretsManager);
   // Each function receives the variables of its own area's ports only (lib/cloud/area-functions.ts),
   // so adapters are built when first used: a missing variable fails that use with the configuration
   // error (logged, answered 500), and never a function that does not need the port.
@@ -75,7 +76,7 @@ function buildCloudPlatform(modules: readonly AreaModule[], adapters: CloudAdapt
     config,
     {
       identity: cognitoVerifier(config),
-      runTokens: builtOnFirstUse(() => cloudRunTokens(config, secrets)),
+      runTokens: builtOnFirstUse(() => cloudRunTokens(config, secretsManager)),
       compute: adapterOf('compute', config, adapters),
       mcpRuntime: adapterOf('mcpRuntime', config, adapters),
       secretBox: adapterOf('secretBox', config, adapters),
@@ -113,13 +114,21 @@ function builtOnFirstUse<T extends object>(build: () => T): T {
   });
 }
 
-function cloudRunTokens(config: Config, secrets: SecretReader): RunTokens {
+/** Run tokens under the secret's current and previous values, so a rotation (lib/cloud/rotation/) breaks no run. */
+function cloudRunTokens(config: Config, secretsManager: SecretsManagerClient): RunTokens {
   const secretArn = config.RUN_TOKEN_SECRET_ARN;
   if (!secretArn) throw new ConfigError('Invalid platform configuration: RUN_TOKEN_SECRET_ARN: is required in the cloud');
-  return createRunTokens(
-    secretsManagerRunTokenKey(() => secrets.read(secretArn)),
-    systemClock,
-  );
+  const fetchStage = async (stage: RunTokenSecretStage): Promise<string | null> => {
+    try {
+      const out = await secretsManager.send(new GetSecretValueCommand({ SecretId: secretArn, VersionStage: stage }));
+      return out.SecretString ?? null;
+    } catch (error) {
+      // Before the first rotation the secret has no AWSPREVIOUS version.
+      if (stage === 'AWSPREVIOUS' && error instanceof ResourceNotFoundException) return null;
+      throw error;
+    }
+  };
+  return createRunTokens(secretsManagerKeyRing(fetchStage, systemClock), systemClock);
 }
 
 function cognitoVerifier(config: Config): IdentityVerifier | null {

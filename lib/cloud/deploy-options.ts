@@ -120,10 +120,9 @@ export const PRESET_DEFAULTS: Readonly<Record<Preset, Omit<DeployOptions, 'prese
     accessLogRetentionDays: 90,
     apiGatewayCloudWatchRole: true,
     removalPolicy: 'retain',
-    // Off until the functions verify run tokens under the previous value too: each execution
-    // environment reads the secret once, so after a rotation old and new environments would
-    // disagree for as long as the old ones live (docs/deploying.md, Rotation).
-    runTokenRotationDays: 0,
+    // Functions verify under the secret's current and previous values and re-read it when a token
+    // verifies under neither (secretsManagerKeyRing), so a rotation breaks no run.
+    runTokenRotationDays: 30,
   },
 };
 

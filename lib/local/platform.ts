@@ -9,7 +9,7 @@ import type { Host } from '../manifest/types.ts';
 import { createBlobStore, createS3Access } from '../../functions/core/blobs.ts';
 import { parseConfig, type Config } from '../../functions/core/config.ts';
 import type { IdentityVerifier } from '../../functions/core/auth/credentials.ts';
-import { createRunTokens, deriveRunTokenKey } from '../../functions/core/auth/run-token.ts';
+import { createRunTokens, fixedKeyRing, deriveRunTokenKey } from '../../functions/core/auth/run-token.ts';
 import { systemClock, type Clock } from '../../functions/core/clock.ts';
 import { createLocalSecretBox } from '../../functions/adapters/secret-box/local.ts';
 import type { SecretReader } from '../../functions/core/secret-reader.ts';
@@ -242,7 +242,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     const masterKey = await loadMasterKey(dataDir);
     const secretBox = createLocalSecretBox(masterKey);
     const runTokenKey = deriveRunTokenKey(masterKey);
-    const runTokens = createRunTokens(async () => runTokenKey, options.clock ?? systemClock);
+    const runTokens = createRunTokens(fixedKeyRing(runTokenKey), options.clock ?? systemClock);
     // One MCP host process per tenant, likewise started on first use and stopped with the platform.
     const mcpRuntime = createLocalMcpRuntime({
       logger: log,

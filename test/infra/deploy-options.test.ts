@@ -44,7 +44,7 @@ describe('deploy options: parsing', () => {
       removalPolicy: 'retain',
       selfSignUp: false,
       runtimeConcurrency: 200,
-      runTokenRotationDays: 0,
+      runTokenRotationDays: 30,
     });
     expect(mixed).toMatchObject({ preset: 'dev', voice: true, apiRateLimit: 7.5, areaConcurrency: { agents: 50 }, removalPolicy: 'retain' });
     expect(resolveDeployOptions('staging', { preset: 'dev' }).preset).toBe('dev');

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { assertAgentInScope, assertCallerAdmitted, requireAlias, requireFullAccess, type UserActor } from '../../functions/core/auth/actor.ts';
 import type { AccountCredential, CredentialLookup, TokenCredential } from '../../functions/core/auth/credentials.ts';
 import { resolveActor } from '../../functions/core/auth/resolve-actor.ts';
-import { createRunTokens } from '../../functions/core/auth/run-token.ts';
+import { createRunTokens, fixedKeyRing, secretsManagerKeyRing, type RunTokenSecretStage } from '../../functions/core/auth/run-token.ts';
 import { digestSecret, generateSecret, isWellFormedSecret, readSecret, secretPrefixHint, type TokenLocator } from '../../functions/core/auth/secrets.ts';
 import { AccessDeniedError, AliasRequiredError, AuthenticationRequiredError } from '../../functions/core/errors.ts';
 
@@ -56,7 +56,7 @@ function setup(overrides: { token?: Partial<TokenCredential>; account?: Partial<
     ...overrides.token,
   };
   const { lookup, used } = fakeCredentials([account], [credential]);
-  const ports = { credentials: lookup, identity: null, runTokens: createRunTokens(async () => Buffer.alloc(32, 3), { now: () => NOW }), now: NOW };
+  const ports = { credentials: lookup, identity: null, runTokens: createRunTokens(fixedKeyRing(Buffer.alloc(32, 3)), { now: () => NOW }), now: NOW };
   return { token, secretKey, ports, used };
 }
 
@@ -246,7 +246,7 @@ describe('run tokens', () => {
       resolveActor('required', bearer(token), {
         ...ports,
         now: NOW + 61_000,
-        runTokens: createRunTokens(async () => Buffer.alloc(32, 3), { now: () => NOW + 61_000 }),
+        runTokens: createRunTokens(fixedKeyRing(Buffer.alloc(32, 3)), { now: () => NOW + 61_000 }),
       }),
     ).rejects.toThrow(AuthenticationRequiredError);
   });
@@ -256,12 +256,87 @@ describe('run tokens', () => {
     const token = await ports.runTokens.mint({ userId: 'u1', keys: null }, 60_000);
     const [body, sig] = token.slice('svc_run_'.length).split('.');
     const forgedBody = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(body!, 'base64url').toString()), u: 'u2' })).toString('base64url');
-    const otherKey = await createRunTokens(async () => Buffer.alloc(32, 9), { now: () => NOW }).mint({ userId: 'u1', keys: null }, 60_000);
+    const otherKey = await createRunTokens(fixedKeyRing(Buffer.alloc(32, 9)), { now: () => NOW }).mint({ userId: 'u1', keys: null }, 60_000);
     await expect(resolveActor('required', bearer(`svc_run_${forgedBody}.${sig}`), ports)).rejects.toThrow(AuthenticationRequiredError);
     await expect(resolveActor('required', bearer(otherKey), ports)).rejects.toThrow(AuthenticationRequiredError);
     const deleted = setup({ account: { status: 'deleted' } });
     const forDeleted = await deleted.ports.runTokens.mint({ userId: 'u1', keys: null }, 60_000);
     await expect(resolveActor('required', bearer(forDeleted), deleted.ports)).rejects.toThrow(AuthenticationRequiredError);
+  });
+});
+
+describe('run tokens across a rotation of the cloud secret', () => {
+  /** Secrets Manager's staging labels as a rotation moves them: the new value current, the old one previous. */
+  function rotatingSecret(first: string) {
+    const stages: { AWSCURRENT: string; AWSPREVIOUS: string | null } = { AWSCURRENT: first, AWSPREVIOUS: null };
+    const reads: RunTokenSecretStage[] = [];
+    return {
+      reads,
+      fetch: async (stage: RunTokenSecretStage) => (reads.push(stage), stages[stage]),
+      rotate(next: string) {
+        stages.AWSPREVIOUS = stages.AWSCURRENT;
+        stages.AWSCURRENT = next;
+      },
+    };
+  }
+  const environment = (secret: ReturnType<typeof rotatingSecret>, clock: { now: () => number }) =>
+    createRunTokens(secretsManagerKeyRing(secret.fetch, clock), clock);
+
+  it('verify in every environment: old tokens under the previous value, new ones after a re-read, none two rotations old', async () => {
+    // Prepare: environment A started before the rotation, B after it
+    let now = NOW;
+    const clock = { now: () => now };
+    const secret = rotatingSecret('a'.repeat(40));
+    const before = environment(secret, clock);
+    const mintedBefore = await before.mint({ userId: 'u1', keys: null }, 600_000);
+    const visitorBefore = await before.mintVisitor('emb1', 'vis1', 600_000);
+    secret.rotate('b'.repeat(40));
+    const after = environment(secret, clock);
+    const mintedAfter = await after.mint({ userId: 'u1', keys: null }, 600_000);
+    now += 11_000;
+    // Act
+    const oldInNew = await after.verify(mintedBefore);
+    const oldVisitorInNew = await after.verifyVisitor(visitorBefore, 'emb1');
+    const newInOld = await before.verify(mintedAfter);
+    secret.rotate('c'.repeat(40));
+    now += 11_000;
+    const twoRotationsOld = await environment(secret, clock).verify(mintedBefore);
+    const readsBefore = secret.reads.length;
+    const garbage = await after.verify(`svc_run_${Buffer.from('{}').toString('base64url')}.${'A'.repeat(43)}`);
+    const garbageAgain = await after.verify(`svc_run_${Buffer.from('{}').toString('base64url')}.${'B'.repeat(43)}`);
+    // Assess
+    expect(oldInNew).toMatchObject({ userId: 'u1' });
+    expect(oldVisitorInNew).toBe('vis1');
+    expect(newInOld).toMatchObject({ userId: 'u1' });
+    expect(twoRotationsOld).toBeNull();
+    expect(garbage).toBeNull();
+    expect(garbageAgain).toBeNull();
+    // A bad token re-reads the secret at most once per 10 s, so garbage cannot hammer Secrets Manager.
+    expect(secret.reads.length - readsBefore).toBeLessThanOrEqual(2);
+  });
+
+  it('sign with the current value only, and read the secret again after five minutes', async () => {
+    // Prepare
+    let now = NOW;
+    const clock = { now: () => now };
+    const secret = rotatingSecret('a'.repeat(40));
+    const tokens = environment(secret, clock);
+    const firstToken = await tokens.mint({ userId: 'u1', keys: null }, 600_000);
+    secret.rotate('b'.repeat(40));
+    // Act
+    const stillOld = await tokens.mint({ userId: 'u1', keys: null }, 600_000);
+    now += 5 * 60_000;
+    const renewed = await tokens.mint({ userId: 'u1', keys: null }, 600_000);
+    const onlyNew = createRunTokens(fixedKeyRing(Buffer.alloc(32, 1)), clock);
+    // Assess: the first two are signed with the old value, the third with the new one
+    const signature = (token: string) => token.split('.')[1];
+    const oldOnly = environment(rotatingSecret('a'.repeat(40)), clock);
+    expect(await oldOnly.verify(firstToken)).not.toBeNull();
+    expect(await oldOnly.verify(stillOld)).not.toBeNull();
+    expect(await oldOnly.verify(renewed)).toBeNull();
+    expect(await environment(rotatingSecret('b'.repeat(40)), clock).verify(renewed)).not.toBeNull();
+    expect(signature(renewed)).not.toBe(signature(firstToken));
+    expect(await onlyNew.verify(renewed)).toBeNull();
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRunTokens, RUN_TOKEN_PREFIX, VISITOR_TOKEN_PREFIX } from '../../functions/core/auth/run-token.ts';
+import { createRunTokens, fixedKeyRing, RUN_TOKEN_PREFIX, VISITOR_TOKEN_PREFIX } from '../../functions/core/auth/run-token.ts';
 import { originAllowed } from '../../functions/embed/origin.ts';
 import { Downsampler } from '../../widget/downsample.ts';
 import { MarkerParser, type StreamPart } from '../../widget/markers.ts';
@@ -94,7 +94,7 @@ describe('embed origins', () => {
 describe('embed visitor tokens', () => {
   const NOW = 1_700_000_000_000;
   const KEY = Buffer.alloc(32, 5);
-  const tokensAt = (now: number, key = KEY) => createRunTokens(async () => key, { now: () => now });
+  const tokensAt = (now: number, key = KEY) => createRunTokens(fixedKeyRing(key), { now: () => now });
 
   it('give back the visitor id for the embed they were issued through, until they expire', async () => {
     // Prepare
