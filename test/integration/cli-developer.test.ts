@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { finished, recordOutput, runCli as runLauncher, runNpm, spawnCli, type CliResult } from '../support/cli.ts';
+import { finished, recordOutput, runCli as runLauncher, runCliInProcess, runNpm, spawnCli, type CliResult } from '../support/cli.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 
 /** The runtime's own plain-Python test agents: the same interface as Strands, no framework needed. */
@@ -164,7 +164,7 @@ describe('developer commands of the CLI against the local platform', () => {
 
   it('logs --follow prints a record made after it started, and Ctrl-C ends it with exit 0', async () => {
     // Prepare
-    const follower = spawnCli(['logs', '--follow', '--limit', '1'], { env: { XDG_CONFIG_HOME: configHome, DATA_DIR: work } });
+    const follower = await spawnCli(['logs', '--follow', '--limit', '1'], { env: { XDG_CONFIG_HOME: configHome, DATA_DIR: work } });
     const printed = recordOutput(follower.stdout);
     const result = finished(follower);
     await recordOutput(follower.stderr).until(/Following new records/);
@@ -231,8 +231,8 @@ describe('developer commands of the CLI against the local platform', () => {
     ['keys without a subcommand', ['keys']],
     ['an option of another command', ['ls', '--follow']],
   ])('exits 2 with the usage text on %s', async (_case, args) => {
-    // Act
-    const result = await runCli(args);
+    // Act: refused before any connection, so in this process (the exit code as bin/cli.ts sets it)
+    const result = await runCliInProcess(args);
     // Assess
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('Usage: agent-platform <command> [options]');
