@@ -1,6 +1,5 @@
 import { credits, keysList, keysRemove, keysSet, login, logout } from './commands/account.ts';
 import { chat } from './commands/chat.ts';
-import { invite, loginToStack, promote } from './commands/cloud.ts';
 import { logs } from './commands/logs.ts';
 import { createUser, grantCredits, listUsers, whoami } from './commands/operator.ts';
 import { deploy, list } from './commands/resources.ts';
@@ -77,7 +76,10 @@ const GLOBAL_OPTIONS: readonly OptionName[] = ['url', 'token', 'json', 'help'];
 const DEPLOY_OPTIONS: readonly OptionName[] = ['name', 'description', 'public'];
 
 const COMMANDS: Readonly<Record<string, Command>> = {
-  login: { options: ['stack', 'email', 'region'], run: (context) => (context.values.stack === undefined ? login(context) : loginToStack(context)) },
+  login: {
+    options: ['stack', 'email', 'region'],
+    run: async (context) => (context.values.stack === undefined ? login(context) : (await cloudCommands()).loginToStack(context)),
+  },
   logout: { options: [], run: logout },
   whoami: { options: [], run: whoami },
   credits: { options: [], run: credits },
@@ -93,11 +95,14 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   'users create': { options: ['alias', 'email', 'credits', 'admin'], run: createUser },
   'users list': { options: ['limit', 'cursor'], run: listUsers },
   'credits grant': { options: ['amount', 'reason'], run: grantCredits },
-  'cloud invite': { options: ['stack', 'region'], run: invite },
-  'cloud promote': { options: ['stack', 'region'], run: promote },
+  'cloud invite': { options: ['stack', 'region'], run: async (context) => (await cloudCommands()).invite(context) },
+  'cloud promote': { options: ['stack', 'region'], run: async (context) => (await cloudCommands()).promote(context) },
 };
 
 /** Words that start a two-word command; `credits` alone is a command too (the balance). */
+/** The cloud commands load three AWS SDK clients (about 0.6 s of CPU): only when one of them runs. */
+const cloudCommands = () => import('./commands/cloud.ts');
+
 const GROUPS = new Set(['users', 'credits', 'keys', 'agents', 'actions', 'mcp', 'cloud']);
 
 export async function runCli(argv: readonly string[]): Promise<number> {

@@ -141,3 +141,47 @@ export interface ActionRecord {
   readonly createdAt: number;
   readonly updatedAt: number;
 }
+
+// Responses (the `data` of each success), as the handlers answer them: the OpenAPI document's
+// response schemas and the typed client's types.
+
+const parameterResponse = z.object({ name: z.string(), type: z.string(), required: z.boolean(), description: z.string().optional() });
+
+/** SPEC part 2, "Action", as `presentAction` shows it; `sourceCode` only in `/action/info/{actionId}`. */
+export const actionResponse = z.object({
+  actionId: z.string(),
+  actionName: z.string(),
+  description: z.string(),
+  runtime: z.literal('python3.12'),
+  category: z.string(),
+  visibility: visibilitySchema,
+  status: actionStatusSchema,
+  memoryMb: z.number().int(),
+  timeoutSec: z.number().int(),
+  tags: z.array(z.string()).readonly(),
+  parameters: z.array(parameterResponse).readonly(),
+  keysNeeded: z.array(z.string()).readonly().describe('Services whose keys the owner must have stored'),
+  owner: z.string().nullable().describe("The owner's alias (null before the owner chose one)"),
+  oneClickUrl: z.string().describe('Runs the action through the router'),
+  directUrl: z.string().describe('Runs the action directly, bypassing the router'),
+  createdAt: z.number().describe('Milliseconds since the epoch'),
+  updatedAt: z.number().describe('Milliseconds since the epoch'),
+  sourceCode: z.string().optional(),
+});
+
+export const actionListResponse = z.object({
+  actions: z.array(actionResponse),
+  count: z.number().int(),
+  nextCursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last'),
+});
+
+export const actionCreatedResponse = z.object({ actionId: z.string(), message: z.string() });
+export const actionUpdatedResponse = z.object({ actionId: z.string(), message: z.string(), action: actionResponse });
+export const actionDeletedResponse = z.object({ actionId: z.string(), message: z.string() });
+
+/** SPEC 4.3's execution result `data` (its `meta` carries requestId, executionTime in ms, memoryMb, creditsUsed). */
+export const executionResponse = z.object({
+  statusCode: z.number().int().describe("The `statusCode` the action's handler returned"),
+  body: z.unknown().describe("The `body` the action's handler returned"),
+  headers: z.record(z.string(), z.string()).optional(),
+});

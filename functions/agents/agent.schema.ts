@@ -111,3 +111,78 @@ export const conversationParams = z.object({
 });
 
 export const conversationListQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(50) });
+
+// Responses (the `data` of each success), as the handlers answer them: the OpenAPI document's
+// response schemas and the typed client's types.
+
+/** SPEC part 2, "Agent", as `presentAgent` shows it; `sourceCode` only on a single read the caller may see. */
+export const agentResponse = z.object({
+  agentId: z.string(),
+  agentName: z.string(),
+  description: z.string(),
+  status: z.enum(['active', 'deleted']),
+  visibility: visibilitySchema,
+  sourceVisibility: sourceVisibilitySchema.describe('`hidden`: only the owner reads `sourceCode`'),
+  runtime: z.literal('python3.12'),
+  memoryMb: z.number().int(),
+  timeoutSec: z.number().int(),
+  agentType: z.enum(['text', 'bidi']).describe('`bidi` marks a voice agent'),
+  initialPrompt: z.string().nullable(),
+  voice: voiceSchema.nullable().describe('Voice agents only (null for text agents)'),
+  owner: z.string().nullable().describe("The owner's alias (null before the owner chose one)"),
+  slug: z.string().nullable().describe('`{owner}/{agentName}`; null while the owner has no alias'),
+  invocationsPerMonth: z.number().int().describe('Chats this calendar month (UTC)'),
+  endpointUrl: z.string().describe('The streaming chat URL'),
+  createdAt: z.number().describe('Milliseconds since the epoch'),
+  updatedAt: z.number().describe('Milliseconds since the epoch'),
+  sourceCode: z.string().optional(),
+});
+
+export const agentListResponse = z.object({
+  agents: z.array(agentResponse),
+  count: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+  nextCursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last'),
+});
+
+export const agentDeletedResponse = z.object({ agentId: z.string(), status: z.enum(['active', 'deleted']), message: z.string() });
+
+/** SPEC part 2, "Conversation", as list entries show it. */
+export const conversationSummaryResponse = z.object({
+  conversationId: z.string(),
+  agentId: z.string(),
+  title: z.string().describe('From the first prompt'),
+  messageCount: z.number().int(),
+  createdAt: z.number().describe('Milliseconds since the epoch'),
+  updatedAt: z.number().describe('Milliseconds since the epoch'),
+});
+
+export const recentConversationsResponse = z.object({ conversations: z.array(conversationSummaryResponse), count: z.number().int() });
+export const agentConversationsResponse = z.object({ agentId: z.string(), conversations: z.array(conversationSummaryResponse), count: z.number().int() });
+
+const messageResponse = z.object({
+  role: z.enum(['user', 'assistant']),
+  content: z.string(),
+  timestamp: z.number().describe('Milliseconds since the epoch'),
+});
+
+export const conversationResponse = z.object({
+  conversation: conversationSummaryResponse.extend({ userId: z.string(), messages: z.array(messageResponse) }),
+});
+
+/** The buffered chat's answer (SPEC 4.1 shows only "the complete reply"). */
+export const chatResponse = z.object({
+  response: z.string().describe('The whole reply text'),
+  conversationId: z.string().describe('Pass back as `conversationId` to continue the conversation'),
+  agentId: z.string(),
+  metrics: z
+    .object({
+      totalCycles: z.number().int(),
+      totalTokens: z.number().int(),
+      toolsUsed: z.array(z.string()),
+      durationMs: z.number(),
+    })
+    .nullable()
+    .describe("The run's figures; null when the run reported none"),
+});

@@ -72,3 +72,60 @@ export interface ResourceFigures extends Figures {
   /** For the caller's public resources: calls others made (counts only); null for anything else. */
   readonly byOthers: { readonly requests: number; readonly errors: number } | null;
 }
+
+// Responses (the `data` of each success), as the handlers answer them: the OpenAPI document's
+// response schemas and the typed client's types.
+
+const iso = z.string().describe('ISO 8601');
+const figureFields = {
+  requests: z.number().int(),
+  errors: z.number().int(),
+  creditsSpent: z.number(),
+};
+const resourceType = z.string().describe('`agent`, `action`, `mcp`, `voice`, `cron`, `channel`, ...');
+
+export const overviewResponse = z.object({
+  days: z.number().int(),
+  from: iso,
+  to: iso,
+  ...figureFields,
+  errorRate: z.number().describe('errors / requests, 0 without requests'),
+  avgDurationMs: z.number().int(),
+  byType: z.record(z.string(), z.object(figureFields)).describe('By resource type; every shown type is present, with zeros when unused'),
+  topResources: z
+    .array(z.object({ resourceId: z.string(), resourceType, name: z.string().nullable(), ...figureFields }))
+    .describe("The caller's busiest resources, most requests first"),
+  publicUsage: z.object({ requests: z.number().int(), errors: z.number().int() }).describe("What the caller's public resources served to others: counts only"),
+});
+
+export const resourcesResponse = z.object({
+  days: z.number().int(),
+  from: iso,
+  to: iso,
+  resources: z
+    .array(
+      z.object({
+        resourceId: z.string(),
+        resourceType,
+        name: z.string().nullable().describe('Null when the resource no longer exists'),
+        ...figureFields,
+        p50DurationMs: z.number().nullable(),
+        p95DurationMs: z.number().nullable(),
+        byOthers: z
+          .object({ requests: z.number().int(), errors: z.number().int() })
+          .nullable()
+          .describe('Calls by other users of a public resource (counts only); null when none'),
+      }),
+    )
+    .describe('Most requests (own and by others) first'),
+});
+
+export const timeseriesResponse = z.object({
+  metric: z.enum(METRICS),
+  interval: z.enum(INTERVALS),
+  from: iso,
+  to: iso,
+  points: z
+    .array(z.object({ t: iso.describe('The start of the hour or day (UTC)'), value: z.number() }))
+    .describe('One per interval, oldest first, zeros included'),
+});

@@ -49,7 +49,7 @@ export function summarize(entries: readonly MoneyEntry[]) {
     else paidOutCents -= e.netCents;
   }
   return {
-    currency: 'usd',
+    currency: 'usd' as const,
     totals: { ...totals, paidOutCents, availableCents: totals.netCents - paidOutCents },
     byResource: [...byResource].map(([resourceId, f]) => ({ resourceId, ...f })).sort((a, b) => b.netCents - a.netCents),
     byMonth: [...byMonth].map(([month, f]) => ({ month, ...f })).sort((a, b) => b.month.localeCompare(a.month)),
@@ -79,7 +79,7 @@ export async function listAuthorResources(actor: UserActor, ports: Pick<BillingP
       const now = ports.clock.now();
       resources.push({
         resourceId: server.serverId,
-        resourceType: 'mcp',
+        resourceType: 'mcp' as const,
         name: server.serverName,
         visibility: server.visibility,
         authorPricing: server.authorPricing,
@@ -145,7 +145,7 @@ export async function payoutHistory(actor: UserActor, ports: Pick<BillingPorts, 
     .map((e) => ({
       payoutId: e.entryId,
       amountCents: e.netCents,
-      status: reversed.has(e.entryId) ? 'failed' : e.transferId !== undefined ? 'paid' : 'pending',
+      status: reversed.has(e.entryId) ? ('failed' as const) : e.transferId !== undefined ? ('paid' as const) : ('pending' as const),
       transferId: e.transferId ?? null,
       createdAt: e.createdAt,
     }))
@@ -189,7 +189,7 @@ export async function processPayout(actor: UserActor, ports: BillingPorts) {
       `${actor.userId}-${payoutId}`,
     );
     await ports.billing.setTransferId(actor.userId, payoutId, transfer.id);
-    return { payoutId, amountCents: totals.availableCents, transferId: transfer.id, status: 'paid' };
+    return { payoutId, amountCents: totals.availableCents, transferId: transfer.id, status: 'paid' as const };
   } catch (error) {
     // The balance comes back by a new entry; the payout entry stays, as every movement does.
     await ports.billing.appendMoney({

@@ -56,5 +56,7 @@ export async function createPlanCheckout(actor: UserActor, tier: 'starter' | 'pr
 export async function createPortal(actor: UserActor, baseUrl: string, ports: BillingPorts) {
   requireStripeSettings(ports.config, ['STRIPE_SECRET_KEY']);
   const customer = await customerOf(actor, ports);
-  return ports.stripe.createPortalSession(customer, `${baseUrl}/user/subscription`);
+  // Only the URL: the rest of Stripe's session (customer id, return URL, ...) is not the caller's business.
+  const session = await ports.stripe.createPortalSession(customer, `${baseUrl}/user/subscription`);
+  return { url: session.url };
 }

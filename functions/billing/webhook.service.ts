@@ -157,7 +157,7 @@ async function apply(event: StripeEvent, requestId: string, ports: BillingPorts)
 /** Handles one delivery; `{received, duplicate}` on success. */
 export async function handleStripeWebhook(rawBody: Buffer, signature: string | undefined, requestId: string, ports: BillingPorts) {
   const event = await ports.stripe.verifyEvent(rawBody, signature, Math.floor(ports.clock.now() / 1000));
-  if (!(await ports.billing.claimEvent(event.id, event.type))) return { received: true, duplicate: true, type: event.type };
+  if (!(await ports.billing.claimEvent(event.id, event.type))) return { received: true as const, duplicate: true, type: event.type };
   try {
     await apply(event, requestId, ports);
   } catch (error) {
@@ -165,5 +165,5 @@ export async function handleStripeWebhook(rawBody: Buffer, signature: string | u
     throw error;
   }
   await ports.billing.completeEvent(event.id);
-  return { received: true, duplicate: false, type: event.type };
+  return { received: true as const, duplicate: false, type: event.type };
 }

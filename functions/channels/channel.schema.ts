@@ -190,3 +190,65 @@ export function presentChannel(channel: ChannelRecord, baseUrl: string) {
     updatedAt: new Date(channel.updatedAt).toISOString(),
   };
 }
+
+// Responses (the `data` of each success), as the handlers answer them: the OpenAPI document's
+// response schemas and the typed client's types.
+
+const channelStatusSchema = z.enum(['active', 'paused']);
+const isoTime = z.string().describe('ISO timestamp');
+
+/** SPEC part 2, "Channel", as `presentChannel` shows it: secrets in `platformConfig` masked. */
+export const channelResponse = z.object({
+  channelId: z.string(),
+  name: z.string(),
+  platform: z.enum(PLATFORMS),
+  agentId: z.string(),
+  status: channelStatusSchema,
+  webhookUrl: z.string().describe('Where the platform delivers: `{base_url}/channels/inbound/{channelId}/{platform}`'),
+  platformConfig: z.record(z.string(), z.string()).describe('The credentials, sensitive values masked'),
+  allowedSenders: z.array(z.string()).readonly(),
+  groupPolicy: z.enum(['disabled', 'allowlist', 'open']),
+  allowedGroups: z.array(z.string()).readonly(),
+  requireMention: z.boolean(),
+  initialPrompt: z.string().nullable(),
+  failureCount: z.number().int().describe('Deliveries whose reply could not be sent since the channel was last made active'),
+  pausedReason: z.string().nullable().describe('Why the platform paused the channel itself; null otherwise'),
+  lastError: z.object({ at: isoTime, code: z.string(), message: z.string() }).nullable().describe('The latest failure, secrets scrubbed'),
+  createdAt: isoTime,
+  updatedAt: isoTime,
+});
+
+export const channelCreatedResponse = channelResponse.pick({
+  channelId: true,
+  name: true,
+  platform: true,
+  agentId: true,
+  status: true,
+  webhookUrl: true,
+  createdAt: true,
+});
+
+export const channelListResponse = z.object({
+  channels: z.array(channelResponse),
+  count: z.number().int(),
+  nextCursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last'),
+});
+
+export const channelDeletedResponse = z.object({ channelId: z.string(), deleted: z.boolean().describe('Always true') });
+export const channelTestResponse = z.object({
+  response: z.string().describe("The agent's reply"),
+  conversationId: z.string().describe("The owner's test conversation on this channel"),
+});
+export const senderMutedResponse = z.object({ senderId: z.string(), muted: z.boolean() });
+export const mutedSendersResponse = z.object({
+  mutedSenders: z.array(
+    z.object({ senderId: z.string(), reason: z.string(), mutedAt: isoTime, mutedBy: z.string().nullable().describe('User id of who muted the sender') }),
+  ),
+  count: z.number().int(),
+});
+export const messageSentResponse = z.object({ messageId: z.string().describe("The platform's message id"), to: z.string() });
+export const callPlacedResponse = z.object({
+  callId: z.string().describe("The platform's call id"),
+  to: z.string(),
+  status: z.string().describe("The platform's call status, e.g. `queued`"),
+});

@@ -55,3 +55,70 @@ export interface CodeServerRecord {
   readonly version: number;
   readonly updatedAt: number;
 }
+
+// Responses (the `data` of each success), as the handlers answer them: the OpenAPI document's
+// response schemas and the typed client's types.
+
+const statusSchema = z.enum(['none', 'launching', 'running', 'stopped', 'terminated']);
+const setupStatusSchema = z.enum(['running', 'completed', 'failed']);
+const instanceTypeSchema = z.enum(INSTANCE_TYPES.map((t) => t.instanceType) as [InstanceTypeName, ...InstanceTypeName[]]);
+const isoOrNull = z.string().nullable().describe('ISO 8601');
+
+/** Which keys setup would inject, as prefixes only: never a secret value. */
+const credentialsSchema = z.object({
+  hasGithubPat: z.boolean(),
+  githubPatPrefix: z.string().nullable().describe("The stored GitHub token's first characters"),
+  hasAwsKeys: z.boolean(),
+  awsAccessKeyPrefix: z.string().nullable().describe("The stored AWS access key id's first characters"),
+});
+
+/** SPEC part 2, "Code server instance"; before the first launch only status, alias, setupScript, the minutes and credentials. */
+export const codeServerResponse = z.object({
+  status: statusSchema,
+  instanceId: z.string().nullable().optional(),
+  alias: z.string().nullable().describe("The owner's alias"),
+  instanceType: instanceTypeSchema.optional(),
+  creditsPerMinute: z.number().optional(),
+  costPerMinute: z.number().optional().describe('USD per minute'),
+  totalMinutesUsed: z.number(),
+  currentMonthMinutes: z.number(),
+  launchedAt: isoOrNull.optional().describe('ISO 8601; updated on each start'),
+  stoppedAt: isoOrNull.optional(),
+  url: z.string().optional().describe("The IDE's address; only while running"),
+  password: z.string().optional().describe("The IDE's password; only while running"),
+  setupScript: z.string().nullable(),
+  setupStatus: setupStatusSchema.optional(),
+  setupError: z.string().optional().describe("The failed script's error output, with the user's key values masked"),
+  credentials: credentialsSchema,
+});
+
+export const instanceTypesResponse = z.object({
+  instanceTypes: z.array(
+    z.object({ instanceType: instanceTypeSchema, creditsPerMinute: z.number(), ram: z.string(), vcpus: z.number().int(), description: z.string() }),
+  ),
+  default: instanceTypeSchema,
+});
+
+export const launchedResponse = z.object({
+  status: statusSchema,
+  instanceId: z.string(),
+  instanceType: instanceTypeSchema,
+  creditsPerMinute: z.number(),
+  alias: z.string().nullable(),
+  message: z.string(),
+});
+
+export const startedResponse = z.object({ status: z.literal('launching'), instanceId: z.string(), message: z.string() });
+export const stoppedResponse = z.object({ status: z.literal('stopped'), instanceId: z.string(), message: z.string() });
+export const terminatedResponse = z.object({ status: z.literal('terminated'), message: z.string() });
+export const setupStartedResponse = z.object({
+  setupStatus: z.literal('running'),
+  message: z.string(),
+  commandId: z.string().describe('The setup run; its outcome shows as setupStatus in GET /code-server/status'),
+});
+export const setupScriptSavedResponse = z.object({ message: z.string(), setupScript: z.string() });
+export const billingTickResponse = z.object({
+  charged: z.number().int().describe('Instances charged for the period'),
+  stopped: z.number().int().describe('Instances stopped because the balance could not pay the next period'),
+  credits: z.number().describe('Credits charged in all'),
+});

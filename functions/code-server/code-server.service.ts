@@ -96,7 +96,7 @@ const passwordContext = (userId: string) => ({ userId, purpose: 'code-server-pas
 async function view(record: CodeServerRecord | null, user: UserActor, ports: CodeServerPorts) {
   const now = ports.clock.now();
   const credentials = await credentialsOf(user, ports);
-  if (record === null) return { status: 'none', alias: user.alias, setupScript: null, totalMinutesUsed: 0, currentMonthMinutes: 0, credentials };
+  if (record === null) return { status: 'none' as const, alias: user.alias, setupScript: null, totalMinutesUsed: 0, currentMonthMinutes: 0, credentials };
   const rate = rateOf(record.instanceType);
   const running = record.status === 'running';
   return {
@@ -255,7 +255,11 @@ export async function start(scope: RequestScope, ports: CodeServerPorts) {
   await ports.machines.start(record.instanceId);
   const now = ports.clock.now();
   await write(ports, record, { ...record, status: 'launching', url: null, launchedAt: now, stoppedAt: null, billedThrough: now });
-  return { status: 'launching', instanceId: record.instanceId, message: 'Starting: the IDE is back in about 30 seconds; poll GET /code-server/status.' };
+  return {
+    status: 'launching' as const,
+    instanceId: record.instanceId,
+    message: 'Starting: the IDE is back in about 30 seconds; poll GET /code-server/status.',
+  };
 }
 
 /** `POST /code-server/stop`: running time is charged up to now and nothing after. */
@@ -265,7 +269,11 @@ export async function stop(scope: RequestScope, ports: CodeServerPorts) {
   if (record.status === 'stopped') throw new ConflictError('The code server is already stopped; use start.', 'INSTANCE_STOPPED');
   await ports.machines.stop(record.instanceId);
   await settleAndWrite(record, { status: 'stopped' }, ports, runScope(scope), 'stop');
-  return { status: 'stopped', instanceId: record.instanceId, message: 'Stopped: no charges while stopped; start it again with POST /code-server/start.' };
+  return {
+    status: 'stopped' as const,
+    instanceId: record.instanceId,
+    message: 'Stopped: no charges while stopped; start it again with POST /code-server/start.',
+  };
 }
 
 /** `POST /code-server/terminate`: the instance and its disk are destroyed; the saved setup script and minutes stay. */
@@ -274,7 +282,7 @@ export async function terminate(scope: RequestScope, ports: CodeServerPorts) {
   const record = await current(user, ports);
   await ports.machines.terminate(record.instanceId);
   await settleAndWrite(record, { status: 'terminated' }, ports, runScope(scope), 'terminate');
-  return { status: 'terminated', message: 'Terminated: the instance and its disk are destroyed; your knowledge files are kept.' };
+  return { status: 'terminated' as const, message: 'Terminated: the instance and its disk are destroyed; your knowledge files are kept.' };
 }
 
 /** `POST /code-server/save-setup-script`: kept for the next setup run (and launch). */
@@ -311,7 +319,7 @@ export async function setup(scope: RequestScope, setupScript: string | undefined
   };
   const { commandId } = await ports.machines.runSetup(record.instanceId, { script, environment });
   await write(ports, record, { ...record, setupStatus: 'running', setupError: null, setupCommandId: commandId });
-  return { setupStatus: 'running', message: 'Setup script started; poll GET /code-server/status for setupStatus.', commandId };
+  return { setupStatus: 'running' as const, message: 'Setup script started; poll GET /code-server/status for setupStatus.', commandId };
 }
 
 function runScope(scope: Pick<RequestScope, 'lineage' | 'log'>): RunScope {

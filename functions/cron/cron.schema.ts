@@ -144,3 +144,45 @@ export function presentCron(job: CronRecord, now: Date) {
 function iso(ms: number | null): string | null {
   return ms === null ? null : new Date(ms).toISOString();
 }
+
+// Responses (the `data` of each success), as the handlers answer them: the OpenAPI document's
+// response schemas and the typed client's types.
+
+/** SPEC part 2, "Cron job", as `presentCron` shows it: times as ISO strings. */
+export const cronResponse = z.object({
+  cronId: z.string(),
+  name: z.string(),
+  agentId: z.string(),
+  agentName: z.string().nullable(),
+  schedule: z.string().describe('`rate(N unit)` or the 6-field `cron(...)`'),
+  scheduleTimezone: z.string().describe('IANA timezone (cron expressions only)'),
+  inputMessage: z.string().describe('The prompt sent on each run'),
+  status: z.enum(['active', 'paused', 'error', 'ended']).describe('`ended`: an active job whose schedule fires no more'),
+  consecutiveFailures: z.number().int().describe('Failed runs since the last success'),
+  lastRunAt: z.string().nullable().describe('ISO timestamp'),
+  lastRunStatus: z.enum(['success', 'error']).nullable(),
+  lastRunError: z.string().nullable().describe('Message of the last run when it failed (null after a success)'),
+  lastError: z
+    .object({ at: z.string().describe('ISO timestamp'), code: z.string(), message: z.string() })
+    .nullable()
+    .describe('The latest failure, kept after later successes'),
+  nextRunAt: z.string().nullable().describe('ISO timestamp; null when the job will not fire'),
+  createdAt: z.string().describe('ISO timestamp'),
+  updatedAt: z.string().describe('ISO timestamp'),
+});
+
+export const cronListResponse = z.object({
+  crons: z.array(cronResponse),
+  count: z.number().int(),
+  nextCursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last'),
+});
+
+export const cronDeletedResponse = z.object({ cronId: z.string(), deleted: z.boolean().describe('Always true') });
+
+/** A run started by `POST /cron/{cronId}/run`, as a scheduled run does it. */
+export const cronRunResponse = z.object({
+  status: z.enum(['success', 'error']),
+  response: z.string().optional().describe("The agent's reply, on success"),
+  error: z.string().optional().describe('Why the run failed'),
+  requestId: z.string().describe("The run's request id (its usage records carry it)"),
+});

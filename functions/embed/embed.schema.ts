@@ -168,3 +168,74 @@ export function presentEmbed(record: EmbedRecord) {
     createdAt: record.createdAt,
   };
 }
+
+// Responses (the `data` of each success), as the handlers answer them: the OpenAPI document's
+// response schemas and the typed client's types.
+
+const embedModeResponse = z.enum(['text', 'voice', 'both']);
+
+/** The widget's options (SPEC part 2, "Embed token"), every one filled in. */
+const embedConfigResponse = z.object({
+  greeting: z.string().nullable(),
+  color: z.string().describe('Hex colour'),
+  position: z.enum(['bottom-right', 'bottom-left']),
+  mode: embedModeResponse,
+  agentName: z.string().nullable().describe('Name in the widget header'),
+  title: z.string().nullable(),
+  subtitle: z.string().nullable(),
+  logoUrl: z.string().nullable(),
+  initialPrompt: z.string().nullable().describe('Sent to the agent on first load; its reply is the opening message'),
+  placeholder: z.string(),
+  size: z.enum(['compact', 'standard', 'large']),
+  autoOpen: z.boolean(),
+  autoOpenDelay: z.number().int().describe('Milliseconds'),
+});
+
+/** An embed token as `presentEmbed` shows it: never the token itself. */
+export const embedResponse = z.object({
+  embedTokenId: z.string(),
+  tokenPrefix: z.string().describe('The start of the publishable key, to tell tokens apart'),
+  agentId: z.string().nullable().describe('The text chat agent'),
+  voiceAgentId: z.string().nullable().describe('The voice agent'),
+  allowedDomains: z.array(z.string()).readonly(),
+  config: embedConfigResponse,
+  rateLimitPerDay: z.number().int(),
+  rateLimitPerIp: z.number().int(),
+  minutesUsed: z.number(),
+  minutesLimit: z.number().nullable().describe('Voice minutes; null is unlimited'),
+  creditsUsed: z.number(),
+  creditLimit: z.number().nullable().describe('Null is unlimited'),
+  status: z.enum(['active', 'revoked']),
+  createdAt: z.number().describe('Milliseconds since the epoch'),
+});
+
+/** Create answers the publishable key (shown this once) and a ready-made script tag. */
+export const embedCreatedResponse = embedResponse.omit({ minutesUsed: true, creditsUsed: true }).extend({
+  embedToken: z.string().describe('The publishable key (`emb_pk_live_...`), shown only here'),
+  snippet: z.string().describe('A script tag that loads the widget with this token'),
+});
+
+export const embedListResponse = z.object({
+  tokens: z.array(embedResponse),
+  count: z.number().int(),
+  nextCursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last'),
+});
+
+export const embedRevokedResponse = z.object({ embedTokenId: z.string(), status: z.literal('revoked'), message: z.string() });
+
+/** What the widget shows (`GET /embed/config`). */
+export const embedConfigPublicResponse = embedConfigResponse.extend({
+  agentId: z.string().nullable(),
+  voiceAgentId: z.string().nullable(),
+});
+
+/** `POST /embed/chat`: a short-lived credential for this embed's agents. */
+export const embedChatResponse = z.object({
+  agentId: z.string().nullable(),
+  voiceAgentId: z.string().nullable(),
+  bearerToken: z.string().describe("Bearer credential for the embed's agents only, billed to the owner"),
+  visitorToken: z.string().describe('Send back as `visitorToken` to stay the same visitor (and continue its conversations)'),
+  streamUrl: z.string().nullable().describe("The text agent's streaming chat URL; null without a text agent"),
+  voiceUrl: z.string().optional().describe("The voice agent's WebSocket URL, where the voice host is configured"),
+  expiresAt: z.number().describe('When `bearerToken` expires, milliseconds since the epoch'),
+});

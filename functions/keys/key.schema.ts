@@ -38,3 +38,24 @@ export function keyHint(value: string): string {
 export function publicKey(record: KeyRecord) {
   return { serviceName: record.serviceName, hint: record.hint, createdAt: record.createdAt, updatedAt: record.updatedAt };
 }
+
+// Responses (the `data` of each success), as the handlers answer them: the OpenAPI document's
+// response schemas and the typed client's types. Never a key's value.
+
+const epochMs = z.number().describe('Milliseconds since the epoch');
+
+/** A stored key as listings show it (`publicKey`). */
+export const keyResponse = z.object({
+  serviceName: z.string().describe('Lower-cased; MCP servers read it as `SERVICENAME_KEY`'),
+  hint: z.string().describe('`****` and the last four characters of the value, to tell keys apart'),
+  createdAt: epochMs,
+  updatedAt: epochMs,
+});
+
+export const keyStoredResponse = keyResponse.extend({
+  replaced: z.boolean().describe('Whether a key of that service name was stored before'),
+  message: z.string(),
+});
+export const keyListResponse = z.object({ keys: z.array(keyResponse), count: z.number().int() });
+export const keyCheckResponse = z.object({ serviceName: z.string(), exists: z.boolean() });
+export const keyDeletedResponse = z.object({ serviceName: z.string(), deleted: z.boolean(), message: z.string() });

@@ -55,3 +55,68 @@ export type ListLogsQuery = z.infer<typeof listLogsQuery>;
 
 export const requestIdParams = z.object({ requestId: requestIdSchema });
 export const traceIdParams = z.object({ traceId: requestIdSchema });
+
+// Responses (the `data` of each success), as the handlers answer them: the OpenAPI document's
+// response schemas and the typed client's types.
+
+const epochMs = z.number().describe('Milliseconds since the epoch');
+const bodyPreview = z.object({ preview: z.string().describe('The first 200 characters of the body'), sizeBytes: z.number().int() });
+const bodyInFull = z.object({
+  body: z.unknown().describe('The body: parsed JSON when it was JSON, else its text'),
+  sizeBytes: z.number().int(),
+  truncated: z.boolean().describe('True only when the full body could not be read and `body` is the stored 8 KB preview (text)'),
+});
+
+/** The fields every view of a record shows (`summaryOf`), bodies apart. */
+const logFields = {
+  requestId: z.string(),
+  rootRequestId: z.string().describe('The first request of the chain this one belongs to (the trace id)'),
+  parentRequestId: z.string().nullable(),
+  parentConversationId: z.string().nullable(),
+  parentAgentId: z.string().nullable(),
+  resourceId: z.string(),
+  resourceType: z.enum(['agent', 'action', 'mcp', 'voice', 'code-server', 'cron', 'channel', 'knowledge', 'test']),
+  requestType: z.string().nullable(),
+  status: z.enum(LOG_STATUSES),
+  createdAt: epochMs,
+  metrics: z.object({ durationMs: z.number(), memoryMb: z.number().nullable(), maxMemoryUsedMb: z.number().nullable() }),
+  creditsUsed: z.number(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+};
+
+export const logSummaryResponse = z.object({ ...logFields, request: bodyPreview, response: bodyPreview });
+
+export const logListResponse = z.object({
+  logs: z.array(logSummaryResponse).describe('Newest first'),
+  page: z.number().int(),
+  pageSize: z.number().int(),
+  count: z.number().int(),
+  hasMore: z.boolean(),
+  timeRange: z.number().int().describe('Hours, as applied'),
+  scanLimitReached: z.boolean().describe("True when reading stopped at the platform's read budget before the page was complete; narrow the query"),
+});
+
+export const logDetailResponse = z.object({
+  ...logFields,
+  userId: z.string(),
+  expiresAt: z.number().describe('Milliseconds since the epoch; the record is deleted after it'),
+  request: bodyInFull,
+  response: bodyInFull,
+});
+
+// A trace is a tree; the OpenAPI document takes no recursive schema, so a node's children are
+// declared as "of the same shape" and typed one level deep.
+const traceChildren = z.array(z.unknown()).describe('Nodes of the same shape as `root` (either kind), oldest first');
+const traceNode = z.union([
+  logSummaryResponse.extend({ children: traceChildren }),
+  z
+    .object({ requestId: z.string(), redacted: z.literal(true), children: traceChildren })
+    .describe("A hop the caller may not see (another user's record, or one not recorded); shown only on the way to the caller's own records"),
+]);
+
+export const traceResponse = z.object({
+  traceId: z.string().describe('The root request id of the chain'),
+  root: traceNode,
+  count: z.number().int().describe("The caller's own records in the tree"),
+  scanLimitReached: z.boolean().describe('True when the trace had more records than are read; the tree shows the oldest ones'),
+});

@@ -147,3 +147,82 @@ export type McpVersion = Omit<McpVersionRecord, 'sourceCode' | 'sourceBlobKey'> 
 
 /** A version without its source (listings). */
 export type McpVersionSummary = Omit<McpVersionRecord, 'sourceCode' | 'sourceBlobKey' | 'serverId' | 'sourceSha256'>;
+
+// Responses (the `data` of each success), as the handlers answer them: the OpenAPI document's
+// response schemas and the typed client's types.
+
+/** SPEC part 2, "MCP server", as `presentServer` shows it; `sourceCode` (the live version's) only on a single read the caller may see. */
+export const serverResponse = z.object({
+  serverId: z.string(),
+  serverName: z.string(),
+  description: z.string(),
+  owner: z.string().nullable().describe("The owner's alias (null before the owner chose one)"),
+  slug: z.string().nullable().describe('`{owner}/{serverName}`; null while the owner has no alias'),
+  visibility: visibilitySchema,
+  sourceVisibility: sourceVisibilitySchema.describe('`hidden`: only the owner reads `sourceCode`'),
+  latestVersion: z.number().int().describe('The live version'),
+  tools: z.array(z.string()).readonly().describe('Tool names of the live version'),
+  sizeBytes: z.number().int().describe("Size of the live version's source"),
+  authorPricing: z
+    .object({ subscriptionPriceUsdMonthly: z.number(), freeTrialQuota: z.number().int(), perCallCredits: z.number().optional() })
+    .nullable()
+    .describe('Paid servers only; null for free ones'),
+  endpointUrl: z.string().describe('The MCP endpoint by id'),
+  slugEndpointUrl: z.string().nullable().describe('The MCP endpoint by `{owner}/{serverName}`; null while the owner has no alias'),
+  createdAt: z.number().describe('Milliseconds since the epoch'),
+  updatedAt: z.number().describe('Milliseconds since the epoch'),
+  sourceCode: z.string().optional(),
+});
+
+/** Create answers the server and its first version. */
+export const serverCreatedResponse = serverResponse.extend({ version: z.number().int().describe('Always 1') });
+
+/** Update answers the server and the version its `sourceCode` wrote (null when no source was given). */
+export const serverUpdatedResponse = serverResponse.extend({
+  version: z.number().int().nullable().describe('The version this update wrote; null when it changed fields only'),
+});
+
+export const serverListResponse = z.object({
+  servers: z.array(serverResponse),
+  count: z.number().int(),
+  limit: z.number().int(),
+  nextCursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last'),
+});
+
+export const serverDeletedResponse = z.object({
+  serverId: z.string(),
+  serverName: z.string(),
+  deleted: z.boolean().describe('Always true'),
+  message: z.string(),
+});
+
+/** SPEC part 2, "MCP version snapshot", without its source. */
+export const versionSummaryResponse = z.object({
+  version: z.number().int(),
+  createdAt: z.number().describe('Milliseconds since the epoch'),
+  createdBy: z.string().describe('User id of who wrote it'),
+  sizeBytes: z.number().int(),
+  changeNote: z.string(),
+  rollbackOf: z.number().int().nullable().describe('The version this one copies, when written by a rollback'),
+  tools: z.array(z.string()).readonly(),
+});
+
+export const versionListResponse = z.object({
+  serverId: z.string(),
+  latestVersion: z.number().int(),
+  versions: z.array(versionSummaryResponse).describe('Newest first'),
+  count: z.number().int(),
+});
+
+export const versionResponse = versionSummaryResponse.extend({
+  serverId: z.string(),
+  sourceCode: z.string().optional().describe('Omitted for non-owners when the source is hidden'),
+});
+
+export const rollbackResponse = z.object({
+  serverId: z.string(),
+  rolledBackTo: z.number().int(),
+  version: z.number().int().describe("The new version written with the target's source"),
+  latestVersion: z.number().int(),
+  tools: z.array(z.string()).readonly(),
+});

@@ -43,3 +43,21 @@ export interface PendingAuthorization {
 export function refreshKeyName(provider: OAuthProvider): string {
   return `${provider}_refresh`;
 }
+
+// Responses (the `data` of each success), as the handlers answer them: the OpenAPI document's
+// response schemas and the typed client's types. Never a token.
+
+export const authorizationStartedResponse = z.object({
+  provider: z.string(),
+  authorizationUrl: z.string().describe("The provider's page to send the user to; it comes back to `redirectUri`"),
+  state: z.string().describe('Single use; the callback must carry it back'),
+  expiresAt: z.number().describe('Milliseconds since the epoch; the callback must come before it'),
+  redirectUri: z.string().describe('The callback URL, which operators register at the provider'),
+});
+
+export const authorizationCompletedResponse = z.object({
+  provider: z.string(),
+  stored: z.array(z.string()).describe('Names of the keys the tokens were stored under (`provider`, and `provider_refresh` when a refresh token came)'),
+  expiresIn: z.number().optional().describe('Seconds the access token is valid, as the provider said'),
+  scope: z.string().optional().describe('The scopes the provider granted'),
+});

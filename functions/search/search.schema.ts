@@ -14,3 +14,26 @@ export const searchResourcesQuery = z.object({
     .max(MAX_SEARCH_LIMIT, `must be at most ${MAX_SEARCH_LIMIT}`)
     .default(10),
 });
+
+// The response (the `data` of a success), as the handler answers it: the OpenAPI document's
+// response schema and the typed client's type.
+
+/** SPEC part 2, "Search result" (resource search), in SPEC 4.7's order. */
+export const searchResultResponse = z.object({
+  resourceId: z.string().describe('For an MCP tool, the id of its server'),
+  resourceType: z.enum(['agent', 'mcp', 'mcp-tool', 'skill']),
+  name: z.string().describe("The resource's name; for an MCP tool, the tool's"),
+  description: z.string(),
+  slug: z.string().describe('`{owner}/{name}`'),
+  score: z.number().describe('Higher is a better match; comparable within one answer only'),
+  owner: z.string().describe("The owner's alias"),
+  visibility: z.literal('public').describe('Only public resources are searched'),
+});
+
+export const searchResponse = z.object({
+  results: z.array(searchResultResponse).describe('Best first'),
+  query: z.string(),
+  type: z.enum(['all', 'agent', 'mcp', 'mcp-tool', 'skill']),
+  count: z.number().int(),
+  mode: z.enum(['hybrid', 'lexical']).describe('`hybrid` when meaning (embeddings) was searched besides words, else `lexical`'),
+});

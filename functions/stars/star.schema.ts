@@ -21,3 +21,45 @@ export interface StarRecord {
   readonly resourceType: StarResourceType;
   readonly starredAt: number;
 }
+
+// Responses (the `data` of each success), as the handlers answer them: the OpenAPI document's
+// response schemas and the typed client's types.
+
+const starCount = z.number().int().describe('Stars the resource has now, from every user');
+
+export const starredResponse = z.object({
+  resourceId: z.string(),
+  resourceType: resourceTypeSchema,
+  starred: z.literal(true),
+  added: z.boolean().describe('False when the caller had starred it already'),
+  count: starCount,
+});
+
+export const unstarredResponse = z.object({
+  resourceId: z.string(),
+  resourceType: resourceTypeSchema,
+  starred: z.literal(false),
+  removed: z.boolean().describe('False when the caller had not starred it'),
+  count: starCount,
+});
+
+export const starListResponse = z.object({
+  stars: z
+    .array(
+      z.object({
+        resourceId: z.string(),
+        resourceType: resourceTypeSchema,
+        name: z.string(),
+        description: z.string(),
+        owner: z.string().nullable().describe("The owner's alias"),
+        slug: z.string().nullable().describe('`{owner}/{name}`; null while the owner has no alias'),
+        starredAt: z.number().describe('Milliseconds since the epoch'),
+      }),
+    )
+    .describe('Newest first; resources since deleted or made private are left out, so a page may be short'),
+  count: z.number().int(),
+  nextCursor: z.string().nullable(),
+});
+
+export const starCheckResponse = z.object({ resourceId: z.string(), starred: z.boolean() });
+export const starCountResponse = z.object({ resourceId: z.string(), count: starCount });

@@ -51,7 +51,7 @@ export async function starResource(actor: Actor, input: { resourceId: string; re
     throw new NotFoundError(`No ${input.resourceType} ${input.resourceId} that you may see.`);
   }
   const added = await ports.stars.star({ resourceId: input.resourceId, userId: user.userId, resourceType: input.resourceType, starredAt: ports.clock.now() });
-  return { resourceId: input.resourceId, resourceType: input.resourceType, starred: true, added, count: await ports.stars.count(input.resourceId) };
+  return { resourceId: input.resourceId, resourceType: input.resourceType, starred: true as const, added, count: await ports.stars.count(input.resourceId) };
 }
 
 /**
@@ -61,7 +61,7 @@ export async function starResource(actor: Actor, input: { resourceId: string; re
 export async function unstarResource(actor: Actor, input: { resourceId: string; resourceType: StarResourceType }, ports: StarPorts) {
   const user = requireUser(actor);
   const removed = await ports.stars.unstar(input.resourceId, user.userId);
-  return { resourceId: input.resourceId, resourceType: input.resourceType, starred: false, removed, count: await ports.stars.count(input.resourceId) };
+  return { resourceId: input.resourceId, resourceType: input.resourceType, starred: false as const, removed, count: await ports.stars.count(input.resourceId) };
 }
 
 /**

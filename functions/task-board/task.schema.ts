@@ -161,3 +161,49 @@ export function presentTask(task: TaskRecord) {
   };
 }
 export type PresentedTask = ReturnType<typeof presentTask>;
+
+// Responses (the `data` of each success), as the handlers answer them: the OpenAPI document's
+// response schemas and the typed client's types.
+
+/** A task as every answer shows it (`presentTask`). */
+export const taskResponse = z.object({
+  taskId: z.string(),
+  title: z.string(),
+  description: z.string(),
+  status: z.enum(TASK_STATUSES),
+  priority: z.enum(TASK_PRIORITIES),
+  dueAt: z.string().nullable().describe('ISO 8601; null without a due time'),
+  tags: z.array(z.string()).readonly(),
+  resourceId: z.string().nullable().describe('The agent, action or MCP server the task is about'),
+  createdAt: z.string().describe('ISO 8601'),
+  updatedAt: z.string().describe('ISO 8601'),
+  version: z.number().int().describe('Give it back with a change: a change to an older version is refused with 409'),
+});
+
+export const taskDeletedResponse = z.object({ taskId: z.string(), deleted: z.literal(true) });
+
+export const taskListResponse = z.object({
+  tasks: z.array(taskResponse),
+  nextCursor: z.string().nullable(),
+  sort: z.enum(TASK_SORTS),
+  order: z.enum(['asc', 'desc']),
+});
+
+/** One operation's outcome: operations succeed or fail one by one. */
+const bulkResult = z.union([
+  z.object({ index: z.number().int(), ok: z.literal(true), task: taskResponse.optional().describe('Absent for a deletion'), taskId: z.string() }),
+  z.object({
+    index: z.number().int(),
+    ok: z.literal(false),
+    taskId: z.string().nullable(),
+    error: z.object({ status: z.number().int(), code: z.string(), message: z.string() }).describe('What the operation alone would have answered'),
+  }),
+]);
+
+export const bulkResponse = z.object({
+  create: z.array(bulkResult),
+  update: z.array(bulkResult),
+  delete: z.array(bulkResult),
+  succeeded: z.number().int(),
+  failed: z.number().int(),
+});

@@ -1,6 +1,18 @@
 import * as z from 'zod';
 import { serviceNameSchema } from '../keys/key.schema.ts';
-import { listTokensQuery, ONE_EXPIRY_MESSAGE, oneExpiryAtMost, publicToken, tokenExpiry, tokenIdSchema, tokenName, type TokenRecord } from './token.schema.ts';
+import {
+  issuedTokenResponse,
+  listTokensQuery,
+  ONE_EXPIRY_MESSAGE,
+  oneExpiryAtMost,
+  publicToken,
+  tokenExpiry,
+  tokenIdSchema,
+  tokenName,
+  type TokenRecord,
+  tokenResponse,
+  tokenRevokedResponse,
+} from './token.schema.ts';
 
 export const MAX_ACTIVE_ROLE_TOKENS = 50;
 
@@ -25,3 +37,22 @@ export const validateRoleTokenBody = z.object({ token: z.string().max(200, 'is t
 export function publicRoleToken(token: TokenRecord) {
   return { ...publicToken(token), keys: token.keys ?? [] };
 }
+
+// Responses (the `data` of each success), as the handlers answer them.
+
+const keyNames = z.array(z.string()).describe('Names of the stored keys runs authenticated by this token receive (never their values)');
+
+export const roleTokenResponse = tokenResponse.extend({ keys: keyNames });
+export const issuedRoleTokenResponse = issuedTokenResponse.extend({ keys: keyNames });
+export const roleTokenListResponse = z.object({ roleTokens: z.array(roleTokenResponse), count: z.number().int(), nextCursor: z.string().nullable() });
+export const roleTokenRevokedResponse = tokenRevokedResponse;
+export const roleTokenValidationResponse = z.union([
+  z.object({ valid: z.literal(false) }),
+  z.object({
+    valid: z.literal(true),
+    ownerAlias: z.string().nullable(),
+    name: z.string(),
+    keys: keyNames,
+    expiresAt: z.number().nullable().describe('Milliseconds since the epoch; null when the token never expires'),
+  }),
+]);

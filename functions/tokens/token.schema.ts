@@ -65,3 +65,34 @@ export function publicToken(token: TokenRecord) {
     revokedAt: token.revokedAt,
   };
 }
+
+// Responses (the `data` of each success), as the handlers answer them: the OpenAPI document's
+// response schemas and the typed client's types.
+
+const epochMs = z.number().describe('Milliseconds since the epoch');
+const expiresAtResponse = z.number().nullable().describe('Milliseconds since the epoch; null when the token never expires');
+
+/** A token as lists and reads show it (`publicToken`): never the token itself. */
+export const tokenResponse = z.object({
+  tokenId: z.string(),
+  name: z.string(),
+  tokenPrefix: z.string().describe('The first characters of the token, to recognise it'),
+  status: z.enum(['active', 'revoked']),
+  createdAt: epochMs,
+  expiresAt: expiresAtResponse,
+  lastUsedAt: epochMs.nullable(),
+  revokedAt: epochMs.nullable(),
+});
+
+/** The only answer that carries the token itself: keep it, it is not shown again. */
+export const issuedTokenResponse = z.object({
+  tokenId: z.string(),
+  token: z.string().describe('The Bearer token; shown only in this answer'),
+  name: z.string(),
+  tokenPrefix: z.string(),
+  createdAt: epochMs,
+  expiresAt: expiresAtResponse,
+});
+
+export const tokenListResponse = z.object({ tokens: z.array(tokenResponse), count: z.number().int(), nextCursor: z.string().nullable() });
+export const tokenRevokedResponse = z.object({ tokenId: z.string(), status: z.literal('revoked'), message: z.string() });

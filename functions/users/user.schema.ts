@@ -73,3 +73,53 @@ export function publicUser(user: UserRecord) {
     updatedAt: user.updatedAt,
   };
 }
+
+// Responses (the `data` of each success), as the handlers answer them: the OpenAPI document's
+// response schemas and the typed client's types.
+
+const epochMs = z.number().describe('Milliseconds since the epoch');
+
+/** An account as `/user/info`, `/user/profile` and the admin listing show it (`publicUser`). */
+export const userResponse = z.object({
+  userId: z.string(),
+  alias: z.string().nullable().describe('The public handle in resource slugs; null until one is set'),
+  email: z.string().nullable(),
+  displayName: z.string().nullable(),
+  bio: z.string().nullable(),
+  credits: z.number().describe('Platform credits available now'),
+  isAdmin: z.boolean(),
+  status: z.enum(['active', 'deleted']),
+  createdAt: epochMs,
+  updatedAt: epochMs,
+});
+
+export const userCreditsResponse = z.object({
+  userId: z.string(),
+  credits: z.number().describe('Platform credits available now'),
+  monthlyFreeCredits: z.number().describe('Credits granted free at the start of each month'),
+  recentEntries: z
+    .array(
+      z.object({
+        entryId: z.string(),
+        amount: z.number().describe('Positive for a grant, negative for a debit'),
+        balanceAfter: z.number(),
+        reason: z.string(),
+        requestId: z.string().nullable().describe('The request that caused the entry, when there was one'),
+        createdAt: epochMs,
+      }),
+    )
+    .describe('The latest ledger entries, newest first'),
+});
+
+export const aliasSetResponse = z.object({
+  alias: z.string(),
+  previousAlias: z.string().nullable().describe('The alias before this change; null when none was set'),
+  message: z.string(),
+});
+
+export const accountDeletedResponse = z.object({
+  userId: z.string(),
+  status: z.literal('deleted'),
+  revokedTokens: z.number().int().describe('How many active tokens the deletion revoked'),
+  message: z.string(),
+});

@@ -265,8 +265,12 @@ function operationOf(group: readonly RouteSpec[], definitionOf: OpenApiInput['de
   const label = `${first.method} ${first.path}`;
   const schemas = group.map((route) => requestSchemas(route, definitionOf(route)));
   const agreed = schemas[0]!;
-  const differing = schemas.find((s) => JSON.stringify(s) !== JSON.stringify(agreed));
-  if (differing !== undefined || group.some((r) => r.auth !== first.auth || r.style !== first.style))
+  // What the routes read must agree; what they answer only among buffered ones (a stream, e.g. the
+  // streaming chat beside the buffered one, answers no envelope: its media types are added apart).
+  const reads = ({ body, query, params }: RequestSchemas) => JSON.stringify({ body, query, params });
+  const answers = new Set(group.flatMap((route, i) => (route.mode === 'buffered' ? [JSON.stringify(schemas[i])] : [])));
+  const differing = schemas.some((s) => reads(s) !== reads(agreed)) || answers.size > 1;
+  if (differing || group.some((r) => r.auth !== first.auth || r.style !== first.style))
     throw new Error(
       `${label} is served on several hosts (${group.map((r) => r.id).join(', ')}) with different schemas or auth: one OpenAPI operation cannot describe both.`,
     );
@@ -283,7 +287,7 @@ function operationOf(group: readonly RouteSpec[], definitionOf: OpenApiInput['de
     ...(readsBody && agreed.body
       ? { requestBody: { required: hasRequiredFields(agreed.body), content: { 'application/json': { schema: agreed.body } } } }
       : {}),
-    responses: responsesOf(group, agreed, readsBody, agreed.body !== undefined || agreed.query !== undefined || agreed.params !== undefined),
+    responses: responsesOf(group, schemas, readsBody, agreed.body !== undefined || agreed.query !== undefined || agreed.params !== undefined),
     'x-platform-routes': group.map(factsOf),
   };
 }
@@ -391,11 +395,12 @@ function errorResponses(): Record<string, JsonObject> {
   return responses;
 }
 
-function responsesOf(group: readonly RouteSpec[], schemas: RequestSchemas, readsBody: boolean, validates: boolean): Record<string, JsonObject> {
+/** `schemas[i]` are `group[i]`'s. */
+function responsesOf(group: readonly RouteSpec[], schemas: readonly RequestSchemas[], readsBody: boolean, validates: boolean): Record<string, JsonObject> {
   const first = group[0]!;
   const error = (kind: keyof typeof ERROR_RESPONSES & string) => ({ $ref: `#/components/responses/${kind}${STYLE_SUFFIX[first.style]}` });
   const content: Record<string, JsonObject> = {};
-  for (const route of group) Object.assign(content, successContent(route, schemas));
+  group.forEach((route, i) => Object.assign(content, successContent(route, schemas[i]!)));
   const responses: Record<string, JsonObject> = { '2XX': { description: successWords(group, schemas), content } };
   if (validates || readsBody) responses['400'] = error('InvalidRequest');
   if (first.auth !== 'public') responses['401'] = error('Unauthenticated');
@@ -421,11 +426,12 @@ function successContent(route: RouteSpec, schemas: RequestSchemas): Record<strin
   return { 'application/json': { schema: { allOf: [envelope, { type: 'object', required: ['data'], properties: { data: schemas.response } }] } } };
 }
 
-function successWords(group: readonly RouteSpec[], schemas: RequestSchemas): string {
+function successWords(group: readonly RouteSpec[], schemas: readonly RequestSchemas[]): string {
   return group
-    .map((route) => {
+    .map((route, i) => {
       const where = group.length > 1 ? `On ${HOST_WORDS[route.host]}: ` : '';
-      if (schemas.rawContentType !== undefined) return `${where}the content itself (\`${schemas.rawContentType}\`), without an envelope.`;
+      const { rawContentType } = schemas[i]!;
+      if (rawContentType !== undefined) return `${where}the content itself (\`${rawContentType}\`), without an envelope.`;
       if (route.mode === 'streaming')
         return `${where}a stream of text written as it is produced (\`text/plain; charset=utf-8\`), or Server-Sent Events (\`meta\`, \`text\`, \`tool\`, \`error\`, \`metrics\`) when the request sends \`Accept: text/event-stream\`; failures after it starts are reported in-band.`;
       if (route.host === 'mcp') return `${where}the MCP server's own answer (MCP Streamable HTTP: JSON-RPC as JSON or an event stream).`;

@@ -192,13 +192,20 @@ describe('run-token secret', () => {
     const roleOf = (fn: (typeof authenticating)[number]) => ({ Ref: logicalIdOf(platform, fn.function.role!) });
 
     // Act: every statement of the template naming the secret, with the roles it is attached to.
-    const grants = Object.values(template.Resources)
+    // The rotation function (on in this preset) writes the secret's versions: its own grant, checked apart.
+    const rotator =
+      platform.stack.runTokenRotation === undefined
+        ? undefined
+        : JSON.stringify({ Ref: logicalIdOf(platform, platform.stack.runTokenRotation.function.role!) });
+    const allGrants = Object.values(template.Resources)
       .filter((r) => r.Type === 'AWS::IAM::Policy')
       .flatMap((p) =>
         (p.Properties?.['PolicyDocument'].Statement as { Action: string | string[]; Resource: unknown }[])
           .filter((s) => JSON.stringify(s.Resource).includes(`"${secretId}"`))
           .flatMap((s) => (p.Properties?.['Roles'] as unknown[]).map((role) => ({ role, actions: [s.Action].flat().sort(), resource: s.Resource }))),
       );
+    const grants = allGrants.filter((g) => JSON.stringify(g.role) !== rotator);
+    const rotatorGrants = allGrants.filter((g) => JSON.stringify(g.role) === rotator);
     const variables = Object.entries(template.Resources)
       .filter(([, r]) => r.Type === 'AWS::Lambda::Function')
       .map(([id, r]) => [id, r.Properties?.['Environment']?.Variables?.RUN_TOKEN_SECRET_ARN] as const);
@@ -211,6 +218,12 @@ describe('run-token secret', () => {
     const expected = new Set(authenticating.map((fn) => logicalIdOf(platform, fn.function)));
     for (const [id, value] of variables) expect(value, id).toEqual(expected.has(id) ? { Ref: secretId } : undefined);
     expect(expected.has(logicalIdOf(platform, fallback.function))).toBe(false);
-    expect(Object.values(template.Resources).filter((r) => r.Type === 'AWS::SecretsManager::ResourcePolicy')).toEqual([]);
+    if (rotator !== undefined) expect(rotatorGrants.flatMap((g) => g.actions)).toEqual(expect.arrayContaining(['secretsmanager:PutSecretValue']));
+    // No resource policy grants anything; with rotation CDK adds one denying the rotator DeleteSecret.
+    const policyStatements = Object.values(template.Resources)
+      .filter((r) => r.Type === 'AWS::SecretsManager::ResourcePolicy')
+      .flatMap((r) => r.Properties?.['ResourcePolicy'].Statement as { Effect: string; Action: string }[]);
+    expect(policyStatements.filter((statement) => statement.Effect !== 'Deny')).toEqual([]);
+    if (rotator === undefined) expect(policyStatements).toEqual([]);
   });
 });

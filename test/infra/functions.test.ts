@@ -53,6 +53,9 @@ describe('functions', () => {
     const serviceHandlers = platform.stack.services !== undefined ? 2 : 0;
     // CDK's handlers of the asset hosts' custom resources (the bucket deployment, the bucket's auto-delete).
     const assetHandlers = platform.stack.assetDistributions.size > 0 ? 2 : 0;
+    // One function per area with static schedules, and the run-token secret's rotation function when it rotates.
+    const scheduleFunctions = platform.stack.functions.schedules.size;
+    const rotation = platform.stack.runTokenRotation !== undefined ? 1 : 0;
 
     // Act
     const perTemplate = allTemplates(platform).map(({ name, template }) => [name, Object.keys(template.findResources('AWS::Lambda::Function')).length]);
@@ -64,7 +67,16 @@ describe('functions', () => {
       allTemplates(platform).map(({ name }) => [
         name,
         name === 'main'
-          ? bufferedAreas.size + streamingHosts.size + 3 + storageEvents.size + queueConsumers.size + notificationHandlers + serviceHandlers + assetHandlers
+          ? bufferedAreas.size +
+            streamingHosts.size +
+            3 +
+            storageEvents.size +
+            queueConsumers.size +
+            notificationHandlers +
+            serviceHandlers +
+            assetHandlers +
+            scheduleFunctions +
+            rotation
           : 0,
       ]),
     );

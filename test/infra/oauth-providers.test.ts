@@ -118,15 +118,17 @@ describe('OAuth providers in the cloud stack', () => {
 
     // Act
     const grants = literalSecretGrants(template);
-    const secrets = Object.values(template.Resources).filter((r) => r.Type === 'AWS::SecretsManager::Secret');
+    const secrets = Object.entries(template.Resources).filter(([, r]) => r.Type === 'AWS::SecretsManager::Secret');
 
     // Assess
     expect(grants).toEqual([
       { roles: [{ Ref: oauthRole }], statement: { Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: expect.any(Array) } },
     ]);
     expect([...(grants[0]!.statement.Resource as string[])].sort()).toEqual([ARN_A, ARN_C].sort());
-    // Only the run-token secret; the provider secrets are the operator's.
-    expect(secrets).toHaveLength(1);
+    // Only the platform's own (the run-token secret, and the voice origin's header value when voice
+    // is on); the provider secrets are the operator's.
+    expect(secrets.some(([id]) => id.includes('RunTokenSecret'))).toBe(true);
+    expect(secrets.filter(([id]) => !/RunTokenSecret|OriginSecret/.test(id))).toEqual([]);
     expect(JSON.stringify(template)).not.toMatch(/OAUTH_PROVIDER_[ABC]_CLIENT_SECRET"/);
   });
 

@@ -3801,7 +3801,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @constant */
+              status: 'ok';
+              version: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -3822,7 +3828,31 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @description The API host */
+              baseUrl: string;
+              /** @description The host of streamed chat */
+              streamUrl: string;
+              /** @description The host of hosted MCP servers */
+              mcpUrl: string;
+              /** @description The host of voice sessions, when the platform runs one */
+              voiceUrl?: string;
+              /** @description The host of the embed widget and other static assets, when set */
+              cdnUrl?: string;
+              /** @description The host of hosted websites, when the platform runs one */
+              siteUrl?: string;
+              /** @description Where one user's site is, `{alias}` standing for the alias; present with `siteUrl` */
+              siteUrlTemplate?: string;
+              /** @description The host of code servers, when set */
+              codeUrl?: string;
+              /** @description This OpenAPI document */
+              openApiUrl: string;
+              /** @description The API reference for people */
+              docsUrl: string;
+              version: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -3844,7 +3874,25 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              userId: string;
+              /** @description The public handle in resource slugs; null until one is set */
+              alias: string | null;
+              email: string | null;
+              displayName: string | null;
+              bio: string | null;
+              /** @description Platform credits available now */
+              credits: number;
+              isAdmin: boolean;
+              /** @enum {string} */
+              status: 'active' | 'deleted';
+              /** @description Milliseconds since the epoch */
+              createdAt: number;
+              /** @description Milliseconds since the epoch */
+              updatedAt: number;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -3866,7 +3914,27 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              userId: string;
+              /** @description Platform credits available now */
+              credits: number;
+              /** @description Credits granted free at the start of each month */
+              monthlyFreeCredits: number;
+              /** @description The latest ledger entries, newest first */
+              recentEntries: {
+                entryId: string;
+                /** @description Positive for a grant, negative for a debit */
+                amount: number;
+                balanceAfter: number;
+                reason: string;
+                /** @description The request that caused the entry, when there was one */
+                requestId: string | null;
+                /** @description Milliseconds since the epoch */
+                createdAt: number;
+              }[];
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -3897,7 +3965,14 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              alias: string;
+              /** @description The alias before this change; null when none was set */
+              previousAlias: string | null;
+              message: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -3928,7 +4003,14 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              alias: string;
+              /** @description The alias before this change; null when none was set */
+              previousAlias: string | null;
+              message: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -3961,7 +4043,25 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              userId: string;
+              /** @description The public handle in resource slugs; null until one is set */
+              alias: string | null;
+              email: string | null;
+              displayName: string | null;
+              bio: string | null;
+              /** @description Platform credits available now */
+              credits: number;
+              isAdmin: boolean;
+              /** @enum {string} */
+              status: 'active' | 'deleted';
+              /** @description Milliseconds since the epoch */
+              createdAt: number;
+              /** @description Milliseconds since the epoch */
+              updatedAt: number;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -3993,7 +4093,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              userId: string;
+              /** @constant */
+              status: 'deleted';
+              /** @description How many active tokens the deletion revoked */
+              revokedTokens: number;
+              message: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -4027,7 +4136,19 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              tokenId: string;
+              /** @description The Bearer token; shown only in this answer */
+              token: string;
+              name: string;
+              tokenPrefix: string;
+              /** @description Milliseconds since the epoch */
+              createdAt: number;
+              /** @description Milliseconds since the epoch; null when the token never expires */
+              expiresAt: number | null;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -4055,7 +4176,26 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              tokens: {
+                tokenId: string;
+                name: string;
+                /** @description The first characters of the token, to recognise it */
+                tokenPrefix: string;
+                /** @enum {string} */
+                status: 'active' | 'revoked';
+                /** @description Milliseconds since the epoch */
+                createdAt: number;
+                /** @description Milliseconds since the epoch; null when the token never expires */
+                expiresAt: number | null;
+                lastUsedAt: number | null;
+                revokedAt: number | null;
+              }[];
+              count: number;
+              nextCursor: string | null;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -4081,7 +4221,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              tokenId: string;
+              name: string;
+              /** @description The first characters of the token, to recognise it */
+              tokenPrefix: string;
+              /** @enum {string} */
+              status: 'active' | 'revoked';
+              /** @description Milliseconds since the epoch */
+              createdAt: number;
+              /** @description Milliseconds since the epoch; null when the token never expires */
+              expiresAt: number | null;
+              lastUsedAt: number | null;
+              revokedAt: number | null;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -4113,7 +4268,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              tokenId: string;
+              name: string;
+              /** @description The first characters of the token, to recognise it */
+              tokenPrefix: string;
+              /** @enum {string} */
+              status: 'active' | 'revoked';
+              /** @description Milliseconds since the epoch */
+              createdAt: number;
+              /** @description Milliseconds since the epoch; null when the token never expires */
+              expiresAt: number | null;
+              lastUsedAt: number | null;
+              revokedAt: number | null;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -4144,7 +4314,14 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              tokenId: string;
+              /** @constant */
+              status: 'revoked';
+              message: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -4171,7 +4348,19 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              tokenId: string;
+              /** @description The Bearer token; shown only in this answer */
+              token: string;
+              name: string;
+              tokenPrefix: string;
+              /** @description Milliseconds since the epoch */
+              createdAt: number;
+              /** @description Milliseconds since the epoch; null when the token never expires */
+              expiresAt: number | null;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -4205,7 +4394,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              tokenId: string;
+              /** @description The Bearer token; shown only in this answer */
+              token: string;
+              name: string;
+              tokenPrefix: string;
+              /** @description Milliseconds since the epoch */
+              createdAt: number;
+              /** @description Milliseconds since the epoch; null when the token never expires */
+              expiresAt: number | null;
+              /** @description Names of the stored keys runs authenticated by this token receive (never their values) */
+              keys: string[];
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -4233,7 +4436,28 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              roleTokens: {
+                tokenId: string;
+                name: string;
+                /** @description The first characters of the token, to recognise it */
+                tokenPrefix: string;
+                /** @enum {string} */
+                status: 'active' | 'revoked';
+                /** @description Milliseconds since the epoch */
+                createdAt: number;
+                /** @description Milliseconds since the epoch; null when the token never expires */
+                expiresAt: number | null;
+                lastUsedAt: number | null;
+                revokedAt: number | null;
+                /** @description Names of the stored keys runs authenticated by this token receive (never their values) */
+                keys: string[];
+              }[];
+              count: number;
+              nextCursor: string | null;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -4264,7 +4488,14 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              tokenId: string;
+              /** @constant */
+              status: 'revoked';
+              message: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -4294,7 +4525,23 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data:
+              | {
+                  /** @constant */
+                  valid: false;
+                }
+              | {
+                  /** @constant */
+                  valid: true;
+                  ownerAlias: string | null;
+                  name: string;
+                  /** @description Names of the stored keys runs authenticated by this token receive (never their values) */
+                  keys: string[];
+                  /** @description Milliseconds since the epoch; null when the token never expires */
+                  expiresAt: number | null;
+                };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -4354,7 +4601,47 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessA'];
+          'application/json': components['schemas']['SuccessA'] & {
+            data: {
+              agentId: string;
+              agentName: string;
+              description: string;
+              /** @enum {string} */
+              status: 'active' | 'deleted';
+              /** @enum {string} */
+              visibility: 'private' | 'public';
+              /**
+               * @description `hidden`: only the owner reads `sourceCode`
+               * @enum {string}
+               */
+              sourceVisibility: 'visible' | 'hidden';
+              /** @constant */
+              runtime: 'python3.12';
+              memoryMb: number;
+              timeoutSec: number;
+              /**
+               * @description `bidi` marks a voice agent
+               * @enum {string}
+               */
+              agentType: 'text' | 'bidi';
+              initialPrompt: string | null;
+              /** @description Voice agents only (null for text agents) */
+              voice: ('voice_1' | 'voice_2' | 'voice_3') | null;
+              /** @description The owner's alias (null before the owner chose one) */
+              owner: string | null;
+              /** @description `{owner}/{agentName}`; null while the owner has no alias */
+              slug: string | null;
+              /** @description Chats this calendar month (UTC) */
+              invocationsPerMonth: number;
+              /** @description The streaming chat URL */
+              endpointUrl: string;
+              /** @description Milliseconds since the epoch */
+              createdAt: number;
+              /** @description Milliseconds since the epoch */
+              updatedAt: number;
+              sourceCode?: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorA'];
@@ -4383,7 +4670,54 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessA'];
+          'application/json': components['schemas']['SuccessA'] & {
+            data: {
+              agents: {
+                agentId: string;
+                agentName: string;
+                description: string;
+                /** @enum {string} */
+                status: 'active' | 'deleted';
+                /** @enum {string} */
+                visibility: 'private' | 'public';
+                /**
+                 * @description `hidden`: only the owner reads `sourceCode`
+                 * @enum {string}
+                 */
+                sourceVisibility: 'visible' | 'hidden';
+                /** @constant */
+                runtime: 'python3.12';
+                memoryMb: number;
+                timeoutSec: number;
+                /**
+                 * @description `bidi` marks a voice agent
+                 * @enum {string}
+                 */
+                agentType: 'text' | 'bidi';
+                initialPrompt: string | null;
+                /** @description Voice agents only (null for text agents) */
+                voice: ('voice_1' | 'voice_2' | 'voice_3') | null;
+                /** @description The owner's alias (null before the owner chose one) */
+                owner: string | null;
+                /** @description `{owner}/{agentName}`; null while the owner has no alias */
+                slug: string | null;
+                /** @description Chats this calendar month (UTC) */
+                invocationsPerMonth: number;
+                /** @description The streaming chat URL */
+                endpointUrl: string;
+                /** @description Milliseconds since the epoch */
+                createdAt: number;
+                /** @description Milliseconds since the epoch */
+                updatedAt: number;
+                sourceCode?: string;
+              }[];
+              count: number;
+              limit: number;
+              offset: number;
+              /** @description Pass as `cursor` for the next page; null on the last */
+              nextCursor: string | null;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorA'];
@@ -4408,7 +4742,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessA'];
+          'application/json': components['schemas']['SuccessA'] & {
+            data: {
+              conversations: {
+                conversationId: string;
+                agentId: string;
+                /** @description From the first prompt */
+                title: string;
+                messageCount: number;
+                /** @description Milliseconds since the epoch */
+                createdAt: number;
+                /** @description Milliseconds since the epoch */
+                updatedAt: number;
+              }[];
+              count: number;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorA'];
@@ -4433,7 +4782,47 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessA'];
+          'application/json': components['schemas']['SuccessA'] & {
+            data: {
+              agentId: string;
+              agentName: string;
+              description: string;
+              /** @enum {string} */
+              status: 'active' | 'deleted';
+              /** @enum {string} */
+              visibility: 'private' | 'public';
+              /**
+               * @description `hidden`: only the owner reads `sourceCode`
+               * @enum {string}
+               */
+              sourceVisibility: 'visible' | 'hidden';
+              /** @constant */
+              runtime: 'python3.12';
+              memoryMb: number;
+              timeoutSec: number;
+              /**
+               * @description `bidi` marks a voice agent
+               * @enum {string}
+               */
+              agentType: 'text' | 'bidi';
+              initialPrompt: string | null;
+              /** @description Voice agents only (null for text agents) */
+              voice: ('voice_1' | 'voice_2' | 'voice_3') | null;
+              /** @description The owner's alias (null before the owner chose one) */
+              owner: string | null;
+              /** @description `{owner}/{agentName}`; null while the owner has no alias */
+              slug: string | null;
+              /** @description Chats this calendar month (UTC) */
+              invocationsPerMonth: number;
+              /** @description The streaming chat URL */
+              endpointUrl: string;
+              /** @description Milliseconds since the epoch */
+              createdAt: number;
+              /** @description Milliseconds since the epoch */
+              updatedAt: number;
+              sourceCode?: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorA'];
@@ -4459,7 +4848,47 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessA'];
+          'application/json': components['schemas']['SuccessA'] & {
+            data: {
+              agentId: string;
+              agentName: string;
+              description: string;
+              /** @enum {string} */
+              status: 'active' | 'deleted';
+              /** @enum {string} */
+              visibility: 'private' | 'public';
+              /**
+               * @description `hidden`: only the owner reads `sourceCode`
+               * @enum {string}
+               */
+              sourceVisibility: 'visible' | 'hidden';
+              /** @constant */
+              runtime: 'python3.12';
+              memoryMb: number;
+              timeoutSec: number;
+              /**
+               * @description `bidi` marks a voice agent
+               * @enum {string}
+               */
+              agentType: 'text' | 'bidi';
+              initialPrompt: string | null;
+              /** @description Voice agents only (null for text agents) */
+              voice: ('voice_1' | 'voice_2' | 'voice_3') | null;
+              /** @description The owner's alias (null before the owner chose one) */
+              owner: string | null;
+              /** @description `{owner}/{agentName}`; null while the owner has no alias */
+              slug: string | null;
+              /** @description Chats this calendar month (UTC) */
+              invocationsPerMonth: number;
+              /** @description The streaming chat URL */
+              endpointUrl: string;
+              /** @description Milliseconds since the epoch */
+              createdAt: number;
+              /** @description Milliseconds since the epoch */
+              updatedAt: number;
+              sourceCode?: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorA'];
@@ -4507,7 +4936,47 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessA'];
+          'application/json': components['schemas']['SuccessA'] & {
+            data: {
+              agentId: string;
+              agentName: string;
+              description: string;
+              /** @enum {string} */
+              status: 'active' | 'deleted';
+              /** @enum {string} */
+              visibility: 'private' | 'public';
+              /**
+               * @description `hidden`: only the owner reads `sourceCode`
+               * @enum {string}
+               */
+              sourceVisibility: 'visible' | 'hidden';
+              /** @constant */
+              runtime: 'python3.12';
+              memoryMb: number;
+              timeoutSec: number;
+              /**
+               * @description `bidi` marks a voice agent
+               * @enum {string}
+               */
+              agentType: 'text' | 'bidi';
+              initialPrompt: string | null;
+              /** @description Voice agents only (null for text agents) */
+              voice: ('voice_1' | 'voice_2' | 'voice_3') | null;
+              /** @description The owner's alias (null before the owner chose one) */
+              owner: string | null;
+              /** @description `{owner}/{agentName}`; null while the owner has no alias */
+              slug: string | null;
+              /** @description Chats this calendar month (UTC) */
+              invocationsPerMonth: number;
+              /** @description The streaming chat URL */
+              endpointUrl: string;
+              /** @description Milliseconds since the epoch */
+              createdAt: number;
+              /** @description Milliseconds since the epoch */
+              updatedAt: number;
+              sourceCode?: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorA'];
@@ -4555,7 +5024,47 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessA'];
+          'application/json': components['schemas']['SuccessA'] & {
+            data: {
+              agentId: string;
+              agentName: string;
+              description: string;
+              /** @enum {string} */
+              status: 'active' | 'deleted';
+              /** @enum {string} */
+              visibility: 'private' | 'public';
+              /**
+               * @description `hidden`: only the owner reads `sourceCode`
+               * @enum {string}
+               */
+              sourceVisibility: 'visible' | 'hidden';
+              /** @constant */
+              runtime: 'python3.12';
+              memoryMb: number;
+              timeoutSec: number;
+              /**
+               * @description `bidi` marks a voice agent
+               * @enum {string}
+               */
+              agentType: 'text' | 'bidi';
+              initialPrompt: string | null;
+              /** @description Voice agents only (null for text agents) */
+              voice: ('voice_1' | 'voice_2' | 'voice_3') | null;
+              /** @description The owner's alias (null before the owner chose one) */
+              owner: string | null;
+              /** @description `{owner}/{agentName}`; null while the owner has no alias */
+              slug: string | null;
+              /** @description Chats this calendar month (UTC) */
+              invocationsPerMonth: number;
+              /** @description The streaming chat URL */
+              endpointUrl: string;
+              /** @description Milliseconds since the epoch */
+              createdAt: number;
+              /** @description Milliseconds since the epoch */
+              updatedAt: number;
+              sourceCode?: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorA'];
@@ -4587,7 +5096,14 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessA'];
+          'application/json': components['schemas']['SuccessA'] & {
+            data: {
+              agentId: string;
+              /** @enum {string} */
+              status: 'active' | 'deleted';
+              message: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorA'];
@@ -4619,7 +5135,14 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessA'];
+          'application/json': components['schemas']['SuccessA'] & {
+            data: {
+              agentId: string;
+              /** @enum {string} */
+              status: 'active' | 'deleted';
+              message: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorA'];
@@ -4646,7 +5169,23 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessA'];
+          'application/json': components['schemas']['SuccessA'] & {
+            data: {
+              agentId: string;
+              conversations: {
+                conversationId: string;
+                agentId: string;
+                /** @description From the first prompt */
+                title: string;
+                messageCount: number;
+                /** @description Milliseconds since the epoch */
+                createdAt: number;
+                /** @description Milliseconds since the epoch */
+                updatedAt: number;
+              }[];
+              count: number;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorA'];
@@ -4672,7 +5211,29 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessA'];
+          'application/json': components['schemas']['SuccessA'] & {
+            data: {
+              conversation: {
+                conversationId: string;
+                agentId: string;
+                /** @description From the first prompt */
+                title: string;
+                messageCount: number;
+                /** @description Milliseconds since the epoch */
+                createdAt: number;
+                /** @description Milliseconds since the epoch */
+                updatedAt: number;
+                userId: string;
+                messages: {
+                  /** @enum {string} */
+                  role: 'user' | 'assistant';
+                  content: string;
+                  /** @description Milliseconds since the epoch */
+                  timestamp: number;
+                }[];
+              };
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorA'];
@@ -4698,7 +5259,29 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessA'];
+          'application/json': components['schemas']['SuccessA'] & {
+            data: {
+              conversation: {
+                conversationId: string;
+                agentId: string;
+                /** @description From the first prompt */
+                title: string;
+                messageCount: number;
+                /** @description Milliseconds since the epoch */
+                createdAt: number;
+                /** @description Milliseconds since the epoch */
+                updatedAt: number;
+                userId: string;
+                messages: {
+                  /** @enum {string} */
+                  role: 'user' | 'assistant';
+                  content: string;
+                  /** @description Milliseconds since the epoch */
+                  timestamp: number;
+                }[];
+              };
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorA'];
@@ -4764,7 +5347,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessA'];
+          'application/json': components['schemas']['SuccessA'] & {
+            data: {
+              /** @description The whole reply text */
+              response: string;
+              /** @description Pass back as `conversationId` to continue the conversation */
+              conversationId: string;
+              agentId: string;
+              /** @description The run's figures; null when the run reported none */
+              metrics: {
+                totalCycles: number;
+                totalTokens: number;
+                toolsUsed: string[];
+                durationMs: number;
+              } | null;
+            };
+          };
           'text/plain': string;
           'text/event-stream': string;
         };
@@ -4827,7 +5425,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessA'];
+          'application/json': components['schemas']['SuccessA'] & {
+            data: {
+              actionId: string;
+              message: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorA'];
@@ -4879,7 +5482,46 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessA'];
+          'application/json': components['schemas']['SuccessA'] & {
+            data: {
+              actionId: string;
+              message: string;
+              action: {
+                actionId: string;
+                actionName: string;
+                description: string;
+                /** @constant */
+                runtime: 'python3.12';
+                category: string;
+                /** @enum {string} */
+                visibility: 'private' | 'public';
+                /** @enum {string} */
+                status: 'active' | 'development' | 'deprecated';
+                memoryMb: number;
+                timeoutSec: number;
+                readonly tags: string[];
+                readonly parameters: {
+                  name: string;
+                  type: string;
+                  required: boolean;
+                  description?: string;
+                }[];
+                /** @description Services whose keys the owner must have stored */
+                readonly keysNeeded: string[];
+                /** @description The owner's alias (null before the owner chose one) */
+                owner: string | null;
+                /** @description Runs the action through the router */
+                oneClickUrl: string;
+                /** @description Runs the action directly, bypassing the router */
+                directUrl: string;
+                /** @description Milliseconds since the epoch */
+                createdAt: number;
+                /** @description Milliseconds since the epoch */
+                updatedAt: number;
+                sourceCode?: string;
+              };
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorA'];
@@ -4910,7 +5552,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessA'];
+          'application/json': components['schemas']['SuccessA'] & {
+            data: {
+              actionId: string;
+              message: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorA'];
@@ -4941,7 +5588,47 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessA'];
+          'application/json': components['schemas']['SuccessA'] & {
+            data: {
+              actions: {
+                actionId: string;
+                actionName: string;
+                description: string;
+                /** @constant */
+                runtime: 'python3.12';
+                category: string;
+                /** @enum {string} */
+                visibility: 'private' | 'public';
+                /** @enum {string} */
+                status: 'active' | 'development' | 'deprecated';
+                memoryMb: number;
+                timeoutSec: number;
+                readonly tags: string[];
+                readonly parameters: {
+                  name: string;
+                  type: string;
+                  required: boolean;
+                  description?: string;
+                }[];
+                /** @description Services whose keys the owner must have stored */
+                readonly keysNeeded: string[];
+                /** @description The owner's alias (null before the owner chose one) */
+                owner: string | null;
+                /** @description Runs the action through the router */
+                oneClickUrl: string;
+                /** @description Runs the action directly, bypassing the router */
+                directUrl: string;
+                /** @description Milliseconds since the epoch */
+                createdAt: number;
+                /** @description Milliseconds since the epoch */
+                updatedAt: number;
+                sourceCode?: string;
+              }[];
+              count: number;
+              /** @description Pass as `cursor` for the next page; null on the last */
+              nextCursor: string | null;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorA'];
@@ -4966,7 +5653,42 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessA'];
+          'application/json': components['schemas']['SuccessA'] & {
+            data: {
+              actionId: string;
+              actionName: string;
+              description: string;
+              /** @constant */
+              runtime: 'python3.12';
+              category: string;
+              /** @enum {string} */
+              visibility: 'private' | 'public';
+              /** @enum {string} */
+              status: 'active' | 'development' | 'deprecated';
+              memoryMb: number;
+              timeoutSec: number;
+              readonly tags: string[];
+              readonly parameters: {
+                name: string;
+                type: string;
+                required: boolean;
+                description?: string;
+              }[];
+              /** @description Services whose keys the owner must have stored */
+              readonly keysNeeded: string[];
+              /** @description The owner's alias (null before the owner chose one) */
+              owner: string | null;
+              /** @description Runs the action through the router */
+              oneClickUrl: string;
+              /** @description Runs the action directly, bypassing the router */
+              directUrl: string;
+              /** @description Milliseconds since the epoch */
+              createdAt: number;
+              /** @description Milliseconds since the epoch */
+              updatedAt: number;
+              sourceCode?: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorA'];
@@ -4991,7 +5713,17 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessA'];
+          'application/json': components['schemas']['SuccessA'] & {
+            data: {
+              /** @description The `statusCode` the action's handler returned */
+              statusCode: number;
+              /** @description The `body` the action's handler returned */
+              body: unknown;
+              headers?: {
+                [key: string]: string;
+              };
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorA'];
@@ -5023,7 +5755,17 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessA'];
+          'application/json': components['schemas']['SuccessA'] & {
+            data: {
+              /** @description The `statusCode` the action's handler returned */
+              statusCode: number;
+              /** @description The `body` the action's handler returned */
+              body: unknown;
+              headers?: {
+                [key: string]: string;
+              };
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorA'];
@@ -5061,7 +5803,17 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessA'];
+          'application/json': components['schemas']['SuccessA'] & {
+            data: {
+              /** @description The `statusCode` the action's handler returned */
+              statusCode: number;
+              /** @description The `body` the action's handler returned */
+              body: unknown;
+              headers?: {
+                [key: string]: string;
+              };
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorA'];
@@ -5086,7 +5838,17 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessA'];
+          'application/json': components['schemas']['SuccessA'] & {
+            data: {
+              /** @description The `statusCode` the action's handler returned */
+              statusCode: number;
+              /** @description The `body` the action's handler returned */
+              body: unknown;
+              headers?: {
+                [key: string]: string;
+              };
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorA'];
@@ -5118,7 +5880,17 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessA'];
+          'application/json': components['schemas']['SuccessA'] & {
+            data: {
+              /** @description The `statusCode` the action's handler returned */
+              statusCode: number;
+              /** @description The `body` the action's handler returned */
+              body: unknown;
+              headers?: {
+                [key: string]: string;
+              };
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorA'];
@@ -5168,7 +5940,47 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              serverId: string;
+              serverName: string;
+              description: string;
+              /** @description The owner's alias (null before the owner chose one) */
+              owner: string | null;
+              /** @description `{owner}/{serverName}`; null while the owner has no alias */
+              slug: string | null;
+              /** @enum {string} */
+              visibility: 'private' | 'public';
+              /**
+               * @description `hidden`: only the owner reads `sourceCode`
+               * @enum {string}
+               */
+              sourceVisibility: 'visible' | 'hidden';
+              /** @description The live version */
+              latestVersion: number;
+              /** @description Tool names of the live version */
+              readonly tools: string[];
+              /** @description Size of the live version's source */
+              sizeBytes: number;
+              /** @description Paid servers only; null for free ones */
+              authorPricing: {
+                subscriptionPriceUsdMonthly: number;
+                freeTrialQuota: number;
+                perCallCredits?: number;
+              } | null;
+              /** @description The MCP endpoint by id */
+              endpointUrl: string;
+              /** @description The MCP endpoint by `{owner}/{serverName}`; null while the owner has no alias */
+              slugEndpointUrl: string | null;
+              /** @description Milliseconds since the epoch */
+              createdAt: number;
+              /** @description Milliseconds since the epoch */
+              updatedAt: number;
+              sourceCode?: string;
+              /** @description Always 1 */
+              version: number;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -5195,7 +6007,51 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              servers: {
+                serverId: string;
+                serverName: string;
+                description: string;
+                /** @description The owner's alias (null before the owner chose one) */
+                owner: string | null;
+                /** @description `{owner}/{serverName}`; null while the owner has no alias */
+                slug: string | null;
+                /** @enum {string} */
+                visibility: 'private' | 'public';
+                /**
+                 * @description `hidden`: only the owner reads `sourceCode`
+                 * @enum {string}
+                 */
+                sourceVisibility: 'visible' | 'hidden';
+                /** @description The live version */
+                latestVersion: number;
+                /** @description Tool names of the live version */
+                readonly tools: string[];
+                /** @description Size of the live version's source */
+                sizeBytes: number;
+                /** @description Paid servers only; null for free ones */
+                authorPricing: {
+                  subscriptionPriceUsdMonthly: number;
+                  freeTrialQuota: number;
+                  perCallCredits?: number;
+                } | null;
+                /** @description The MCP endpoint by id */
+                endpointUrl: string;
+                /** @description The MCP endpoint by `{owner}/{serverName}`; null while the owner has no alias */
+                slugEndpointUrl: string | null;
+                /** @description Milliseconds since the epoch */
+                createdAt: number;
+                /** @description Milliseconds since the epoch */
+                updatedAt: number;
+                sourceCode?: string;
+              }[];
+              count: number;
+              limit: number;
+              /** @description Pass as `cursor` for the next page; null on the last */
+              nextCursor: string | null;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -5220,7 +6076,45 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              serverId: string;
+              serverName: string;
+              description: string;
+              /** @description The owner's alias (null before the owner chose one) */
+              owner: string | null;
+              /** @description `{owner}/{serverName}`; null while the owner has no alias */
+              slug: string | null;
+              /** @enum {string} */
+              visibility: 'private' | 'public';
+              /**
+               * @description `hidden`: only the owner reads `sourceCode`
+               * @enum {string}
+               */
+              sourceVisibility: 'visible' | 'hidden';
+              /** @description The live version */
+              latestVersion: number;
+              /** @description Tool names of the live version */
+              readonly tools: string[];
+              /** @description Size of the live version's source */
+              sizeBytes: number;
+              /** @description Paid servers only; null for free ones */
+              authorPricing: {
+                subscriptionPriceUsdMonthly: number;
+                freeTrialQuota: number;
+                perCallCredits?: number;
+              } | null;
+              /** @description The MCP endpoint by id */
+              endpointUrl: string;
+              /** @description The MCP endpoint by `{owner}/{serverName}`; null while the owner has no alias */
+              slugEndpointUrl: string | null;
+              /** @description Milliseconds since the epoch */
+              createdAt: number;
+              /** @description Milliseconds since the epoch */
+              updatedAt: number;
+              sourceCode?: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -5246,7 +6140,45 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              serverId: string;
+              serverName: string;
+              description: string;
+              /** @description The owner's alias (null before the owner chose one) */
+              owner: string | null;
+              /** @description `{owner}/{serverName}`; null while the owner has no alias */
+              slug: string | null;
+              /** @enum {string} */
+              visibility: 'private' | 'public';
+              /**
+               * @description `hidden`: only the owner reads `sourceCode`
+               * @enum {string}
+               */
+              sourceVisibility: 'visible' | 'hidden';
+              /** @description The live version */
+              latestVersion: number;
+              /** @description Tool names of the live version */
+              readonly tools: string[];
+              /** @description Size of the live version's source */
+              sizeBytes: number;
+              /** @description Paid servers only; null for free ones */
+              authorPricing: {
+                subscriptionPriceUsdMonthly: number;
+                freeTrialQuota: number;
+                perCallCredits?: number;
+              } | null;
+              /** @description The MCP endpoint by id */
+              endpointUrl: string;
+              /** @description The MCP endpoint by `{owner}/{serverName}`; null while the owner has no alias */
+              slugEndpointUrl: string | null;
+              /** @description Milliseconds since the epoch */
+              createdAt: number;
+              /** @description Milliseconds since the epoch */
+              updatedAt: number;
+              sourceCode?: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -5290,7 +6222,47 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              serverId: string;
+              serverName: string;
+              description: string;
+              /** @description The owner's alias (null before the owner chose one) */
+              owner: string | null;
+              /** @description `{owner}/{serverName}`; null while the owner has no alias */
+              slug: string | null;
+              /** @enum {string} */
+              visibility: 'private' | 'public';
+              /**
+               * @description `hidden`: only the owner reads `sourceCode`
+               * @enum {string}
+               */
+              sourceVisibility: 'visible' | 'hidden';
+              /** @description The live version */
+              latestVersion: number;
+              /** @description Tool names of the live version */
+              readonly tools: string[];
+              /** @description Size of the live version's source */
+              sizeBytes: number;
+              /** @description Paid servers only; null for free ones */
+              authorPricing: {
+                subscriptionPriceUsdMonthly: number;
+                freeTrialQuota: number;
+                perCallCredits?: number;
+              } | null;
+              /** @description The MCP endpoint by id */
+              endpointUrl: string;
+              /** @description The MCP endpoint by `{owner}/{serverName}`; null while the owner has no alias */
+              slugEndpointUrl: string | null;
+              /** @description Milliseconds since the epoch */
+              createdAt: number;
+              /** @description Milliseconds since the epoch */
+              updatedAt: number;
+              sourceCode?: string;
+              /** @description The version this update wrote; null when it changed fields only */
+              version: number | null;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -5321,7 +6293,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              serverId: string;
+              serverName: string;
+              /** @description Always true */
+              deleted: boolean;
+              message: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -5348,7 +6328,26 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              serverId: string;
+              latestVersion: number;
+              /** @description Newest first */
+              versions: {
+                version: number;
+                /** @description Milliseconds since the epoch */
+                createdAt: number;
+                /** @description User id of who wrote it */
+                createdBy: string;
+                sizeBytes: number;
+                changeNote: string;
+                /** @description The version this one copies, when written by a rollback */
+                rollbackOf: number | null;
+                readonly tools: string[];
+              }[];
+              count: number;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -5374,7 +6373,23 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              version: number;
+              /** @description Milliseconds since the epoch */
+              createdAt: number;
+              /** @description User id of who wrote it */
+              createdBy: string;
+              sizeBytes: number;
+              changeNote: string;
+              /** @description The version this one copies, when written by a rollback */
+              rollbackOf: number | null;
+              readonly tools: string[];
+              serverId: string;
+              /** @description Omitted for non-owners when the source is hidden */
+              sourceCode?: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -5408,7 +6423,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              serverId: string;
+              rolledBackTo: number;
+              /** @description The new version written with the target's source */
+              version: number;
+              latestVersion: number;
+              readonly tools: string[];
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -5814,7 +6838,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @description Lower-cased; MCP servers read it as `SERVICENAME_KEY` */
+              serviceName: string;
+              /** @description `****` and the last four characters of the value, to tell keys apart */
+              hint: string;
+              /** @description Milliseconds since the epoch */
+              createdAt: number;
+              /** @description Milliseconds since the epoch */
+              updatedAt: number;
+              /** @description Whether a key of that service name was stored before */
+              replaced: boolean;
+              message: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -5837,7 +6875,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              keys: {
+                /** @description Lower-cased; MCP servers read it as `SERVICENAME_KEY` */
+                serviceName: string;
+                /** @description `****` and the last four characters of the value, to tell keys apart */
+                hint: string;
+                /** @description Milliseconds since the epoch */
+                createdAt: number;
+                /** @description Milliseconds since the epoch */
+                updatedAt: number;
+              }[];
+              count: number;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -5862,7 +6914,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              serviceName: string;
+              exists: boolean;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -5889,7 +6946,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              serviceName: string;
+              deleted: boolean;
+              message: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -5915,7 +6978,19 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              provider: string;
+              /** @description The provider's page to send the user to; it comes back to `redirectUri` */
+              authorizationUrl: string;
+              /** @description Single use; the callback must carry it back */
+              state: string;
+              /** @description Milliseconds since the epoch; the callback must come before it */
+              expiresAt: number;
+              /** @description The callback URL, which operators register at the provider */
+              redirectUri: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -5944,7 +7019,17 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              provider: string;
+              /** @description Names of the keys the tokens were stored under (`provider`, and `provider_refresh` when a refresh token came) */
+              stored: string[];
+              /** @description Seconds the access token is valid, as the provider said */
+              expiresIn?: number;
+              /** @description The scopes the provider granted */
+              scope?: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -5974,7 +7059,55 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @description Newest first */
+              logs: {
+                requestId: string;
+                /** @description The first request of the chain this one belongs to (the trace id) */
+                rootRequestId: string;
+                parentRequestId: string | null;
+                parentConversationId: string | null;
+                parentAgentId: string | null;
+                resourceId: string;
+                /** @enum {string} */
+                resourceType: 'agent' | 'action' | 'mcp' | 'voice' | 'code-server' | 'cron' | 'channel' | 'knowledge' | 'test';
+                requestType: string | null;
+                /** @enum {string} */
+                status: 'success' | 'error' | 'timeout';
+                /** @description Milliseconds since the epoch */
+                createdAt: number;
+                metrics: {
+                  durationMs: number;
+                  memoryMb: number | null;
+                  maxMemoryUsedMb: number | null;
+                };
+                creditsUsed: number;
+                error: {
+                  code: string;
+                  message: string;
+                } | null;
+                request: {
+                  /** @description The first 200 characters of the body */
+                  preview: string;
+                  sizeBytes: number;
+                };
+                response: {
+                  /** @description The first 200 characters of the body */
+                  preview: string;
+                  sizeBytes: number;
+                };
+              }[];
+              page: number;
+              pageSize: number;
+              count: number;
+              hasMore: boolean;
+              /** @description Hours, as applied */
+              timeRange: number;
+              /** @description True when reading stopped at the platform's read budget before the page was complete; narrow the query */
+              scanLimitReached: boolean;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -6004,7 +7137,55 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @description Newest first */
+              logs: {
+                requestId: string;
+                /** @description The first request of the chain this one belongs to (the trace id) */
+                rootRequestId: string;
+                parentRequestId: string | null;
+                parentConversationId: string | null;
+                parentAgentId: string | null;
+                resourceId: string;
+                /** @enum {string} */
+                resourceType: 'agent' | 'action' | 'mcp' | 'voice' | 'code-server' | 'cron' | 'channel' | 'knowledge' | 'test';
+                requestType: string | null;
+                /** @enum {string} */
+                status: 'success' | 'error' | 'timeout';
+                /** @description Milliseconds since the epoch */
+                createdAt: number;
+                metrics: {
+                  durationMs: number;
+                  memoryMb: number | null;
+                  maxMemoryUsedMb: number | null;
+                };
+                creditsUsed: number;
+                error: {
+                  code: string;
+                  message: string;
+                } | null;
+                request: {
+                  /** @description The first 200 characters of the body */
+                  preview: string;
+                  sizeBytes: number;
+                };
+                response: {
+                  /** @description The first 200 characters of the body */
+                  preview: string;
+                  sizeBytes: number;
+                };
+              }[];
+              page: number;
+              pageSize: number;
+              count: number;
+              hasMore: boolean;
+              /** @description Hours, as applied */
+              timeRange: number;
+              /** @description True when reading stopped at the platform's read budget before the page was complete; narrow the query */
+              scanLimitReached: boolean;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -6029,7 +7210,51 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              requestId: string;
+              /** @description The first request of the chain this one belongs to (the trace id) */
+              rootRequestId: string;
+              parentRequestId: string | null;
+              parentConversationId: string | null;
+              parentAgentId: string | null;
+              resourceId: string;
+              /** @enum {string} */
+              resourceType: 'agent' | 'action' | 'mcp' | 'voice' | 'code-server' | 'cron' | 'channel' | 'knowledge' | 'test';
+              requestType: string | null;
+              /** @enum {string} */
+              status: 'success' | 'error' | 'timeout';
+              /** @description Milliseconds since the epoch */
+              createdAt: number;
+              metrics: {
+                durationMs: number;
+                memoryMb: number | null;
+                maxMemoryUsedMb: number | null;
+              };
+              creditsUsed: number;
+              error: {
+                code: string;
+                message: string;
+              } | null;
+              userId: string;
+              /** @description Milliseconds since the epoch; the record is deleted after it */
+              expiresAt: number;
+              request: {
+                /** @description The body: parsed JSON when it was JSON, else its text */
+                body: unknown;
+                sizeBytes: number;
+                /** @description True only when the full body could not be read and `body` is the stored 8 KB preview (text) */
+                truncated: boolean;
+              };
+              response: {
+                /** @description The body: parsed JSON when it was JSON, else its text */
+                body: unknown;
+                sizeBytes: number;
+                /** @description True only when the full body could not be read and `body` is the stored 8 KB preview (text) */
+                truncated: boolean;
+              };
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -6054,7 +7279,62 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @description The root request id of the chain */
+              traceId: string;
+              root:
+                | {
+                    requestId: string;
+                    /** @description The first request of the chain this one belongs to (the trace id) */
+                    rootRequestId: string;
+                    parentRequestId: string | null;
+                    parentConversationId: string | null;
+                    parentAgentId: string | null;
+                    resourceId: string;
+                    /** @enum {string} */
+                    resourceType: 'agent' | 'action' | 'mcp' | 'voice' | 'code-server' | 'cron' | 'channel' | 'knowledge' | 'test';
+                    requestType: string | null;
+                    /** @enum {string} */
+                    status: 'success' | 'error' | 'timeout';
+                    /** @description Milliseconds since the epoch */
+                    createdAt: number;
+                    metrics: {
+                      durationMs: number;
+                      memoryMb: number | null;
+                      maxMemoryUsedMb: number | null;
+                    };
+                    creditsUsed: number;
+                    error: {
+                      code: string;
+                      message: string;
+                    } | null;
+                    request: {
+                      /** @description The first 200 characters of the body */
+                      preview: string;
+                      sizeBytes: number;
+                    };
+                    response: {
+                      /** @description The first 200 characters of the body */
+                      preview: string;
+                      sizeBytes: number;
+                    };
+                    /** @description Nodes of the same shape as `root` (either kind), oldest first */
+                    children: unknown[];
+                  }
+                | {
+                    requestId: string;
+                    /** @constant */
+                    redacted: true;
+                    /** @description Nodes of the same shape as `root` (either kind), oldest first */
+                    children: unknown[];
+                  };
+              /** @description The caller's own records in the tree */
+              count: number;
+              /** @description True when the trace had more records than are read; the tree shows the oldest ones */
+              scanLimitReached: boolean;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -6079,7 +7359,62 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @description The root request id of the chain */
+              traceId: string;
+              root:
+                | {
+                    requestId: string;
+                    /** @description The first request of the chain this one belongs to (the trace id) */
+                    rootRequestId: string;
+                    parentRequestId: string | null;
+                    parentConversationId: string | null;
+                    parentAgentId: string | null;
+                    resourceId: string;
+                    /** @enum {string} */
+                    resourceType: 'agent' | 'action' | 'mcp' | 'voice' | 'code-server' | 'cron' | 'channel' | 'knowledge' | 'test';
+                    requestType: string | null;
+                    /** @enum {string} */
+                    status: 'success' | 'error' | 'timeout';
+                    /** @description Milliseconds since the epoch */
+                    createdAt: number;
+                    metrics: {
+                      durationMs: number;
+                      memoryMb: number | null;
+                      maxMemoryUsedMb: number | null;
+                    };
+                    creditsUsed: number;
+                    error: {
+                      code: string;
+                      message: string;
+                    } | null;
+                    request: {
+                      /** @description The first 200 characters of the body */
+                      preview: string;
+                      sizeBytes: number;
+                    };
+                    response: {
+                      /** @description The first 200 characters of the body */
+                      preview: string;
+                      sizeBytes: number;
+                    };
+                    /** @description Nodes of the same shape as `root` (either kind), oldest first */
+                    children: unknown[];
+                  }
+                | {
+                    requestId: string;
+                    /** @constant */
+                    redacted: true;
+                    /** @description Nodes of the same shape as `root` (either kind), oldest first */
+                    children: unknown[];
+                  };
+              /** @description The caller's own records in the tree */
+              count: number;
+              /** @description True when the trace had more records than are read; the tree shows the oldest ones */
+              scanLimitReached: boolean;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -6106,7 +7441,29 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              users: {
+                userId: string;
+                /** @description The public handle in resource slugs; null until one is set */
+                alias: string | null;
+                email: string | null;
+                displayName: string | null;
+                bio: string | null;
+                /** @description Platform credits available now */
+                credits: number;
+                isAdmin: boolean;
+                /** @enum {string} */
+                status: 'active' | 'deleted';
+                /** @description Milliseconds since the epoch */
+                createdAt: number;
+                /** @description Milliseconds since the epoch */
+                updatedAt: number;
+              }[];
+              count: number;
+              nextCursor: string | null;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -6141,7 +7498,17 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              userId: string;
+              alias: string | null;
+              /** @description A Bearer token of the new account; shown only in this answer */
+              token: string;
+              tokenId: string;
+              /** @description The legacy secret key of the new account; shown only in this answer */
+              secretKey: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -6175,7 +7542,17 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              userId: string;
+              /** @description Positive for a grant, negative for a correction */
+              amount: number;
+              /** @description The balance after the entry */
+              credits: number;
+              entryId: string;
+              reason: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -6209,7 +7586,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              userId: string;
+              /** @enum {string} */
+              tier: 'free' | 'starter' | 'professional';
+              limits: {
+                /** @description Credits granted once per paid period (for `free`, each calendar month) */
+                monthlyCredits: number;
+                /** @description Website storage, in MiB */
+                websiteQuotaMb: number;
+                /** @description Whether the plan includes a code server */
+                codeServer: boolean;
+              };
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -6303,7 +7694,40 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @description Best first */
+              results: {
+                /** @description For an MCP tool, the id of its server */
+                resourceId: string;
+                /** @enum {string} */
+                resourceType: 'agent' | 'mcp' | 'mcp-tool' | 'skill';
+                /** @description The resource's name; for an MCP tool, the tool's */
+                name: string;
+                description: string;
+                /** @description `{owner}/{name}` */
+                slug: string;
+                /** @description Higher is a better match; comparable within one answer only */
+                score: number;
+                /** @description The owner's alias */
+                owner: string;
+                /**
+                 * @description Only public resources are searched
+                 * @constant
+                 */
+                visibility: 'public';
+              }[];
+              query: string;
+              /** @enum {string} */
+              type: 'all' | 'agent' | 'mcp' | 'mcp-tool' | 'skill';
+              count: number;
+              /**
+               * @description `hybrid` when meaning (embeddings) was searched besides words, else `lexical`
+               * @enum {string}
+               */
+              mode: 'hybrid' | 'lexical';
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -7175,7 +8599,26 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @description Newest first; resources since deleted or made private are left out, so a page may be short */
+              stars: {
+                resourceId: string;
+                /** @enum {string} */
+                resourceType: 'agent' | 'mcp' | 'skill';
+                name: string;
+                description: string;
+                /** @description The owner's alias */
+                owner: string | null;
+                /** @description `{owner}/{name}`; null while the owner has no alias */
+                slug: string | null;
+                /** @description Milliseconds since the epoch */
+                starredAt: number;
+              }[];
+              count: number;
+              nextCursor: string | null;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -7208,7 +8651,19 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              resourceId: string;
+              /** @enum {string} */
+              resourceType: 'agent' | 'mcp' | 'skill';
+              /** @constant */
+              starred: true;
+              /** @description False when the caller had starred it already */
+              added: boolean;
+              /** @description Stars the resource has now, from every user */
+              count: number;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -7241,7 +8696,19 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              resourceId: string;
+              /** @enum {string} */
+              resourceType: 'agent' | 'mcp' | 'skill';
+              /** @constant */
+              starred: false;
+              /** @description False when the caller had not starred it */
+              removed: boolean;
+              /** @description Stars the resource has now, from every user */
+              count: number;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -7266,7 +8733,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              resourceId: string;
+              starred: boolean;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -7290,7 +8762,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              resourceId: string;
+              /** @description Stars the resource has now, from every user */
+              count: number;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -7316,7 +8794,50 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              crons: {
+                cronId: string;
+                name: string;
+                agentId: string;
+                agentName: string | null;
+                /** @description `rate(N unit)` or the 6-field `cron(...)` */
+                schedule: string;
+                /** @description IANA timezone (cron expressions only) */
+                scheduleTimezone: string;
+                /** @description The prompt sent on each run */
+                inputMessage: string;
+                /**
+                 * @description `ended`: an active job whose schedule fires no more
+                 * @enum {string}
+                 */
+                status: 'active' | 'paused' | 'error' | 'ended';
+                /** @description Failed runs since the last success */
+                consecutiveFailures: number;
+                /** @description ISO timestamp */
+                lastRunAt: string | null;
+                lastRunStatus: ('success' | 'error') | null;
+                /** @description Message of the last run when it failed (null after a success) */
+                lastRunError: string | null;
+                /** @description The latest failure, kept after later successes */
+                lastError: {
+                  /** @description ISO timestamp */
+                  at: string;
+                  code: string;
+                  message: string;
+                } | null;
+                /** @description ISO timestamp; null when the job will not fire */
+                nextRunAt: string | null;
+                /** @description ISO timestamp */
+                createdAt: string;
+                /** @description ISO timestamp */
+                updatedAt: string;
+              }[];
+              count: number;
+              /** @description Pass as `cursor` for the next page; null on the last */
+              nextCursor: string | null;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -7354,7 +8875,45 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              cronId: string;
+              name: string;
+              agentId: string;
+              agentName: string | null;
+              /** @description `rate(N unit)` or the 6-field `cron(...)` */
+              schedule: string;
+              /** @description IANA timezone (cron expressions only) */
+              scheduleTimezone: string;
+              /** @description The prompt sent on each run */
+              inputMessage: string;
+              /**
+               * @description `ended`: an active job whose schedule fires no more
+               * @enum {string}
+               */
+              status: 'active' | 'paused' | 'error' | 'ended';
+              /** @description Failed runs since the last success */
+              consecutiveFailures: number;
+              /** @description ISO timestamp */
+              lastRunAt: string | null;
+              lastRunStatus: ('success' | 'error') | null;
+              /** @description Message of the last run when it failed (null after a success) */
+              lastRunError: string | null;
+              /** @description The latest failure, kept after later successes */
+              lastError: {
+                /** @description ISO timestamp */
+                at: string;
+                code: string;
+                message: string;
+              } | null;
+              /** @description ISO timestamp; null when the job will not fire */
+              nextRunAt: string | null;
+              /** @description ISO timestamp */
+              createdAt: string;
+              /** @description ISO timestamp */
+              updatedAt: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -7379,7 +8938,45 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              cronId: string;
+              name: string;
+              agentId: string;
+              agentName: string | null;
+              /** @description `rate(N unit)` or the 6-field `cron(...)` */
+              schedule: string;
+              /** @description IANA timezone (cron expressions only) */
+              scheduleTimezone: string;
+              /** @description The prompt sent on each run */
+              inputMessage: string;
+              /**
+               * @description `ended`: an active job whose schedule fires no more
+               * @enum {string}
+               */
+              status: 'active' | 'paused' | 'error' | 'ended';
+              /** @description Failed runs since the last success */
+              consecutiveFailures: number;
+              /** @description ISO timestamp */
+              lastRunAt: string | null;
+              lastRunStatus: ('success' | 'error') | null;
+              /** @description Message of the last run when it failed (null after a success) */
+              lastRunError: string | null;
+              /** @description The latest failure, kept after later successes */
+              lastError: {
+                /** @description ISO timestamp */
+                at: string;
+                code: string;
+                message: string;
+              } | null;
+              /** @description ISO timestamp; null when the job will not fire */
+              nextRunAt: string | null;
+              /** @description ISO timestamp */
+              createdAt: string;
+              /** @description ISO timestamp */
+              updatedAt: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -7419,7 +9016,45 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              cronId: string;
+              name: string;
+              agentId: string;
+              agentName: string | null;
+              /** @description `rate(N unit)` or the 6-field `cron(...)` */
+              schedule: string;
+              /** @description IANA timezone (cron expressions only) */
+              scheduleTimezone: string;
+              /** @description The prompt sent on each run */
+              inputMessage: string;
+              /**
+               * @description `ended`: an active job whose schedule fires no more
+               * @enum {string}
+               */
+              status: 'active' | 'paused' | 'error' | 'ended';
+              /** @description Failed runs since the last success */
+              consecutiveFailures: number;
+              /** @description ISO timestamp */
+              lastRunAt: string | null;
+              lastRunStatus: ('success' | 'error') | null;
+              /** @description Message of the last run when it failed (null after a success) */
+              lastRunError: string | null;
+              /** @description The latest failure, kept after later successes */
+              lastError: {
+                /** @description ISO timestamp */
+                at: string;
+                code: string;
+                message: string;
+              } | null;
+              /** @description ISO timestamp; null when the job will not fire */
+              nextRunAt: string | null;
+              /** @description ISO timestamp */
+              createdAt: string;
+              /** @description ISO timestamp */
+              updatedAt: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -7446,7 +9081,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              cronId: string;
+              /** @description Always true */
+              deleted: boolean;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -7473,7 +9114,18 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @enum {string} */
+              status: 'success' | 'error';
+              /** @description The agent's reply, on success */
+              response?: string;
+              /** @description Why the run failed */
+              error?: string;
+              /** @description The run's request id (its usage records carry it) */
+              requestId: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -7945,7 +9597,49 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              channels: {
+                channelId: string;
+                name: string;
+                /** @enum {string} */
+                platform: 'workspace-chat' | 'community-chat' | 'bot-messenger' | 'phone-messenger' | 'phone-voice' | 'phone-sms' | 'phone-unified' | 'webhook';
+                agentId: string;
+                /** @enum {string} */
+                status: 'active' | 'paused';
+                /** @description Where the platform delivers: `{base_url}/channels/inbound/{channelId}/{platform}` */
+                webhookUrl: string;
+                /** @description The credentials, sensitive values masked */
+                platformConfig: {
+                  [key: string]: string;
+                };
+                readonly allowedSenders: string[];
+                /** @enum {string} */
+                groupPolicy: 'disabled' | 'allowlist' | 'open';
+                readonly allowedGroups: string[];
+                requireMention: boolean;
+                initialPrompt: string | null;
+                /** @description Deliveries whose reply could not be sent since the channel was last made active */
+                failureCount: number;
+                /** @description Why the platform paused the channel itself; null otherwise */
+                pausedReason: string | null;
+                /** @description The latest failure, secrets scrubbed */
+                lastError: {
+                  /** @description ISO timestamp */
+                  at: string;
+                  code: string;
+                  message: string;
+                } | null;
+                /** @description ISO timestamp */
+                createdAt: string;
+                /** @description ISO timestamp */
+                updatedAt: string;
+              }[];
+              count: number;
+              /** @description Pass as `cursor` for the next page; null on the last */
+              nextCursor: string | null;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -7995,7 +9689,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              channelId: string;
+              name: string;
+              /** @enum {string} */
+              platform: 'workspace-chat' | 'community-chat' | 'bot-messenger' | 'phone-messenger' | 'phone-voice' | 'phone-sms' | 'phone-unified' | 'webhook';
+              agentId: string;
+              /** @enum {string} */
+              status: 'active' | 'paused';
+              /** @description Where the platform delivers: `{base_url}/channels/inbound/{channelId}/{platform}` */
+              webhookUrl: string;
+              /** @description ISO timestamp */
+              createdAt: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -8020,7 +9728,44 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              channelId: string;
+              name: string;
+              /** @enum {string} */
+              platform: 'workspace-chat' | 'community-chat' | 'bot-messenger' | 'phone-messenger' | 'phone-voice' | 'phone-sms' | 'phone-unified' | 'webhook';
+              agentId: string;
+              /** @enum {string} */
+              status: 'active' | 'paused';
+              /** @description Where the platform delivers: `{base_url}/channels/inbound/{channelId}/{platform}` */
+              webhookUrl: string;
+              /** @description The credentials, sensitive values masked */
+              platformConfig: {
+                [key: string]: string;
+              };
+              readonly allowedSenders: string[];
+              /** @enum {string} */
+              groupPolicy: 'disabled' | 'allowlist' | 'open';
+              readonly allowedGroups: string[];
+              requireMention: boolean;
+              initialPrompt: string | null;
+              /** @description Deliveries whose reply could not be sent since the channel was last made active */
+              failureCount: number;
+              /** @description Why the platform paused the channel itself; null otherwise */
+              pausedReason: string | null;
+              /** @description The latest failure, secrets scrubbed */
+              lastError: {
+                /** @description ISO timestamp */
+                at: string;
+                code: string;
+                message: string;
+              } | null;
+              /** @description ISO timestamp */
+              createdAt: string;
+              /** @description ISO timestamp */
+              updatedAt: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -8066,7 +9811,44 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              channelId: string;
+              name: string;
+              /** @enum {string} */
+              platform: 'workspace-chat' | 'community-chat' | 'bot-messenger' | 'phone-messenger' | 'phone-voice' | 'phone-sms' | 'phone-unified' | 'webhook';
+              agentId: string;
+              /** @enum {string} */
+              status: 'active' | 'paused';
+              /** @description Where the platform delivers: `{base_url}/channels/inbound/{channelId}/{platform}` */
+              webhookUrl: string;
+              /** @description The credentials, sensitive values masked */
+              platformConfig: {
+                [key: string]: string;
+              };
+              readonly allowedSenders: string[];
+              /** @enum {string} */
+              groupPolicy: 'disabled' | 'allowlist' | 'open';
+              readonly allowedGroups: string[];
+              requireMention: boolean;
+              initialPrompt: string | null;
+              /** @description Deliveries whose reply could not be sent since the channel was last made active */
+              failureCount: number;
+              /** @description Why the platform paused the channel itself; null otherwise */
+              pausedReason: string | null;
+              /** @description The latest failure, secrets scrubbed */
+              lastError: {
+                /** @description ISO timestamp */
+                at: string;
+                code: string;
+                message: string;
+              } | null;
+              /** @description ISO timestamp */
+              createdAt: string;
+              /** @description ISO timestamp */
+              updatedAt: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -8093,7 +9875,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              channelId: string;
+              /** @description Always true */
+              deleted: boolean;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -8126,7 +9914,14 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @description The agent's reply */
+              response: string;
+              /** @description The owner's test conversation on this channel */
+              conversationId: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -8159,7 +9954,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @description The platform's call id */
+              callId: string;
+              to: string;
+              /** @description The platform's call status, e.g. `queued` */
+              status: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -8194,7 +9997,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              senderId: string;
+              muted: boolean;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -8227,7 +10035,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              senderId: string;
+              muted: boolean;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -8252,7 +10065,19 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              mutedSenders: {
+                senderId: string;
+                reason: string;
+                /** @description ISO timestamp */
+                mutedAt: string;
+                /** @description User id of who muted the sender */
+                mutedBy: string | null;
+              }[];
+              count: number;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -8286,7 +10111,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @description The platform's message id */
+              messageId: string;
+              to: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -8461,7 +10292,54 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              embedTokenId: string;
+              /** @description The start of the publishable key, to tell tokens apart */
+              tokenPrefix: string;
+              /** @description The text chat agent */
+              agentId: string | null;
+              /** @description The voice agent */
+              voiceAgentId: string | null;
+              readonly allowedDomains: string[];
+              config: {
+                greeting: string | null;
+                /** @description Hex colour */
+                color: string;
+                /** @enum {string} */
+                position: 'bottom-right' | 'bottom-left';
+                /** @enum {string} */
+                mode: 'text' | 'voice' | 'both';
+                /** @description Name in the widget header */
+                agentName: string | null;
+                title: string | null;
+                subtitle: string | null;
+                logoUrl: string | null;
+                /** @description Sent to the agent on first load; its reply is the opening message */
+                initialPrompt: string | null;
+                placeholder: string;
+                /** @enum {string} */
+                size: 'compact' | 'standard' | 'large';
+                autoOpen: boolean;
+                /** @description Milliseconds */
+                autoOpenDelay: number;
+              };
+              rateLimitPerDay: number;
+              rateLimitPerIp: number;
+              /** @description Voice minutes; null is unlimited */
+              minutesLimit: number | null;
+              /** @description Null is unlimited */
+              creditLimit: number | null;
+              /** @enum {string} */
+              status: 'active' | 'revoked';
+              /** @description Milliseconds since the epoch */
+              createdAt: number;
+              /** @description The publishable key (`emb_pk_live_...`), shown only here */
+              embedToken: string;
+              /** @description A script tag that loads the widget with this token */
+              snippet: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -8488,7 +10366,57 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              tokens: {
+                embedTokenId: string;
+                /** @description The start of the publishable key, to tell tokens apart */
+                tokenPrefix: string;
+                /** @description The text chat agent */
+                agentId: string | null;
+                /** @description The voice agent */
+                voiceAgentId: string | null;
+                readonly allowedDomains: string[];
+                config: {
+                  greeting: string | null;
+                  /** @description Hex colour */
+                  color: string;
+                  /** @enum {string} */
+                  position: 'bottom-right' | 'bottom-left';
+                  /** @enum {string} */
+                  mode: 'text' | 'voice' | 'both';
+                  /** @description Name in the widget header */
+                  agentName: string | null;
+                  title: string | null;
+                  subtitle: string | null;
+                  logoUrl: string | null;
+                  /** @description Sent to the agent on first load; its reply is the opening message */
+                  initialPrompt: string | null;
+                  placeholder: string;
+                  /** @enum {string} */
+                  size: 'compact' | 'standard' | 'large';
+                  autoOpen: boolean;
+                  /** @description Milliseconds */
+                  autoOpenDelay: number;
+                };
+                rateLimitPerDay: number;
+                rateLimitPerIp: number;
+                minutesUsed: number;
+                /** @description Voice minutes; null is unlimited */
+                minutesLimit: number | null;
+                creditsUsed: number;
+                /** @description Null is unlimited */
+                creditLimit: number | null;
+                /** @enum {string} */
+                status: 'active' | 'revoked';
+                /** @description Milliseconds since the epoch */
+                createdAt: number;
+              }[];
+              count: number;
+              /** @description Pass as `cursor` for the next page; null on the last */
+              nextCursor: string | null;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -8546,7 +10474,52 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              embedTokenId: string;
+              /** @description The start of the publishable key, to tell tokens apart */
+              tokenPrefix: string;
+              /** @description The text chat agent */
+              agentId: string | null;
+              /** @description The voice agent */
+              voiceAgentId: string | null;
+              readonly allowedDomains: string[];
+              config: {
+                greeting: string | null;
+                /** @description Hex colour */
+                color: string;
+                /** @enum {string} */
+                position: 'bottom-right' | 'bottom-left';
+                /** @enum {string} */
+                mode: 'text' | 'voice' | 'both';
+                /** @description Name in the widget header */
+                agentName: string | null;
+                title: string | null;
+                subtitle: string | null;
+                logoUrl: string | null;
+                /** @description Sent to the agent on first load; its reply is the opening message */
+                initialPrompt: string | null;
+                placeholder: string;
+                /** @enum {string} */
+                size: 'compact' | 'standard' | 'large';
+                autoOpen: boolean;
+                /** @description Milliseconds */
+                autoOpenDelay: number;
+              };
+              rateLimitPerDay: number;
+              rateLimitPerIp: number;
+              minutesUsed: number;
+              /** @description Voice minutes; null is unlimited */
+              minutesLimit: number | null;
+              creditsUsed: number;
+              /** @description Null is unlimited */
+              creditLimit: number | null;
+              /** @enum {string} */
+              status: 'active' | 'revoked';
+              /** @description Milliseconds since the epoch */
+              createdAt: number;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -8573,7 +10546,14 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              embedTokenId: string;
+              /** @constant */
+              status: 'revoked';
+              message: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -8597,7 +10577,32 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              greeting: string | null;
+              /** @description Hex colour */
+              color: string;
+              /** @enum {string} */
+              position: 'bottom-right' | 'bottom-left';
+              /** @enum {string} */
+              mode: 'text' | 'voice' | 'both';
+              /** @description Name in the widget header */
+              agentName: string | null;
+              title: string | null;
+              subtitle: string | null;
+              logoUrl: string | null;
+              /** @description Sent to the agent on first load; its reply is the opening message */
+              initialPrompt: string | null;
+              placeholder: string;
+              /** @enum {string} */
+              size: 'compact' | 'standard' | 'large';
+              autoOpen: boolean;
+              /** @description Milliseconds */
+              autoOpenDelay: number;
+              agentId: string | null;
+              voiceAgentId: string | null;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -8628,7 +10633,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              agentId: string | null;
+              voiceAgentId: string | null;
+              /** @description Bearer credential for the embed's agents only, billed to the owner */
+              bearerToken: string;
+              /** @description Send back as `visitorToken` to stay the same visitor (and continue its conversations) */
+              visitorToken: string;
+              /** @description The text agent's streaming chat URL; null without a text agent */
+              streamUrl: string | null;
+              /** @description The voice agent's WebSocket URL, where the voice host is configured */
+              voiceUrl?: string;
+              /** @description When `bearerToken` expires, milliseconds since the epoch */
+              expiresAt: number;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -8653,7 +10673,44 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              days: number;
+              /** @description ISO 8601 */
+              from: string;
+              /** @description ISO 8601 */
+              to: string;
+              requests: number;
+              errors: number;
+              creditsSpent: number;
+              /** @description errors / requests, 0 without requests */
+              errorRate: number;
+              avgDurationMs: number;
+              /** @description By resource type; every shown type is present, with zeros when unused */
+              byType: {
+                [key: string]: {
+                  requests: number;
+                  errors: number;
+                  creditsSpent: number;
+                };
+              };
+              /** @description The caller's busiest resources, most requests first */
+              topResources: {
+                resourceId: string;
+                /** @description `agent`, `action`, `mcp`, `voice`, `cron`, `channel`, ... */
+                resourceType: string;
+                name: string | null;
+                requests: number;
+                errors: number;
+                creditsSpent: number;
+              }[];
+              /** @description What the caller's public resources served to others: counts only */
+              publicUsage: {
+                requests: number;
+                errors: number;
+              };
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -8681,7 +10738,24 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @enum {string} */
+              metric: 'requests' | 'errors' | 'credits' | 'durationMs';
+              /** @enum {string} */
+              interval: 'hour' | 'day';
+              /** @description ISO 8601 */
+              from: string;
+              /** @description ISO 8601 */
+              to: string;
+              /** @description One per interval, oldest first, zeros included */
+              points: {
+                /** @description The start of the hour or day (UTC) */
+                t: string;
+                value: number;
+              }[];
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -8707,7 +10781,33 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              days: number;
+              /** @description ISO 8601 */
+              from: string;
+              /** @description ISO 8601 */
+              to: string;
+              /** @description Most requests (own and by others) first */
+              resources: {
+                resourceId: string;
+                /** @description `agent`, `action`, `mcp`, `voice`, `cron`, `channel`, ... */
+                resourceType: string;
+                /** @description Null when the resource no longer exists */
+                name: string | null;
+                requests: number;
+                errors: number;
+                creditsSpent: number;
+                p50DurationMs: number | null;
+                p95DurationMs: number | null;
+                /** @description Calls by other users of a public resource (counts only); null when none */
+                byOthers: {
+                  requests: number;
+                  errors: number;
+                } | null;
+              }[];
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -8739,7 +10839,35 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              tasks: {
+                taskId: string;
+                title: string;
+                description: string;
+                /** @enum {string} */
+                status: 'todo' | 'in_progress' | 'done' | 'cancelled';
+                /** @enum {string} */
+                priority: 'low' | 'medium' | 'high';
+                /** @description ISO 8601; null without a due time */
+                dueAt: string | null;
+                readonly tags: string[];
+                /** @description The agent, action or MCP server the task is about */
+                resourceId: string | null;
+                /** @description ISO 8601 */
+                createdAt: string;
+                /** @description ISO 8601 */
+                updatedAt: string;
+                /** @description Give it back with a change: a change to an older version is refused with 409 */
+                version: number;
+              }[];
+              nextCursor: string | null;
+              /** @enum {string} */
+              sort: 'createdAt' | 'updatedAt' | 'dueAt' | 'priority';
+              /** @enum {string} */
+              order: 'asc' | 'desc';
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -8786,7 +10914,28 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              taskId: string;
+              title: string;
+              description: string;
+              /** @enum {string} */
+              status: 'todo' | 'in_progress' | 'done' | 'cancelled';
+              /** @enum {string} */
+              priority: 'low' | 'medium' | 'high';
+              /** @description ISO 8601; null without a due time */
+              dueAt: string | null;
+              readonly tags: string[];
+              /** @description The agent, action or MCP server the task is about */
+              resourceId: string | null;
+              /** @description ISO 8601 */
+              createdAt: string;
+              /** @description ISO 8601 */
+              updatedAt: string;
+              /** @description Give it back with a change: a change to an older version is refused with 409 */
+              version: number;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -8819,7 +10968,135 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              create: (
+                | {
+                    index: number;
+                    /** @constant */
+                    ok: true;
+                    /** @description Absent for a deletion */
+                    task?: {
+                      taskId: string;
+                      title: string;
+                      description: string;
+                      /** @enum {string} */
+                      status: 'todo' | 'in_progress' | 'done' | 'cancelled';
+                      /** @enum {string} */
+                      priority: 'low' | 'medium' | 'high';
+                      /** @description ISO 8601; null without a due time */
+                      dueAt: string | null;
+                      readonly tags: string[];
+                      /** @description The agent, action or MCP server the task is about */
+                      resourceId: string | null;
+                      /** @description ISO 8601 */
+                      createdAt: string;
+                      /** @description ISO 8601 */
+                      updatedAt: string;
+                      /** @description Give it back with a change: a change to an older version is refused with 409 */
+                      version: number;
+                    };
+                    taskId: string;
+                  }
+                | {
+                    index: number;
+                    /** @constant */
+                    ok: false;
+                    taskId: string | null;
+                    /** @description What the operation alone would have answered */
+                    error: {
+                      status: number;
+                      code: string;
+                      message: string;
+                    };
+                  }
+              )[];
+              update: (
+                | {
+                    index: number;
+                    /** @constant */
+                    ok: true;
+                    /** @description Absent for a deletion */
+                    task?: {
+                      taskId: string;
+                      title: string;
+                      description: string;
+                      /** @enum {string} */
+                      status: 'todo' | 'in_progress' | 'done' | 'cancelled';
+                      /** @enum {string} */
+                      priority: 'low' | 'medium' | 'high';
+                      /** @description ISO 8601; null without a due time */
+                      dueAt: string | null;
+                      readonly tags: string[];
+                      /** @description The agent, action or MCP server the task is about */
+                      resourceId: string | null;
+                      /** @description ISO 8601 */
+                      createdAt: string;
+                      /** @description ISO 8601 */
+                      updatedAt: string;
+                      /** @description Give it back with a change: a change to an older version is refused with 409 */
+                      version: number;
+                    };
+                    taskId: string;
+                  }
+                | {
+                    index: number;
+                    /** @constant */
+                    ok: false;
+                    taskId: string | null;
+                    /** @description What the operation alone would have answered */
+                    error: {
+                      status: number;
+                      code: string;
+                      message: string;
+                    };
+                  }
+              )[];
+              delete: (
+                | {
+                    index: number;
+                    /** @constant */
+                    ok: true;
+                    /** @description Absent for a deletion */
+                    task?: {
+                      taskId: string;
+                      title: string;
+                      description: string;
+                      /** @enum {string} */
+                      status: 'todo' | 'in_progress' | 'done' | 'cancelled';
+                      /** @enum {string} */
+                      priority: 'low' | 'medium' | 'high';
+                      /** @description ISO 8601; null without a due time */
+                      dueAt: string | null;
+                      readonly tags: string[];
+                      /** @description The agent, action or MCP server the task is about */
+                      resourceId: string | null;
+                      /** @description ISO 8601 */
+                      createdAt: string;
+                      /** @description ISO 8601 */
+                      updatedAt: string;
+                      /** @description Give it back with a change: a change to an older version is refused with 409 */
+                      version: number;
+                    };
+                    taskId: string;
+                  }
+                | {
+                    index: number;
+                    /** @constant */
+                    ok: false;
+                    taskId: string | null;
+                    /** @description What the operation alone would have answered */
+                    error: {
+                      status: number;
+                      code: string;
+                      message: string;
+                    };
+                  }
+              )[];
+              succeeded: number;
+              failed: number;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -8844,7 +11121,28 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              taskId: string;
+              title: string;
+              description: string;
+              /** @enum {string} */
+              status: 'todo' | 'in_progress' | 'done' | 'cancelled';
+              /** @enum {string} */
+              priority: 'low' | 'medium' | 'high';
+              /** @description ISO 8601; null without a due time */
+              dueAt: string | null;
+              readonly tags: string[];
+              /** @description The agent, action or MCP server the task is about */
+              resourceId: string | null;
+              /** @description ISO 8601 */
+              createdAt: string;
+              /** @description ISO 8601 */
+              updatedAt: string;
+              /** @description Give it back with a change: a change to an older version is refused with 409 */
+              version: number;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -8886,7 +11184,28 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              taskId: string;
+              title: string;
+              description: string;
+              /** @enum {string} */
+              status: 'todo' | 'in_progress' | 'done' | 'cancelled';
+              /** @enum {string} */
+              priority: 'low' | 'medium' | 'high';
+              /** @description ISO 8601; null without a due time */
+              dueAt: string | null;
+              readonly tags: string[];
+              /** @description The agent, action or MCP server the task is about */
+              resourceId: string | null;
+              /** @description ISO 8601 */
+              createdAt: string;
+              /** @description ISO 8601 */
+              updatedAt: string;
+              /** @description Give it back with a change: a change to an older version is refused with 409 */
+              version: number;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -8915,7 +11234,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              taskId: string;
+              /** @constant */
+              deleted: true;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -8950,7 +11275,28 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              taskId: string;
+              title: string;
+              description: string;
+              /** @enum {string} */
+              status: 'todo' | 'in_progress' | 'done' | 'cancelled';
+              /** @enum {string} */
+              priority: 'low' | 'medium' | 'high';
+              /** @description ISO 8601; null without a due time */
+              dueAt: string | null;
+              readonly tags: string[];
+              /** @description The agent, action or MCP server the task is about */
+              resourceId: string | null;
+              /** @description ISO 8601 */
+              createdAt: string;
+              /** @description ISO 8601 */
+              updatedAt: string;
+              /** @description Give it back with a change: a change to an older version is refused with 409 */
+              version: number;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -8972,7 +11318,26 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @enum {string} */
+              tier: 'free' | 'starter' | 'professional';
+              /** @description Stripe's subscription status (`active`, `trialing`, `past_due`, `canceled`, ...), or `none` */
+              status: string;
+              /** @description ISO 8601; null when there is no paid period */
+              currentPeriodEnd: string | null;
+              cancelAtPeriodEnd: boolean;
+              monthlyCredits: number;
+              limits: {
+                /** @description Credits granted once per paid period (for `free`, each calendar month) */
+                monthlyCredits: number;
+                /** @description Website storage, in MiB */
+                websiteQuotaMb: number;
+                /** @description Whether the plan includes a code server */
+                codeServer: boolean;
+              };
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -9004,7 +11369,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @description Stripe's checkout page */
+              url: string;
+              sessionId: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -9029,7 +11400,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @description Stripe's customer portal page; the link is short-lived */
+              url: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -9052,7 +11428,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @constant */
+              received: true;
+              /** @description True when the event was delivered before and nothing was done again */
+              duplicate: boolean;
+              /** @description The event's type */
+              type: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -9079,7 +11464,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @description Stripe's checkout page */
+              url: string;
+              sessionId: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -9104,7 +11495,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              resourceId: string;
+              /** @description Whether calls are covered by the subscription now */
+              active: boolean;
+              /** @description Stripe's subscription status (`active`, `trialing`, `past_due`, `canceled`, ...), or `none` */
+              status: string;
+              /** @description ISO 8601; null when there is no paid period */
+              currentPeriodEnd: string | null;
+              cancelAtPeriodEnd: boolean;
+              priceUsdMonthly: number;
+              trialCallsUsed: number;
+              trialCallsLeft: number;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -9131,7 +11536,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              resourceId: string;
+              /** @description The subscription ends with its current period */
+              cancelAtPeriodEnd: boolean;
+              /** @description ISO 8601; null when there is no paid period */
+              currentPeriodEnd: string | null;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -9154,7 +11567,45 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @constant */
+              currency: 'usd';
+              totals: {
+                /** @description What subscribers paid */
+                grossCents: number;
+                platformFeeCents: number;
+                /** @description The author's share */
+                netCents: number;
+                paidOutCents: number;
+                /** @description Earned and not yet paid out */
+                availableCents: number;
+              };
+              /** @description Highest net first */
+              byResource: {
+                resourceId: string;
+                /** @description What subscribers paid */
+                grossCents: number;
+                platformFeeCents: number;
+                /** @description The author's share */
+                netCents: number;
+              }[];
+              /** @description Newest first */
+              byMonth: {
+                /** @description `YYYY-MM` */
+                month: string;
+                /** @description What subscribers paid */
+                grossCents: number;
+                platformFeeCents: number;
+                /** @description The author's share */
+                netCents: number;
+              }[];
+              /** @description How many payouts were made */
+              payouts: number;
+              platformFeePercent: number;
+              payoutMinimumCents: number;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -9177,7 +11628,28 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              resources: {
+                resourceId: string;
+                /** @constant */
+                resourceType: 'mcp';
+                name: string;
+                /** @enum {string} */
+                visibility: 'private' | 'public';
+                authorPricing: {
+                  subscriptionPriceUsdMonthly: number;
+                  /** @default 0 */
+                  freeTrialQuota: number;
+                  perCallCredits?: number;
+                };
+                /** @description Subscriptions active now */
+                subscribers: number;
+                trialUsers: number;
+              }[];
+              count: number;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -9202,7 +11674,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @description Stripe's onboarding page */
+              url: string;
+              accountId: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -9225,7 +11703,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              connected: boolean;
+              accountId: string | null;
+              payoutsEnabled: boolean;
+              chargesEnabled: boolean;
+              detailsSubmitted: boolean;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -9250,7 +11736,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @description Stripe's page; the link is short-lived */
+              url: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -9273,7 +11764,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @description Newest first */
+              payouts: {
+                payoutId: string;
+                amountCents: number;
+                /** @enum {string} */
+                status: 'pending' | 'paid' | 'failed';
+                transferId: string | null;
+                /** @description Milliseconds since the epoch */
+                createdAt: number;
+              }[];
+              count: number;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -9298,7 +11803,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              payoutId: string;
+              amountCents: number;
+              transferId: string;
+              /** @enum {string} */
+              status: 'pending' | 'paid' | 'failed';
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -9320,7 +11833,43 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @enum {string} */
+              status: 'none' | 'launching' | 'running' | 'stopped' | 'terminated';
+              instanceId?: string | null;
+              /** @description The owner's alias */
+              alias: string | null;
+              /** @enum {string} */
+              instanceType?: 't3.small' | 't3.medium' | 't3.large' | 't3.xlarge';
+              creditsPerMinute?: number;
+              /** @description USD per minute */
+              costPerMinute?: number;
+              totalMinutesUsed: number;
+              currentMonthMinutes: number;
+              /** @description ISO 8601; updated on each start */
+              launchedAt?: string | null;
+              /** @description ISO 8601 */
+              stoppedAt?: string | null;
+              /** @description The IDE's address; only while running */
+              url?: string;
+              /** @description The IDE's password; only while running */
+              password?: string;
+              setupScript: string | null;
+              /** @enum {string} */
+              setupStatus?: 'running' | 'completed' | 'failed';
+              /** @description The failed script's error output, with the user's key values masked */
+              setupError?: string;
+              credentials: {
+                hasGithubPat: boolean;
+                /** @description The stored GitHub token's first characters */
+                githubPatPrefix: string | null;
+                hasAwsKeys: boolean;
+                /** @description The stored AWS access key id's first characters */
+                awsAccessKeyPrefix: string | null;
+              };
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -9342,7 +11891,20 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              instanceTypes: {
+                /** @enum {string} */
+                instanceType: 't3.small' | 't3.medium' | 't3.large' | 't3.xlarge';
+                creditsPerMinute: number;
+                ram: string;
+                vcpus: number;
+                description: string;
+              }[];
+              /** @enum {string} */
+              default: 't3.small' | 't3.medium' | 't3.large' | 't3.xlarge';
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -9374,7 +11936,18 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @enum {string} */
+              status: 'none' | 'launching' | 'running' | 'stopped' | 'terminated';
+              instanceId: string;
+              /** @enum {string} */
+              instanceType: 't3.small' | 't3.medium' | 't3.large' | 't3.xlarge';
+              creditsPerMinute: number;
+              alias: string | null;
+              message: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -9403,7 +11976,14 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @constant */
+              status: 'launching';
+              instanceId: string;
+              message: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -9432,7 +12012,14 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @constant */
+              status: 'stopped';
+              instanceId: string;
+              message: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -9461,7 +12048,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @constant */
+              status: 'terminated';
+              message: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -9492,7 +12085,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @constant */
+              setupStatus: 'running';
+              message: string;
+              /** @description The setup run; its outcome shows as setupStatus in GET /code-server/status */
+              commandId: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -9523,7 +12124,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              message: string;
+              setupScript: string;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -9552,7 +12158,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': components['schemas']['SuccessB'] & {
+            data: {
+              /** @description Instances charged for the period */
+              charged: number;
+              /** @description Instances stopped because the balance could not pay the next period */
+              stopped: number;
+              /** @description Credits charged in all */
+              credits: number;
+            };
+          };
         };
       };
       default: components['responses']['OtherErrorB'];

@@ -1,5 +1,5 @@
 import { defineRoute } from '../../core/http/route.ts';
-import { actionIdParams, runBody } from '../action.schema.ts';
+import { actionIdParams, executionResponse, runBody } from '../action.schema.ts';
 import { eventFromBody, eventFromQuery } from '../execution.rules.ts';
 import { runAction } from '../execution.service.ts';
 
@@ -8,6 +8,7 @@ import { runAction } from '../execution.service.ts';
  * 120-second limit. Same parameters and result; the action's own timeout (up to 300 s) applies.
  */
 export default defineRoute({
+  response: executionResponse,
   params: actionIdParams,
   body: runBody,
   run: (ctx) => {

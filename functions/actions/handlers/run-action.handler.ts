@@ -1,5 +1,5 @@
 import { defineRoute } from '../../core/http/route.ts';
-import { actionIdParams, runBody } from '../action.schema.ts';
+import { actionIdParams, executionResponse, runBody } from '../action.schema.ts';
 import { eventFromBody, eventFromQuery } from '../execution.rules.ts';
 import { runAction } from '../execution.service.ts';
 
@@ -8,6 +8,7 @@ import { runAction } from '../execution.service.ts';
  * or the JSON body (POST); the route's 120-second timeout answers 504 and aborts the run.
  */
 export default defineRoute({
+  response: executionResponse,
   params: actionIdParams,
   body: runBody,
   run: (ctx) => {

@@ -2,9 +2,11 @@ import type { PlatformError } from '../../core/errors.ts';
 import { defineRoute, Reply } from '../../core/http/route.ts';
 import { agentIdParams, chatBody } from '../chat.schema.ts';
 import { openChat, readChat, type ChatMetrics } from '../chat.service.ts';
+import { chatResponse } from '../agent.schema.ts';
 
 /** Buffered chat: the whole reply in envelope A; a failed run answers with its error code. */
 export default defineRoute({
+  response: chatResponse,
   params: agentIdParams,
   body: chatBody,
   // The agent (and the conversation) are read while the rate limiter answers.

@@ -1,8 +1,9 @@
 import { defineRoute } from '../../core/http/route.ts';
-import { createChannelBody } from '../channel.schema.ts';
+import { channelCreatedResponse, createChannelBody } from '../channel.schema.ts';
 import { createChannel } from '../channel.service.ts';
 
 export default defineRoute({
+  response: channelCreatedResponse,
   body: createChannelBody,
   run: (ctx) => createChannel(ctx, ctx.body, ctx.ports),
 });

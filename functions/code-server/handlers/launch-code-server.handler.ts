@@ -1,8 +1,9 @@
 import { defineRoute } from '../../core/http/route.ts';
-import { launchBody } from '../code-server.schema.ts';
+import { launchBody, launchedResponse } from '../code-server.schema.ts';
 import { launch } from '../code-server.service.ts';
 
 export default defineRoute({
+  response: launchedResponse,
   body: launchBody,
   run: (ctx) => launch(ctx, ctx.body, ctx.ports),
 });

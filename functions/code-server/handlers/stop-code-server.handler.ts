@@ -1,8 +1,9 @@
 import { defineRoute } from '../../core/http/route.ts';
-import { emptyBody } from '../code-server.schema.ts';
+import { emptyBody, stoppedResponse } from '../code-server.schema.ts';
 import { stop } from '../code-server.service.ts';
 
 export default defineRoute({
+  response: stoppedResponse,
   body: emptyBody,
   run: (ctx) => stop(ctx, ctx.ports),
 });

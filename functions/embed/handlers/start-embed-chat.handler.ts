@@ -1,8 +1,9 @@
 import { defineRoute } from '../../core/http/route.ts';
-import { embedChatBody } from '../embed.schema.ts';
+import { embedChatBody, embedChatResponse } from '../embed.schema.ts';
 import { startEmbedChat } from '../embed.service.ts';
 
 export default defineRoute({
+  response: embedChatResponse,
   body: embedChatBody,
   run: ({ body, request, ports, urls }) =>
     startEmbedChat(

@@ -1,9 +1,10 @@
 import { requireFullAccess } from '../../core/auth/actor.ts';
 import { defineRoute } from '../../core/http/route.ts';
-import { storeKeyBody } from '../key.schema.ts';
+import { keyStoredResponse, storeKeyBody } from '../key.schema.ts';
 import { storeKey } from '../key.service.ts';
 
 export default defineRoute({
+  response: keyStoredResponse,
   body: storeKeyBody,
   run: ({ actor, body, ports }) => storeKey(requireFullAccess(actor), body, ports),
 });

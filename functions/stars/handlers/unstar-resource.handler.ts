@@ -1,8 +1,9 @@
 import { defineRoute } from '../../core/http/route.ts';
-import { starBody } from '../star.schema.ts';
+import { starBody, unstarredResponse } from '../star.schema.ts';
 import { unstarResource } from '../star.service.ts';
 
 export default defineRoute({
+  response: unstarredResponse,
   body: starBody,
   run: ({ actor, body, ports }) => unstarResource(actor, body, ports),
 });

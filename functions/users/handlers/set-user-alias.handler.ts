@@ -1,9 +1,10 @@
 import { requireFullAccess } from '../../core/auth/actor.ts';
 import { defineRoute } from '../../core/http/route.ts';
-import { setAliasBody } from '../user.schema.ts';
+import { aliasSetResponse, setAliasBody } from '../user.schema.ts';
 import { setAlias } from '../user.service.ts';
 
 export default defineRoute({
+  response: aliasSetResponse,
   body: setAliasBody,
   run: ({ actor, body, ports }) => setAlias(requireFullAccess(actor), body.alias, ports),
 });
