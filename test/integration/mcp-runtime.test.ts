@@ -227,8 +227,9 @@ describe('local MCP runtime: timeouts, idle stop, LRU cap and close', () => {
   });
 
   it('stops an idle process, and evicts the least recently used one at the cap', async () => {
-    // Prepare: one process at most, stopped after 400 ms without requests
-    const runtime = createLocalMcpRuntime({ maxProcesses: 1, idleTimeoutMs: 400 });
+    // Prepare: one process at most, stopped after 400 ms without requests, and any idle one may make
+    // room at once (by default only one idle for 10 s may)
+    const runtime = createLocalMcpRuntime({ maxProcesses: 1, idleTimeoutMs: 400, minIdleMs: 0 });
     const sample = source('mcp-cjs', 1, SAMPLE_CJS);
     try {
       await runtime.inspect('tenant-x', sample);

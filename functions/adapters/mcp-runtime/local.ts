@@ -85,6 +85,8 @@ export interface LocalMcpRuntimeOptions {
   readonly idleTimeoutMs?: number;
   /** Most host processes alive at once (default from the machine's memory: see `memorySizedPool` and `MCP_HOST_BYTES`). */
   readonly maxProcesses?: number;
+  /** A host must have been idle this long before a new tenant may take its place (default 10 s; see process-pool.ts). */
+  readonly minIdleMs?: number;
   /** Longest wait for a new host's `listening` line (default 15 s). */
   readonly startTimeoutMs?: number;
   /** A request's time limit inside the host, answered with 504 (default 30 s). */
@@ -193,6 +195,7 @@ export function createLocalMcpRuntime(options: LocalMcpRuntimeOptions = {}): Loc
     start: startHost,
     idleTimeoutMs: settings.idleTimeoutMs,
     maxProcesses: settings.maxProcesses,
+    ...(options.minIdleMs !== undefined ? { minIdleMs: options.minIdleMs } : {}),
     unavailable,
     describe: ({ handle: { tenantId, pid, socketPath }, active, startedAt, lastUsedAt }) => ({
       tenantId,
