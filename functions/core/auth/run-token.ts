@@ -184,7 +184,7 @@ export function secretsManagerKeyRing(
 ): RunTokenKeyRing {
   const stretch = (secret: string) => {
     if (secret.length < 32) throw new Error('The run-token secret must be at least 32 characters');
-    return Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.from('svc-run-token'), Buffer.from('v1'), 32));
+    return deriveRunTokenKey(Buffer.from(secret, 'utf8'));
   };
   let loaded: { keys: Promise<readonly [Buffer, ...Buffer[]]>; at: number } | undefined;
   const load = () => {
