@@ -39,7 +39,10 @@ function synthWith(props: Partial<PlatformStackProps>): TemplateJson {
 /** AGENT_MODEL_HOSTS of each platform function (not the tenant-isolated runtimes) and each service container. */
 function settingEverywhere(template: TemplateJson): unknown[] {
   const resources = Object.values(template.Resources);
-  const functions = resources
+  // The run-token rotation function only talks to Secrets Manager, so it carries no platform settings.
+  const functions = Object.entries(template.Resources)
+    .filter(([id]) => !id.startsWith('RunTokenRotationFunction'))
+    .map(([, r]) => r)
     .filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties?.['Runtime'] === 'nodejs22.x' && r.Properties['TenancyConfig'] === undefined)
     .map((r) => r.Properties?.['Environment'].Variables.AGENT_MODEL_HOSTS);
   const containers = resources
