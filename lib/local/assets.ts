@@ -5,6 +5,9 @@ export interface ServedAsset {
   readonly body: string;
   readonly contentType: string;
   readonly cacheControl: string;
+  /** 200 unless set (a redirect: 308 with a `location` header). */
+  readonly status?: number;
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** Looks up the asset at `path` of `host`; null when none is there. */

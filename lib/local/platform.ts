@@ -28,6 +28,7 @@ import { startLocalScheduler, type LocalScheduler } from './scheduler.ts';
 import { createLocalSchedules, type LocalSchedules } from '../../functions/adapters/schedules/local.ts';
 import { startLocalServices, type LocalServices } from './services.ts';
 import { assetHosts, localAssets } from './assets.ts';
+import { localConsole, withConsole } from './console.ts';
 import { createLocalServer, LOCAL_HOST_PREFIX, LOCAL_OWN_PORT_HOSTS } from './server.ts';
 import { startLocalStorageEvents, type LocalStorageEvents } from './storage-events.ts';
 import { LOCAL_PREFIX, localStoresLayout } from './stores-layout.ts';
@@ -208,7 +209,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       streamRoutes: loaded.streaming,
       ports: () => ports,
       services: { hosts: new Set(loaded.services.map((s) => s.spec.host)), forHost: (host) => services?.forHost(host) ?? null },
-      assets: localAssets(served),
+      assets: withConsole(localAssets(served), localConsole()),
     });
     await listen(server, options.port, options.host);
     // Memoized: close() drains the server first, then the undo steps find it already closed.

@@ -161,8 +161,9 @@ export function createLocalServer(options: LocalServerOptions): Server {
       const asset = await options.assets(located.host, located.path);
       if (asset !== null) {
         req.resume();
-        res.writeHead(200, {
+        res.writeHead(asset.status ?? 200, {
           ...commonHeaders(requestId),
+          ...asset.headers,
           'content-type': asset.contentType,
           'cache-control': asset.cacheControl,
           'content-length': Buffer.byteLength(asset.body),

@@ -1,0 +1,9 @@
+import { render } from 'preact';
+import { App } from './app.tsx';
+import './styles.css';
+
+const root = document.getElementById('app');
+if (root !== null) {
+  root.textContent = '';
+  render(<App />, root);
+}
