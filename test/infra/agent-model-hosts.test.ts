@@ -4,7 +4,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PlatformStack, type PlatformStackProps } from '../../lib/cloud/platform-stack.ts';
 import type { RouteSpec } from '../../lib/manifest/types.ts';
-import { scratchEntriesDir, withScratchOutdir, type TemplateJson } from './synth-platform.ts';
+import { configuredFunctionsOf, scratchEntriesDir, withScratchOutdir, type TemplateJson } from './synth-platform.ts';
 
 /** The deploy option `agentModelHosts` reaches every function and the voice service as AGENT_MODEL_HOSTS. */
 
@@ -39,12 +39,7 @@ function synthWith(props: Partial<PlatformStackProps>): TemplateJson {
 /** AGENT_MODEL_HOSTS of each platform function (not the tenant-isolated runtimes) and each service container. */
 function settingEverywhere(template: TemplateJson): unknown[] {
   const resources = Object.values(template.Resources);
-  // The run-token rotation function only talks to Secrets Manager, so it carries no platform settings.
-  const functions = Object.entries(template.Resources)
-    .filter(([id]) => !id.startsWith('RunTokenRotationFunction'))
-    .map(([, r]) => r)
-    .filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties?.['Runtime'] === 'nodejs22.x' && r.Properties['TenancyConfig'] === undefined)
-    .map((r) => r.Properties?.['Environment'].Variables.AGENT_MODEL_HOSTS);
+  const functions = configuredFunctionsOf(template).map((r) => r.Properties?.['Environment'].Variables.AGENT_MODEL_HOSTS);
   const containers = resources
     .filter((r) => r.Type === 'AWS::ECS::TaskDefinition')
     .map(

@@ -179,6 +179,23 @@ export function platformFunctions(platform: SynthesizedPlatform): [string, NonNu
   });
 }
 
+/**
+ * The platform's own function resources in one template, by what they are: Node.js functions that
+ * are not the tenant-isolated runtimes (which read no configuration) nor the run-token rotation
+ * function (which talks only to Secrets Manager and carries no settings).
+ */
+export function configuredFunctionsOf(template: TemplateJson): NonNullable<TemplateJson['Resources'][string]>[] {
+  return Object.entries(template.Resources)
+    .filter(
+      ([id, r]) =>
+        r.Type === 'AWS::Lambda::Function' &&
+        r.Properties?.['Runtime'] === 'nodejs22.x' &&
+        r.Properties['TenancyConfig'] === undefined &&
+        !id.startsWith('RunTokenRotationFunction'),
+    )
+    .map(([, r]) => r);
+}
+
 /** Every statement of the policies attached to `roleLogicalId` in `template`. */
 export function roleStatements(template: TemplateJson, roleLogicalId: string): { Effect: string; Action: string | string[]; Resource: unknown }[] {
   return Object.values(template.Resources)

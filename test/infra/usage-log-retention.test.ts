@@ -8,7 +8,7 @@ import { createUsageLogWriter, INLINE_BODY_BYTES } from '../../functions/core/us
 
 import { DEFAULT_USAGE_LOG_RETENTION_DAYS, PlatformStack, USAGE_LOG_BLOB_PREFIX, type PlatformStackProps } from '../../lib/cloud/platform-stack.ts';
 import type { RouteSpec } from '../../lib/manifest/types.ts';
-import { json, platformFunctions, synthPlatform, withScratchOutdir, type TemplateJson, scratchEntriesDir } from './synth-platform.ts';
+import { configuredFunctionsOf, json, platformFunctions, synthPlatform, withScratchOutdir, type TemplateJson, scratchEntriesDir } from './synth-platform.ts';
 
 /** The lifecycle rules of the blobs bucket. */
 function blobRules(template: TemplateJson): Record<string, unknown>[] {
@@ -48,9 +48,7 @@ function synthWith(props: Partial<PlatformStackProps>): TemplateJson {
 
 /** The platform's own functions: not the runtimes (tenant-isolated), which run user code and read no configuration. */
 const functionRetention = (template: TemplateJson) =>
-  Object.values(template.Resources)
-    .filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties?.['Runtime'] === 'nodejs22.x' && r.Properties['TenancyConfig'] === undefined)
-    .map((r) => r.Properties?.['Environment'].Variables.USAGE_LOG_RETENTION_DAYS);
+  configuredFunctionsOf(template).map((r) => r.Properties?.['Environment'].Variables.USAGE_LOG_RETENTION_DAYS);
 
 describe('usage-log retention', () => {
   it('expires stored bodies a day after their records by default (30 days), the retention every function reads', () => {
