@@ -1,5 +1,14 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { AllowedMethods, CachedMethods, CachePolicy, Distribution, HttpVersion, ResponseHeadersPolicy, ViewerProtocolPolicy } from 'aws-cdk-lib/aws-cloudfront';
+import {
+  AllowedMethods,
+  CachedMethods,
+  CachePolicy,
+  Distribution,
+  HttpVersion,
+  ResponseHeadersPolicy,
+  ViewerProtocolPolicy,
+  type IOrigin,
+} from 'aws-cdk-lib/aws-cloudfront';
 import { S3BucketOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
@@ -25,6 +34,8 @@ export interface AssetDistributionProps {
 export class AssetDistribution extends Construct {
   readonly bucket: Bucket;
   readonly distribution: Distribution;
+  /** The bucket as this distribution reads it, for more behaviors on the same files (the console). */
+  readonly origin: IOrigin;
   /** `https://<id>.cloudfront.net`: the host's URL (CDN_URL). */
   readonly url: string;
 
@@ -38,6 +49,7 @@ export class AssetDistribution extends Construct {
       removalPolicy: RemovalPolicy.DESTROY,
       autoDeleteObjects: true,
     });
+    this.origin = S3BucketOrigin.withOriginAccessControl(this.bucket);
     this.distribution = new Distribution(this, 'Distribution', {
       comment: `Platform ${props.host} host: the embed widget`,
       httpVersion: HttpVersion.HTTP2_AND_3,
@@ -45,7 +57,7 @@ export class AssetDistribution extends Construct {
         ? {}
         : { domainNames: [props.domain.name], certificate: Certificate.fromCertificateArn(this, 'Certificate', props.domain.certificateArn) }),
       defaultBehavior: {
-        origin: S3BucketOrigin.withOriginAccessControl(this.bucket),
+        origin: this.origin,
         viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
         allowedMethods: AllowedMethods.ALLOW_GET_HEAD,
         cachedMethods: CachedMethods.CACHE_GET_HEAD,

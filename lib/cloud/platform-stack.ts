@@ -22,6 +22,7 @@ import { oauthFunctionSettings, validateOAuthProviders, type OAuthProviders } fr
 import type { SearchEmbeddings } from './platform-function.ts';
 import { RuntimeFunction } from './runtime-function.ts';
 import { AssetDistribution } from './asset-distribution.ts';
+import { ConsoleDeployment } from './console-deployment.ts';
 import type { SiteDomain } from './site-distribution.ts';
 import { SERVICE_HOST_URL_VARIABLES, ServiceContainers } from './service-containers.ts';
 import { servicesByHost, servicesOf } from '../manifest/services.ts';
@@ -119,6 +120,8 @@ export class PlatformStack extends Stack {
   readonly schedules: RuntimeSchedules | undefined;
   /** The bucket and distribution of each host of browser assets (the CDN host: the embed widget). */
   readonly assetDistributions: ReadonlyMap<Host, AssetDistribution>;
+  /** The web console on the CDN host; absent when no area publishes on that host. */
+  readonly console: ConsoleDeployment | undefined;
   /** The containers of the areas' services (the voice bridge); none, and no VPC, when no area declares one or voice is off. */
   readonly services: ServiceContainers | undefined;
   /** The options the stack was built with (its preset's, overlaid by the context's). */
@@ -287,6 +290,14 @@ export class PlatformStack extends Stack {
       CodeUrl: { value: hostUrl('code', `${base}/code`), description: 'Browser code servers' },
     };
     for (const [id, output] of Object.entries(hosts)) new CfnOutput(this, id, output);
+    // The web console, on the CDN host (its bucket and distribution), calling the API with the user's sign-in.
+    const cdn = this.assetDistributions.get('cdn');
+    this.console =
+      cdn === undefined
+        ? undefined
+        : new ConsoleDeployment(this, 'Console', { assets: cdn, apiUrl: base, userPoolClientId: this.identity.client.userPoolClientId });
+    if (this.console !== undefined)
+      new CfnOutput(this, 'ConsoleUrl', { value: this.console.url, description: 'The web console (sign in with your user pool account)' });
     const site = this.functions.siteDistribution;
     if (props.siteDomain !== undefined && site !== undefined)
       new CfnOutput(this, 'SiteDnsTarget', {
