@@ -24,9 +24,13 @@ const SORT_INDEX: Record<TaskSort, { index: string; sortKey: string }> = {
 export const NO_DUE_SORT = 8_640_000_000_000_000;
 const PRIORITY_RANK: Record<TaskPriority, number> = { low: 1, medium: 2, high: 3 };
 
-/** The sort keys of a task: `prioritySort` orders by priority, then by age (ranks are 10^13 apart, past any epoch ms). */
+/**
+ * The sort keys of a task: `prioritySort` orders by priority, then by age (ranks are 10^13 apart,
+ * past any epoch ms); `dueSort` by due time, tasks without one last and among themselves by age
+ * (an index returns equal keys in no promised order; NO_DUE_SORT plus an epoch ms stays below 2^53).
+ */
 export function sortKeysOf(task: Pick<TaskRecord, 'dueAt' | 'priority' | 'createdAt'>): Pick<TaskRecord, 'dueSort' | 'prioritySort'> {
-  return { dueSort: task.dueAt ?? NO_DUE_SORT, prioritySort: PRIORITY_RANK[task.priority] * 1e13 + task.createdAt };
+  return { dueSort: task.dueAt ?? NO_DUE_SORT + task.createdAt, prioritySort: PRIORITY_RANK[task.priority] * 1e13 + task.createdAt };
 }
 
 /**

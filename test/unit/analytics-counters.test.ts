@@ -65,10 +65,16 @@ describe('task sort keys', () => {
     // Act
     const high = sortKeysOf({ priority: 'high', createdAt: 1, dueAt: null });
     const mediumNewer = sortKeysOf({ priority: 'medium', createdAt: 4_000_000_000_000, dueAt: 5 });
+    const undatedNewer = sortKeysOf({ priority: 'low', createdAt: 4_000_000_000_000, dueAt: null });
+    const latestDate = sortKeysOf({ priority: 'low', createdAt: 1, dueAt: 8_640_000_000_000_000 });
 
     // Assess
     expect(high.prioritySort).toBeGreaterThan(mediumNewer.prioritySort);
-    expect(high.dueSort).toBe(NO_DUE_SORT);
+    expect(high.dueSort).toBe(NO_DUE_SORT + 1);
     expect(mediumNewer.dueSort).toBe(5);
+    // Undated tasks come after the latest date there is, and in order of age among themselves, exactly.
+    expect(high.dueSort).toBeGreaterThan(latestDate.dueSort);
+    expect(undatedNewer.dueSort).toBeGreaterThan(high.dueSort);
+    expect(Number.isSafeInteger(undatedNewer.dueSort)).toBe(true);
   });
 });
