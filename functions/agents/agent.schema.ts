@@ -65,6 +65,12 @@ export const updateAgentBody = z.object({
   timeoutSec: z.number().int().min(1).max(MAX_AGENT_TIMEOUT_SEC).optional(),
 });
 
+/** `POST /agent/check`: the source checker's verdict before saving (the same checker as create and update). */
+export const checkAgentBody = z.object({
+  sourceCode: sourceCodeSchema,
+  agentType: z.enum(['text', 'bidi']).default('text'),
+});
+
 export const agentIdBody = z.object({ agentId: z.uuid({ error: 'must be an agent id (UUID)' }) });
 export const slugParams = z.object({ owner: z.string().min(1).max(64), slug: agentNameSchema });
 
@@ -144,6 +150,13 @@ export const agentListResponse = z.object({
   limit: z.number().int(),
   offset: z.number().int(),
   nextCursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last'),
+});
+
+export const agentCheckResponse = z.object({
+  ok: z.boolean().describe('True when create and update would accept this source'),
+  problems: z
+    .array(z.object({ line: z.number().int().describe('1-based line of the source'), message: z.string() }))
+    .describe('Every rule the source breaks, with its line; empty when `ok`'),
 });
 
 export const agentDeletedResponse = z.object({ agentId: z.string(), status: z.enum(['active', 'deleted']), message: z.string() });

@@ -8,7 +8,7 @@ import { uuid } from '../core/ids.ts';
 import type { Compute } from '../runtimes/compute.ts';
 import { syncResource } from '../search/resource-index.ts';
 import type { SearchIndex } from '../search/search-index.ts';
-import { checkSource } from '../runtimes/source-check.ts';
+import { checkSource, sourceProblems } from '../runtimes/source-check.ts';
 import type { UserStore } from '../users/user.store.ts';
 import type { AgentRecord, VoiceId } from './agent.schema.ts';
 import { MAX_AGENTS_PER_OWNER, type AgentStore } from './agent.store.ts';
@@ -57,6 +57,15 @@ export function presentAgent(agent: AgentRecord, ownerAlias: string | null, stre
 /** Runs the runtime's static checker; every violation is listed with its line (SPEC part 2). */
 export async function checkAgentSource(source: string, agentType: 'text' | 'bidi', ports: Pick<AgentPorts, 'compute'>): Promise<void> {
   await checkSource(ports.compute, source, 'sourceCode', agentType === 'bidi' ? 'create_bidi_agent' : 'create_agent');
+}
+
+/**
+ * The checker's verdict without saving (`POST /agent/check`): the problems create and update would
+ * refuse, each at its line, so an editor can mark them while the source is written.
+ */
+export async function checkAgentSourceProblems(source: string, agentType: 'text' | 'bidi', ports: Pick<AgentPorts, 'compute'>) {
+  const problems = await sourceProblems(ports.compute, source, agentType === 'bidi' ? 'create_bidi_agent' : 'create_agent');
+  return { ok: problems.length === 0, problems };
 }
 
 /** The agent, or AGENT_NOT_FOUND; deleted agents are found (callers decide what that means). */

@@ -13,12 +13,25 @@ const STREAMING_CHAT_TIMEOUT_SEC = 895;
 /** Authenticated agent-reference requests (chat): 60 a minute per caller, shared by the three chat routes. */
 const CHAT_RATE_LIMIT = { limit: 60, windowSec: 60, bucket: 'agent-chat' } as const;
 
+/** Source checks (each runs the runtime's checker): an editor checks as its user types, a pause at a time. */
+const CHECK_RATE_LIMIT = { limit: 120, windowSec: 60, bucket: 'agent-check' } as const;
+
 /** Agents, their conversations and chat (SPEC 4.1). */
 export const agentsArea = defineArea({
   name: 'agents',
   routes: [
     // Agents (SPEC 4.1): envelope A. Chat is limited to 60 requests a minute per caller (SPEC part 8).
     { method: 'POST', path: '/agent/create', handler: 'create-agent', auth: 'required', style: 'A', maxBodyBytes: 512 * KIB },
+    // The checker of create and update without saving, for editors (a platform extra to SPEC 4.1).
+    {
+      method: 'POST',
+      path: '/agent/check',
+      handler: 'check-agent',
+      auth: 'required',
+      style: 'A',
+      maxBodyBytes: 512 * KIB,
+      rateLimit: CHECK_RATE_LIMIT,
+    },
     { method: 'GET', path: '/agent/list', handler: 'list-agents', auth: 'optional', callers: 'role', style: 'A' },
     { method: 'GET', path: '/agent/conversations/recent', handler: 'list-recent-conversations', auth: 'required', callers: 'role', style: 'A' },
     { method: 'GET', path: '/agent/{agentId}', handler: 'get-agent', auth: 'optional', callers: 'role', style: 'A' },

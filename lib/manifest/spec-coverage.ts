@@ -68,6 +68,8 @@ const PLATFORM_EXTRAS: readonly { readonly host: Host; readonly path: string; re
   { host: 'base', path: '/logs/user', prefix: false },
   // The SPEC's second spelling of the conversation path (4.1, in a cell rather than a row).
   { host: 'base', path: '/agent/{agentId}/conversations/{conversationId}', prefix: false },
+  // The agent source checker without saving (issue 39): the console marks problems at their lines as the user types.
+  { host: 'base', path: '/agent/check', prefix: false },
   // Key removal: the SPEC lists store, list and check; owners also need to delete a key.
   { host: 'base', path: '/keys/{serviceName}', prefix: false },
   // OAuth redirect target: the SPEC lists only the start (authorize); the provider must send the code somewhere.

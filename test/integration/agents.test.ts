@@ -154,6 +154,31 @@ describe('agents over HTTP with the real Python runtime', () => {
     expect(aliasless.body.error.code).toBe('ALIAS_REQUIRED');
   });
 
+  it('checks a source without saving it: the problems create would refuse, each at its line', async () => {
+    // Prepare
+    const bad = 'import os\nimport subprocess\n\ndef create_agent():\n    return eval("1"), []\n';
+    const before = await platform.api('GET', '/agent/list?limit=100', { token: owner.token });
+    // Act
+    const refused = await platform.api('POST', '/agent/check', { token: owner.token, body: { sourceCode: bad } });
+    const fine = await platform.api('POST', '/agent/check', { token: owner.token, body: { sourceCode: ECHO } });
+    const textAsVoice = await platform.api('POST', '/agent/check', { token: owner.token, body: { sourceCode: ECHO, agentType: 'bidi' } });
+    const anonymous = await platform.api('POST', '/agent/check', { body: { sourceCode: ECHO } });
+    const empty = await platform.api('POST', '/agent/check', { token: owner.token, body: { sourceCode: '' } });
+    const after = await platform.api('GET', '/agent/list?limit=100', { token: owner.token });
+    // Assess
+    expect(refused.status).toBe(200);
+    expect(refused.body).toMatchObject({ success: true, data: { ok: false } });
+    const problems = refused.body.data.problems as { line: number; message: string }[];
+    expect(problems).toContainEqual({ line: 1, message: expect.stringContaining('os') });
+    expect(problems).toContainEqual({ line: 2, message: expect.stringContaining('subprocess') });
+    expect(problems).toContainEqual({ line: 5, message: expect.stringContaining('eval') });
+    expect(fine.body.data).toEqual({ ok: true, problems: [] });
+    expect(textAsVoice.body.data).toEqual({ ok: false, problems: [{ line: 1, message: 'must define create_bidi_agent() at the top level' }] });
+    expect(anonymous.status).toBe(401);
+    expect(empty.status).toBe(400);
+    expect(after.body.data.count).toBe(before.body.data.count);
+  });
+
   it('keeps private agents private and shows public ones to everyone', async () => {
     // Prepare
     const priv = await createAgent(owner.token, 'private-one', ECHO);

@@ -432,6 +432,30 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/agent/check': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Check agent
+     * @description Credentials required.
+     *
+     *     Role and run tokens are refused (403): this route creates, changes or deletes.
+     *
+     *     Times out after 29 s, accepts bodies up to 524288 bytes, allows 120 requests per 60 s per caller.
+     */
+    post: operations['checkAgent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/agent/list': {
     parameters: {
       query?: never;
@@ -4640,6 +4664,54 @@ export interface operations {
               /** @description Milliseconds since the epoch */
               updatedAt: number;
               sourceCode?: string;
+            };
+          };
+        };
+      };
+      default: components['responses']['OtherErrorA'];
+    };
+  };
+  checkAgent: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          sourceCode: string;
+          /**
+           * @default text
+           * @enum {string}
+           */
+          agentType?: 'text' | 'bidi';
+        };
+      };
+    };
+    responses: {
+      400: components['responses']['InvalidRequestA'];
+      401: components['responses']['UnauthenticatedA'];
+      403: components['responses']['FullScopeRequiredA'];
+      413: components['responses']['PayloadTooLargeA'];
+      429: components['responses']['RateLimitedA'];
+      /** @description success in envelope A (200, or 201 when something is created). */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SuccessA'] & {
+            data: {
+              /** @description True when create and update would accept this source */
+              ok: boolean;
+              /** @description Every rule the source breaks, with its line; empty when `ok` */
+              problems: {
+                /** @description 1-based line of the source */
+                line: number;
+                message: string;
+              }[];
             };
           };
         };
