@@ -54,7 +54,7 @@ export const knowledgeArea = defineArea({
     // One counter per owner: the bytes their files take, reserved before each write.
     { name: 'knowledge-usage', partitionKey: 'userId' },
   ],
-  buckets: [{ name: 'knowledge', purpose: "users' knowledge files (users/), and presigned uploads on their way in (incoming/)" }],
+  buckets: [{ name: 'knowledge', purpose: "users' knowledge files (users/), and presigned uploads on their way in (incoming/)", browserUploads: true }],
   provides: {
     knowledgeStore: providePort<KnowledgeStore>({ tables: ['knowledge-files', 'knowledge-usage'] }, ({ db }) => createKnowledgeStore(db)),
     knowledgeObjects: providePort<BucketObjects>({ buckets: ['knowledge'] }, (kernel: KernelPorts): BucketObjects =>

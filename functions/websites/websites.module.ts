@@ -42,7 +42,7 @@ export const websitesArea = defineArea({
     // Invalidation paths per owner and calendar month, for the free allowance.
     { name: 'website-invalidations', partitionKey: 'userId', sortKey: 'month', ttlAttribute: 'expiresAt' },
   ],
-  buckets: [{ name: 'websites', purpose: "users' sites (sites/{userId}/), and presigned uploads on their way in (incoming/)" }],
+  buckets: [{ name: 'websites', purpose: "users' sites (sites/{userId}/), and presigned uploads on their way in (incoming/)", browserUploads: true }],
   provides: {
     websiteStore: providePort<WebsiteStore>(
       { tables: ['website-files', 'website-usage', 'website-invalidations'] },

@@ -2,7 +2,7 @@ import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption, type Attribute } from 'aws-cdk-lib/aws-dynamodb';
 import type { IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
-import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { FunctionResources } from '../manifest/ports.ts';
@@ -175,6 +175,20 @@ export class PlatformData extends Construct {
           noncurrentVersionExpiration: Duration.days(1),
         })),
       ],
+      // Presigned uploads and downloads from the console in a browser: the URL is the permission.
+      ...(spec.browserUploads
+        ? {
+            cors: [
+              {
+                allowedOrigins: ['*'],
+                allowedMethods: [HttpMethods.PUT, HttpMethods.POST, HttpMethods.GET, HttpMethods.HEAD],
+                allowedHeaders: ['*'],
+                exposedHeaders: ['ETag'],
+                maxAge: 3000,
+              },
+            ],
+          }
+        : {}),
       removalPolicy: this.removalPolicy,
       autoDeleteObjects: this.removalPolicy === RemovalPolicy.DESTROY,
     });

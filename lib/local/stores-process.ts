@@ -144,6 +144,7 @@ const S3_REFUSALS: Record<Refusal['code'], readonly [number, string]> = {
 
 function s3FrontHandler(verifier: StoreVerifier, s3rver: RequestListener, s3Socket: string): RequestListener {
   return (req, res) => {
+    if (browserCors(req, res)) return;
     const bucket = formUploadBucket(req);
     if (bucket !== null) return formUpload(req, res, bucket, verifier, s3Socket);
     verifier.verifyRequest({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers }).then(
@@ -158,6 +159,42 @@ function s3FrontHandler(verifier: StoreVerifier, s3rver: RequestListener, s3Sock
       (error: unknown) => refuseS3(req, res, 500, 'InternalError', (error as Error).message),
     );
   };
+}
+
+/**
+ * CORS as the cloud's data buckets answer it for presigned uploads and downloads from a browser
+ * (the console's): any origin may PUT, POST, GET and HEAD, for the URL is the permission and no
+ * cookie is sent. A preflight is answered here (true: done), before any signature is looked for, as
+ * S3 does; any other request from a page gets the allowing headers on whatever it is answered,
+ * refusals included, so the page reads the refusal instead of a network error.
+ */
+function browserCors(req: IncomingMessage, res: ServerResponse): boolean {
+  const origin = req.headers.origin;
+  if (origin === undefined) return false;
+  const method = req.headers['access-control-request-method'];
+  if (req.method === 'OPTIONS' && method !== undefined) {
+    const allowed = ['PUT', 'POST', 'GET', 'HEAD'];
+    if (!allowed.includes(method.toUpperCase())) {
+      refuseS3(req, res, 403, 'AccessForbidden', 'CORSResponse: This CORS request is not allowed.');
+      return true;
+    }
+    res.writeHead(200, {
+      'access-control-allow-origin': '*',
+      'access-control-allow-methods': allowed.join(', '),
+      ...(req.headers['access-control-request-headers'] === undefined ? {} : { 'access-control-allow-headers': req.headers['access-control-request-headers'] }),
+      'access-control-max-age': '3000',
+      vary: 'Origin, Access-Control-Request-Headers, Access-Control-Request-Method',
+    });
+    res.end();
+    return true;
+  }
+  const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
+  res.writeHead = ((...args: unknown[]) => {
+    res.setHeader('access-control-allow-origin', '*');
+    res.setHeader('access-control-expose-headers', 'ETag');
+    return writeHead(...args);
+  }) as typeof res.writeHead;
+  return false;
 }
 
 /**

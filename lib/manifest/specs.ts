@@ -99,6 +99,11 @@ export interface BucketSpec {
   /** Logical name; the physical name is `<bucketPrefix><name>`. */
   readonly name: string;
   readonly purpose: string;
+  /**
+   * Browsers send files to its presigned upload URLs (the console's uploads): its CORS rules let any
+   * origin PUT, POST and GET with a presigned URL (the URL is the permission; no cookies are sent).
+   */
+  readonly browserUploads?: boolean;
 }
 
 /** What a port reaches in the cloud, so a function is granted exactly what its area's ports need. */

@@ -92,6 +92,29 @@ describe('buckets', () => {
     });
   });
 
+  it.each(buckets.map((b) => [b.name, b.browserUploads === true] as const))(
+    '%s lets browsers use its presigned URLs (CORS) only if it takes browser uploads (%s)',
+    (name, browserUploads) => {
+      // Prepare
+      const { main } = synthPlatform();
+      const bucketName = { 'Fn::Join': ['', [`${TEST_STACK}-`, { Ref: 'AWS::AccountId' }, '-', { Ref: 'AWS::Region' }, `-${name}`]] };
+
+      // Act
+      const [bucket] = Object.values(main.findResources('AWS::S3::Bucket', { Properties: { BucketName: bucketName } }));
+
+      // Assess
+      expect(bucket!['Properties'].CorsConfiguration).toEqual(
+        browserUploads
+          ? {
+              CorsRules: [
+                { AllowedOrigins: ['*'], AllowedMethods: ['PUT', 'POST', 'GET', 'HEAD'], AllowedHeaders: ['*'], ExposedHeaders: ['ETag'], MaxAge: 3000 },
+              ],
+            }
+          : undefined,
+      );
+    },
+  );
+
   it('is named BUCKET_PREFIX + name, the prefix every function reads', () => {
     // Prepare
     const platform = synthPlatform();

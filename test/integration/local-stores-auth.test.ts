@@ -193,6 +193,37 @@ describe("the stores' ports", () => {
     expect(await object.text()).not.toContain('pelican');
   });
 
+  it("answer a browser's CORS preflight for a presigned upload, as the cloud's buckets do, and still refuse an unsigned request from a page", async () => {
+    // Prepare: a file in a user's knowledge, and a page's origin
+    const user = await newUser();
+    const uploaded = await platform.api('POST', '/knowledge/upload', {
+      token: user.token,
+      body: { fileName: 'private.txt', content: 'The vault code is pelican.' },
+    });
+    const upload = (await platform.api('POST', '/knowledge/upload-url', { token: user.token, body: { fileName: 'big.txt', contentType: 'text/plain' } })).body
+      .data;
+    const origin = { origin: 'http://127.0.0.1:9999' };
+
+    // Act
+    const preflight = await fetch(upload.uploadUrl as string, {
+      method: 'OPTIONS',
+      headers: { ...origin, 'access-control-request-method': 'PUT', 'access-control-request-headers': 'content-type' },
+    });
+    const put = await fetch(upload.uploadUrl as string, { method: 'PUT', headers: { ...origin, 'content-type': 'text/plain' }, body: 'From a browser.' });
+    const unsigned = await fetch(`${storesUrl('S3_ENDPOINT')}/local-knowledge/${uploaded.body.data.key as string}`, { headers: origin });
+
+    // Assess
+    expect(preflight.status).toBe(200);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-methods')).toContain('PUT');
+    expect(preflight.headers.get('access-control-allow-headers')).toBe('content-type');
+    expect(put.status).toBe(200);
+    expect(put.headers.get('access-control-allow-origin')).toBe('*');
+    expect(unsigned.status).toBe(403);
+    expect(unsigned.headers.get('access-control-allow-origin')).toBe('*');
+    expect(await unsigned.text()).not.toContain('pelican');
+  });
+
   it('refuse DynamoDB calls unsigned or signed with another secret', async () => {
     // Prepare
     const endpoint = storesUrl('DYNAMODB_ENDPOINT');
