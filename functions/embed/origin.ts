@@ -25,3 +25,15 @@ export function originAllowed(origin: string | undefined, allowedDomains: readon
     return host === pattern;
   });
 }
+
+/**
+ * The origin of the page asking, to check with {@link originAllowed}. Browsers leave `Origin` off a
+ * same-origin GET, so a page on the API's own origin (the local console, whose widget preview
+ * loads the configuration from there) sends none; the browser's `Sec-Fetch-Site: same-origin`,
+ * which no page script can set, then says the page is on the API's own origin.
+ */
+export function pageOrigin(headers: Readonly<Record<string, string | undefined>>, baseUrl: string): string | undefined {
+  const origin = headers['origin'];
+  if (origin !== undefined && origin !== '') return origin;
+  return headers['sec-fetch-site'] === 'same-origin' ? new URL(baseUrl).origin : undefined;
+}

@@ -178,6 +178,28 @@ describe('embed tokens', () => {
       expect(garbage.status).toBe(401);
     });
 
+    it("takes a same-origin page (no Origin, Sec-Fetch-Site: same-origin) as the API's own origin, as the console's widget preview is", async () => {
+      // Prepare
+      const apiHost = new URL(platform.url).host;
+      const { embedToken } = await embedOf({ agentId: echoId, allowedDomains: [apiHost] });
+      const { embedToken: elsewhere } = await embedOf({ agentId: echoId, allowedDomains: ['localhost:5173'] });
+      const get = (token: string, site: string) =>
+        platform.api('GET', `/embed/config?token=${encodeURIComponent(token)}`, { headers: { 'sec-fetch-site': site } });
+
+      // Act
+      const sameOrigin = await get(embedToken, 'same-origin');
+      const crossSite = await get(embedToken, 'cross-site');
+      const notAllowed = await get(elsewhere, 'same-origin');
+      const exchanged = await platform.api('POST', '/embed/chat', { body: { token: embedToken }, headers: { 'sec-fetch-site': 'same-origin' } });
+
+      // Assess
+      expect(sameOrigin.status, sameOrigin.text).toBe(200);
+      expect(sameOrigin.body.data.agentId).toBe(echoId);
+      expect(crossSite.status).toBe(403);
+      expect(notAllowed.status).toBe(403);
+      expect(exchanged.status, exchanged.text).toBe(200);
+    });
+
     it('lets a page call the API cross-origin (CORS)', async () => {
       // Prepare
       const { embedToken } = await embedOf({ agentId: echoId });

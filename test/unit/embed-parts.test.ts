@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createRunTokens, fixedKeyRing, RUN_TOKEN_PREFIX, VISITOR_TOKEN_PREFIX } from '../../functions/core/auth/run-token.ts';
-import { originAllowed } from '../../functions/embed/origin.ts';
+import { originAllowed, pageOrigin } from '../../functions/embed/origin.ts';
 import { Downsampler } from '../../widget/downsample.ts';
 import { MarkerParser, type StreamPart } from '../../widget/markers.ts';
 
@@ -145,5 +145,20 @@ describe('embed visitor tokens', () => {
     // Assess
     expect(visitorAsRun).toBeNull();
     expect(runAsVisitor).toBeNull();
+  });
+});
+
+describe('the origin of the page asking', () => {
+  const API = 'http://127.0.0.1:8787';
+  it.each([
+    [{ origin: 'https://shop.example.com' }, 'https://shop.example.com'],
+    [{ origin: 'https://shop.example.com', 'sec-fetch-site': 'same-origin' }, 'https://shop.example.com'],
+    [{ 'sec-fetch-site': 'same-origin' }, 'http://127.0.0.1:8787'],
+    [{ 'sec-fetch-site': 'cross-site' }, undefined],
+    [{ 'sec-fetch-site': 'same-site' }, undefined],
+    [{}, undefined],
+  ] as const)('%j is %s', (headers, origin) => {
+    // Act / Assess
+    expect(pageOrigin(headers, API)).toBe(origin);
   });
 });

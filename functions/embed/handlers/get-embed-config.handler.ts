@@ -1,9 +1,10 @@
 import { defineRoute } from '../../core/http/route.ts';
 import { embedConfigPublicResponse, embedConfigQuery } from '../embed.schema.ts';
 import { embedConfig } from '../embed.service.ts';
+import { pageOrigin } from '../origin.ts';
 
 export default defineRoute({
   response: embedConfigPublicResponse,
   query: embedConfigQuery,
-  run: ({ query, request, ports }) => embedConfig(query.token, request.headers['origin'], ports),
+  run: ({ query, request, ports, urls }) => embedConfig(query.token, pageOrigin(request.headers, urls.baseUrl), ports),
 });
