@@ -1,6 +1,15 @@
-import { Page } from '../ui/page.tsx';
+import type { PageProps } from '../app.tsx';
+import { ActionDetail } from './actions/detail.tsx';
+import { ActionEditor } from './actions/editor.tsx';
+import { ActionList } from './actions/list.tsx';
 
-// Being built: replaced by the page itself.
-export default function Placeholder() {
-  return <Page title="actions">Not built yet.</Page>;
+/**
+ * Actions (SPEC 4.3): `#/actions` lists them, `#/actions/new` creates one, `#/actions/<id>` edits
+ * it and `#/actions/<id>/run` runs it with parameters and shows the result and the run's record.
+ */
+export default function Actions({ route }: PageProps) {
+  const [, id, tab] = route.segments;
+  if (id === undefined) return <ActionList />;
+  if (id === 'new') return <ActionEditor />;
+  return <ActionDetail actionId={id} tab={tab === 'run' ? 'run' : 'edit'} key={id} />;
 }

@@ -97,8 +97,7 @@ describe.skipIf(!HAS_CHROMIUM || !motoAvailable())('console sign-in with the use
     // Assess
     await page.getByRole('heading', { level: 1, name: 'Home' }).waitFor();
     await page.getByText('carol@example.com').or(page.getByText('no alias yet')).first().waitFor();
-    const credits = await page.locator('.card').first().textContent();
-    expect(credits).toMatch(/Credits\s*\d/);
+    await expect.poll(() => page.locator('.card').first().textContent()).toMatch(/Credits\s*\d/);
     await page.close();
   });
 });
