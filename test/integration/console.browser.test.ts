@@ -82,8 +82,7 @@ describe.skipIf(!HAS_CHROMIUM)('console: shell, sign-in, home, account', () => {
     const page = await harness.open(alice.token, '/');
     // Assess
     await page.getByRole('table', { name: 'Recent runs' }).getByText('action').first().waitFor();
-    const credits = await page.locator('.card').first().textContent();
-    expect(credits).toMatch(/Credits\s*\d/);
+    await expect.poll(() => page.locator('.card').first().textContent()).toMatch(/Credits\s*\d/);
     await expect.poll(() => page.getByRole('table', { name: 'Usage by kind this month' }).textContent()).toContain('action');
     await expectAccessible(page);
     await page.context().close();
