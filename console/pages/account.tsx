@@ -4,11 +4,14 @@ import { Button, ConfirmButton, Form, SecretOnce, TextArea, TextInput } from '..
 import { Page, Section } from '../ui/page.tsx';
 import { Badge, ErrorNote, Notice, When } from '../ui/status.tsx';
 import { DataTable } from '../ui/table.tsx';
+import { OperatorSection } from './operator.tsx';
 
 export default function Account() {
+  const info = useLoad((api) => dataOf(api.client.GET('/user/info')));
   return (
     <Page title="Account">
       <Profile />
+      {info.data?.isAdmin ? <OperatorSection /> : null}
       <Tokens />
       <RoleTokens />
       <Keys />

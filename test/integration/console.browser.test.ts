@@ -138,6 +138,36 @@ describe.skipIf(!HAS_CHROMIUM)('console: shell, sign-in, home, account', () => {
     await page.context().close();
   });
 
+  it('lets the operator create a user, whose token is shown once and works, and grant credits; others see no operator section', async () => {
+    // Prepare
+    const page = await harness.open(harness.platform.adminToken, '/account');
+    const create = page.getByRole('form', { name: 'Create a user' });
+    // Act
+    await create.getByLabel('E-mail').fill('dora@example.com');
+    await create.getByLabel('Credits').fill('42');
+    await create.getByRole('button', { name: 'Create user' }).click();
+    // Assess
+    const token = (await page.locator('.secret-once .secret-value').first().textContent()) ?? '';
+    const info = await harness.platform.api('GET', '/user/info', { token });
+    expect(info.status).toBe(200);
+    expect(info.body.data).toMatchObject({ email: 'dora@example.com', credits: 42 });
+    await page.getByRole('table', { name: 'Users' }).getByText('dora@example.com').waitFor();
+    // Act
+    const row = page.getByRole('table', { name: 'Users' }).getByRole('row').filter({ hasText: 'dora@example.com' });
+    await row.getByRole('button', { name: 'Grant credits' }).click();
+    const grant = page.getByRole('form', { name: 'Grant credits' });
+    await grant.getByLabel('Amount').fill('8');
+    await grant.getByRole('button', { name: 'Grant credits' }).click();
+    // Assess
+    await page.getByText('now has 50 credits').waitFor();
+    await expectAccessible(page);
+    const plain = await harness.open(bob.token, '/account');
+    await plain.getByText(bob.userId).waitFor();
+    expect(await plain.getByRole('heading', { name: 'Users (operator)' }).count()).toBe(0);
+    await page.context().close();
+    await plain.context().close();
+  });
+
   it('works at phone width: the menu opens the navigation, and nothing scrolls sideways', async () => {
     // Prepare
     const page = await harness.open(alice.token, '/account', 'phone');
