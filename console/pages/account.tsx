@@ -12,9 +12,11 @@ export default function Account() {
     <Page title="Account">
       <Profile />
       {info.data?.isAdmin ? <OperatorSection /> : null}
+      <CreditHistory />
       <Tokens />
       <RoleTokens />
       <Keys />
+      <Connections />
     </Page>
   );
 }
@@ -79,6 +81,9 @@ function Tokens() {
     dataOf(api.client.POST('/user/token/create', { body: { name: name.trim() || undefined, ...(days === '' ? {} : { expiresInDays: Number(days) }) } })),
   );
   const revoke = useSubmit((api, tokenId: string) => dataOf(api.client.POST('/user/token/revoke', { body: { tokenId } })));
+  const regenerate = useSubmit((api, tokenId: string) => dataOf(api.client.POST('/user/token/{tokenId}/regenerate', { params: { path: { tokenId } } })));
+  const [renaming, setRenaming] = useState<{ tokenId: string; name: string } | null>(null);
+  const rename = useSubmit((api, tokenId: string, newName: string) => dataOf(api.client.PUT('/user/token/update', { body: { tokenId, name: newName } })));
   return (
     <Section title="API tokens">
       <p class="muted">Tokens act as you, with everything your account may do. A new token's value is shown once.</p>
@@ -100,7 +105,28 @@ function Tokens() {
       </Form>
       <ErrorNote error={create.error} />
       {create.result === undefined ? null : <SecretOnce label={`Token “${create.result.name}”`} value={create.result.token} />}
-      <ErrorNote error={tokens.error ?? revoke.error} />
+      {regenerate.result === undefined ? null : (
+        <SecretOnce label={`New value of “${regenerate.result.name}” (the old one no longer works)`} value={regenerate.result.token} />
+      )}
+      {renaming === null ? null : (
+        <Form
+          label="Rename a token"
+          class="form form-inline"
+          onSubmit={async () => {
+            if (await rename.run(renaming.tokenId, renaming.name.trim())) {
+              setRenaming(null);
+              tokens.reload();
+            }
+          }}
+        >
+          <TextInput label="New name" required value={renaming.name} onValue={(name) => setRenaming({ ...renaming, name })} />
+          <Button type="submit" busy={rename.busy}>
+            Save name
+          </Button>
+          <Button onClick={() => setRenaming(null)}>Cancel</Button>
+        </Form>
+      )}
+      <ErrorNote error={tokens.error ?? revoke.error ?? regenerate.error ?? rename.error} />
       <DataTable
         caption="API tokens"
         rows={tokens.data?.tokens}
@@ -116,12 +142,21 @@ function Tokens() {
             header: 'Actions',
             cell: (t) =>
               t.status === 'active' ? (
-                <ConfirmButton
-                  label="Revoke"
-                  confirm={`Revoke ${t.name}?`}
-                  busy={revoke.busy}
-                  onConfirm={async () => (await revoke.run(t.tokenId)) && tokens.reload()}
-                />
+                <span class="row-actions">
+                  <Button onClick={() => setRenaming({ tokenId: t.tokenId, name: t.name })}>Rename</Button>
+                  <ConfirmButton
+                    label="Regenerate"
+                    confirm={`Give ${t.name} a new value? The old one stops working.`}
+                    busy={regenerate.busy}
+                    onConfirm={async () => (await regenerate.run(t.tokenId)) && tokens.reload()}
+                  />
+                  <ConfirmButton
+                    label="Revoke"
+                    confirm={`Revoke ${t.name}?`}
+                    busy={revoke.busy}
+                    onConfirm={async () => (await revoke.run(t.tokenId)) && tokens.reload()}
+                  />
+                </span>
               ) : null,
           },
         ]}
@@ -249,6 +284,59 @@ function Keys() {
           },
         ]}
       />
+    </Section>
+  );
+}
+
+function CreditHistory() {
+  const credits = useLoad((api) => dataOf(api.client.GET('/user/credits')));
+  return (
+    <Section title="Credits">
+      <ErrorNote error={credits.error} />
+      {credits.data === undefined ? null : (
+        <p>
+          <strong>{credits.data.credits.toLocaleString()}</strong> credits; {credits.data.monthlyFreeCredits.toLocaleString()} granted each month.
+        </p>
+      )}
+      <DataTable
+        caption="Recent credit entries"
+        rows={credits.data?.recentEntries}
+        rowKey={(e) => e.entryId}
+        empty="No credit entries yet."
+        columns={[
+          { header: 'When', cell: (e) => <When at={e.createdAt} /> },
+          { header: 'Change', cell: (e) => (e.amount > 0 ? `+${e.amount.toLocaleString()}` : e.amount.toLocaleString()) },
+          { header: 'Balance', cell: (e) => e.balanceAfter.toLocaleString(), wide: true },
+          { header: 'Reason', cell: (e) => e.reason },
+          { header: 'Run', cell: (e) => (e.requestId === null ? '—' : <a href={`#/logs/${encodeURIComponent(e.requestId)}`}>Open</a>), wide: true },
+        ]}
+      />
+    </Section>
+  );
+}
+
+const PROVIDERS = ['provider_a', 'provider_b', 'provider_c'] as const;
+
+/** OAuth: the provider's consent page, whose callback stores the tokens as keys (`<provider>_refresh`, ...). */
+function Connections() {
+  const connect = useSubmit(async (api, provider: (typeof PROVIDERS)[number]) => {
+    const started = await dataOf(api.client.GET('/oauth/authorize/{provider}', { params: { path: { provider } } }));
+    location.assign(started.authorizationUrl);
+    return started;
+  });
+  return (
+    <Section title="Connected services">
+      <p class="muted">
+        Connect an account at a provider the operator configured: its consent page opens, and the tokens it grants are stored as keys above (never shown).
+      </p>
+      <div class="row-actions">
+        {PROVIDERS.map((provider) => (
+          <Button key={provider} busy={connect.busy} onClick={() => void connect.run(provider)}>
+            Connect {provider}
+          </Button>
+        ))}
+      </div>
+      <ErrorNote error={connect.error} />
     </Section>
   );
 }

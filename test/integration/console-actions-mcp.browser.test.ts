@@ -98,6 +98,29 @@ describe.skipIf(!HAS_CHROMIUM)('console: actions and MCP servers', () => {
     await page.context().close();
   });
 
+  it('runs code once without saving it, and marks a forbidden import at its line', async () => {
+    // Prepare
+    const page = await harness.open(alice.token, '/actions');
+    await page.getByRole('link', { name: 'Run code once' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Run code once' }).waitFor();
+    // Act: a refused source
+    await fillCode(page, 'Code', FORBIDDEN_IMPORT);
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    // Assess
+    await page.locator('.problems li').filter({ hasText: 'Line 2' }).waitFor();
+    // Act: a good one, with an event
+    await fillCode(page, 'Code', 'def handler(event, context):\n    return {"statusCode": 200, "body": {"doubled": event["a"] * 2}}\n');
+    await fillCode(page, 'Event (JSON object)', '{"a": 21}');
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    // Assess
+    await page.getByLabel('Body').filter({ hasText: '"doubled": 42' }).waitFor();
+    await page.getByRole('link', { name: 'its record' }).waitFor();
+    await expectAccessible(page);
+    const listed = await harness.platform.api('GET', '/action/list', { token: alice.token });
+    expect(listed.body.data.actions.map((a: { actionName: string }) => a.actionName)).not.toContain('inline');
+    await page.context().close();
+  });
+
   it('edits the action and lists it', async () => {
     // Prepare
     const page = await harness.open(alice.token, `/actions/${actionId}`);

@@ -1,6 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../support/local-platform.ts';
+import { CLIENT_ID, CLIENT_SECRET, FakeProvider } from '../support/oauth-provider.ts';
 import {
   expectAccessible,
   expectNoSecrets,
@@ -21,12 +22,27 @@ describe.skipIf(!HAS_CHROMIUM)('console: shell, sign-in, home, account', () => {
   let alice: User;
   let bob: User;
 
+  const provider = new FakeProvider();
+
   beforeAll(async () => {
-    harness = await startConsoleHarness();
+    // An OAuth provider that consents at once, as a user's click would (test/support/oauth-provider.ts).
+    provider.autoConsent = true;
+    await provider.start();
+    harness = await startConsoleHarness({
+      env: {
+        OAUTH_PROVIDER_A_AUTHORIZE_URL: `${provider.url}/authorize`,
+        OAUTH_PROVIDER_A_TOKEN_URL: `${provider.url}/token`,
+        OAUTH_PROVIDER_A_CLIENT_ID: CLIENT_ID,
+        OAUTH_PROVIDER_A_CLIENT_SECRET: CLIENT_SECRET,
+      },
+    });
     alice = await createUser(harness.platform, { alias: 'alice', credits: 700, email: 'alice@example.com' });
     bob = await createUser(harness.platform, { alias: 'bob', credits: 50 });
   }, 120_000);
-  afterAll(() => harness?.close());
+  afterAll(async () => {
+    await harness?.close();
+    await provider.stop();
+  });
 
   it('serves the console with its security headers and config, and redirects /console to /console/', async () => {
     // Act
@@ -166,6 +182,41 @@ describe.skipIf(!HAS_CHROMIUM)('console: shell, sign-in, home, account', () => {
     expect(await plain.getByRole('heading', { name: 'Users (operator)' }).count()).toBe(0);
     await page.context().close();
     await plain.context().close();
+  });
+
+  it('renames and regenerates a token, shows the credit entries, and connects an OAuth provider whose tokens become keys', async () => {
+    // Prepare
+    const made = await harness.platform.api('POST', '/user/token/create', { token: alice.token, body: { name: 'old-name' } });
+    const oldValue = made.body.data.token as string;
+    const page = await harness.open(alice.token, '/account');
+    const tokens = page.getByRole('table', { name: 'API tokens' });
+    // Act: rename
+    await tokens.getByRole('row').filter({ hasText: 'old-name' }).getByRole('button', { name: 'Rename' }).click();
+    await page.getByRole('form', { name: 'Rename a token' }).getByLabel('New name').fill('new-name');
+    await page.getByRole('button', { name: 'Save name' }).click();
+    // Act: regenerate
+    const row = tokens.getByRole('row').filter({ hasText: 'new-name' });
+    await row.getByRole('button', { name: 'Regenerate' }).click();
+    await row.getByRole('button', { name: 'Yes, regenerate' }).click();
+    // Assess
+    const newValue = (await page.locator('.secret-once .secret-value').first().textContent()) ?? '';
+    expect(newValue).toMatch(/^svc_ut_/);
+    expect((await harness.platform.api('GET', '/user/info', { token: oldValue })).status).toBe(401);
+    expect((await harness.platform.api('GET', '/user/info', { token: newValue })).status).toBe(200);
+    await page.getByRole('table', { name: 'Recent credit entries' }).getByRole('row').nth(1).waitFor();
+    // Act: connect provider_a; the provider consents and sends the browser to the platform's callback
+    await page.getByRole('button', { name: 'Connect provider_a' }).click();
+    await page.waitForURL((url) => url.pathname.startsWith('/oauth/callback/'));
+    // Assess
+    await expect
+      .poll(async () =>
+        (await harness.platform.api('GET', '/keys/list', { token: alice.token })).body.data.keys.map((k: { serviceName: string }) => k.serviceName),
+      )
+      .toContain('provider_a_refresh');
+    await page.goto(`${harness.consoleUrl}#/account`);
+    await page.getByRole('table', { name: 'Stored keys' }).getByText('provider_a_refresh').waitFor();
+    await expectAccessible(page);
+    await page.context().close();
   });
 
   it('works at phone width: the menu opens the navigation, and nothing scrolls sideways', async () => {

@@ -52,9 +52,14 @@ export function ActionList() {
       title="Actions"
       lead="Small Python functions you run by URL, with parameters, from agents or from here."
       actions={
-        <a class="button button-primary" href={href('actions', 'new')}>
-          New action
-        </a>
+        <>
+          <a class="button" href={href('actions', 'scratch')}>
+            Run code once
+          </a>
+          <a class="button button-primary" href={href('actions', 'new')}>
+            New action
+          </a>
+        </>
       }
     >
       <Form label="Filter actions" class="form form-inline" onSubmit={() => setFilter({ nameContains, status })}>
