@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Duration, Stack } from 'aws-cdk-lib';
 import {
   AllowedMethods,
@@ -61,9 +64,13 @@ export class ConsoleDeployment extends Construct {
       compress: true,
       functionAssociations: [{ function: indexRewrite, eventType: FunctionEventType.VIEWER_REQUEST }],
     });
+    // One asset for the hashed files (rather than one per file): staged in a directory of their own.
+    const staged = mkdtempSync(join(tmpdir(), 'console-files-'));
+    for (const file of files.filter((f) => f.immutable)) writeFileSync(join(staged, file.path), file.body);
     new BucketDeployment(this, 'Files', {
       destinationBucket: props.assets.bucket,
-      sources: files.filter((f) => f.immutable).map((f) => Source.data(`${prefix}/${f.path}`, f.body)),
+      destinationKeyPrefix: `${prefix}/`,
+      sources: [Source.asset(staged)],
       cacheControl: [CacheControl.setPublic(), CacheControl.maxAge(Duration.days(365)), CacheControl.immutable()],
       // Older hashed files stay: a page loaded before the deployment still finds its chunks.
       prune: false,

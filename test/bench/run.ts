@@ -30,6 +30,7 @@ import { websitesBench } from './websites.bench.ts';
 import { voiceBench } from './voice.bench.ts';
 import { hostileBench } from './hostile.bench.ts';
 import { fairShareBench } from './fair-share.bench.ts';
+import { consoleBench } from './console.bench.ts';
 
 const modules: readonly BenchModule[] = [
   startupBench,
@@ -53,6 +54,7 @@ const modules: readonly BenchModule[] = [
   channelsBench,
   hostileBench,
   fairShareBench,
+  consoleBench,
 ];
 
 // The SDK's Node 20 notice is a plain `Warning` whose text merely starts with its name, so

@@ -239,7 +239,9 @@ describe('functions', () => {
       .filter((name) => name.startsWith('asset.') && !name.endsWith('.image') && !name.endsWith('.zip'))
       .filter((name) => !readdirSync(join(outdir, name)).every((file) => ['index.js', '__entrypoint__.js', 'index.py'].includes(file)))
       // The widget's files, staged at their paths for the CDN host's bucket (asset-distribution.ts).
-      .filter((name) => !readdirSync(join(outdir, name)).every((file) => assetNames.has(file) || /^v[0-9.]+$/.test(file)));
+      .filter((name) => !readdirSync(join(outdir, name)).every((file) => assetNames.has(file) || /^v[0-9.]+$/.test(file)))
+      // The console's files for the same bucket (console-deployment.ts): its page, and its hashed scripts and styles.
+      .filter((name) => !readdirSync(join(outdir, name)).every((file) => file === 'console' || /^(main|chunk)-[A-Z0-9]+\.(js|css)$/.test(file)));
 
     // Assess
     expect(assets).toEqual([]);
