@@ -95,6 +95,13 @@ export default function ChannelsPage(props: PageProps) {
   return channelId === undefined ? <ChannelList /> : <ChannelDetail channelId={channelId} key={channelId} />;
 }
 
+/** Where a channel answers in group chats: the create and edit forms offer the same choices. */
+const GROUP_POLICIES = [
+  { value: 'disabled', label: 'Not in groups' },
+  { value: 'allowlist', label: 'Only the groups listed' },
+  { value: 'open', label: 'Any group' },
+] as const;
+
 function ChannelList() {
   const agents = useMyAgents();
   const channels = useCursorList(async (api, cursor) => {
@@ -302,16 +309,7 @@ function CreateChannel(props: { agents: readonly AgentChoice[] | undefined; agen
           onValue={setAllowedSenders}
           error={problems['allowedSenders']}
         />
-        <Select
-          label="Groups"
-          value={groupPolicy}
-          onValue={(v) => setGroupPolicy(v as Channel['groupPolicy'])}
-          options={[
-            { value: 'disabled', label: 'Not in groups' },
-            { value: 'allowlist', label: 'Only the groups listed' },
-            { value: 'open', label: 'Any group' },
-          ]}
-        />
+        <Select label="Groups" value={groupPolicy} onValue={(v) => setGroupPolicy(v as Channel['groupPolicy'])} options={GROUP_POLICIES} />
         {groupPolicy === 'allowlist' ? <TextArea label="Allowed groups" rows={2} value={allowedGroups} onValue={setAllowedGroups} /> : null}
         <Checkbox label="In groups, answer only when mentioned" checked={requireMention} onChecked={setRequireMention} />
       </details>
@@ -570,16 +568,7 @@ function EditChannel(props: { channel: Channel; agents: readonly AgentChoice[] |
         />
         {problems['agentId'] === undefined ? null : <p class="field-error">Agent: {problems['agentId']}</p>}
         <TextArea label="Allowed senders" hint="One a line; empty: anyone." rows={2} value={allowedSenders} onValue={setAllowedSenders} />
-        <Select
-          label="Groups"
-          value={groupPolicy}
-          onValue={(v) => setGroupPolicy(v as Channel['groupPolicy'])}
-          options={[
-            { value: 'disabled', label: 'Not in groups' },
-            { value: 'allowlist', label: 'Only the groups listed' },
-            { value: 'open', label: 'Any group' },
-          ]}
-        />
+        <Select label="Groups" value={groupPolicy} onValue={(v) => setGroupPolicy(v as Channel['groupPolicy'])} options={GROUP_POLICIES} />
         {groupPolicy === 'allowlist' ? <TextArea label="Allowed groups" rows={2} value={allowedGroups} onValue={setAllowedGroups} /> : null}
         <Checkbox label="In groups, answer only when mentioned" checked={requireMention} onChecked={setRequireMention} />
         {isPhone(channel.platform) ? (

@@ -65,38 +65,24 @@ export function AgentEditor(props: { agent: Agent | null; onSaved?: () => void }
   const numberOf = (value: string) => (value.trim() === '' ? undefined : Number(value));
   const save = useSubmit(async (api) => {
     const voiceFields = agentType === 'bidi' ? { voice } : {};
+    const settings = {
+      agentName: agentName.trim(),
+      description: description.trim(),
+      sourceCode,
+      agentType,
+      visibility,
+      sourceVisibility,
+      memoryMb: numberOf(memoryMb),
+      timeoutSec: numberOf(timeoutSec),
+      ...voiceFields,
+    };
+    const prompt = initialPrompt.trim();
+    // A new agent leaves an empty opening prompt out; an update sends null to clear the stored one.
     if (existing === null)
-      return dataOf(
-        api.client.POST('/agent/create', {
-          body: {
-            agentName: agentName.trim(),
-            description: description.trim(),
-            sourceCode,
-            agentType,
-            visibility,
-            sourceVisibility,
-            memoryMb: numberOf(memoryMb),
-            timeoutSec: numberOf(timeoutSec),
-            ...voiceFields,
-            ...(agentType === 'bidi' && initialPrompt.trim() !== '' ? { initialPrompt: initialPrompt.trim() } : {}),
-          },
-        }),
-      );
+      return dataOf(api.client.POST('/agent/create', { body: { ...settings, ...(agentType === 'bidi' && prompt !== '' ? { initialPrompt: prompt } : {}) } }));
     return dataOf(
       api.client.PUT('/agent/update', {
-        body: {
-          agentId: existing.agentId,
-          agentName: agentName.trim(),
-          description: description.trim(),
-          sourceCode,
-          agentType,
-          visibility,
-          sourceVisibility,
-          memoryMb: numberOf(memoryMb),
-          timeoutSec: numberOf(timeoutSec),
-          ...voiceFields,
-          ...(agentType === 'bidi' ? { initialPrompt: initialPrompt.trim() === '' ? null : initialPrompt.trim() } : {}),
-        },
+        body: { agentId: existing.agentId, ...settings, ...(agentType === 'bidi' ? { initialPrompt: prompt === '' ? null : prompt } : {}) },
       }),
     );
   });
