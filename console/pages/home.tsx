@@ -1,8 +1,9 @@
 import { dataOf, useLoad } from '../api.ts';
 import { href } from '../router.ts';
 import { Page, Section } from '../ui/page.tsx';
+import { LogTable } from './logs/log-table.tsx';
 import { DataTable } from '../ui/table.tsx';
-import { Badge, ErrorNote, Loading, When } from '../ui/status.tsx';
+import { ErrorNote, Loading } from '../ui/status.tsx';
 
 /** Days of this month so far, today included (the overview counts whole UTC days back from today). */
 function daysThisMonth(now = new Date()): number {
@@ -54,24 +55,7 @@ export default function Home() {
       </Section>
       <Section title="Recent runs" actions={<a href={href('logs')}>All logs</a>}>
         <ErrorNote error={runs.error} />
-        <DataTable
-          caption="Recent runs"
-          rows={runs.data?.logs}
-          rowKey={(log) => log.requestId}
-          empty={
-            <>
-              No runs yet: <a href={href('agents')}>create an agent</a> or <a href={href('actions')}>an action</a> and run it.
-            </>
-          }
-          columns={[
-            { header: 'When', cell: (log) => <When at={log.createdAt} /> },
-            { header: 'Kind', cell: (log) => log.resourceType },
-            { header: 'Resource', cell: (log) => <code>{log.resourceId}</code>, wide: true },
-            { header: 'Status', cell: (log) => <Badge tone={log.status === 'success' ? 'ok' : 'bad'}>{log.status}</Badge> },
-            { header: 'Time', cell: (log) => `${log.metrics.durationMs} ms`, wide: true },
-            { header: 'Detail', cell: (log) => <a href={href('logs', log.requestId)}>Open</a> },
-          ]}
-        />
+        <LogTable caption="Recent runs" logs={runs.data?.logs} empty="No runs yet: create an agent or an action and run it." />
       </Section>
       <Section title="Quick links">
         <ul class="links">
