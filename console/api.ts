@@ -1,12 +1,10 @@
 import { createContext } from 'preact';
 import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hooks';
-import { createPlatformClient, dataOf, PlatformApiError, type components, type PlatformClient } from '../clients/typescript/src/index.ts';
+import { createPlatformClient, dataOf, PlatformApiError, type PlatformClient } from '../clients/typescript/src/index.ts';
 
 export { dataOf, PlatformApiError };
 
 /** `GET /.well-known/platform.json`: where each host of the platform is. */
-export type Discovery = components['schemas'] extends { Discovery: infer D } ? D : Awaited<ReturnType<typeof discover>>;
-
 export async function discover(baseUrl: string) {
   return dataOf(createPlatformClient({ baseUrl }).GET('/.well-known/platform.json'));
 }

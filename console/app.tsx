@@ -1,5 +1,5 @@
 import type { ComponentType } from 'preact';
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { createPlatformClient, dataOf } from '../clients/typescript/src/index.ts';
 import { ApiContext, createApi, discover, useApi, type Api } from './api.ts';
 import { apiBaseOf, loadConfig, type ConsoleConfig } from './config.ts';
@@ -147,7 +147,8 @@ const loaded = new Map<string, ComponentType<PageProps>>();
 function LazyPage(props: { entry: PageEntry; route: Route }) {
   const [Component, setComponent] = useState<ComponentType<PageProps> | null>(() => loaded.get(props.entry.key) ?? null);
   const [error, setError] = useState<unknown>(undefined);
-  useMemo(() => {
+  // LazyPage is keyed by the page, so this runs once per page shown; a page loaded before renders at once.
+  useEffect(() => {
     if (loaded.has(props.entry.key)) return;
     props.entry.load().then(
       (module) => {
