@@ -84,7 +84,7 @@ function Conversation(props: { agent: Agent; conversationId: string }) {
       ) : data.messages.length === 0 ? (
         <Empty>No messages.</Empty>
       ) : (
-        <ol class="agent-chat-log agent-transcript" aria-label="Messages">
+        <ol class="agent-chat-log agent-transcript" aria-label="Messages" tabIndex={0}>
           {data.messages.map((m, i) => (
             <li class={`agent-msg agent-msg-${m.role}`} key={i}>
               <span class="agent-msg-who">{m.role === 'user' ? 'You' : 'Agent'}</span> <When at={m.timestamp} />

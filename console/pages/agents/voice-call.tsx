@@ -282,7 +282,7 @@ export function VoiceCall(props: { agent: Agent }) {
         </Button>
       </Form>
       <h3>Transcript</h3>
-      <ol class="agent-chat-log agent-transcript" aria-label="Transcript" aria-live="polite">
+      <ol class="agent-chat-log agent-transcript" aria-label="Transcript" aria-live="polite" tabIndex={0}>
         {lines.length === 0 ? <li class="muted">Nothing said yet.</li> : null}
         {lines.map((line, i) =>
           line.kind === 'tool' ? (
