@@ -10,11 +10,11 @@
  * run in this process or against a store or AWS stand-in (secret box, task queue, schedules, search
  * index), but not the two contract suites that start sandboxed runtimes (test/contract/compute and
  * mcp-runtime: bubblewrap hosts and Lambda stand-in environments, three quarters of the tier's time):
- * those run in `npm test` only (FULL_RUN_ONLY; docs/decisions/0036-fast-test-tier.md). No platform is
- * started and nothing is synthesized.
+ * those run in `npm test` only (the `unit` project of vitest.config.ts; docs/decisions/0036-fast-test-tier.md).
+ * No platform is started and nothing is synthesized.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = new URL('../', import.meta.url).pathname;
@@ -118,17 +118,6 @@ async function runPython(interpreter: string): Promise<{ tally: Tally; output: (
   };
 }
 
-/** Contract suites that start sandboxed runtimes: in the whole run, not in `--fast` (see the top of this file). */
-const FULL_RUN_ONLY = ['test/contract/compute.test.ts', 'test/contract/mcp-runtime.test.ts'];
-
-/** The contract files of `--fast`, named one by one: vitest's `--exclude` does not reach a project that sets its own. */
-function fastContractFiles(): string[] {
-  return readdirSync(join(root, 'test/contract'))
-    .filter((name) => name.endsWith('.test.ts'))
-    .map((name) => `test/contract/${name}`)
-    .filter((file) => !FULL_RUN_ONLY.includes(file));
-}
-
 // `--typescript` (npm run test:ts): vitest only, with the same plain output when piped.
 const typescriptOnly = process.argv.includes('--typescript');
 const frameworksOnly = process.argv.includes('--frameworks');
@@ -171,12 +160,8 @@ const python = whole
     })()
   : Promise.resolve([]);
 // Without arguments the tier's files wait for their own pass; given files or filters, vitest finds them wherever they are.
-// `--fast`: the unit and contract tests but FULL_RUN_ONLY, no platform started and nothing synthesized.
-const vitestArgs = fast
-  ? ['--project', 'main', 'test/unit', ...fastContractFiles(), ...args]
-  : args.length === 0
-    ? ['--project', 'main', '--project', 'infra']
-    : args;
+// `--fast`: the unit project (vitest.config.ts), no platform started and nothing synthesized.
+const vitestArgs = fast ? ['--project', 'unit', ...args] : args.length === 0 ? ['--project', 'main', '--project', 'unit', '--project', 'infra'] : args;
 const ts = await runVitest(vitestArgs);
 const pyRuns = await python;
 // Each Python suite's output in one piece, after vitest's, so neither is cut into the other.

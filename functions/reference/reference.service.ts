@@ -7,7 +7,8 @@ import type { Host, RouteSpec } from '../../lib/manifest/types.ts';
 import { viewerAsset, viewerVersion } from './docs-viewer.ts';
 import { loadRouteDefinition } from './route-definitions.ts';
 
-let document: Promise<OpenApiDocument> | undefined;
+/** By version: a process serves one, but a process that asks for two (tests sharing a process) gets each. */
+const documents = new Map<string, Promise<OpenApiDocument>>();
 
 /**
  * The platform's OpenAPI document, built on the first request and kept for the process: it
@@ -15,9 +16,13 @@ let document: Promise<OpenApiDocument> | undefined;
  * Only the servers differ between requests (the URLs may come from the request).
  */
 export async function openApiDocument(version: string, urls: PublicUrls): Promise<OpenApiDocument> {
-  document ??= buildDocument(version);
-  // A failure (a bug in a schema) is not kept, so it shows in the log of every attempt.
-  document.catch(() => (document = undefined));
+  let document = documents.get(version);
+  if (document === undefined) {
+    document = buildDocument(version);
+    documents.set(version, document);
+    // A failure (a bug in a schema) is not kept, so it shows in the log of every attempt.
+    document.catch(() => documents.delete(version));
+  }
   return withServers(await document, (host) => urlOf(urls, host));
 }
 
