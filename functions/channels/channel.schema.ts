@@ -116,6 +116,11 @@ export const channelIdSchema = z.string().regex(/^ch-[0-9A-Za-z]{21}$/, 'is not 
 export const channelIdParams = z.object({ channelId: channelIdSchema });
 export const inboundParams = z.object({ channelId: z.string().max(64), platform: z.string().max(32) });
 
+/** What the services send to a channel's webhookUrl: JSON from most, a form from the SMS and phone service. */
+export const INBOUND_BODY_TYPES = ['application/json', 'application/x-www-form-urlencoded'] as const;
+/** What a webhookUrl answers: JSON, TwiML for the SMS and phone service, the echoed challenge of a verification. */
+export const INBOUND_ANSWER_TYPES = ['application/json', 'text/xml', 'text/plain'] as const;
+
 const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 const agentId = z.uuid({ error: 'must be an agent id (UUID)' });
 const senderIds = z.array(z.string().min(1).max(256)).max(1000);

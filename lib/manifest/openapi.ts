@@ -19,7 +19,11 @@ export interface OpenApiOperation {
   readonly tags: readonly string[];
   readonly security: readonly Record<string, readonly string[]>[];
   readonly parameters?: readonly OpenApiParameter[];
-  readonly requestBody?: { readonly required: boolean; readonly content: { readonly 'application/json': { readonly schema: JsonObject } } };
+  readonly requestBody?: {
+    readonly required: boolean;
+    readonly description?: string;
+    readonly content: Readonly<Record<string, { readonly schema: JsonObject }>>;
+  };
   readonly responses: Readonly<Record<string, JsonObject>>;
   readonly servers?: readonly { readonly url: string; readonly description: string }[];
   /** The manifest routes this operation describes: one, or one per host serving the same method and path. */
@@ -267,7 +271,7 @@ function operationOf(group: readonly RouteSpec[], definitionOf: OpenApiInput['de
   const agreed = schemas[0]!;
   // What the routes read must agree; what they answer only among buffered ones (a stream, e.g. the
   // streaming chat beside the buffered one, answers no envelope: its media types are added apart).
-  const reads = ({ body, query, params }: RequestSchemas) => JSON.stringify({ body, query, params });
+  const reads = ({ body, query, params, rawBody }: RequestSchemas) => JSON.stringify({ body, query, params, rawBody });
   const answers = new Set(group.flatMap((route, i) => (route.mode === 'buffered' ? [JSON.stringify(schemas[i])] : [])));
   const differing = schemas.some((s) => reads(s) !== reads(agreed)) || answers.size > 1;
   if (differing || group.some((r) => r.auth !== first.auth || r.style !== first.style))
@@ -286,7 +290,9 @@ function operationOf(group: readonly RouteSpec[], definitionOf: OpenApiInput['de
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(readsBody && agreed.body
       ? { requestBody: { required: hasRequiredFields(agreed.body), content: { 'application/json': { schema: agreed.body } } } }
-      : {}),
+      : readsBody && agreed.rawBody
+        ? { requestBody: rawRequestBody(agreed.rawBody) }
+        : {}),
     responses: responsesOf(group, schemas, readsBody, agreed.body !== undefined || agreed.query !== undefined || agreed.params !== undefined),
     'x-platform-routes': group.map(factsOf),
   };
@@ -298,8 +304,30 @@ interface RequestSchemas {
   readonly params?: JsonObject;
   /** The success's `data`, as the handler answers it (`io: 'output'`). */
   readonly response?: JsonObject;
-  /** The media type of an answer sent without an envelope. */
-  readonly rawContentType?: string;
+  /** The media types of an answer sent without an envelope. */
+  readonly rawContentType?: readonly string[];
+  /** The media types of a body the handler reads itself. */
+  readonly rawBody?: readonly string[];
+}
+
+/**
+ * A body the handler reads as bytes (a messaging service's webhook, signed over them): each media
+ * type with the shape that type carries, never a schema of the service's payload, which is the
+ * service's own and changes with it.
+ */
+function rawRequestBody(types: readonly string[]): NonNullable<OpenApiOperation['requestBody']> {
+  return {
+    required: false,
+    description: `The service's own payload, read as sent (${types.map((type) => `\`${type}\``).join(' or ')}, by service): the signature is checked over its bytes.`,
+    content: Object.fromEntries(types.map((type) => [type, { schema: rawShapeOf(type) }])),
+  };
+}
+
+/** What a media type carries when the document does not describe the content itself. */
+function rawShapeOf(type: string): JsonObject {
+  if (type === 'application/json') return { type: 'object' };
+  if (type === 'application/x-www-form-urlencoded') return { type: 'object', additionalProperties: { type: 'string' } };
+  return { type: 'string' };
 }
 
 function requestSchemas(route: RouteSpec, definition: AnyRouteDefinition): RequestSchemas {
@@ -312,7 +340,8 @@ function requestSchemas(route: RouteSpec, definition: AnyRouteDefinition): Reque
     definition.kind === 'buffered'
       ? {
           ...(definition.response === undefined ? {} : { response: jsonSchemaOf(definition.response, `${route.id} response`, 'output') }),
-          ...(definition.rawContentType === undefined ? {} : { rawContentType: definition.rawContentType }),
+          ...(definition.rawContentType === undefined ? {} : { rawContentType: [definition.rawContentType].flat() }),
+          ...(definition.rawBody === undefined ? {} : { rawBody: definition.rawBody }),
         }
       : {};
   return { ...convert('body'), ...convert('query'), ...convert('params'), ...answer };
@@ -419,7 +448,13 @@ function successContent(route: RouteSpec, schemas: RequestSchemas): Record<strin
   // The MCP host passes the MCP server's own answer through (Streamable HTTP), not an envelope.
   if (route.host === 'mcp')
     return { 'application/json': { schema: { $ref: '#/components/schemas/JsonRpcAnswer' } }, 'text/event-stream': { schema: { type: 'string' } } };
-  if (schemas.rawContentType !== undefined) return { [schemas.rawContentType.split(';')[0]!.trim()]: { schema: { type: 'string' } } };
+  if (schemas.rawContentType !== undefined)
+    return Object.fromEntries(
+      schemas.rawContentType.map((type) => {
+        const mediaType = type.split(';')[0]!.trim();
+        return [mediaType, { schema: rawShapeOf(mediaType) }];
+      }),
+    );
   const envelope = SUCCESS_SCHEMA[route.style];
   if (schemas.response === undefined) return { 'application/json': { schema: envelope } };
   // The envelope with its `data` typed: a generator reads `SuccessB & { data: ... }`.
@@ -431,7 +466,7 @@ function successWords(group: readonly RouteSpec[], schemas: readonly RequestSche
     .map((route, i) => {
       const where = group.length > 1 ? `On ${HOST_WORDS[route.host]}: ` : '';
       const { rawContentType } = schemas[i]!;
-      if (rawContentType !== undefined) return `${where}the content itself (\`${rawContentType}\`), without an envelope.`;
+      if (rawContentType !== undefined) return `${where}the content itself (${rawContentType.map((type) => `\`${type}\``).join(' or ')}), without an envelope.`;
       if (route.mode === 'streaming')
         return `${where}a stream of text written as it is produced (\`text/plain; charset=utf-8\`), or Server-Sent Events (\`meta\`, \`text\`, \`tool\`, \`error\`, \`metrics\`) when the request sends \`Accept: text/event-stream\`; failures after it starts are reported in-band.`;
       if (route.host === 'mcp') return `${where}the MCP server's own answer (MCP Streamable HTTP: JSON-RPC as JSON or an event stream).`;

@@ -10208,13 +10208,15 @@ export interface operations {
     requestBody?: never;
     responses: {
       400: components['responses']['InvalidRequestB'];
-      /** @description success in envelope B (200, or 201 when something is created). */
+      /** @description the content itself (`application/json` or `text/xml` or `text/plain`), without an envelope. */
       '2XX': {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': Record<string, unknown>;
+          'text/xml': string;
+          'text/plain': string;
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -10230,17 +10232,27 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    /** @description The service's own payload, read as sent (`application/json` or `application/x-www-form-urlencoded`, by service): the signature is checked over its bytes. */
+    requestBody?: {
+      content: {
+        'application/json': Record<string, unknown>;
+        'application/x-www-form-urlencoded': {
+          [key: string]: string;
+        };
+      };
+    };
     responses: {
       400: components['responses']['InvalidRequestB'];
       413: components['responses']['PayloadTooLargeB'];
-      /** @description success in envelope B (200, or 201 when something is created). */
+      /** @description the content itself (`application/json` or `text/xml` or `text/plain`), without an envelope. */
       '2XX': {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': Record<string, unknown>;
+          'text/xml': string;
+          'text/plain': string;
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -10258,13 +10270,14 @@ export interface operations {
     requestBody?: never;
     responses: {
       400: components['responses']['InvalidRequestB'];
-      /** @description success in envelope B (200, or 201 when something is created). */
+      /** @description the content itself (`application/json` or `text/plain`), without an envelope. */
       '2XX': {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': Record<string, unknown>;
+          'text/plain': string;
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -10279,17 +10292,23 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    /** @description The service's own payload, read as sent (`application/json`, by service): the signature is checked over its bytes. */
+    requestBody?: {
+      content: {
+        'application/json': Record<string, unknown>;
+      };
+    };
     responses: {
       400: components['responses']['InvalidRequestB'];
       413: components['responses']['PayloadTooLargeB'];
-      /** @description success in envelope B (200, or 201 when something is created). */
+      /** @description the content itself (`application/json` or `text/plain`), without an envelope. */
       '2XX': {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SuccessB'];
+          'application/json': Record<string, unknown>;
+          'text/plain': string;
         };
       };
       default: components['responses']['OtherErrorB'];
@@ -11490,7 +11509,12 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    requestBody?: never;
+    /** @description The service's own payload, read as sent (`application/json`, by service): the signature is checked over its bytes. */
+    requestBody?: {
+      content: {
+        'application/json': Record<string, unknown>;
+      };
+    };
     responses: {
       400: components['responses']['InvalidRequestB'];
       413: components['responses']['PayloadTooLargeB'];

@@ -63,8 +63,16 @@ export interface RouteDefinition {
   readonly params: Schema | undefined;
   /** What a success answers in its envelope's `data` (the OpenAPI document's response schema). */
   readonly response: Schema | undefined;
-  /** The media type of an answer sent without an envelope (`Reply.raw`), e.g. `text/markdown`. */
-  readonly rawContentType: string | undefined;
+  /**
+   * The media types of an answer sent without an envelope (`Reply.raw`), e.g. `text/markdown`;
+   * several where the answer's type depends on the caller (a messaging service's webhook).
+   */
+  readonly rawContentType: string | readonly string[] | undefined;
+  /**
+   * The media types of a body the route reads itself from `ctx.request` instead of through `body`
+   * (a webhook whose signature is over its bytes, in the format its service sends).
+   */
+  readonly rawBody: readonly string[] | undefined;
   readonly prefetch: Prefetch<unknown, unknown, unknown, unknown> | undefined;
   run(ctx: RouteContext<unknown, unknown, unknown, unknown>): Promise<unknown>;
 }
@@ -134,8 +142,10 @@ export function defineRoute<
    * OpenAPI document declares it, so generated clients are typed by what the handler answers.
    */
   response?: RS;
-  /** For a route that answers `Reply.raw`: its media type, for the OpenAPI document. */
-  rawContentType?: string;
+  /** For a route that answers `Reply.raw`: its media type (or types), for the OpenAPI document. */
+  rawContentType?: string | readonly string[];
+  /** For a route that reads its body raw: the media types it accepts, for the OpenAPI document. */
+  rawBody?: readonly string[];
   prefetch?: Prefetch<Out<BS>, Out<QS>, Out<PS>, F>;
   run(ctx: RouteContext<Out<BS>, Out<QS>, Out<PS>, F>): Promise<Answer<RS>>;
 }): RouteDefinition {
@@ -146,6 +156,7 @@ export function defineRoute<
     params: def.params,
     response: def.response,
     rawContentType: def.rawContentType,
+    rawBody: def.rawBody,
     prefetch: def.prefetch as RouteDefinition['prefetch'],
     run: def.run as RouteDefinition['run'],
   };
