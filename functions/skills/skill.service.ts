@@ -46,7 +46,8 @@ export function presentSkill(skill: SkillRecord, alias: string | null, urls: Pub
     description: skill.description,
     slug,
     owner: alias,
-    rawUrl: `${urls.baseUrl}/skills/s/${slug}/SKILL.md`,
+    // A name may hold letters of any script (decision 0046): each part encoded, so the URL is one as given.
+    rawUrl: `${urls.baseUrl}/skills/s/${slug.split('/').map(encodeURIComponent).join('/')}/SKILL.md`,
     visibility: skill.visibility,
     status: skill.status,
     sizeBytes: skill.sizeBytes,

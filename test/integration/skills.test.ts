@@ -106,6 +106,9 @@ describe('skills', () => {
     expect(quoted.body.data.skill.skillName).toBe('quoted-name');
     expect(bySlug.status, JSON.stringify(bySlug.body)).toBe(200);
     expect(bySlug.body.data.skillName ?? bySlug.body.data.skill?.skillName).toBe('données-ünïcode');
+    // The answered rawUrl is a URL as given (its path percent-encoded), and serves the file.
+    expect(unicode.body.data.skill.rawUrl).toMatch(/\/skills\/s\/alice\/donn%C3%A9es-%C3%BCn%C3%AFcode\/SKILL\.md$/);
+    expect((await fetch(unicode.body.data.skill.rawUrl as string)).status).toBe(200);
     expect(unknownKey.status).toBe(400);
     expect(JSON.stringify(unknownKey.body)).toContain('(version)');
   });
