@@ -1,5 +1,6 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { queryItems, type Db } from './db/dynamo.ts';
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { throwFirstFailure } from './all-settled.ts';
+import { queryItems, writeIf, type Db } from './db/dynamo.ts';
 import type { UsageRecordListener } from './usage-log.ts';
 import { countersOf, resourceScope, userScope, type CounterDelta } from './usage-counters.ts';
 
@@ -37,12 +38,52 @@ export async function addToCounter(db: Db, table: string, delta: CounterDelta): 
   );
 }
 
-/** The usage recorder's listener: each record adds to its four counter items (usage-counters.ts). */
+/**
+ * Takes back one record's `delta` from a counter item: the same ADDs negated, then the item deleted
+ * if that left it counting nothing (`n = 0`), so no zero row stands for a run that was not recorded.
+ * The delete is conditional, so a record counted on the item meanwhile keeps its figures.
+ */
+async function takeBack(db: Db, table: string, delta: CounterDelta): Promise<void> {
+  const negated = Object.fromEntries(Object.entries(delta.add).map(([field, value]) => [field, -value]));
+  await addToCounter(db, table, { ...delta, add: negated });
+  await writeIf(
+    db.doc.send(
+      new DeleteCommand({
+        TableName: table,
+        Key: { scope: delta.scope, slot: delta.slot },
+        ConditionExpression: '#n = :zero',
+        ExpressionAttributeNames: { '#n': 'n' },
+        ExpressionAttributeValues: { ':zero': 0 },
+      }),
+    ),
+  );
+}
+
+/**
+ * The usage recorder's listener: each record adds to its four counter items (usage-counters.ts),
+ * all at once and beside the record's own put. When that put fails, the additions that landed are
+ * taken back (the record is the truth figures must agree with); one that cannot be is reported.
+ */
 export function createUsageCounters(db: Db): UsageRecordListener {
   const table = db.table('usage-stats');
   return {
-    async recorded(record) {
-      await Promise.all(countersOf(record).map((delta) => addToCounter(db, table, delta)));
+    async recorded(record, stored) {
+      const deltas = countersOf(record);
+      const added = await Promise.allSettled(deltas.map((delta) => addToCounter(db, table, delta)));
+      const recorded = await stored.then(
+        () => true,
+        () => false,
+      );
+      if (recorded) return throwFirstFailure(added);
+      const landed = deltas.filter((_, i) => added[i]?.status === 'fulfilled');
+      const takenBack = await Promise.allSettled(landed.map((delta) => takeBack(db, table, delta)));
+      const failed = takenBack.flatMap((outcome, i) => (outcome.status === 'rejected' ? [landed[i]!] : []));
+      if (failed.length > 0) {
+        const items = failed.map((delta) => `${delta.scope} ${delta.slot}`).join(', ');
+        throw new Error(`usage counters added for request ${record.requestId} could not be taken back (${items})`, {
+          cause: takenBack.find((outcome) => outcome.status === 'rejected')?.reason,
+        });
+      }
     },
   };
 }

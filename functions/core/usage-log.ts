@@ -66,12 +66,17 @@ export interface UsageLogWriter {
 }
 
 /**
- * Told of each record once it is written, before `write` resolves: the analytics counters
+ * Told of each record as it is written, before `write` resolves: the analytics counters
  * (functions/core/usage-counters.store.ts), so figures are added as usage is recorded and
  * never computed by scanning records. Its failure fails `write`, as the record's own would.
+ *
+ * Its writes go out beside the record's own put (`stored`), not after it: each store call is a
+ * round trip the run's answer waits for, so one step instead of two. A listener must therefore
+ * take back what it added when `stored` rejects, so figures never count a run that is not
+ * recorded; a take-back that fails too is reported as its rejection.
  */
 export interface UsageRecordListener {
-  recorded(record: UsageLogRecord): Promise<void>;
+  recorded(record: UsageLogRecord, stored: Promise<unknown>): Promise<void>;
 }
 
 /**
@@ -119,6 +124,8 @@ export function createUsageLogWriter(db: Db, blobs: BlobStore, clock: Clock, ret
       const { lineage } = input;
       const prefix = `usage-logs/${input.userId}/${lineage.requestId}`;
       const orNull = (text: string | null) => (text === null ? null : scrubSecrets(text));
+      // The two bodies are independent blobs: stored together (a large one is a store call each).
+      const [request, response] = await Promise.all([logBody(input.request, `${prefix}/request.json`), logBody(input.response, `${prefix}/response.json`)]);
       const record: UsageLogRecord = {
         requestId: lineage.requestId,
         rootRequestId: scrubSecrets(lineage.rootRequestId),
@@ -130,19 +137,29 @@ export function createUsageLogWriter(db: Db, blobs: BlobStore, clock: Clock, ret
         resourceType: input.resourceType,
         requestType: orNull(input.requestType ?? null),
         status: input.status,
-        request: await logBody(input.request, `${prefix}/request.json`),
-        response: await logBody(input.response, `${prefix}/response.json`),
+        request,
+        response,
         metrics: { durationMs: input.durationMs, memoryMb: input.memoryMb ?? null, maxMemoryUsedMb: input.maxMemoryUsedMb ?? null },
         creditsUsed: input.creditsUsed,
         error: input.error === undefined ? null : { code: String(redact(input.error.code)), message: String(redact(input.error.message)) },
         createdAt: now,
         expiresAt: Math.floor(now / 1000) + retentionDays * 86_400,
       };
-      await db.doc.send(new PutCommand({ TableName: table, Item: record }));
-      // --- analytics hook (issue 37): after the record, so a counted run always has its record. ---
-      if (listener !== undefined) await listener.recorded(record);
+      const stored = db.doc.send(new PutCommand({ TableName: table, Item: record }));
+      // --- analytics hook (issue 37): beside the record's put, taken back by the listener if the
+      // put fails, so a counted run still always has its record (issue 33: one step, not two). ---
+      const counted = listener === undefined ? Promise.resolve() : listener.recorded(record, stored);
+      const [put, counters] = await Promise.allSettled([stored, counted]);
       // --- end of analytics hook ---
+      if (put.status === 'rejected') {
+        // The record's failure is the error; counters that could not be taken back are said with it.
+        if (counters.status === 'rejected') throw new AggregateError([put.reason, counters.reason], `usage record not written: ${messageOf(counters.reason)}`);
+        throw put.reason;
+      }
+      if (counters.status === 'rejected') throw counters.reason;
       return record;
     },
   };
 }
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
