@@ -104,6 +104,9 @@ export const listActionsQuery = z.object({
   cursor: z.string().max(2048).optional(),
 });
 
+/** A GET run's parameters: the query string, names the action's own (SPEC 4.3). */
+export const ACTION_QUERY = "The action's own parameters, any names, each a string (`?city=Paris`); the handler's `event` holds them as given.";
+
 /** Parameters of a run: the POST body must be a JSON object (GET parameters come from the query string). */
 export const runBody = z.record(z.string(), z.unknown(), { error: 'must be a JSON object of parameters' });
 

@@ -35,6 +35,9 @@ export interface OpenApiParameter {
   readonly in: 'query' | 'path';
   readonly required: boolean;
   readonly description?: string;
+  /** Only for an object of free names: `form` exploded, each field its own `name=value`. */
+  readonly style?: 'form';
+  readonly explode?: boolean;
   readonly schema: JsonObject;
 }
 
@@ -271,7 +274,7 @@ function operationOf(group: readonly RouteSpec[], definitionOf: OpenApiInput['de
   const agreed = schemas[0]!;
   // What the routes read must agree; what they answer only among buffered ones (a stream, e.g. the
   // streaming chat beside the buffered one, answers no envelope: its media types are added apart).
-  const reads = ({ body, query, params, rawBody }: RequestSchemas) => JSON.stringify({ body, query, params, rawBody });
+  const reads = ({ body, query, params, rawBody, openQuery }: RequestSchemas) => JSON.stringify({ body, query, params, rawBody, openQuery });
   const answers = new Set(group.flatMap((route, i) => (route.mode === 'buffered' ? [JSON.stringify(schemas[i])] : [])));
   const differing = schemas.some((s) => reads(s) !== reads(agreed)) || answers.size > 1;
   if (differing || group.some((r) => r.auth !== first.auth || r.style !== first.style))
@@ -279,7 +282,11 @@ function operationOf(group: readonly RouteSpec[], definitionOf: OpenApiInput['de
       `${label} is served on several hosts (${group.map((r) => r.id).join(', ')}) with different schemas or auth: one OpenAPI operation cannot describe both.`,
     );
 
-  const parameters = [...pathParameters(first.path, agreed.params, label), ...(agreed.query ? objectParameters(agreed.query, 'query', label) : [])];
+  const parameters = [
+    ...pathParameters(first.path, agreed.params, label),
+    ...(agreed.query ? objectParameters(agreed.query, 'query', label) : []),
+    ...(agreed.openQuery !== undefined && first.method === 'GET' ? [openQueryParameter(agreed.openQuery)] : []),
+  ];
   const readsBody = METHODS_WITH_BODY.has(first.method);
   return {
     operationId: camel(first.handler) + (sharedHandler ? first.method.charAt(0) + first.method.slice(1).toLowerCase() : ''),
@@ -308,6 +315,8 @@ interface RequestSchemas {
   readonly rawContentType?: readonly string[];
   /** The media types of a body the handler reads itself. */
   readonly rawBody?: readonly string[];
+  /** What a query string of free names is, for a `GET` that reads it itself. */
+  readonly openQuery?: string;
 }
 
 /**
@@ -342,6 +351,7 @@ function requestSchemas(route: RouteSpec, definition: AnyRouteDefinition): Reque
           ...(definition.response === undefined ? {} : { response: jsonSchemaOf(definition.response, `${route.id} response`, 'output') }),
           ...(definition.rawContentType === undefined ? {} : { rawContentType: [definition.rawContentType].flat() }),
           ...(definition.rawBody === undefined ? {} : { rawBody: definition.rawBody }),
+          ...(definition.openQuery === undefined ? {} : { openQuery: definition.openQuery }),
         }
       : {};
   return { ...convert('body'), ...convert('query'), ...convert('params'), ...answer };
@@ -401,6 +411,23 @@ function objectParameters(schema: JsonObject, location: 'query' | 'path', label:
       schema: rest,
     };
   });
+}
+
+/**
+ * A query string whose names the caller chooses, as OpenAPI writes one: an object parameter, `form`
+ * style, exploded, so `{city: 'Paris'}` is sent as `city=Paris` (the typed client serializes objects
+ * this way: clients/typescript/src/index.ts). Values arrive as strings.
+ */
+function openQueryParameter(description: string): OpenApiParameter {
+  return {
+    name: 'parameters',
+    in: 'query',
+    required: false,
+    description,
+    style: 'form',
+    explode: true,
+    schema: { type: 'object', additionalProperties: { type: 'string' } },
+  };
 }
 
 /** Error answers every route shares, by kind: one response component per kind and envelope style. */

@@ -1,12 +1,16 @@
 /**
  * Live traffic against the OpenAPI document (issue 38): the guide's walkthrough (docs/walkthrough.sh)
- * runs through a proxy that checks every answer against the operation the document declares for
- * it, with Ajv (JSON Schema 2020-12, OpenAPI 3.1's dialect) over the document as the platform
- * serves it: the status, the media type, and the body against the schema of that status.
+ * runs with curl's HTTP proxy set to a recording proxy, so every request it makes is kept: those to
+ * the platform's hosts, and the presigned uploads, the site and the OAuth provider's consent. Each
+ * answer of the platform is checked against the operation the document declares for it, with Ajv
+ * (JSON Schema 2020-12, OpenAPI 3.1's dialect) over the document as the platform serves it: the
+ * status, the media type, and the body against the schema of that status. The same calls are then
+ * written as calls of the generated client, their answers as values of its types, for tsc to check
+ * (test/support/typed-calls.ts).
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,86 +18,74 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 import { CLIENT_ID, CLIENT_SECRET, FakeProvider } from '../support/oauth-provider.ts';
+import {
+  callLabel,
+  formatDiagnostic,
+  operationFor,
+  operationsOf,
+  responseFor,
+  typedCallsSource,
+  typeErrorsOf,
+  type Operation,
+  type RecordedExchange,
+} from '../support/typed-calls.ts';
 
 const script = fileURLToPath(new URL('../../docs/walkthrough.sh', import.meta.url));
+/** Under .tmp/ (never committed: the calls hold the walkthrough's tokens), one per process, so runs side by side keep theirs; kept when the check fails. */
+const typedCallsFile = fileURLToPath(new URL(`../../.tmp/typed-calls/walkthrough-${process.pid}.ts`, import.meta.url));
 
 type Json = Record<string, any>;
 
-interface Operation {
-  readonly method: string;
-  readonly template: string;
-  readonly pattern: RegExp;
-  /** Literal segments first: `/agent/s/{owner}/{slug}` before `/agent/{agentId}/...`, as the router does. */
-  readonly literals: number;
-  readonly pointer: string;
-  readonly operation: Json;
+const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'transfer-encoding', 'content-length', 'upgrade', 'te', 'trailer'];
+
+/** One request to where its absolute URL points: `*.localhost` (sites) at the loopback address, the Host header as sent. */
+function forward(
+  url: URL,
+  method: string,
+  headers: IncomingHttpHeaders,
+  body: Buffer,
+): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> {
+  const out: IncomingHttpHeaders = {};
+  // accept-encoding dropped: the recorded body is the body as sent, not compressed.
+  for (const [name, value] of Object.entries(headers)) if (!HOP_BY_HOP.includes(name) && name !== 'accept-encoding') out[name] = value;
+  if (body.length > 0) out['content-length'] = String(body.length);
+  const host = url.hostname === 'localhost' || url.hostname.endsWith('.localhost') ? '127.0.0.1' : url.hostname;
+  return new Promise((resolve, reject) => {
+    const outgoing = httpRequest({ host, port: url.port || 80, path: `${url.pathname}${url.search}`, method, headers: out, agent: false }, (answer) => {
+      const chunks: Buffer[] = [];
+      answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+      answer.on('end', () => resolve({ status: answer.statusCode ?? 502, headers: answer.headers, body: Buffer.concat(chunks) }));
+      answer.on('error', reject);
+    });
+    outgoing.on('error', reject);
+    outgoing.end(body);
+  });
 }
 
-/** Every operation of the document, with the full path (its server's path prefix and its template) as a pattern. */
-function operationsOf(document: Json): Operation[] {
-  const operations: Operation[] = [];
-  // An operation served on several hosts (buffered and streaming chat) lists a server for each.
-  const prefixesOf = (servers: Json[] | undefined) =>
-    (servers ?? document['servers']).map((server: Json) => new URL(server['url']).pathname.replace(/\/$/, ''));
-  for (const [template, item] of Object.entries(document['paths'] as Json)) {
-    for (const [method, operation] of Object.entries(item as Json)) {
-      for (const prefix of prefixesOf(operation.servers)) {
-        const full = `${prefix}${template}`;
-        const pattern = new RegExp(`^${full.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`);
-        const literals = full.split('/').filter((segment) => segment !== '' && !segment.startsWith('{')).length;
-        const pointer = `#/paths/${template.replaceAll('~', '~0').replaceAll('/', '~1')}/${method}`;
-        operations.push({ method: method.toUpperCase(), template, pattern, literals, pointer, operation });
-      }
-    }
-  }
-  return operations.sort((a, b) => b.literals - a.literals);
-}
-
-/** The response object for `status`: its own code, its class (`2XX`), else `default`; `$ref`s to components followed. */
-function responseFor(document: Json, operation: Json, status: number): { key: string; response: Json } | null {
-  for (const key of [String(status), `${String(status)[0]}XX`, 'default']) {
-    const found = operation['responses'][key];
-    if (found === undefined) continue;
-    const ref = found['$ref'] as string | undefined;
-    return { key, response: ref === undefined ? found : document['components']['responses'][ref.split('/').pop()!] };
-  }
-  return null;
-}
-
-interface Exchange {
-  readonly method: string;
-  readonly path: string;
-  readonly status: number;
-  readonly contentType: string;
-  readonly body: Buffer;
-}
-
-/** A proxy in front of the platform that keeps every exchange. */
-async function startRecordingProxy(target: string, exchanges: Exchange[]): Promise<{ url: string; server: Server }> {
+/** An HTTP forward proxy (curl's `http_proxy`) that keeps every exchange. */
+async function startRecordingProxy(exchanges: RecordedExchange[]): Promise<{ url: string; server: Server }> {
   const server = createServer((request: IncomingMessage, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      const headers = new Headers();
-      for (const [name, value] of Object.entries(request.headers))
-        if (typeof value === 'string' && !['host', 'connection', 'content-length'].includes(name)) headers.set(name, value);
-      const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
-      fetch(`${target}${request.url}`, { method: request.method, headers, body, redirect: 'manual' })
-        .then(async (answer) => {
-          const bytes = Buffer.from(await answer.arrayBuffer());
-          const url = new URL(request.url ?? '/', target);
+      const method = request.method ?? 'GET';
+      const target = URL.canParse(request.url ?? '') ? new URL(request.url!) : null;
+      if (target === null || target.protocol !== 'http:') return void response.writeHead(400).end('a forward proxy: absolute http URLs only');
+      const requestBody = Buffer.concat(chunks);
+      forward(target, method, request.headers, requestBody)
+        .then((answer) => {
           exchanges.push({
-            method: request.method ?? 'GET',
-            path: url.pathname,
+            method,
+            url: target.href,
+            requestContentType: request.headers['content-type'] ?? '',
+            requestBody,
             status: answer.status,
-            contentType: answer.headers.get('content-type') ?? '',
-            body: bytes,
+            contentType: String(answer.headers['content-type'] ?? ''),
+            body: answer.body,
           });
-          const out: Record<string, string> = {};
-          answer.headers.forEach((value, name) => {
-            if (!['content-length', 'content-encoding', 'transfer-encoding', 'connection'].includes(name)) out[name] = value;
-          });
-          response.writeHead(answer.status, out).end(bytes);
+          const out: IncomingHttpHeaders = {};
+          for (const [name, value] of Object.entries(answer.headers)) if (!HOP_BY_HOP.includes(name)) out[name] = value;
+          response.writeHead(answer.status, out).end(answer.body);
         })
         .catch((error: Error) => response.writeHead(502).end(error.message));
     });
@@ -116,10 +108,9 @@ function runScript(cwd: string, env: Record<string, string>): Promise<{ code: nu
 }
 
 /** What is wrong with one exchange by the document: null when it conforms. */
-function problemOf(document: Json, ajv: Ajv2020, operations: readonly Operation[], exchange: Exchange): string | null {
-  const label = `${exchange.method} ${exchange.path} -> ${exchange.status}`;
-  const method = exchange.method === 'HEAD' ? 'GET' : exchange.method;
-  const match = operations.find((o) => o.method === method && o.pattern.test(exchange.path));
+function problemOf(document: Json, ajv: Ajv2020, operations: readonly Operation[], exchange: RecordedExchange): string | null {
+  const label = callLabel(exchange);
+  const match = operationFor(operations, exchange.method, exchange.url);
   if (match === undefined) return `${label}: no operation of the document`;
   const found = responseFor(document, match.operation, exchange.status);
   if (found === null) return `${label}: status not declared by ${match.method} ${match.template}`;
@@ -139,13 +130,25 @@ function problemOf(document: Json, ajv: Ajv2020, operations: readonly Operation[
   return `${label} (${match.template}): ${ajv.errorsText(validate.errors, { dataVar: 'body' })}; body: ${exchange.body.toString('utf8').slice(0, 300)}`;
 }
 
+/** What a request the typed calls leave out is, when it is not the API's: null for anything else. */
+function notTheApi(exchange: RecordedExchange, handedOut: ReadonlySet<string>, site: URL, provider: URL): string | null {
+  const url = new URL(exchange.url);
+  if (exchange.method === 'PUT' && handedOut.has(exchange.url)) return 'a presigned upload to the storage URL the platform handed out';
+  if (url.port === site.port && url.hostname.endsWith(`.${site.hostname}`)) return 'a site on the site host';
+  if (url.origin === provider.origin) return "the OAuth provider's consent page";
+  return null;
+}
+
 describe('the walkthrough against the OpenAPI document', () => {
   const provider = new FakeProvider();
-  const exchanges: Exchange[] = [];
+  const exchanges: RecordedExchange[] = [];
   let platform: TestPlatform;
   let proxy: { url: string; server: Server };
   let elsewhere: string;
+  let document: Json;
+  let walkthrough: { code: number | null; output: string };
 
+  // The walkthrough runs once; each test below reads its recorded traffic.
   beforeAll(async () => {
     provider.autoConsent = true;
     await provider.start();
@@ -157,9 +160,21 @@ describe('the walkthrough against the OpenAPI document', () => {
         OAUTH_PROVIDER_A_CLIENT_SECRET: CLIENT_SECRET,
       },
     });
-    proxy = await startRecordingProxy(platform.url, exchanges);
+    proxy = await startRecordingProxy(exchanges);
     elsewhere = await mkdtemp(join(tmpdir(), 'conformance-cwd-'));
-  });
+    const served = await platform.api<Json>('GET', '/openapi.json');
+    if (served.status !== 200) throw new Error(`GET /openapi.json: ${served.status} ${served.text.slice(0, 500)}`);
+    document = served.body;
+    // Every request through the proxy, whatever its host: a no_proxy from the environment would let some pass by.
+    walkthrough = await runScript(elsewhere, {
+      BASE: platform.url,
+      ADMIN: platform.adminToken,
+      OAUTH_AUTO_CONSENT: '1',
+      http_proxy: proxy.url,
+      no_proxy: '',
+      NO_PROXY: '',
+    });
+  }, 300_000);
   afterAll(async () => {
     await new Promise((resolve) => proxy?.server.close(resolve));
     await platform?.stop({ removeData: true });
@@ -167,29 +182,66 @@ describe('the walkthrough against the OpenAPI document', () => {
     if (elsewhere) await rm(elsewhere, { recursive: true, force: true });
   });
 
-  it('answers every call of the walkthrough as its operation declares: status, media type and body schema', { timeout: 300_000 }, async () => {
+  it('answers every call of the walkthrough as its operation declares: status, media type and body schema', () => {
     // Prepare
-    const served = await platform.api<Json>('GET', '/openapi.json');
-    expect(served.status, served.text.slice(0, 500)).toBe(200);
-    const document = served.body;
     const ajv = new Ajv2020({ strict: false, allErrors: true });
     ajv.addSchema(document, 'openapi.json');
     const operations = operationsOf(document);
+    const apiOrigins = new Set(operations.map((operation) => new URL(operation.server).origin));
+    const platformCalls = exchanges.filter((exchange) => apiOrigins.has(new URL(exchange.url).origin));
 
     // Act
-    const { code, output } = await runScript(elsewhere, { BASE: proxy.url, ADMIN: platform.adminToken, OAUTH_AUTO_CONSENT: '1' });
+    const problems = platformCalls.map((exchange) => problemOf(document, ajv, operations, exchange)).filter((p) => p !== null);
 
     // Assess
-    expect(code, output).toBe(0);
+    expect(walkthrough.code, walkthrough.output).toBe(0);
+    expect(problems).toEqual([]);
+    expect(platformCalls.length).toBeGreaterThan(80);
     const typed = new Set<string>();
-    for (const exchange of exchanges) {
-      const match = operations.find((o) => o.method === (exchange.method === 'HEAD' ? 'GET' : exchange.method) && o.pattern.test(exchange.path));
+    for (const exchange of platformCalls) {
+      const match = operationFor(operations, exchange.method, exchange.url);
       const schema = match?.operation['responses']['2XX']?.['content']?.['application/json']?.['schema'];
       if (schema?.['allOf'] !== undefined) typed.add(`${match!.method} ${match!.template}`);
     }
-    const problems = exchanges.map((exchange) => problemOf(document, ajv, operations, exchange)).filter((p) => p !== null);
-    expect(problems).toEqual([]);
-    expect(exchanges.length).toBeGreaterThan(80);
     expect(typed.size, 'operations of the walkthrough whose data is typed').toBeGreaterThan(0);
+  });
+
+  it('makes every call of the walkthrough through the generated client, and its answers type-check as the generated types', async () => {
+    // Prepare
+    const source = typedCallsSource(document, exchanges, typedCallsFile);
+
+    // Act
+    const errors = await typeErrorsOf(source);
+
+    // Assess
+    expect(walkthrough.code, walkthrough.output).toBe(0);
+    expect(source.unmatched.map(callLabel), 'requests to a host of the document that no typed call makes').toEqual([]);
+    expect(errors.map(formatDiagnostic)).toEqual([]);
+    expect(source.typed.length).toBeGreaterThan(80);
+    await rm(typedCallsFile);
+  });
+
+  it("leaves out of the typed calls only requests that are not the API's: uploads to storage, the site, the OAuth provider", () => {
+    // Prepare
+    const handedOut = new Set(
+      exchanges.flatMap((exchange) => {
+        if (!exchange.contentType.includes('json') || exchange.body.length === 0) return [];
+        const uploadUrl: unknown = (JSON.parse(exchange.body.toString('utf8')) as Json)['data']?.['uploadUrl'];
+        return typeof uploadUrl === 'string' ? [uploadUrl] : [];
+      }),
+    );
+    const site = new URL(platform.siteUrl ?? 'http://site.invalid');
+
+    // Act
+    const { skipped } = typedCallsSource(document, exchanges, typedCallsFile);
+
+    // Assess
+    expect(walkthrough.code, walkthrough.output).toBe(0);
+    const kinds = skipped.map(({ exchange }) => notTheApi(exchange, handedOut, site, new URL(provider.url)));
+    expect(skipped.filter((_, i) => kinds[i] === null).map(({ exchange, reason }) => `${callLabel(exchange)}: ${reason}`)).toEqual([]);
+    // Each kind shows at least once: a proxy that stopped seeing them would show here.
+    expect(new Set(kinds)).toEqual(
+      new Set(['a presigned upload to the storage URL the platform handed out', 'a site on the site host', "the OAuth provider's consent page"]),
+    );
   });
 });

@@ -13,7 +13,7 @@ describe('the typed client', () => {
 
   beforeAll(async () => {
     platform = await startTestPlatform();
-    const user = await createUser(platform, { alias: 'typed' });
+    const user = await createUser(platform, { alias: 'typed', credits: 100 });
     client = createPlatformClient({ baseUrl: platform.url, token: user.token });
   });
   afterAll(async () => {
@@ -38,6 +38,22 @@ describe('the typed client', () => {
     expect(listed.files.map((file) => file.fileName)).toEqual(['notes.md']);
     expect(found.results[0]?.key).toBe(uploaded.key);
     expect(removed).toEqual({ key: uploaded.key, deleted: true });
+  });
+
+  it("runs an action by GET with its own parameters as the query string (the document's free-form `form` object)", async () => {
+    // Prepare
+    const sourceCode = 'def handler(event, context):\n    return {"statusCode": 200, "body": {"city": event.get("city"), "days": event.get("days")}}\n';
+    const created = await dataOf(
+      client.POST('/action/create', { body: { actionName: 'Typed query', description: 'echoes', runtime: 'python3.12', sourceCode, category: 'testing' } }),
+    );
+    // Act
+    const run = await client.GET('/action/{actionId}', {
+      params: { path: { actionId: created.actionId }, query: { parameters: { city: 'Paris', days: '3' } } },
+    });
+    // Assess: sent as `city=Paris&days=3`, not `parameters[city]=...`
+    expect(new URL(run.response.url).search).toBe('?city=Paris&days=3');
+    expect(run.error, JSON.stringify(run.error)).toBeUndefined();
+    expect(run.data?.data.body).toEqual({ city: 'Paris', days: '3' });
   });
 
   it('publishes a site file through the PUT upload URL and reads the site info', async () => {

@@ -5768,7 +5768,12 @@ export interface operations {
   };
   runActionGet: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description The action's own parameters, any names, each a string (`?city=Paris`); the handler's `event` holds them as given. */
+        parameters?: {
+          [key: string]: string;
+        };
+      };
       header?: never;
       path: {
         actionId: string;
@@ -5893,7 +5898,12 @@ export interface operations {
   };
   runActionDirectGet: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description The action's own parameters, any names, each a string (`?city=Paris`); the handler's `event` holds them as given. */
+        parameters?: {
+          [key: string]: string;
+        };
+      };
       header?: never;
       path: {
         actionId: string;

@@ -26,6 +26,9 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
   return createFetchClient<paths>({
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
     headers: { ...(options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }), ...options.headers },
+    // The one object query the document has (an action's own parameters) is `form`, exploded:
+    // `{city: 'Paris'}` goes as `city=Paris`, not openapi-fetch's default `parameters[city]=Paris`.
+    querySerializer: { object: { style: 'form', explode: true } },
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
   });
 }

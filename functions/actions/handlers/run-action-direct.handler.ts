@@ -1,5 +1,5 @@
 import { defineRoute } from '../../core/http/route.ts';
-import { actionIdParams, executionResponse, runBody } from '../action.schema.ts';
+import { ACTION_QUERY, actionIdParams, executionResponse, runBody } from '../action.schema.ts';
 import { eventFromBody, eventFromQuery } from '../execution.rules.ts';
 import { runAction } from '../execution.service.ts';
 
@@ -11,6 +11,7 @@ export default defineRoute({
   response: executionResponse,
   params: actionIdParams,
   body: runBody,
+  openQuery: ACTION_QUERY,
   run: (ctx) => {
     const event = ctx.request.method === 'GET' ? eventFromQuery(ctx.request.query) : eventFromBody(ctx.body);
     return runAction(ctx, ctx.params.actionId, event, 'direct', ctx.ports);

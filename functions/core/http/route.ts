@@ -73,6 +73,11 @@ export interface RouteDefinition {
    * (a webhook whose signature is over its bytes, in the format its service sends).
    */
   readonly rawBody: readonly string[] | undefined;
+  /**
+   * A `GET` whose query string is the handler's input with names of the caller's choosing (an
+   * action's own parameters): what the OpenAPI document says of them, as one free-form object.
+   */
+  readonly openQuery: string | undefined;
   readonly prefetch: Prefetch<unknown, unknown, unknown, unknown> | undefined;
   run(ctx: RouteContext<unknown, unknown, unknown, unknown>): Promise<unknown>;
 }
@@ -146,6 +151,8 @@ export function defineRoute<
   rawContentType?: string | readonly string[];
   /** For a route that reads its body raw: the media types it accepts, for the OpenAPI document. */
   rawBody?: readonly string[];
+  /** For a `GET` that reads its query string itself, names free: what it is, for the OpenAPI document. */
+  openQuery?: string;
   prefetch?: Prefetch<Out<BS>, Out<QS>, Out<PS>, F>;
   run(ctx: RouteContext<Out<BS>, Out<QS>, Out<PS>, F>): Promise<Answer<RS>>;
 }): RouteDefinition {
@@ -157,6 +164,7 @@ export function defineRoute<
     response: def.response,
     rawContentType: def.rawContentType,
     rawBody: def.rawBody,
+    openQuery: def.openQuery,
     prefetch: def.prefetch as RouteDefinition['prefetch'],
     run: def.run as RouteDefinition['run'],
   };
