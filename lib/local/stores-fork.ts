@@ -7,6 +7,15 @@ export function seedFiles(seed: string): { readonly dynamodb: string; readonly t
 }
 
 /**
+ * Node options for the stores' process alone, a development switch for profiling it:
+ * `STORES_EXEC_ARGV='--cpu-prof --cpu-prof-dir=/tmp/prof'` (docs/development.md, Profiling). Its
+ * NODE_OPTIONS are cleared (the parent's may load tsx), so this is the only way in; split on blanks.
+ */
+function devExecArgv(): string[] {
+  return (process.env['STORES_EXEC_ARGV'] ?? '').split(/\s+/).filter((arg) => arg !== '');
+}
+
+/**
  * Forks the stores' process (stores-process.ts, as JavaScript at `entry`): it loads dynalite and
  * s3rver, then waits for `startLocalStores` to send it the data directory. The built start forks it
  * first thing, before its own modules load, so that the two processes load in parallel; the data
@@ -19,7 +28,7 @@ export function forkStoresProcess(entry: string, seed?: string): ChildProcess {
   const files = seed === undefined ? null : seedFiles(seed);
   const child = fork(entry, files === null ? [] : [files.dynamodb, files.tables], {
     // s3rver's paged listings need the legacy OpenSSL provider under OpenSSL 3 (STACK-NOTES).
-    execArgv: ['--openssl-legacy-provider'],
+    execArgv: ['--openssl-legacy-provider', ...devExecArgv()],
     env: { ...process.env, NODE_OPTIONS: '' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     serialization: 'advanced',
