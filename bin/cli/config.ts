@@ -3,7 +3,7 @@ import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { CliError, UsageError } from './errors.ts';
-import type { Connection } from './http.ts';
+import { connectTo, type Connection } from './http.ts';
 
 export const DEFAULT_URL = 'http://127.0.0.1:8787';
 
@@ -101,7 +101,7 @@ export async function resolveConnection(flags: ConnectionFlags): Promise<Connect
     nonEmpty(process.env['PLATFORM_TOKEN']) ??
     (stored !== undefined && stored.url === url ? stored.token : undefined) ??
     (await readAdminToken());
-  return { url, token };
+  return connectTo(url, token);
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

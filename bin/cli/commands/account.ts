@@ -1,10 +1,9 @@
 import { expectArgs, type Context } from '../args.ts';
 import { credentialsFile, readStoredLogin, removeLogin, resolveUrl, storeLogin } from '../config.ts';
 import { CliError } from '../errors.ts';
-import { callPlatform } from '../http.ts';
+import { connectTo, dataOrFail } from '../http.ts';
 import { readSecret } from '../input.ts';
 import { isoTime, printJson, printTable } from '../output.ts';
-import type { UserInfo } from './operator.ts';
 
 /** The caller's own account: login, credits and third-party keys. */
 
@@ -14,7 +13,7 @@ export async function login(context: Context): Promise<number> {
   const { values, output } = context;
   const url = resolveUrl(values, await readStoredLogin().catch(() => undefined));
   const token = values.token === undefined || values.token === '-' ? (await readSecret(`Access token for ${url}: `)).trim() : values.token.trim();
-  const user = await callPlatform<UserInfo>({ url, token }, 'GET', '/user/info');
+  const user = await dataOrFail(connectTo(url, token).api.GET('/user/info'));
   const file = await storeLogin({ url, token });
   if (output.json) {
     printJson({ url, userId: user.userId, alias: user.alias, credentialsFile: file });
@@ -33,25 +32,10 @@ export async function logout(context: Context): Promise<number> {
   return 0;
 }
 
-interface LedgerEntry {
-  entryId: string;
-  amount: number;
-  balanceAfter: number;
-  reason: string;
-  requestId: string | null;
-  createdAt: number;
-}
-
-interface Credits {
-  userId: string;
-  credits: number;
-  monthlyFreeCredits: number;
-  recentEntries: LedgerEntry[];
-}
-
 export async function credits(context: Context): Promise<number> {
   expectArgs(context, 0, 0, '');
-  const balance = await callPlatform<Credits>(await context.connect(), 'GET', '/user/credits');
+  const { api } = await context.connect();
+  const balance = await dataOrFail(api.GET('/user/credits'));
   if (context.output.json) {
     printJson(balance);
     return 0;
@@ -71,21 +55,13 @@ function signed(amount: number): string {
   return amount > 0 ? `+${amount}` : String(amount);
 }
 
-interface StoredKey {
-  serviceName: string;
-  hint: string;
-  createdAt: number;
-  updatedAt: number;
-}
-
 /** `keys set`: the value comes from --value or stdin and is never printed back. */
 export async function keysSet(context: Context): Promise<number> {
   const [serviceName] = expectArgs(context, 1, 1, 'keys set needs a service name, e.g. keys set openai.');
   const apiKey = context.values.value ?? (await readSecret(`Value of the ${serviceName} key: `));
   if (apiKey === '') throw new CliError('The key value is empty.');
-  const stored = await callPlatform<StoredKey & { replaced: boolean }>(await context.connect(), 'POST', '/keys/store', {
-    body: { serviceName, apiKey },
-  });
+  const { api } = await context.connect();
+  const stored = await dataOrFail(api.POST('/keys/store', { body: { serviceName: serviceName!, apiKey } }));
   if (context.output.json) printJson({ serviceName: stored.serviceName, replaced: stored.replaced, updatedAt: stored.updatedAt });
   else console.log(`${stored.replaced ? 'Replaced' : 'Stored'} the ${stored.serviceName} key.`);
   return 0;
@@ -93,7 +69,8 @@ export async function keysSet(context: Context): Promise<number> {
 
 export async function keysList(context: Context): Promise<number> {
   expectArgs(context, 0, 0, '');
-  const { keys } = await callPlatform<{ keys: StoredKey[] }>(await context.connect(), 'GET', '/keys/list');
+  const { api } = await context.connect();
+  const { keys } = await dataOrFail(api.GET('/keys/list'));
   if (context.output.json) {
     printJson(keys);
     return 0;
@@ -111,7 +88,8 @@ export async function keysList(context: Context): Promise<number> {
 
 export async function keysRemove(context: Context): Promise<number> {
   const [serviceName] = expectArgs(context, 1, 1, 'keys rm needs a service name.');
-  const deleted = await callPlatform<{ serviceName: string }>(await context.connect(), 'DELETE', `/keys/${encodeURIComponent(serviceName!)}`);
+  const { api } = await context.connect();
+  const deleted = await dataOrFail(api.DELETE('/keys/{serviceName}', { params: { path: { serviceName: serviceName! } } }));
   if (context.output.json) printJson({ serviceName: deleted.serviceName, deleted: true });
   else console.log(`Deleted the ${deleted.serviceName} key.`);
   return 0;

@@ -1,17 +1,13 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { expectArgs, type Context } from '../args.ts';
 import { CliError } from '../errors.ts';
-import { callPlatform, describeFailure, readJson, send, type Connection } from '../http.ts';
+import { dataOrFail, platformClient, streamOrFail, type Connection } from '../http.ts';
 import { dimError, printJson } from '../output.ts';
 import { findOwnByName } from './resources.ts';
 
 /** The platform's own reply can take as long as an agent may run (880 s) plus the stream's overhead. */
 const STREAM_TIMEOUT_MS = 900_000;
 const AGENT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-interface Discovery {
-  streamUrl: string;
-}
 
 interface Reply {
   conversationId: string | null;
@@ -31,16 +27,17 @@ export async function chat(context: Context): Promise<number> {
   const [agent, prompt] = expectArgs(context, 2, 2, 'chat needs an agent and a prompt: chat <agent> "prompt".');
   const connection = await context.connect();
   const agentId = await resolveAgent(connection, agent!);
-  const { streamUrl } = await callPlatform<Discovery>(connection, 'GET', '/.well-known/platform.json');
-  const address = `${streamUrl.replace(/\/+$/, '')}/agent/${encodeURIComponent(agentId)}/chat`;
-  const response = await send(connection, address, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${connection.token}`, accept: 'text/event-stream', 'content-type': 'application/json' },
-    body: JSON.stringify({ prompt, ...(context.values.conversation === undefined ? {} : { conversationId: context.values.conversation }) }),
-    signal: AbortSignal.timeout(STREAM_TIMEOUT_MS),
-  });
+  const { streamUrl } = await dataOrFail(connection.api.GET('/.well-known/platform.json'));
+  const stream = platformClient(connection, { baseUrl: streamUrl, timeoutMs: STREAM_TIMEOUT_MS, streamed: true });
   // Refusals before the stream starts (no access, no credits, rate limit) are ordinary JSON errors.
-  if (!response.ok) throw new CliError(describeFailure(response.status, await readJson(response, address)));
+  const response = await streamOrFail(
+    stream.POST('/agent/{agentId}/chat', {
+      params: { path: { agentId } },
+      body: { prompt: prompt!, conversationId: context.values.conversation },
+      headers: { accept: 'text/event-stream' },
+      parseAs: 'stream',
+    }),
+  );
   if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream') || response.body === null) {
     throw new CliError(`The platform at ${connection.url} did not answer with an event stream; is it older than this CLI?`);
   }
@@ -57,12 +54,12 @@ async function resolveAgent(connection: Connection, agent: string): Promise<stri
   if (AGENT_ID.test(agent)) return agent;
   if (agent.includes('/')) {
     const [owner = '', slug = ''] = agent.split('/', 2);
-    const found = await callPlatform<{ agentId: string }>(connection, 'GET', `/agent/s/${encodeURIComponent(owner)}/${encodeURIComponent(slug)}`);
+    const found = await dataOrFail(connection.api.GET('/agent/s/{owner}/{slug}', { params: { path: { owner, slug } } }));
     return found.agentId;
   }
   const own = await findOwnByName(connection, 'agents', agent);
   if (own === undefined) throw new CliError(`You have no agent named "${agent}"; name someone else's as owner/name, or pass its id.`);
-  return String(own['agentId']);
+  return own.id;
 }
 
 async function readReply(body: ReadableStream<Uint8Array>, live: boolean): Promise<Reply> {

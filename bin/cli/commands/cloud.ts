@@ -13,10 +13,9 @@ import { ConditionalCheckFailedException, DynamoDBClient, UpdateItemCommand } fr
 import { expectArgs, type Context } from '../args.ts';
 import { storeLogin } from '../config.ts';
 import { CliError, UsageError } from '../errors.ts';
-import { callPlatform } from '../http.ts';
+import { connectTo, dataOrFail } from '../http.ts';
 import { readSecret } from '../input.ts';
 import { printJson } from '../output.ts';
-import type { UserInfo } from './operator.ts';
 
 /**
  * The deployed stack, for the commands that need AWS credentials or Cognito rather than a platform
@@ -138,7 +137,7 @@ export async function loginToStack(context: Context): Promise<number> {
   const result = await signIn(outputs, email, answers(), values.region);
   const url = values.url ?? outputs.baseUrl;
   const token = result.IdToken!;
-  const user = await callPlatform<UserInfo>({ url, token }, 'GET', '/user/info');
+  const user = await dataOrFail(connectTo(url, token).api.GET('/user/info'));
   const file = await storeLogin({ url, token });
   const hours = Math.round((result.ExpiresIn ?? 3600) / 360) / 10;
   if (output.json) {

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expectArgs, readNumber, type Context } from '../args.ts';
 import { UsageError } from '../errors.ts';
-import { callPlatform, type Connection } from '../http.ts';
+import { dataOrFail, type Connection } from '../http.ts';
 import { bold, dimError, formatRow, isoTime } from '../output.ts';
 
 const DEFAULT_LIMIT = 20;
@@ -9,21 +9,8 @@ const DEFAULT_LIMIT = 20;
 const MAX_PAGE_SIZE = 200;
 const POLL_INTERVAL_MS = 2_000;
 
-interface LogSummary {
-  requestId: string;
-  resourceId: string;
-  resourceType: string;
-  requestType: string;
-  status: string;
-  createdAt: number;
-  creditsUsed: number;
-  metrics: { durationMs?: number } | null;
-  error: { code?: string } | null;
-}
-
-interface LogPage {
-  logs: LogSummary[];
-}
+/** A usage record as the logs listing answers it. */
+type LogSummary = Awaited<ReturnType<typeof latest>>[number];
 
 const HEADER = ['TIME', 'STATUS', 'TYPE', 'RESOURCE', 'MS', 'CREDITS', 'REQUEST ID'];
 /** Fixed widths, so rows printed poll after poll line up under one header. */
@@ -81,8 +68,8 @@ export async function logs(context: Context): Promise<number> {
   return 0;
 }
 
-async function latest(connection: Connection, pageSize: number, signal?: AbortSignal): Promise<LogSummary[]> {
-  const page = await callPlatform<LogPage>(connection, 'GET', `/logs?pageSize=${pageSize}`, signal === undefined ? {} : { signal });
+async function latest(connection: Connection, pageSize: number, signal?: AbortSignal) {
+  const page = await dataOrFail(connection.api.GET('/logs', { params: { query: { pageSize: String(pageSize) } }, signal }));
   return page.logs;
 }
 
@@ -91,14 +78,14 @@ function oldestFirst(records: readonly LogSummary[]): LogSummary[] {
 }
 
 function row(record: LogSummary): string {
-  const status = record.error?.code === undefined ? record.status : `${record.status} ${record.error.code}`;
+  const status = record.error === null ? record.status : `${record.status} ${record.error.code}`;
   return formatRow(
     [
       isoTime(record.createdAt),
       status,
-      record.requestType,
+      record.requestType ?? '-',
       record.resourceId,
-      String(record.metrics?.durationMs ?? '-'),
+      String(record.metrics.durationMs),
       String(record.creditsUsed),
       record.requestId,
     ],

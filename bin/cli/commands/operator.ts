@@ -1,41 +1,9 @@
 import { expectArgs, readNumber, type Context } from '../args.ts';
 import { UsageError } from '../errors.ts';
-import { callPlatform } from '../http.ts';
+import { dataOrFail } from '../http.ts';
 import { isoTime, plural, printJson, printTable } from '../output.ts';
 
 /** The operator's commands (`/admin/...`) and `whoami`, which everyone uses. */
-
-interface CreatedUser {
-  userId: string;
-  alias: string | null;
-  token: string;
-  tokenId: string;
-  secretKey: string;
-}
-
-export interface UserInfo {
-  userId: string;
-  alias: string | null;
-  email: string | null;
-  credits: number;
-  isAdmin: boolean;
-  status: string;
-  createdAt: number;
-}
-
-interface UserPage {
-  users: UserInfo[];
-  count: number;
-  nextCursor: string | null;
-}
-
-interface Grant {
-  userId: string;
-  amount: number;
-  credits: number;
-  entryId: string;
-  reason: string;
-}
 
 export async function createUser(context: Context): Promise<number> {
   const { values, output } = context;
@@ -47,7 +15,8 @@ export async function createUser(context: Context): Promise<number> {
     ...(credits === undefined ? {} : { credits }),
     ...(values.admin === true ? { isAdmin: true } : {}),
   };
-  const user = await callPlatform<CreatedUser>(await context.connect(), 'POST', '/admin/users', { body });
+  const { api } = await context.connect();
+  const user = await dataOrFail(api.POST('/admin/users', { body }));
   if (output.json) {
     printJson(user);
     return 0;
@@ -64,11 +33,9 @@ export async function createUser(context: Context): Promise<number> {
 export async function listUsers(context: Context): Promise<number> {
   const { values, output } = context;
   expectArgs(context, 0, 0, '');
-  const query = new URLSearchParams();
   const limit = readNumber('limit', values.limit);
-  if (limit !== undefined) query.set('limit', String(limit));
-  if (values.cursor !== undefined) query.set('cursor', values.cursor);
-  const page = await callPlatform<UserPage>(await context.connect(), 'GET', `/admin/users${query.size > 0 ? `?${query}` : ''}`);
+  const { api } = await context.connect();
+  const page = await dataOrFail(api.GET('/admin/users', { params: { query: { limit, cursor: values.cursor } } }));
   if (output.json) {
     printJson(page);
     return 0;
@@ -86,9 +53,8 @@ export async function grantCredits(context: Context): Promise<number> {
   const amount = readNumber('amount', values.amount);
   if (amount === undefined) throw new UsageError('credits grant needs --amount.');
   if (values.reason === undefined) throw new UsageError('credits grant needs --reason.');
-  const grant = await callPlatform<Grant>(await context.connect(), 'POST', `/admin/users/${encodeURIComponent(userId!)}/credits`, {
-    body: { amount, reason: values.reason },
-  });
+  const { api } = await context.connect();
+  const grant = await dataOrFail(api.POST('/admin/users/{userId}/credits', { params: { path: { userId: userId! } }, body: { amount, reason: values.reason } }));
   if (output.json) {
     printJson(grant);
     return 0;
@@ -105,7 +71,7 @@ export async function grantCredits(context: Context): Promise<number> {
 export async function whoami(context: Context): Promise<number> {
   expectArgs(context, 0, 0, '');
   const connection = await context.connect();
-  const user = await callPlatform<UserInfo>(connection, 'GET', '/user/info');
+  const user = await dataOrFail(connection.api.GET('/user/info'));
   if (context.output.json) {
     printJson(user);
     return 0;
