@@ -85,6 +85,7 @@ async function start({ dataDir, tables, buckets, credentials }: Extract<StoresRe
   s3.on('event', (event: unknown) => send({ type: 's3-event', event }));
   const dynamoFront = createServer(dynamoFrontHandler(storeVerifier('dynamodb', credentials), dynamo.listeners('request')[0] as RequestListener));
   const s3Front = createServer(s3FrontHandler(storeVerifier('s3', credentials), s3.callback(), s3Socket));
+  for (const front of [dynamoFront, s3Front]) keepIdleSockets(front);
   const [dynamoPort, s3Port] = await Promise.all([listenOnLoopback(dynamoFront), listenOnLoopback(s3Front)]);
   send({ type: 'ready', dynamoPort, s3Port });
   return async () => {
@@ -93,6 +94,22 @@ async function start({ dataDir, tables, buckets, credentials }: Extract<StoresRe
     await new Promise<void>((resolve) => dynamo.close(() => resolve()));
     await rm(socketDir, { recursive: true, force: true });
   };
+}
+
+/**
+ * Node closes a keep-alive socket after 5 s idle and says so (`Keep-Alive: timeout=5`); its clients
+ * (fetch, the SDK) keep it up to a second less. The platform and the tests share one event loop with
+ * these clients, so when that loop is busy for a few seconds between two requests, the next one goes
+ * out on a socket the server has just closed, and fails with ECONNRESET (a presigned PUT right after
+ * a 50 MB one did, in full test runs). Kept idle for a minute, as load balancers do, a socket a
+ * client still holds is one the server still serves.
+ */
+const IDLE_SOCKET_MS = 60_000;
+
+function keepIdleSockets(server: Server): void {
+  server.keepAliveTimeout = IDLE_SOCKET_MS;
+  // Above the keep-alive time, or a request arriving on an old socket could be cut (Node's docs).
+  server.headersTimeout = IDLE_SOCKET_MS + 1_000;
 }
 
 function listenOnLoopback(server: Server): Promise<number> {
