@@ -9,9 +9,11 @@ import os
 import secrets
 import select
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
 
 from .support import RUNTIME_DIR, RuntimeServer, error_of, fixture, of_type
@@ -146,6 +148,28 @@ class SupervisorLifetimeTest(unittest.TestCase):
         finally:
             server.stop()
             shutil.rmtree(workdir, ignore_errors=True)
+
+    def test_a_stop_during_a_request_dispatch_ends_the_server(self) -> None:
+        # The SIGTERM handler raises wherever the main thread is; inside socketserver's dispatch of
+        # a request (starting its thread), an Exception would be caught and printed, not stop it.
+        import socketserver
+        from platform_runtime import server as runtime_server
+
+        class Stopping(socketserver.TCPServer):
+            def process_request(self, request, client_address):
+                raise runtime_server._Stopped()
+
+        with Stopping(("127.0.0.1", 0), socketserver.BaseRequestHandler) as stopping:
+            client = socket.create_connection(stopping.server_address)
+            # Were the stop swallowed, the loop would go on: this ends it, and the assertion fails.
+            guard = threading.Timer(10, stopping.shutdown)
+            guard.start()
+            try:
+                with self.assertRaises(runtime_server._Stopped):
+                    stopping.serve_forever(poll_interval=0.05)
+            finally:
+                guard.cancel()
+                client.close()
 
     def test_no_secret_line_no_server(self) -> None:
         env = dict(os.environ, PYTHONPATH=RUNTIME_DIR)
