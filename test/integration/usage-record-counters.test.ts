@@ -8,20 +8,9 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOOL_CALL_CREDITS } from '../../functions/mcp/mcp.schema.ts';
+import { SAMPLE_CJS } from '../contract/mcp-runtime.contract.ts';
 import { callOf, overlapped, recordStoreCalls } from '../support/store-calls.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
-
-const ADDER = `const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');
-const { z } = require('zod');
-
-exports.createMcpServer = function createMcpServer() {
-  const server = new McpServer({ name: 'adder', version: '1.0.0' });
-  server.registerTool('add', { description: 'Adds two numbers', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => ({
-    content: [{ type: 'text', text: String(a + b) }],
-  }));
-  return server;
-};
-`;
 
 const MIDDLEWARE = 'testRefuseStoreCommand';
 
@@ -29,7 +18,7 @@ describe('the usage record and its counters, written together', () => {
   let platform: TestPlatform;
 
   async function createServer(token: string, serverName: string): Promise<string> {
-    const res = await platform.api('POST', '/mcp-admin/create', { token, body: { serverName, description: 'for tests', sourceCode: ADDER } });
+    const res = await platform.api('POST', '/mcp-admin/create', { token, body: { serverName, description: 'for tests', sourceCode: SAMPLE_CJS } });
     if (res.status !== 200) throw new Error(`create: ${res.status} ${res.text}`);
     return res.body.data.serverId;
   }
