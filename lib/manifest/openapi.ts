@@ -332,10 +332,13 @@ function rawRequestBody(types: readonly string[]): NonNullable<OpenApiOperation[
   };
 }
 
+/** Fields of free names, each a string: a form's body, or a query string of the caller's names. */
+const STRING_FIELDS: JsonObject = { type: 'object', additionalProperties: { type: 'string' } };
+
 /** What a media type carries when the document does not describe the content itself. */
 function rawShapeOf(type: string): JsonObject {
   if (type === 'application/json') return { type: 'object' };
-  if (type === 'application/x-www-form-urlencoded') return { type: 'object', additionalProperties: { type: 'string' } };
+  if (type === 'application/x-www-form-urlencoded') return STRING_FIELDS;
   return { type: 'string' };
 }
 
@@ -426,7 +429,7 @@ function openQueryParameter(description: string): OpenApiParameter {
     description,
     style: 'form',
     explode: true,
-    schema: { type: 'object', additionalProperties: { type: 'string' } },
+    schema: STRING_FIELDS,
   };
 }
 
