@@ -20,6 +20,11 @@ export interface ResolveActorPorts {
   /** Verifies the short-lived tokens runs use to call the platform; null where none are issued. */
   readonly runTokens: RunTokens | null;
   readonly now: number;
+  /**
+   * Takes the token's `lastUsedAt` write, which the caller awaits before it answers, so the write
+   * goes on beside the rest of the request instead of a step before it; awaited here when absent.
+   */
+  readonly afterAuth?: (write: Promise<void>) => void;
 }
 
 /**
@@ -79,7 +84,9 @@ async function authenticateBearer(token: string, ports: ResolveActorPorts): Prom
     throw new AuthenticationRequiredError();
   }
   if (credential.lastUsedAt === null || ports.now - credential.lastUsedAt > LAST_USED_RESOLUTION_MS) {
-    await ports.credentials.markTokenUsed(credential.tokenId, ports.now);
+    const marked = ports.credentials.markTokenUsed(credential.tokenId, ports.now);
+    if (ports.afterAuth === undefined) await marked;
+    else ports.afterAuth(marked);
   }
   return toActor(account, kind === 'user' ? 'user-token' : 'role-token', credential.tokenId, credential.keys);
 }

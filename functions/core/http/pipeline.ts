@@ -31,6 +31,7 @@ async function buildContext(
   onActor: (actor: Actor) => void,
   signal: AbortSignal,
   held: Release[],
+  bookkeeping: Promise<void>[],
 ): Promise<RouteContext<unknown, unknown, unknown, unknown>> {
   if (request.body !== null && request.body.length > route.maxBodyBytes) throw new PayloadTooLargeError(route.maxBodyBytes);
   // Admission comes first, by what the request presents: a caller over its share is refused before
@@ -42,6 +43,9 @@ async function buildContext(
     identity: ports.identity,
     runTokens: ports.runTokens,
     now: ports.clock.now(),
+    // The token's lastUsedAt write goes on beside the request, not a step before it; the answer
+    // waits for it (a Lambda may be frozen once it answers). Best-effort: a failure is logged.
+    afterAuth: (write) => bookkeeping.push(write.catch((error: unknown) => log.warn('token lastUsedAt not recorded', { error }))),
   });
   onActor(actor);
   const account = presented === null ? null : accountKey(actor, ports.config);
@@ -121,13 +125,15 @@ async function runBuffered({ spec: route, definition, area }: BoundRoute, reques
   let response: HttpResponse;
   const deadline = new AbortController();
   const held: Release[] = [];
+  const bookkeeping: Promise<void>[] = [];
   try {
-    const ctx = await buildContext(route, definition, area, request, ports, lineage, log, (a) => (actor = a), deadline.signal, held);
+    const ctx = await buildContext(route, definition, area, request, ports, lineage, log, (a) => (actor = a), deadline.signal, held, bookkeeping);
     const result = await withTimeout(route.timeoutSec, deadline, definition.run(ctx));
     response = toSuccessResponse(route, result, lineage);
   } catch (error) {
     response = errorResponse(route, request, error, lineage, log);
   } finally {
+    await Promise.all(bookkeeping);
     for (const release of held) release();
   }
   logRequest(log, request, response.statusCode, started, ports, actor);
@@ -174,12 +180,15 @@ async function runStreaming({ spec: route, definition, area }: BoundStreamRoute,
   sink.closed?.addEventListener('abort', () => deadline.abort(new Error('client disconnected')), { once: true });
   // Held until the stream ends: a stream in progress is a request in progress.
   const held: Release[] = [];
+  const bookkeeping: Promise<void>[] = [];
   try {
-    const ctx = await buildContext(route, definition, area, request, ports, lineage, log, (a) => (actor = a), deadline.signal, held);
+    const ctx = await buildContext(route, definition, area, request, ports, lineage, log, (a) => (actor = a), deadline.signal, held, bookkeeping);
     await withTimeout(route.timeoutSec, deadline, definition.run(ctx, stream));
     if (status === 0) throw new Error(`streaming route ${route.id} finished without starting its stream`);
+    await Promise.all(bookkeeping);
     await sink.end();
   } catch (error) {
+    await Promise.all(bookkeeping);
     if (status === 0) {
       const response = errorResponse(route, request, error, lineage, log);
       status = response.statusCode;
