@@ -16,6 +16,17 @@ import http.client
 import importlib.util
 
 
+# Whether httpx is installed, settled once by `prepare()` in the fork server: looking for a
+# package that is not installed walks sys.path, and every run would do it again.
+_httpx_installed: bool | None = None
+
+
+def prepare() -> None:
+    """Called once by the fork server before its first fork."""
+    global _httpx_installed
+    _httpx_installed = importlib.util.find_spec("httpx") is not None
+
+
 def _host_matches(entries: list[str], host: str, port: int | None) -> bool:
     host = host.lower().strip("[]")
     for entry in entries:
@@ -66,7 +77,10 @@ def _patch_http_client(hosts: list[str], headers: dict[str, str]) -> None:
 
 
 def _patch_httpx(hosts: list[str], headers: dict[str, str]) -> None:
-    if importlib.util.find_spec("httpx") is None:
+    installed = _httpx_installed
+    if installed is None:
+        installed = importlib.util.find_spec("httpx") is not None
+    if not installed:
         return
     import httpx  # noqa: PLC0415 - only when installed
 

@@ -31,6 +31,10 @@ User code itself then runs with restricted builtins (`user_builtins()`): no eval
 compile, open, input, breakpoint, globals, vars, dir...; `__import__` is the allowlist guard
 and getattr/setattr/delattr refuse private and denied attribute names.
 
+A fork server calls `prepare()` once before its first fork: the library patches, the audit
+hook's tables and builtins snapshot, the user builtins and the seccomp program are then made
+once, and each forked run applies only what depends on it (see `_Prepared`).
+
 This is defence in depth inside one process. The real isolation boundary is the process and
 what the OS grants it (separate runtime processes per tenant, an unprivileged user, the
 network policy of the host); see README.md for the known limits.
@@ -40,6 +44,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import math
 import os
 import resource
@@ -692,18 +697,32 @@ def _code_sources(source_loaders: tuple = ()) -> types.MappingProxyType:
     })
 
 
-def _build_audit_hook(*, read_roots, allow_hosts, user_ns, proxied, source_loaders=()):
+def _hook_parts(read_roots, source_loaders=()) -> dict:
+    """The audit hook's inputs that are the same for every run: the private globals its
+    functions run with (a snapshot of builtins), the read roots, the denial table and who may
+    compile. A fork server makes them once (`prepare`); each set serves one hook only."""
+    return {
+        "globals": {"__builtins__": dict(builtins.__dict__), "__name__": __name__ + ".<audit>"},
+        "read_roots": tuple(r.rstrip(os.sep) or os.sep for r in read_roots),
+        "always_denied": types.MappingProxyType(dict(_ALWAYS_DENIED)),
+        "code_sources": _code_sources(tuple(source_loaders)),
+    }
+
+
+def _build_audit_hook(*, read_roots, allow_hosts, user_ns, proxied, source_loaders=(), parts=None):
     """(audit hook, getaddrinfo wrapper) for this process. See `_audit_factory`.
-    `source_loaders`: globals of further modules that compile the agent's source (tests)."""
-    private = {"__builtins__": dict(builtins.__dict__), "__name__": __name__ + ".<audit>"}
-    factory = types.FunctionType(_audit_factory.__code__, private, "_audit_factory")
+    `source_loaders`: globals of further modules that compile the agent's source (tests);
+    `parts`: `_hook_parts(read_roots, source_loaders)` made beforehand (by `prepare`)."""
+    if parts is None:
+        parts = _hook_parts(read_roots, source_loaders)
+    factory = types.FunctionType(_audit_factory.__code__, parts["globals"], "_audit_factory")
     hook, getaddrinfo = factory(
-        read_roots=tuple(r.rstrip(os.sep) or os.sep for r in read_roots),
+        read_roots=parts["read_roots"],
         rules=host_rules(allow_hosts), resolved=set(), user_ns=user_ns, self_pid=os.getpid(),
-        proxied=proxied, always_denied=types.MappingProxyType(dict(_ALWAYS_DENIED)),
+        proxied=proxied, always_denied=parts["always_denied"],
         frame_names=policy.FRAME_ATTRIBUTES, frame_depth=FRAME_READ_DEPTH,
         real_getaddrinfo=socket.getaddrinfo, judge_code=checker.check_dynamic_code,
-        parse=ast.parse, code_sources=_code_sources(tuple(source_loaders)))
+        parse=ast.parse, code_sources=parts["code_sources"])
     # The registered function keeps its decider in a default argument and runs with empty
     # globals: a traceback frame of a denial leads nowhere.
     hook = types.FunctionType(hook.__code__, {"__builtins__": {}}, "audit_hook", hook.__defaults__)
@@ -823,8 +842,19 @@ def _checked_attr(name) -> str:
     return name
 
 
+# A builtins dict made by `prepare` in the fork server, handed out once per process (each run is
+# a fork of its own, so what one run does to its dict reaches no other run).
+_prepared_builtins: dict | None = None
+
+
 def user_builtins() -> dict:
     """The builtins dict user code runs with."""
+    global _prepared_builtins
+    prepared, _prepared_builtins = _prepared_builtins, None
+    return prepared if prepared is not None else _new_user_builtins()
+
+
+def _new_user_builtins() -> dict:
     b = dict(builtins.__dict__)
     for name in policy.DENIED_BUILTINS:
         b.pop(name, None)
@@ -841,25 +871,45 @@ def user_builtins() -> dict:
 # --------------------------------------------------------------------------------------
 
 def _patch_libraries(user_globals: dict) -> None:
-    def check_annotation(text) -> None:
-        if isinstance(text, str):
-            # The characters eval() will compile, not what a str subclass's strip() answers.
-            text = plain_name(text)
-            problems = checker.check_expression(text)
-            if problems:
-                raise TypeError(f"[sandbox:annotations] annotation {text!r} is not allowed: "
-                                f"{problems[0].message}")
+    _patch_shared_libraries()
+    _patch_global_enum(user_globals)
 
+
+def _patch_shared_libraries() -> None:
+    """The patches that are the same for every run, each applied once per process: by `prepare`
+    in the fork server (every run forked from it starts patched), else by `install`, which also
+    patches any module on the list loaded since."""
+    for name, patch, always in _LIBRARY_PATCHES:
+        if name in _patched_modules or (not always and name not in sys.modules):
+            continue
+        patch()
+        _patched_modules.add(name)
+
+
+def _check_annotation(text) -> None:
+    if isinstance(text, str):
+        # The characters eval() will compile, not what a str subclass's strip() answers.
+        text = plain_name(text)
+        problems = checker.check_expression(text)
+        if problems:
+            raise TypeError(f"[sandbox:annotations] annotation {text!r} is not allowed: "
+                            f"{problems[0].message}")
+
+
+def _patch_typing() -> None:
     typing_mod = sys.modules.get("typing")
     forward_ref = getattr(typing_mod, "ForwardRef", None)
     real_evaluate = getattr(forward_ref, "_evaluate", None)
     if real_evaluate is not None:
         def _evaluate(self, *args, **kwargs):
-            check_annotation(getattr(self, "__forward_arg__", None))
+            _check_annotation(getattr(self, "__forward_arg__", None))
             return real_evaluate(self, *args, **kwargs)
 
         forward_ref._evaluate = _evaluate
+    _patch_eval_globals("typing")
 
+
+def _patch_inspect() -> None:
     inspect_mod = sys.modules.get("inspect")
     real_get_annotations = getattr(inspect_mod, "get_annotations", None)
     if real_get_annotations is not None:
@@ -867,23 +917,17 @@ def _patch_libraries(user_globals: dict) -> None:
             if eval_str:
                 raw = real_get_annotations(obj)
                 for value in raw.values():
-                    check_annotation(value)
+                    _check_annotation(value)
             return real_get_annotations(obj, globals=globals, locals=locals, eval_str=eval_str)
 
         inspect_mod.get_annotations = get_annotations
+    _patch_eval_globals("inspect")
 
-    logging_mod = sys.modules.get("logging")
-    if logging_mod is not None:
-        # logging finds the caller with sys._getframe; without frames it logs "(unknown file)".
-        logging_mod.currentframe = lambda: None
 
-    _patch_format_fields()
-    _patch_update_wrapper()
-    _patch_eval_globals()
-    _patch_dataclasses()
+def _patch_logging() -> None:
+    # logging finds the caller with sys._getframe; without frames it logs "(unknown file)".
+    sys.modules["logging"].currentframe = lambda: None
     _patch_logging_styles()
-    _patch_logging_config()
-    _patch_global_enum(user_globals)
 
 
 def _library_denial(what: str) -> AttributeError:
@@ -945,39 +989,43 @@ def _patch_update_wrapper() -> None:
 # answers).
 _EVAL_WITH_FOREIGN_GLOBALS = ("typing", "inspect", "typing_extensions",
                               "pydantic._internal._namespace_utils")
+# Modules whose `exec_` is the real exec under a name of its own.
+_EXEC_UNDER_OTHER_NAMES = ("six", "botocore.vendored.six")
 
 
-def _patch_eval_globals() -> None:
+def _shadow_for(real, module_globals: dict):
+    def evaluate(source, globals=None, locals=None):
+        if globals is None:
+            globals = module_globals  # what eval() would use in that module's frame
+        if isinstance(globals, dict) and not dict.__contains__(globals, "__builtins__"):
+            own = dict.copy(globals)
+            locals = own if locals is globals else locals
+            globals = own
+        if locals is None:
+            return real(source, globals)
+        return real(source, globals, locals)
+
+    return evaluate
+
+
+def _patch_eval_globals(name: str) -> None:
     """eval(code, globals) stores the caller's builtins into a globals dict that has none, and
     the caller here is library code, so those are the real builtins: a dict handed to
     get_type_hints by an object's `__globals__` came back holding eval, open and __import__.
     These modules' own `eval` name is shadowed by one that evaluates with a copy of such a
     dict, so nothing is ever added to a dict user code holds."""
-    def shadow_for(real, module_globals: dict):
-        def evaluate(source, globals=None, locals=None):
-            if globals is None:
-                globals = module_globals  # what eval() would use in that module's frame
-            if isinstance(globals, dict) and not dict.__contains__(globals, "__builtins__"):
-                own = dict.copy(globals)
-                locals = own if locals is globals else locals
-                globals = own
-            if locals is None:
-                return real(source, globals)
-            return real(source, globals, locals)
+    module = sys.modules.get(name)
+    if module is not None:
+        module.__dict__["eval"] = _shadow_for(builtins.eval, module.__dict__)
 
-        return evaluate
 
-    for name in _EVAL_WITH_FOREIGN_GLOBALS:
-        module = sys.modules.get(name)
-        if module is not None:
-            module.__dict__["eval"] = shadow_for(builtins.eval, module.__dict__)
-    # six.exec_ is the real exec under a name of its own: called through a library function
-    # (singledispatch's wrapper) its caller is library code, and exec(text, {}) handed the
-    # real builtins back in the dict. The name is refused to user code as well (policy).
-    for name in ("six", "botocore.vendored.six"):
-        module = sys.modules.get(name)
-        if module is not None and getattr(module, "exec_", None) is builtins.exec:
-            module.__dict__["exec_"] = shadow_for(builtins.exec, module.__dict__)
+def _patch_exec_alias(name: str) -> None:
+    """six.exec_ is the real exec under a name of its own: called through a library function
+    (singledispatch's wrapper) its caller is library code, and exec(text, {}) handed the real
+    builtins back in the dict. The name is refused to user code as well (policy)."""
+    module = sys.modules.get(name)
+    if module is not None and getattr(module, "exec_", None) is builtins.exec:
+        module.__dict__["exec_"] = _shadow_for(builtins.exec, module.__dict__)
 
 
 def _patch_dataclasses() -> None:
@@ -1093,6 +1141,25 @@ def _patch_global_enum(user_globals: dict) -> None:
     enum.global_enum = global_enum
 
 
+# (module, patch, applied even when the module is not loaded yet: the patch imports it).
+_LIBRARY_PATCHES = (
+    ("typing", _patch_typing, False),
+    ("inspect", _patch_inspect, False),
+    ("logging", _patch_logging, False),
+    ("logging.config", _patch_logging_config, False),
+    ("string", _patch_format_fields, True),
+    ("functools", _patch_update_wrapper, True),
+    ("dataclasses", _patch_dataclasses, True),
+    *((name, functools.partial(_patch_eval_globals, name), False)
+      for name in _EVAL_WITH_FOREIGN_GLOBALS if name not in ("typing", "inspect")),
+    *((name, functools.partial(_patch_exec_alias, name), False)
+      for name in _EXEC_UNDER_OTHER_NAMES),
+)
+# The modules of `_LIBRARY_PATCHES` already patched in this process (or the fork server it
+# was forked from).
+_patched_modules: set[str] = set()
+
+
 # --------------------------------------------------------------------------------------
 # limits and installation
 # --------------------------------------------------------------------------------------
@@ -1131,6 +1198,46 @@ def _set_limits(memory_mb: int, timeout_ms: int) -> dict:
     return limits
 
 
+class _Prepared:
+    """What `install` needs that comes out the same for every run, made once in the fork server
+    before its first fork: each run starts with it (copy-on-write) instead of building it. The
+    run's own part (limits, its pid in the filter, its hosts, proxy and module) is still applied
+    per run. Each run consumes it (`install` drops it before user code runs)."""
+
+    def __init__(self, read_roots: list[str]) -> None:
+        self.read_roots = read_roots
+        self.hook_parts = _hook_parts(read_roots)
+        # Last, once nothing more is imported: the module set these were made for.
+        self.ctypes_modules = _ctypes_modules()
+        self.module_count = len(sys.modules)
+        self.last_module = next(reversed(sys.modules), None)
+
+    def modules_unchanged(self) -> bool:
+        # Nothing between the fork and here removes a module (the runtime imports, it never
+        # unloads, and a failed import only removes the module it failed to load), so the same
+        # count means the same modules; the last one is checked as well.
+        return (len(sys.modules) == self.module_count
+                and next(reversed(sys.modules), None) == self.last_module)
+
+
+_prepared: _Prepared | None = None
+
+
+def prepare(read_roots: list[str]) -> None:
+    """Called once by the fork server, after preloading and before the first fork. Every run
+    forked from it then installs only what depends on the run; a process that never calls this
+    (a voice session) installs everything itself, with the same result."""
+    global _prepared, _prepared_builtins
+    seccomp.prepare()
+    _patch_shared_libraries()
+    _prepared_builtins = _new_user_builtins()
+    _prepared = _Prepared(read_roots)
+
+
+def _ctypes_modules() -> list[str]:
+    return [m for m in sys.modules if m == "ctypes" or m.startswith("ctypes.")]
+
+
 def install(*, memory_mb: int, timeout_ms: int, read_roots: list[str],
             allow_hosts: list[str], user_globals: dict, proxy: str | None = None,
             require_seccomp: bool = False) -> dict:
@@ -1139,6 +1246,8 @@ def install(*, memory_mb: int, timeout_ms: int, read_roots: list[str],
     `user_globals` is the namespace the user module will run in (frames with these globals are
     user code); `proxy` ("host:port") is the egress proxy, connectable in addition to
     `allow_hosts`."""
+    global _prepared
+    prepared, _prepared = _prepared, None
     report: dict = {}
     sys.dont_write_bytecode = True
     report["limits"] = _set_limits(memory_mb, timeout_ms)
@@ -1146,16 +1255,21 @@ def install(*, memory_mb: int, timeout_ms: int, read_roots: list[str],
     seccomp.set_dumpable(False)
     report["dumpable"] = seccomp.get_dumpable()
     ok, detail = seccomp.install()
+    seccomp.forget()
     report["seccomp"] = ok
     report["seccompDetail"] = detail
     if not ok and require_seccomp:
         raise SandboxError(f"seccomp is required but unavailable: {detail}")
-    for name in [m for m in sys.modules if m == "ctypes" or m.startswith("ctypes.")]:
-        del sys.modules[name]
+    if prepared is not None and not prepared.modules_unchanged():
+        prepared = None  # something was imported since: nothing prepared is taken for granted
+    for name in prepared.ctypes_modules if prepared is not None else _ctypes_modules():
+        sys.modules.pop(name, None)
     _patch_libraries(user_globals)
     hook, getaddrinfo = _build_audit_hook(
         read_roots=read_roots, allow_hosts=list(allow_hosts) + ([proxy] if proxy else []),
-        user_ns=user_globals, proxied=proxy is not None)
+        user_ns=user_globals, proxied=proxy is not None,
+        parts=prepared.hook_parts if prepared is not None and read_roots is prepared.read_roots
+        else None)
     socket.getaddrinfo = getaddrinfo
     sys.meta_path.insert(0, UserImportFinder())
     sys.addaudithook(hook)

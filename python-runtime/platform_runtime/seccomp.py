@@ -159,6 +159,16 @@ class _Asm:
 
 
 def build_filter(arch: str, self_pid: int) -> tuple[bytes, int]:
+    """The program for `arch` that lets signals reach `self_pid` only, and its length."""
+    template, count, pid_offset = _program(arch)
+    prog = bytearray(template)
+    struct.pack_into("I", prog, pid_offset, self_pid & 0xFFFFFFFF)
+    return bytes(prog), count
+
+
+def _program(arch: str) -> tuple[bytes, int, int]:
+    """The program with 0 in place of the process id, its length, and the byte offset of the
+    process id (the one part that differs from run to run)."""
     spec = _ARCHES[arch]
     a = _Asm()
     a.ld(_OFF_ARCH)
@@ -184,7 +194,8 @@ def build_filter(arch: str, self_pid: int) -> tuple[bytes, int]:
 
     a.label("self_pid")
     a.ld(_arg_lo(0))
-    a.jump(_JEQ_K, self_pid & 0xFFFFFFFF, "allow", "deny")
+    pid_at = len(a.ins)
+    a.jump(_JEQ_K, 0, "allow", "deny")
 
     a.label("prlimit")  # prlimit64(pid, resource, new_limit, old_limit): reading is fine
     a.ld(_arg_lo(2))
@@ -203,7 +214,42 @@ def build_filter(arch: str, self_pid: int) -> tuple[bytes, int]:
     a.ret(_RET_ERRNO | _EPERM)
     a.label("enosys")
     a.ret(_RET_ERRNO | _ENOSYS)
-    return a.assemble(), len(a.ins)
+    # Each instruction is struct.pack("HBBI"): 8 bytes, k at offset 4.
+    return a.assemble(), len(a.ins), 8 * pid_at + 4
+
+
+# What installing the filter needs, made once by `prepare()` in the fork server so that a run
+# only fills in its process id: (prctl, SockFprog, ctypes, arch, program, length, pid offset).
+# Dropped by `forget()` before user code runs (the sandbox takes ctypes away from user code).
+_prepared: tuple | None = None
+
+
+def _tools() -> tuple:
+    import ctypes
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    return ctypes.CDLL(None, use_errno=True).prctl, SockFprog, ctypes
+
+
+def prepare() -> None:
+    """In the fork server, once, before the first fork: libc's prctl, the ctypes structure and
+    the assembled program. Every run forked afterwards starts with them."""
+    global _prepared
+    if not supported():
+        return
+    try:
+        arch = _machine()
+        _prepared = (*_tools(), arch, *_program(arch))
+    except Exception:  # pragma: no cover - depends on the host; install() reports it
+        _prepared = None
+
+
+def forget() -> None:
+    """Drops what `prepare()` made (in this process only: each run is a fork of its own)."""
+    global _prepared
+    _prepared = None
 
 
 def install() -> tuple[bool, str]:
@@ -212,22 +258,22 @@ def install() -> tuple[bool, str]:
     if not supported():
         return False, f"unsupported platform {platform.system()}/{_machine()}"
     try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        prog, count = build_filter(_machine(), os.getpid())
-        buf = ctypes.create_string_buffer(prog, len(prog))
-
-        class SockFprog(ctypes.Structure):
-            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-        fprog = SockFprog(count, ctypes.cast(buf, ctypes.c_void_p))
+        if _prepared is not None:
+            prctl, sock_fprog, ctypes, arch, template, count, pid_offset = _prepared
+            prog = bytearray(template)
+            struct.pack_into("I", prog, pid_offset, os.getpid() & 0xFFFFFFFF)
+        else:
+            prctl, sock_fprog, ctypes = _tools()
+            arch = _machine()
+            prog, count = build_filter(arch, os.getpid())
+        buf = ctypes.create_string_buffer(bytes(prog), len(prog))
+        fprog = sock_fprog(count, ctypes.cast(buf, ctypes.c_void_p))
         pr_set_no_new_privs, pr_set_seccomp, seccomp_mode_filter = 38, 22, 2
-        if libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0) != 0:
+        if prctl(pr_set_no_new_privs, 1, 0, 0, 0) != 0:
             return False, f"prctl(NO_NEW_PRIVS) failed: errno {ctypes.get_errno()}"
-        if libc.prctl(pr_set_seccomp, seccomp_mode_filter, ctypes.byref(fprog), 0, 0) != 0:
+        if prctl(pr_set_seccomp, seccomp_mode_filter, ctypes.byref(fprog), 0, 0) != 0:
             return False, f"prctl(SECCOMP) failed: errno {ctypes.get_errno()}"
-        return True, f"{_machine()}, {count} instructions"
+        return True, f"{arch}, {count} instructions"
     except Exception as exc:  # pragma: no cover - depends on the host
         return False, f"{type(exc).__name__}: {exc}"
 
@@ -238,6 +284,8 @@ def _prctl(option: int, arg: int) -> int | None:
     if not supported():
         return None
     try:
+        if _prepared is not None:
+            return _prepared[0](option, arg, 0, 0, 0)
         import ctypes
 
         return ctypes.CDLL(None, use_errno=True).prctl(option, arg, 0, 0, 0)

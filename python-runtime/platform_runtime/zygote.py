@@ -1,5 +1,6 @@
-"""The fork server: a single-threaded process that preloads the allowed libraries once and
-forks one child per invocation.
+"""The fork server: a single-threaded process that preloads the allowed libraries once, prepares
+what every run's sandbox needs that is the same for all runs (`sandbox.prepare`), and forks one
+child per invocation.
 
 Why a separate process: the HTTP server is multi-threaded, and forking a multi-threaded
 process can deadlock the child on a lock another thread held at the moment of the fork
@@ -31,7 +32,7 @@ import socket
 import sys
 import threading
 
-from . import runner, sandbox, seccomp
+from . import platform_calls, runner, sandbox, seccomp
 
 # Imported before the first fork so children start warm. The first group is required by
 # the runtime itself; the rest is what user code may import. Optional packages that are
@@ -213,6 +214,12 @@ def main(argv: list[str] | None = None) -> int:
     sock = socket.socket(fileno=args.control_fd)
     loaded, missing = preload(list(config.get("preload") or []))
     config["readRoots"] = sandbox.default_read_roots(list(config.get("extraReadRoots") or []))
+    # Last before the first fork: what every run's sandbox needs that is the same for all runs.
+    try:
+        platform_calls.prepare()
+        sandbox.prepare(config["readRoots"])
+    except Exception:
+        pass  # each run then installs everything itself, and reports what fails
     zygote = Zygote(sock, config)
     zygote.send({
         "op": "ready", "pid": os.getpid(), "python": sys.version.split()[0],
