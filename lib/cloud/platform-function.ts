@@ -1,15 +1,18 @@
 import { Stack, type Duration } from 'aws-cdk-lib';
 import { PolicyStatement, type IGrantable, type IPrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing, type IFunction, type ILayerVersion } from 'aws-cdk-lib/aws-lambda';
-import { LogLevel, NodejsFunction, OutputFormat, type ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { readdirSync } from 'node:fs';
-import { isAbsolute, join, posix } from 'node:path';
+import { join } from 'node:path';
 import { Construct } from 'constructs';
 import type { Config } from '../../functions/core/config.ts';
 import { REPO_ROOT } from './function-entries.ts';
+import { functionBundleCode, isWorkerEntry, packagesOf } from './function-bundling.ts';
 import type { OAuthFunctionSettings } from './oauth-providers.ts';
+
+export { packagesOf };
 
 /** Configuration variables (functions/core/config.ts) every cloud function receives. */
 export type PlatformEnvironmentName = ConfigKey<
@@ -132,8 +135,8 @@ export class PlatformFunction extends Construct implements IGrantable {
     super(scope, id);
     this.logGroup = new LogGroup(this, 'Logs', { retention: RetentionDays.ONE_MONTH });
     this.function = new NodejsFunction(this, 'Function', {
-      entry: props.entry,
-      handler: props.handler ?? 'handler',
+      // The export of the bundle, index.mjs (BUNDLE_ENTRY_FILE).
+      handler: `index.${props.handler ?? 'handler'}`,
       description: props.description,
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
@@ -158,26 +161,18 @@ export class PlatformFunction extends Construct implements IGrantable {
         // Minified bundles give useless stack traces without the maps.
         NODE_OPTIONS: '--enable-source-maps',
       },
-      bundling: {
-        forceDockerBundling: false,
-        format: OutputFormat.ESM,
-        target: 'node22',
-        mainFields: ['module', 'main'],
+      // Built by esbuild in this process, as NodejsFunction would build it from `entry` (lib/cloud/function-bundling.ts).
+      code: functionBundleCode({
+        entry: props.entry,
         banner: ESM_REQUIRE_BANNER,
-        minify: true,
-        sourceMap: true,
-        // Warnings and errors only. CDK documents this as the default but passes no level then, and
-        // esbuild's own default (info) prints a size table per function on every synth and deploy
-        // (`npm run bench -- bundles` gives the sizes).
-        logLevel: LogLevel.WARNING,
         // The Node 22 runtime ships SDK v3; bundling it would only add cold-start weight. A package
         // the function ships as runtime files, or takes from a layer, is loaded from there, not
         // bundled a second time.
-        externalModules: ['@aws-sdk/*', ...packagesOf(props.runtimeFiles ?? []), ...(props.layers ?? []).flatMap((l) => l.packages)],
-        ...(props.runtimeFiles === undefined || props.runtimeFiles.length === 0 ? {} : { commandHooks: copyIntoBundle(props.runtimeFiles) }),
+        external: ['@aws-sdk/*', ...packagesOf(props.runtimeFiles ?? []), ...(props.layers ?? []).flatMap((l) => l.packages)],
         // Where the code that starts worker threads finds their bundles (functions/knowledge/text-reader.ts).
-        ...((props.runtimeFiles ?? []).some(isWorkerEntry) ? { define: { PLATFORM_WORKERS_URL: JSON.stringify('./workers/') } } : {}),
-      },
+        define: (props.runtimeFiles ?? []).some(isWorkerEntry) ? { PLATFORM_WORKERS_URL: JSON.stringify('./workers/') } : {},
+        runtimeFiles: props.runtimeFiles ?? [],
+      }),
     });
     // lambda:InvokeFunction: it also authorizes InvokeWithResponseStream, which has no IAM action of
     // its own (Lambda API reference of InvokeWithResponseStream).
@@ -216,51 +211,6 @@ export function identityVerifierFiles(): string[] {
   const root = 'node_modules/aws-jwt-verify';
   const modules = readdirSync(join(REPO_ROOT, root, 'dist/esm')).filter((file) => file.endsWith('.js') || file === 'package.json');
   return ['package.json', 'LICENSE', ...modules.map((file) => `dist/esm/${file}`)].map((file) => `${root}/${file}`);
-}
-
-/** The npm packages `files` ship whole (`node_modules/<name>/...`, scoped names included). */
-export function packagesOf(files: readonly string[]): string[] {
-  const names = files.flatMap((file) => /^node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(file)?.[1] ?? []);
-  return [...new Set(names)];
-}
-
-/**
- * Bundling hooks copying `files` (relative to the project root, which is the bundling input
- * directory) into the bundle, keeping their relative paths. Local bundling runs these in a shell.
- */
-export function copyIntoBundle(files: readonly string[]): ICommandHooks {
-  for (const file of files)
-    if (isAbsolute(file) || file.split(/[\\/]/).includes('..') || /["$`\\]/.test(file))
-      throw new Error(`Runtime file ${file} must be a plain path inside the project.`);
-  return {
-    beforeBundling: () => [],
-    beforeInstall: () => [],
-    afterBundling: (inputDir, outputDir) =>
-      files.map((file) =>
-        isWorkerEntry(file)
-          ? bundleWorker(inputDir, outputDir, file, packagesOf(files))
-          : `mkdir -p "${posix.dirname(`${outputDir}/${file}`)}" && cp "${inputDir}/${file}" "${outputDir}/${file}"`,
-      ),
-  };
-}
-
-/** A TypeScript runtime file is a worker thread's entry: bundled on its own, not copied. */
-function isWorkerEntry(file: string): boolean {
-  return file.endsWith('.ts');
-}
-
-/**
- * The command bundling a worker entry into `workers/<name>.mjs` beside the function's bundle, as
- * the function is bundled (esbuild on this machine, ESM for Node 22, minified, the same packages
- * left to the runtime); lib/local/build.ts bundles it the same way for `npm start`.
- */
-function bundleWorker(inputDir: string, outputDir: string, file: string, runtimePackages: readonly string[]): string {
-  const name = posix.basename(file, '.ts');
-  const externals = ['@aws-sdk/*', ...runtimePackages].map((p) => `'--external:${p}'`).join(' ');
-  return [
-    `"${inputDir}/node_modules/.bin/esbuild" "${inputDir}/${file}" --bundle --platform=node --format=esm --target=node22`,
-    `--minify --sourcemap --log-level=warning ${externals} --outfile="${outputDir}/workers/${name}.mjs"`,
-  ].join(' ');
 }
 
 function definedOnly(environment: Readonly<Record<string, string | undefined>>): Record<string, string> {
