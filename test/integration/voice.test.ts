@@ -843,7 +843,8 @@ describe('voice agents that start slowly', () => {
     expect(closed.code).toBe(4408);
   });
 
-  it('ends a session whose agent never starts with RUNTIME_UNAVAILABLE and close 1011, at no cost to the caller', async () => {
+  // The two agents that never start each wait out the 10 s start limit: side by side, not one after the other.
+  it.concurrent('ends a session whose agent never starts with RUNTIME_UNAVAILABLE and close 1011, at no cost to the caller', async () => {
     // Prepare
     const before = await credits();
 
@@ -862,7 +863,7 @@ describe('voice agents that start slowly', () => {
     expect(closed.code).toBe(1011);
   });
 
-  it('ends a phone call whose agent never starts with the end mark and close 1011, never a frame outside Twilio’s schema', async () => {
+  it.concurrent('ends a phone call whose agent never starts with the end mark and close 1011, never a frame outside Twilio’s schema', async () => {
     // Prepare
     const caller = await createUser(platform, { alias: 'voice-phone-never-starts', credits: 100 });
     const agentId = await agentOf('phone-never-starts', slowStarting(-1), caller.token);
