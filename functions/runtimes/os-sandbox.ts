@@ -13,7 +13,9 @@
  *   TLS certificates) and a private, size-limited tmpfs: no DATA_DIR, no platform secrets, no
  *   other tenant's files;
  * - one writable directory, `/run/svc`, shared with the platform: the process's control socket
- *   and the platform's egress proxy socket live there (see egress-proxy.ts).
+ *   and the platform's egress proxy socket live there (see egress-proxy.ts);
+ * - a lower CPU priority than the platform (`SANDBOX_NICE`, see `SandboxPriority`), so that user
+ *   code saturating the cores does not delay the platform's own request loop.
  *
  * The runtime's own layers (static checker, seccomp, audit hooks, Node's permission model) stay
  * as a second line. Without a working bubblewrap the platform refuses to run user code, unless
@@ -22,9 +24,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { chown, lstat, mkdtemp, readFile, readlink, rm } from 'node:fs/promises';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Writable } from 'node:stream';
 import type { Logger } from '../core/logger.ts';
 
 /** Where the platform-shared directory appears inside a sandbox. */
@@ -86,6 +89,10 @@ export interface SpawnPlan {
   /** Set when the platform runs as root: the sandbox starts as this unprivileged user. */
   readonly uid?: number;
   readonly gid?: number;
+  /** Read by the process on fd 3 at its start (bubblewrap's `--seccomp 3`): its seccomp filter. */
+  readonly seccompFilter?: Buffer;
+  /** The nice value of the process's session's autogroup, set by `spawnPlan` (see `SandboxPriority`). */
+  readonly autogroupNice?: number;
 }
 
 /** A directory shared by the platform and one sandbox, for their sockets. */
@@ -136,6 +143,11 @@ export interface OsSandboxOptions {
    * would count the operator's own processes too.
    */
   readonly maxProcesses?: number;
+  /**
+   * How many nice steps below the platform user code runs (`SANDBOX_NICE`, default
+   * `DEFAULT_SANDBOX_NICE`; 0 leaves it at the platform's own): see `SandboxPriority`.
+   */
+  readonly nice?: number;
   readonly logger?: Logger;
 }
 
@@ -154,6 +166,12 @@ const ETC_FILES = [
 /** Top-level directories that are symlinks into /usr on merged-/usr systems, or directories elsewhere. */
 const SYSTEM_DIRS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 const DEFAULT_MAX_PROCESSES = 1024;
+/**
+ * The default `SANDBOX_NICE`: the kernel weighs a nice-10 task about a tenth of a nice-0 one, so
+ * the platform's request loop runs first when both want a core, and user code still gets every
+ * cycle the platform leaves.
+ */
+export const DEFAULT_SANDBOX_NICE = 10;
 const NO_BWRAP =
   'User code cannot run: bubblewrap (bwrap) is not installed. Install it (Debian/Ubuntu: apt-get install bubblewrap), or set UNSAFE_USER_CODE=allow to run user code without an OS sandbox (never with code you do not trust).';
 /** Open files per sandboxed process; soft and hard, so user code cannot raise it. */
@@ -174,7 +192,9 @@ export async function prepareOsSandbox(options: OsSandboxOptions = {}): Promise<
   const root = process.getuid?.() === 0;
   const range = options.uidRange ?? DEFAULT_UID_RANGE;
   const maxProcesses = options.maxProcesses ?? DEFAULT_MAX_PROCESSES;
-  const limits = [`--core=0:0`, `--nofile=${MAX_OPEN_FILES}:${MAX_OPEN_FILES}`];
+  // RLIMIT_NICE and RLIMIT_RTPRIO at 0, hard too: without CAP_SYS_NICE (dropped) the kernel then
+  // refuses a lower nice value and a real-time policy, whatever the platform's own limits allow.
+  const limits = [`--core=0:0`, `--nofile=${MAX_OPEN_FILES}:${MAX_OPEN_FILES}`, '--nice=0:0', '--rtprio=0:0'];
   if (root) {
     const owned = await ownersInRange(range);
     if (owned.length > 0)
@@ -190,18 +210,96 @@ export async function prepareOsSandbox(options: OsSandboxOptions = {}): Promise<
     throw new SandboxUnavailableError(
       'User code cannot run: prlimit (util-linux) is not installed; the sandbox needs it to set resource limits. Install util-linux.',
     );
-  const launcher = { prlimit, limits, bwrap };
+  const launcher = { prlimit, limits, bwrap, priority: sandboxPriority(options.nice ?? DEFAULT_SANDBOX_NICE) };
   const users = root ? { range, maxProcesses, lease: uidLeases(range) } : null;
   const sandbox = bubblewrap(launcher, await systemBinds(), users);
   await probe(sandbox);
   return sandbox;
 }
 
-/** How a sandbox is started: util-linux `prlimit` sets resource limits, then execs bubblewrap in place. */
+/**
+ * How a sandbox is started: coreutils `nice` lowers its priority, util-linux `prlimit` sets
+ * resource limits, then bubblewrap runs in place (each execs the next).
+ */
 interface Launcher {
   readonly prlimit: string;
   readonly limits: readonly string[];
   readonly bwrap: string;
+  readonly priority: SandboxPriority;
+}
+
+/**
+ * User code's CPU priority, decided outside the sandbox and out of its reach. Two settings carry
+ * it, because the kernel's scheduler first shares the cores between sessions when its autogroup
+ * feature is on (`kernel.sched_autogroup_enabled`, the default of most distributions) and only
+ * then between a session's tasks by their nice value, and each sandbox is a session of its own
+ * (spawn's `detached`):
+ *
+ * - the task's nice value, given by `nice` before the sandbox starts and inherited by every process
+ *   inside; RLIMIT_NICE 0 and no CAP_SYS_NICE keep it from being lowered;
+ * - the nice value of the sandbox's session (its autogroup, `/proc/PID/autogroup`), written by the
+ *   platform once the sandbox is spawned. Its /proc is read-only, so it cannot write it back, and
+ *   its seccomp filter refuses `setsid`, which would start a fresh session at nice 0.
+ */
+interface SandboxPriority {
+  /** 0: the platform's own priority, nothing is set. */
+  readonly nice: number;
+  /** `nice -n N`, prepended to the command; empty for 0. */
+  readonly prefix: readonly string[];
+  /** The filter bubblewrap installs; null at nice 0 (nothing to hold) or on an architecture it is not written for. */
+  readonly seccompFilter: Buffer | null;
+}
+
+function sandboxPriority(nice: number): SandboxPriority {
+  if (!Number.isInteger(nice) || nice < 0 || nice > 19) throw new SandboxUnavailableError(`SANDBOX_NICE must be a whole number from 0 to 19, not ${nice}`);
+  if (nice === 0) return { nice, prefix: [], seccompFilter: null };
+  const niceBinary = findOnPath('nice');
+  if (niceBinary === null)
+    throw new SandboxUnavailableError(
+      'User code cannot run: nice (coreutils) is not installed; the sandbox needs it for SANDBOX_NICE. Install coreutils, or set SANDBOX_NICE=0.',
+    );
+  return { nice, prefix: [niceBinary, '-n', String(nice)], seccompFilter: noNewSessionFilter() };
+}
+
+/** Each architecture's seccomp audit value and `setsid` number (linux/audit.h, the syscall tables). */
+const SETSID_BY_ARCH: Partial<Record<NodeJS.Architecture, { readonly audit: number; readonly setsid: number }>> = {
+  x64: { audit: 0xc000003e, setsid: 112 },
+  arm64: { audit: 0xc00000b7, setsid: 157 },
+};
+
+/**
+ * A classic BPF seccomp program, as bubblewrap's `--seccomp` reads it: `setsid` fails with EPERM,
+ * and so does every call of another architecture's ABI (i386 through int 0x80, x32), which would
+ * otherwise reach `setsid` under another number. Null on an architecture not listed above.
+ */
+function noNewSessionFilter(): Buffer | null {
+  const arch = SETSID_BY_ARCH[process.arch];
+  if (arch === undefined) return null;
+  const LD_W_ABS = 0x20;
+  const JEQ_K = 0x15;
+  const JGE_K = 0x35;
+  const RET_K = 0x06;
+  const ALLOW = 0x7fff0000;
+  const EPERM = 0x00050000 | 1;
+  const X32_SYSCALL_BIT = 0x40000000;
+  // [code, jump if true, jump if false, k]; jumps count from the next instruction.
+  const program: [number, number, number, number][] = [
+    [LD_W_ABS, 0, 0, 4], // seccomp_data.arch
+    [JEQ_K, 0, 4, arch.audit],
+    [LD_W_ABS, 0, 0, 0], // seccomp_data.nr
+    [JGE_K, 2, 0, X32_SYSCALL_BIT],
+    [JEQ_K, 1, 0, arch.setsid],
+    [RET_K, 0, 0, ALLOW],
+    [RET_K, 0, 0, EPERM],
+  ];
+  const filter = Buffer.alloc(program.length * 8);
+  program.forEach(([code, jt, jf, k], i) => {
+    filter.writeUInt16LE(code, i * 8);
+    filter.writeUInt8(jt, i * 8 + 2);
+    filter.writeUInt8(jf, i * 8 + 3);
+    filter.writeUInt32LE(k, i * 8 + 4);
+  });
+  return filter;
 }
 
 /** How sandboxes get uids when the platform is root. */
@@ -218,16 +316,19 @@ function bubblewrap(launcher: Launcher, systemArgs: readonly string[], users: Us
       : `a uid per tenant from ${users.range.first}-${users.range.last}, at most ${users.maxProcesses} processes and threads per tenant (kernel.pid_max ${pidMax() ?? 'unknown'} for the whole machine)`;
   return {
     kind: 'bubblewrap',
-    description: `bubblewrap: own user, pid, ipc, mount, network and uts namespaces, no capabilities, read-only system, limits ${launcher.limits.join(' ')}, ${who}`,
+    description: `bubblewrap: own user, pid, ipc, mount, network and uts namespaces, no capabilities, read-only system, limits ${launcher.limits.join(' ')}, ${priorityDescription(launcher.priority)}, ${who}`,
     user(tenantId) {
       return users === null ? { release: () => {} } : users.lease(tenantId === null ? `process:${randomUUID()}` : `tenant:${tenantId}`);
     },
     plan(command, args, spec) {
       const binds = outermost(spec.readOnly.filter((path) => !path.startsWith('/usr/'))).flatMap((path) => ['--ro-bind', path, path]);
       const env = Object.entries(spec.env).flatMap(([name, value]) => ['--setenv', name, value]);
+      const { priority } = launcher;
+      const [program = launcher.prlimit, ...prefixArgs] = [...priority.prefix, launcher.prlimit];
       return {
-        command: launcher.prlimit,
+        command: program,
         args: [
+          ...prefixArgs,
           ...launcher.limits,
           launcher.bwrap,
           '--unshare-all',
@@ -244,6 +345,10 @@ function bubblewrap(launcher: Launcher, systemArgs: readonly string[], users: Us
           ...systemArgs,
           '--proc',
           '/proc',
+          // Read-only, so that user code cannot write its session's priority (/proc/self/autogroup) back.
+          '--remount-ro',
+          '/proc',
+          ...(priority.seccompFilter !== null ? ['--seccomp', '3'] : []),
           '--dev',
           '/dev',
           // The private /tmp before the binds: bubblewrap mounts in order, and code that lives
@@ -269,6 +374,8 @@ function bubblewrap(launcher: Launcher, systemArgs: readonly string[], users: Us
         env: {},
         cwd: '/',
         ...(spec.user.uid !== undefined ? { uid: spec.user.uid, gid: spec.user.gid ?? spec.user.uid } : {}),
+        ...(priority.seccompFilter !== null ? { seccompFilter: priority.seccompFilter } : {}),
+        ...(priority.nice > 0 ? { autogroupNice: priority.nice } : {}),
       };
     },
     async makeControlDir(user) {
@@ -277,6 +384,11 @@ function bubblewrap(launcher: Launcher, systemArgs: readonly string[], users: Us
       return controlDir(hostPath, SANDBOX_CONTROL_DIR);
     },
   };
+}
+
+function priorityDescription(priority: SandboxPriority): string {
+  if (priority.nice === 0) return "the platform's CPU priority (SANDBOX_NICE=0)";
+  return `nice ${priority.nice} (task and session)${priority.seccompFilter === null ? `, setsid not filtered on ${process.arch}` : ', setsid refused'}`;
 }
 
 /** The paths not inside another of them, so that nothing is bound twice. */
@@ -328,15 +440,36 @@ export function spawnPlan(plan: SpawnPlan, stdinLines: readonly string[] | null)
   const child = spawn(plan.command, plan.args, {
     cwd: plan.cwd,
     env: plan.env,
-    stdio: [stdinLines === null ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    stdio: [stdinLines === null ? 'ignore' : 'pipe', 'pipe', 'pipe', ...(plan.seccompFilter !== undefined ? ['pipe' as const] : [])],
     detached: true,
     ...(plan.uid !== undefined ? { uid: plan.uid, gid: plan.gid ?? plan.uid } : {}),
   });
+  if (plan.seccompFilter !== undefined) {
+    // bubblewrap reads the filter to its end before it starts the sandbox, then closes the fd.
+    const filterPipe = child.stdio[3] as Writable | null;
+    filterPipe?.on('error', () => {});
+    filterPipe?.end(plan.seccompFilter);
+  }
+  // spawn has returned, so the child has made its session (detached): its autogroup exists.
+  if (plan.autogroupNice !== undefined && child.pid !== undefined) setAutogroupNice(child.pid, plan.autogroupNice);
   if (stdinLines !== null) {
     child.stdin!.on('error', () => {});
     child.stdin!.write(stdinLines.map((line) => `${line}\n`).join(''));
   }
   return child;
+}
+
+/**
+ * Lowers the CPU share of `pid`'s session (its autogroup). Absent when the kernel has no autogroups
+ * (the task's nice value then does it all). As root the write always succeeds; otherwise the
+ * kernel takes one such write every 100 ms machine-wide, so a refused one is tried again later.
+ */
+function setAutogroupNice(pid: number, nice: number, attempt = 0): void {
+  try {
+    writeFileSync(`/proc/${pid}/autogroup`, String(nice));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EAGAIN' && attempt < 10) setTimeout(() => setAutogroupNice(pid, nice, attempt + 1), 110).unref();
+  }
 }
 
 /** Binds for the base system: /usr read-only, the merged-/usr symlinks as symlinks, a few /etc files. */

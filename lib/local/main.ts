@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import * as z from 'zod';
 import { ConfigError, hostListSetting } from '../../functions/core/config.ts';
 import { siteUrlTemplate } from '../../functions/core/http/public-urls.ts';
-import { DEFAULT_UID_RANGE, parseUidRange } from '../../functions/runtimes/os-sandbox.ts';
+import { DEFAULT_SANDBOX_NICE, DEFAULT_UID_RANGE, parseUidRange } from '../../functions/runtimes/os-sandbox.ts';
 import { keepRunningOnUncaughtErrors } from './last-resort.ts';
 import { ADMIN_TOKEN_FILE, startLocalPlatform, StartupError, type LocalPlatformOptions } from './platform.ts';
 import { prettyLogWriter } from './pretty-log.ts';
@@ -65,6 +65,17 @@ export const localSettings = z.object({
     description: "Processes and threads one tenant's sandboxes may have at once (RLIMIT_NPROC of the tenant's uid; only as root)",
     whenUnset: '`1024`',
   }),
+  SANDBOX_NICE: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(19)
+    .optional()
+    .meta({
+      description:
+        "How far below the platform's CPU priority tenants' code runs, in nice steps (nice 10 for a platform at 0), so that user code keeping the cores busy does not delay the platform's own answers (health, refusals, other tenants' requests); user code cannot raise it back (docs/isolation.md). 0: the platform's priority",
+      whenUnset: `\`${DEFAULT_SANDBOX_NICE}\``,
+    }),
   PYTHON: z.string().min(1).optional().meta({
     description:
       'The interpreter agents and actions run on (3.11 or 3.12), a path or a name on `PATH`; the start log names it and its version (README, Quick start)',
@@ -152,6 +163,7 @@ export async function runLocalPlatform(built: BuiltParts = {}): Promise<void> {
         ...(env.data.UNSAFE_USER_CODE ? { unsafeUserCode: env.data.UNSAFE_USER_CODE } : {}),
         ...(env.data.SANDBOX_UID_RANGE !== undefined ? { uidRange: env.data.SANDBOX_UID_RANGE } : {}),
         ...(env.data.SANDBOX_MAX_PROCESSES !== undefined ? { maxProcesses: env.data.SANDBOX_MAX_PROCESSES } : {}),
+        ...(env.data.SANDBOX_NICE !== undefined ? { nice: env.data.SANDBOX_NICE } : {}),
       },
       ...(process.stdout.isTTY && env.data.LOG_FORMAT !== 'json' ? { logWriter: prettyLogWriter() } : {}),
     });

@@ -71,9 +71,9 @@ export interface LocalPlatformOptions {
    * bubblewrap sandbox, as a uid of the tenant's own from `uidRange` (SANDBOX_UID_RANGE) with at
    * most `maxProcesses` processes and threads (SANDBOX_MAX_PROCESSES) when the platform is root,
    * and user code is refused when no sandbox can be made. `unsafeUserCode: 'allow'`
-   * (UNSAFE_USER_CODE=allow) runs it without one.
+   * (UNSAFE_USER_CODE=allow) runs it without one. `nice` (SANDBOX_NICE) is its CPU priority.
    */
-  readonly sandbox?: { readonly unsafeUserCode?: 'allow'; readonly uidRange?: UidRange; readonly maxProcesses?: number };
+  readonly sandbox?: { readonly unsafeUserCode?: 'allow'; readonly uidRange?: UidRange; readonly maxProcesses?: number; readonly nice?: number };
   /**
    * Python runtime servers kept started for tenants that have none yet (RUNTIME_SPARES, default
    * 1), so that a tenant's first run does not wait for an interpreter start; 0 starts none.
