@@ -320,7 +320,7 @@ export function describeComputeContract(adapterName: string, setup: ComputeContr
       expect(endOf(r).started).toBe(false);
     });
 
-    it('stops a run at its timeout with TIMEOUT, billed as started for about its timeout', async () => {
+    it('stops a run at its timeout with TIMEOUT, billed as started for the time it ran', async () => {
       // Act: a 0.8 s limit on a run of 10 s
       const r = await run(compute, 'tenant-a', actionRun(SLEEPING_ACTION, { seconds: 10 }, { timeoutMs: 800 }));
 
@@ -329,7 +329,12 @@ export function describeComputeContract(adapterName: string, setup: ComputeContr
       expect(types(r)).toEqual(['error', 'end']);
       expect(errorOf(r)).toMatchObject({ code: 'TIMEOUT' });
       expect(end.started).toBe(true);
-      expect(end.durationMs).toBeGreaterThanOrEqual(800 * 0.9);
+      // Stopped at its timeout, not before: the deadline runs from the request's arrival, billing
+      // from the run's start, so a start made late by a busy machine (a fork at user code's lower
+      // priority) comes off the billed time; the two together cover the timeout.
+      expect(wallMs(r)).toBeGreaterThanOrEqual(800 * 0.9);
+      expect(end.durationMs).toBeGreaterThan(0);
+      expect(end.durationMs).toBeLessThanOrEqual(wallMs(r) + 1);
       expect(wallMs(r)).toBeLessThan(5000);
     });
 
