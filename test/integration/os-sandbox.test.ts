@@ -3,7 +3,6 @@
  * (the review found such routes) runs with the real `os` and `socket` modules inside the same
  * sandbox plan the runtime servers use, and tries what the review's attacks did next.
  */
-import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -17,8 +16,8 @@ import {
   spawnPlan,
   type OsSandbox,
   type SandboxUser,
-  type SpawnPlan,
 } from '../../functions/runtimes/os-sandbox.ts';
+import { interpreter, runPlan } from '../support/sandboxed-python.ts';
 
 /** Each attempt prints one JSON line: its name and whether it worked, with what it got. */
 const ATTACKS = String.raw`
@@ -58,20 +57,6 @@ interface Attempt {
   error?: string;
 }
 
-/** The real interpreter (pyenv's `python3` is a shell script, which a sandbox cannot follow). */
-function interpreter(): Promise<{ executable: string; prefix: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('python3', ['-c', 'import json, sys; print(json.dumps([sys.executable, sys.base_prefix]))'], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('close', () => {
-      const [executable, prefix] = JSON.parse(out) as [string, string];
-      resolve({ executable, prefix });
-    });
-  });
-}
-
 function runInSandbox(
   sandbox: OsSandbox,
   own: { controlDir: string; user: SandboxUser },
@@ -88,19 +73,6 @@ function runInSandbox(
       user: own.user,
     }),
   );
-}
-
-/** Runs a planned process to its end: its stdout, or a rejection with its exit code and stderr. */
-function runPlan(plan: SpawnPlan): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawnPlan(plan, null);
-    let out = '';
-    let err = '';
-    child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`sandboxed process exited ${code}: ${err.slice(-500)}`))));
-  });
 }
 
 describe('the OS sandbox holds when the language layers have fallen', () => {

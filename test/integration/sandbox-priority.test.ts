@@ -4,13 +4,13 @@
  * language-level layer (the real `os` module, as os-sandbox.test.ts runs it) cannot raise either.
  * The platform's own processes, the stores' among them, keep the platform's priority.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_SANDBOX_NICE, prepareOsSandbox, spawnPlan, type OsSandbox } from '../../functions/runtimes/os-sandbox.ts';
+import { DEFAULT_SANDBOX_NICE, prepareOsSandbox, type OsSandbox } from '../../functions/runtimes/os-sandbox.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 import { descendantProcesses } from '../support/processes.ts';
+import { interpreter, runPlan } from '../support/sandboxed-python.ts';
 
 /** Each attempt to take the priority back prints whether it worked; then what the process ends up with. */
 const RAISE_PRIORITY = String.raw`
@@ -58,20 +58,6 @@ function autogroupNiceOf(pid: number): number {
   return Number(/nice (-?\d+)/.exec(readFileSync(`/proc/${pid}/autogroup`, 'utf8'))?.[1]);
 }
 
-/** The real interpreter (pyenv's `python3` is a shell script, which a sandbox cannot follow). */
-function interpreter(): Promise<{ executable: string; prefix: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('python3', ['-c', 'import json, sys; print(json.dumps([sys.executable, sys.base_prefix]))'], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('close', () => {
-      const [executable, prefix] = JSON.parse(out) as [string, string];
-      resolve({ executable, prefix });
-    });
-  });
-}
-
 /** Runs RAISE_PRIORITY in `sandbox` to its end and parses what it printed. */
 async function raiseFromInside(
   sandbox: OsSandbox,
@@ -87,15 +73,7 @@ async function raiseFromInside(
     tmpfsBytes: 1024 * 1024,
     user,
   });
-  const out = await new Promise<string>((resolve, reject) => {
-    const child = spawnPlan(plan, null);
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`exited ${code}: ${stderr.slice(-500)}`))));
-  }).finally(async () => {
+  const out = await runPlan(plan).finally(async () => {
     await own.remove();
     user.release();
   });
