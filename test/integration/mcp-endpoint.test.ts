@@ -3,22 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 import { callOf, callsOn, overlapped, recordStoreCalls } from '../support/store-calls.ts';
-
-/** A calculator; `which` names its label so a pinned version is recognisable. */
-function calculator(label: string): string {
-  return `const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');
-const { z } = require('zod');
-
-exports.createMcpServer = function createMcpServer() {
-  const server = new McpServer({ name: 'calculator', version: '1.0.0' });
-  server.registerTool('add', { description: 'Adds two numbers', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => ({
-    content: [{ type: 'text', text: String(a + b) }],
-  }));
-  server.registerTool('which', { description: 'Names the version' }, async () => ({ content: [{ type: 'text', text: ${JSON.stringify(label)} }] }));
-  return server;
-};
-`;
-}
+import { calculator } from '../support/mcp-calculator.ts';
 
 /** ES module form; reports which of the owner's keys it can see (lengths only, never values). */
 const KEY_READER = `import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';

@@ -2,28 +2,13 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 import { recordStoreCalls, type StoreCall } from '../support/store-calls.ts';
+import { calculator } from '../support/mcp-calculator.ts';
 
 /**
  * The store calls before a paid run (issue 33, D11): each step is a round trip to the store, so the
  * count of sequential steps is pinned here, and so is what the hot path may take from memory (an MCP
  * version, immutable) and what it must read every time (the server, the token, the account).
  */
-
-/** A calculator whose `which` tool names its label, so the version that answered is recognisable. */
-function calculator(label: string): string {
-  return `const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');
-const { z } = require('zod');
-
-exports.createMcpServer = function createMcpServer() {
-  const server = new McpServer({ name: 'calculator', version: '1.0.0' });
-  server.registerTool('add', { description: 'Adds two numbers', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => ({
-    content: [{ type: 'text', text: String(a + b) }],
-  }));
-  server.registerTool('which', { description: 'Names the version' }, async () => ({ content: [{ type: 'text', text: ${JSON.stringify(label)} }] }));
-  return server;
-};
-`;
-}
 
 const ECHO = readFileSync(new URL('../../python-runtime/tests/fixtures/echo_agent.py', import.meta.url), 'utf8');
 
