@@ -12,8 +12,6 @@ import { REPO_ROOT } from './function-entries.ts';
 import { functionBundleCode, isWorkerEntry, packagesOf } from './function-bundling.ts';
 import type { OAuthFunctionSettings } from './oauth-providers.ts';
 
-export { packagesOf };
-
 /** Configuration variables (functions/core/config.ts) every cloud function receives. */
 export type PlatformEnvironmentName = ConfigKey<
   | 'STAGE'

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { buildSync } from 'esbuild';
 import type { AreaModule, ServiceSpec } from '../manifest/types.ts';
 import { DEFAULT_ENTRIES_DIR, REPO_ROOT, writeIfChanged, writeServiceEntry } from './function-entries.ts';
-import { ESM_REQUIRE_BANNER, identityVerifierFiles, packagesOf } from './platform-function.ts';
+import { packagesOf } from './function-bundling.ts';
+import { ESM_REQUIRE_BANNER, identityVerifierFiles } from './platform-function.ts';
 
 /**
  * Base image of service containers: Node 20 (the version the project runs and tests services on),
