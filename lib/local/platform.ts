@@ -143,6 +143,9 @@ const LOCK_FILE = 'platform.pid';
  * Composition root of `npm start`: dynalite and s3rver under DATA_DIR, tables and buckets from the
  * manifest, the handlers behind one HTTP port, an admin account on first start.
  */
+/** The spares kept when the options name none (RUNTIME_SPARES and VOICE_SPARES unset). */
+export const DEFAULT_SPARES = { runtimeSpares: 1, voiceSpares: 1 } as const;
+
 export async function startLocalPlatform(options: LocalPlatformOptions): Promise<RunningPlatform> {
   const dataDir = resolve(options.dataDir);
   await mkdir(dataDir, { recursive: true });
@@ -182,8 +185,8 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
       logger: log,
       sandbox,
       egress,
-      spares: options.runtimeSpares ?? 1,
-      voiceSpares: options.voiceSpares ?? 1,
+      spares: options.runtimeSpares ?? DEFAULT_SPARES.runtimeSpares,
+      voiceSpares: options.voiceSpares ?? DEFAULT_SPARES.voiceSpares,
       ...(options.runtimeIdleTimeoutMs !== undefined ? { idleTimeoutMs: options.runtimeIdleTimeoutMs } : {}),
       ...(options.runtimeMaxProcesses !== undefined ? { maxProcesses: options.runtimeMaxProcesses } : {}),
       ...(options.runtimePythonPath ? { pythonPath: options.runtimePythonPath } : {}),

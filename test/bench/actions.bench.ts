@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { Agent } from 'node:http';
+import { DEFAULT_SPARES } from '../../lib/local/platform.ts';
 import { createUser, startTestPlatform } from '../support/local-platform.ts';
 import { elapsedSince, type BenchModule } from './harness.ts';
 import { concurrently, get, keepAliveAgent, perSecond, type Round, type Target } from './http-load.ts';
@@ -66,7 +67,7 @@ export const actionsBench: BenchModule = {
   name: 'actions',
   async run({ progress, defer }) {
     progress('actions: starting the platform');
-    const platform = await startTestPlatform();
+    const platform = await startTestPlatform({ ...DEFAULT_SPARES });
     defer(() => platform.stop({ removeData: true }));
     const user = await createUser(platform, { alias: 'benchactions', credits: 1_000_000 });
     const created = await platform.api('POST', '/action/create', {

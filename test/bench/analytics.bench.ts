@@ -3,6 +3,7 @@ import { countersOf, DAY_MS, type CounterDelta } from '../../functions/core/usag
 import { addToCounter } from '../../functions/core/usage-counters.store.ts';
 import { lineageOf } from '../../functions/core/http/lineage.ts';
 import { createUsageLogWriter, type ResourceType, type UsageLogInput } from '../../functions/core/usage-log.ts';
+import { DEFAULT_SPARES } from '../../lib/local/platform.ts';
 import { createUser, startTestPlatform } from '../support/local-platform.ts';
 import type { BenchModule } from './harness.ts';
 import { measured, versus } from './stats.ts';
@@ -52,7 +53,7 @@ export const analyticsBench: BenchModule = {
   name: 'analytics',
   async run({ progress, defer }) {
     progress('analytics: starting the platform');
-    const platform = await startTestPlatform();
+    const platform = await startTestPlatform({ ...DEFAULT_SPARES });
     defer(() => platform.stop({ removeData: true }));
     const { ports } = platform.running;
     const bare = createUsageLogWriter(ports.db, ports.blobs, ports.clock, 30);

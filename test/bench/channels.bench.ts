@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { DEFAULT_SPARES } from '../../lib/local/platform.ts';
 import { createUser, startTestPlatform } from '../support/local-platform.ts';
 import { startStandIn } from '../support/platform-stand-in.ts';
 import type { BenchModule } from './harness.ts';
@@ -23,7 +24,7 @@ export const channelsBench: BenchModule = {
     progress('channels: starting the platform and the chat stand-in');
     const slack = await startStandIn();
     defer(() => slack.close());
-    const platform = await startTestPlatform({ env: { CHANNEL_API_BASE_WORKSPACE_CHAT: `${slack.url}/api` } });
+    const platform = await startTestPlatform({ ...DEFAULT_SPARES, env: { CHANNEL_API_BASE_WORKSPACE_CHAT: `${slack.url}/api` } });
     defer(() => platform.stop({ removeData: true }));
     const owner = await createUser(platform, { alias: 'bench-channels', credits: 10_000 });
     const sourceCode = readFileSync(new URL('../../python-runtime/tests/fixtures/sleeping_agent.py', import.meta.url), 'utf8');

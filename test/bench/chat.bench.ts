@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Agent, request, type Server } from 'node:http';
 import { lineageOf } from '../../functions/core/http/lineage.ts';
 import type { Ports } from '../../functions/ports.ts';
+import { DEFAULT_SPARES } from '../../lib/local/platform.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 import { elapsedSince, type BenchModule } from './harness.ts';
 import { closeServer } from './http-load.ts';
@@ -191,7 +192,7 @@ export const chatBench: BenchModule = {
   name: 'chat',
   async run({ progress, defer }) {
     progress('chat: starting the platform and a runtime server');
-    const [platform, server] = await Promise.all([startTestPlatform(), startRuntimeServer()]);
+    const [platform, server] = await Promise.all([startTestPlatform({ ...DEFAULT_SPARES }), startRuntimeServer()]);
     defer(() => platform.stop({ removeData: true }));
     defer(() => server.stop());
     const user = await createUser(platform, { alias: 'benchchat', credits: 1_000_000 });

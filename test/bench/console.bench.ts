@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { chromium, type Page } from 'playwright-core';
 import { buildConsole } from '../../lib/console/build-console.ts';
 import { CHROMIUM } from '../support/console-browser.ts';
+import { DEFAULT_SPARES } from '../../lib/local/platform.ts';
 import { createUser, startTestPlatform } from '../support/local-platform.ts';
 import type { BenchModule } from './harness.ts';
 import { measured, sized, versus } from './stats.ts';
@@ -32,7 +33,7 @@ async function slowed(page: Page): Promise<void> {
 export const consoleBench: BenchModule = {
   name: 'console',
   async run(context) {
-    const platform = await startTestPlatform();
+    const platform = await startTestPlatform({ ...DEFAULT_SPARES });
     context.defer(() => platform.stop({ removeData: true }));
     const user = await createUser(platform, { alias: 'bench', credits: 1000 });
     const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });

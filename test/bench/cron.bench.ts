@@ -1,6 +1,7 @@
 import { areas } from '../../lib/manifest/areas.ts';
 import { cronBenchArea } from '../fixtures/cron-bench-area/cron-bench.module.ts';
 import { delays } from '../fixtures/cron-bench-area/handlers/record-due.queue.ts';
+import { DEFAULT_SPARES } from '../../lib/local/platform.ts';
 import { startTestPlatform } from '../support/local-platform.ts';
 import type { BenchModule } from './harness.ts';
 import { measured } from './stats.ts';
@@ -25,7 +26,7 @@ export const cronBench: BenchModule = {
   name: 'cron',
   async run({ progress, defer }) {
     progress('cron: starting the platform');
-    const platform = await startTestPlatform({ areas: [...areas, cronBenchArea] });
+    const platform = await startTestPlatform({ ...DEFAULT_SPARES, areas: [...areas, cronBenchArea] });
     defer(() => platform.stop({ removeData: true }));
     const schedules = platform.running.schedules;
 

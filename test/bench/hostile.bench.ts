@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { blankFreeText, pdfBomb } from '../support/hostile-inputs.ts';
+import { DEFAULT_SPARES } from '../../lib/local/platform.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 import { repoRoot, type BenchModule } from './harness.ts';
 import { measured, versus, type MeasuredRow } from './stats.ts';
@@ -60,7 +61,7 @@ async function twilioFlood(voiceUrl: string): Promise<void> {
 export const hostileBench: BenchModule = {
   name: 'hostile',
   async run({ progress, defer }) {
-    const platform = await startTestPlatform();
+    const platform = await startTestPlatform({ ...DEFAULT_SPARES });
     defer(() => platform.stop({ removeData: true }));
     const user = await createUser(platform, { credits: 10 });
     const voiceUrl = (await platform.api('GET', '/.well-known/platform.json')).body.data.voiceUrl as string;

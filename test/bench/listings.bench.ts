@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Agent } from 'node:http';
+import { DEFAULT_SPARES } from '../../lib/local/platform.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 import { elapsedSince, type BenchModule } from './harness.ts';
 import { get, interleaved, keepAliveAgent, type Target } from './http-load.ts';
@@ -63,7 +64,7 @@ export const listingsBench: BenchModule = {
   name: 'listings',
   async run({ progress, defer }) {
     progress('listings: starting the platform');
-    const platform = await startTestPlatform();
+    const platform = await startTestPlatform({ ...DEFAULT_SPARES });
     defer(() => platform.stop({ removeData: true }));
     const few = await createUser(platform, { alias: 'bench-few', credits: 10 });
     const growing = await createUser(platform, { alias: 'bench-growing', credits: 10 });

@@ -8,6 +8,7 @@ import { lineageOf } from '../../functions/core/http/lineage.ts';
 import { TOOL_CALL_CREDITS } from '../../functions/mcp/mcp.schema.ts';
 import type { Ports } from '../../functions/ports.ts';
 import type { McpRuntime, McpSource } from '../../functions/runtimes/mcp-runtime.ts';
+import { DEFAULT_SPARES } from '../../lib/local/platform.ts';
 import { createUser, startTestPlatform } from '../support/local-platform.ts';
 import { elapsedSince, repoRoot, type BenchModule } from './harness.ts';
 import { closeServer, keepAliveAgent } from './http-load.ts';
@@ -171,7 +172,7 @@ export const mcpBench: BenchModule = {
   name: 'mcp',
   async run({ progress, defer }) {
     progress('mcp: starting the platform');
-    const platform = await startTestPlatform();
+    const platform = await startTestPlatform({ ...DEFAULT_SPARES });
     defer(() => platform.stop({ removeData: true }));
     const user = await createUser(platform, { alias: 'benchmcp', credits: 1_000_000 });
     const created = await platform.api('POST', '/mcp-admin/create', {

@@ -1,6 +1,7 @@
 import { syncResource, type PublicResource } from '../../functions/search/resource-index.ts';
 import { createSearchEngine } from '../../functions/search/search-engine.ts';
 import { createSearchStore } from '../../functions/search/search.store.ts';
+import { DEFAULT_SPARES } from '../../lib/local/platform.ts';
 import { createUser, startTestPlatform } from '../support/local-platform.ts';
 import { elapsedSince, type BenchModule } from './harness.ts';
 import { get, keepAliveAgent } from './http-load.ts';
@@ -56,7 +57,7 @@ export const searchBench: BenchModule = {
   name: 'search',
   async run({ progress, defer }) {
     progress('search: starting the platform');
-    const platform = await startTestPlatform();
+    const platform = await startTestPlatform({ ...DEFAULT_SPARES });
     defer(() => platform.stop({ removeData: true }));
     const user = await createUser(platform, { alias: 'benchsearch' });
     // Real accounts: results show each owner's current alias, read with the page (search.service.ts).

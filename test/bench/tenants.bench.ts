@@ -7,6 +7,7 @@
  */
 import { Agent, request } from 'node:http';
 import { readFileSync } from 'node:fs';
+import { DEFAULT_SPARES } from '../../lib/local/platform.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 import { elapsedSince, type BenchModule } from './harness.ts';
 import { measured, versus, type MeasuredRow } from './stats.ts';
@@ -160,7 +161,7 @@ export const tenantsBench: BenchModule = {
   name: 'tenants',
   async run({ progress, defer }) {
     progress('tenants: starting the platform');
-    const platform = await startTestPlatform();
+    const platform = await startTestPlatform({ ...DEFAULT_SPARES });
     defer(() => platform.stop({ removeData: true }));
     const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY * 2 });
     defer(() => agent.destroy());

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '../../functions/core/db/dynamo.ts';
+import { DEFAULT_SPARES } from '../../lib/local/platform.ts';
 import { createUser, startTestPlatform } from '../support/local-platform.ts';
 import type { BenchModule } from './harness.ts';
 import { closeServer, get, interleaved, keepAliveAgent, perSecond, type Round, type Target } from './http-load.ts';
@@ -74,7 +75,7 @@ export const userInfoBench: BenchModule = {
   name: 'user-info',
   async run({ progress, defer }) {
     progress('user-info: starting the platform');
-    const platform = await startTestPlatform();
+    const platform = await startTestPlatform({ ...DEFAULT_SPARES });
     defer(() => platform.stop({ removeData: true }));
     const user = await createUser(platform, { alias: 'benchuser' });
     const reads: Reads = { userId: user.userId, tokenId: user.tokenId };

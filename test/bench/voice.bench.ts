@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
 import type { LocalCompute } from '../../functions/adapters/compute/local.ts';
+import { DEFAULT_SPARES } from '../../lib/local/platform.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 import { STRANDS_VOICE_AGENT } from '../support/voice-agents.ts';
 import { elapsedSince, type BenchContext, type BenchModule } from './harness.ts';
@@ -71,7 +72,7 @@ export const voiceBench: BenchModule = {
   name: 'voice',
   async run({ progress, defer }) {
     progress('voice: starting the platform');
-    const platform = await startTestPlatform({ env: { VOICE_MAX_SESSIONS_PER_USER: String(HELD_TARGET) } });
+    const platform = await startTestPlatform({ ...DEFAULT_SPARES, env: { VOICE_MAX_SESSIONS_PER_USER: String(HELD_TARGET) } });
     defer(() => platform.stop({ removeData: true }));
     const voiceUrl = (await platform.api('GET', '/.well-known/platform.json')).body.data.voiceUrl as string;
     const user = await createUser(platform, { alias: 'benchvoice', credits: 100_000 });
@@ -212,7 +213,7 @@ async function connectToReady(progress: BenchContext['progress']): Promise<Measu
   for (const mode of ['warm', 'cold'] as const) {
     progress(`voice: connect to ready, ${mode} (${python})`);
     // Stopped before the next one starts: two platforms' spares would compete for the cores.
-    const platform = await startTestPlatform({ python, voiceSpares: mode === 'warm' ? 1 : 0 });
+    const platform = await startTestPlatform({ python, ...DEFAULT_SPARES, voiceSpares: mode === 'warm' ? 1 : 0 });
     try {
       const voiceUrl = (await platform.api('GET', '/.well-known/platform.json')).body.data.voiceUrl as string;
       const user = await createUser(platform, { alias: `benchready${mode}`, credits: 100_000 });

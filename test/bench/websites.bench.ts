@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createBucketObjects } from '../../functions/core/files/bucket-objects.ts';
 import { siteObjectKey } from '../../functions/websites/websites-paths.ts';
+import { DEFAULT_SPARES } from '../../lib/local/platform.ts';
 import { createUser, startTestPlatform } from '../support/local-platform.ts';
 import { elapsedSince, type BenchModule } from './harness.ts';
 import { closeServer, get, interleaved, keepAliveAgent, perSecond, type Round } from './http-load.ts';
@@ -55,7 +56,7 @@ export const websitesBench: BenchModule = {
   name: 'websites',
   async run({ progress, defer, tempDir }) {
     progress('websites: starting the platform');
-    const platform = await startTestPlatform();
+    const platform = await startTestPlatform({ ...DEFAULT_SPARES });
     defer(() => platform.stop({ removeData: true }));
     const user = await createUser(platform, { alias: 'benchsite' });
     const page = `<!doctype html><title>bench</title><p>${'x'.repeat(PAGE_BYTES - 40)}</p>`;

@@ -176,7 +176,8 @@ describe('voice agents over the WebSocket bridge', () => {
   }
 
   beforeAll(async () => {
-    platform = await startTestPlatform({ env: { VOICE_BILLING_TICK_SEC: '1', VOICE_MAX_SESSIONS_PER_USER: '2' } });
+    // Calls take the waiting session process, as on a running platform (a test below counts on it).
+    platform = await startTestPlatform({ voiceSpares: 1, env: { VOICE_BILLING_TICK_SEC: '1', VOICE_MAX_SESSIONS_PER_USER: '2' } });
     voiceUrl = (await platform.api('GET', '/.well-known/platform.json')).body.data.voiceUrl;
     owner = await createUser(platform, { alias: 'voice-owner', credits: 1000 });
     echoId = await createAgent(owner.token, { agentName: 'echo-voice', voice: 'voice_2' });
@@ -685,7 +686,7 @@ describe('voice session limits', () => {
   const logLines: string[] = [];
 
   beforeAll(async () => {
-    platform = await startTestPlatform({ env: { VOICE_IDLE_TIMEOUT_SEC: '1', VOICE_MAX_SESSION_SEC: '3' }, logLines });
+    platform = await startTestPlatform({ voiceSpares: 1, env: { VOICE_IDLE_TIMEOUT_SEC: '1', VOICE_MAX_SESSION_SEC: '3' }, logLines });
     voiceUrl = (await platform.api('GET', '/.well-known/platform.json')).body.data.voiceUrl;
     user = await createUser(platform, { alias: 'voice-limits', credits: 100 });
     const created = await platform.api('POST', '/agent/create', {
@@ -809,7 +810,7 @@ describe('voice agents that start slowly', () => {
   let user: Awaited<ReturnType<typeof createUser>>;
 
   beforeAll(async () => {
-    platform = await startTestPlatform({ env: { VOICE_IDLE_TIMEOUT_SEC: '1', VOICE_START_TIMEOUT_SEC: '10' } });
+    platform = await startTestPlatform({ voiceSpares: 1, env: { VOICE_IDLE_TIMEOUT_SEC: '1', VOICE_START_TIMEOUT_SEC: '10' } });
     voiceUrl = (await platform.api('GET', '/.well-known/platform.json')).body.data.voiceUrl;
     user = await createUser(platform, { alias: 'voice-slow', credits: 100 });
   });

@@ -63,7 +63,15 @@ export async function startTestPlatform(
     /** The interpreter for user code (default `python3` on PATH, as `npm start` without PYTHON). */
     python?: string;
     mcpEgressAllowHosts?: string[];
-    /** Voice session processes kept started (the platform's VOICE_SPARES; default its own, 1). */
+    /**
+     * Runtime servers and voice session processes kept started ahead of need (the platform's
+     * RUNTIME_SPARES and VOICE_SPARES). None unless given: a spare costs about 1.5 s of CPU at
+     * every start (a sandboxed Python that imports the runtime), which a file that runs no user
+     * code paid for nothing; a file that runs some starts its runtime on first use instead. The
+     * spares' own behaviour is tested on the compute adapter (compute-local.test.ts), and the
+     * benches pass the platform's defaults (`DEFAULT_SPARES` of lib/local/platform.ts) to measure it as `npm start` runs.
+     */
+    runtimeSpares?: number;
     voiceSpares?: number;
     /** How user code is contained (the platform's SANDBOX_* settings). */
     sandbox?: LocalPlatformOptions['sandbox'];
@@ -94,7 +102,8 @@ export async function startTestPlatform(
     ...(options.runtimePythonPath ? { runtimePythonPath: options.runtimePythonPath } : {}),
     ...(options.python !== undefined ? { python: options.python } : {}),
     ...(options.mcpEgressAllowHosts ? { mcpEgressAllowHosts: options.mcpEgressAllowHosts } : {}),
-    ...(options.voiceSpares !== undefined ? { voiceSpares: options.voiceSpares } : {}),
+    runtimeSpares: options.runtimeSpares ?? 0,
+    voiceSpares: options.voiceSpares ?? 0,
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
     ...(options.areas ? { areas: options.areas } : {}),
     ...(options.importHandlerModule ? { importHandlerModule: options.importHandlerModule } : {}),
