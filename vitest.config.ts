@@ -23,7 +23,11 @@ export default defineConfig({
     // own, so `npm test` runs it in a pass of its own (counted apart, skipped in one line without
     // the interpreter) and never twice; a path given to vitest still finds its files.
     projects: [
-      { extends: true, test: { name: 'main', include: ['test/integration/**/*.test.ts', ...SANDBOXED_CONTRACTS] } },
+      // Files that start the real local platform. They share a test process (isolate: false): each
+      // file imported the platform's modules again (transform and import were 335 s of a 1,060 s run,
+      // on cores the tests themselves keep busy). A file here stops what it starts and restores
+      // what it changes (environment, timers); none uses vi.mock.
+      { extends: true, test: { name: 'main', include: ['test/integration/**/*.test.ts', ...SANDBOXED_CONTRACTS], isolate: false } },
       // `npm run test:fast`: the unit tests and the contract suites that start no sandboxed runtime
       // (decision 0036). Their files share a test process (isolate: false): most of their time was
       // each file loading the same modules again (import 35 s of a 59 s run on 2 cores; 10 s shared).
