@@ -52,7 +52,8 @@ describeWithStrands('Strands voice agents (BidiAgent) on the voice WebSocket', (
   let agentId: string;
 
   beforeAll(async () => {
-    platform = await startTestPlatform({ python: STRANDS_PYTHON! });
+    // A call takes the session process started ahead with Strands imported, as on a running platform (a test below checks it).
+    platform = await startTestPlatform({ python: STRANDS_PYTHON!, voiceSpares: 1 });
     voiceUrl = (await platform.api('GET', '/.well-known/platform.json')).body.data.voiceUrl;
     owner = await createUser(platform, { alias: 'strands-voice', credits: 1000 });
     const created = await platform.api('POST', '/agent/create', {
