@@ -24,8 +24,8 @@ export default defineConfig({
     // the interpreter) and never twice; a path given to vitest still finds its files.
     projects: [
       // Files that start the real local platform. They share a test process (isolate: false): each
-      // file imported the platform's modules again (transform and import were 335 s of a 1,060 s run,
-      // on cores the tests themselves keep busy). A file here stops what it starts and restores
+      // file imported the platform's modules again (177 s of import in a 1,060 s run, on cores the
+      // tests themselves keep busy; decision 0049). A file here stops what it starts and restores
       // what it changes (environment, timers); none uses vi.mock.
       { extends: true, test: { name: 'main', include: ['test/integration/**/*.test.ts', ...SANDBOXED_CONTRACTS], isolate: false } },
       // `npm run test:fast`: the unit tests and the contract suites that start no sandboxed runtime

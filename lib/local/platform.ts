@@ -139,13 +139,13 @@ export const ADMIN_TOKEN_FILE = 'admin-token';
 export const MASTER_KEY_FILE = 'master.key';
 const LOCK_FILE = 'platform.pid';
 
+/** The spares kept when the options name none (RUNTIME_SPARES and VOICE_SPARES unset). */
+export const DEFAULT_SPARES = { runtimeSpares: 1, voiceSpares: 1 } as const;
+
 /**
  * Composition root of `npm start`: dynalite and s3rver under DATA_DIR, tables and buckets from the
  * manifest, the handlers behind one HTTP port, an admin account on first start.
  */
-/** The spares kept when the options name none (RUNTIME_SPARES and VOICE_SPARES unset). */
-export const DEFAULT_SPARES = { runtimeSpares: 1, voiceSpares: 1 } as const;
-
 export async function startLocalPlatform(options: LocalPlatformOptions): Promise<RunningPlatform> {
   const dataDir = resolve(options.dataDir);
   await mkdir(dataDir, { recursive: true });

@@ -69,7 +69,8 @@ export async function startTestPlatform(
      * every start (a sandboxed Python that imports the runtime), which a file that runs no user
      * code paid for nothing; a file that runs some starts its runtime on first use instead. The
      * spares' own behaviour is tested on the compute adapter (compute-local.test.ts), and the
-     * benches pass the platform's defaults (`DEFAULT_SPARES` of lib/local/platform.ts) to measure it as `npm start` runs.
+     * benches pass the platform's defaults (`DEFAULT_SPARES` of lib/local/platform.ts) to measure
+     * it as `npm start` runs it.
      */
     runtimeSpares?: number;
     voiceSpares?: number;
