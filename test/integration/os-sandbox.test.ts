@@ -17,7 +17,8 @@ import {
   type OsSandbox,
   type SandboxUser,
 } from '../../functions/runtimes/os-sandbox.ts';
-import { interpreter, runPlan } from '../support/sandboxed-python.ts';
+import { probePython, type PythonInterpreter } from '../../functions/runtimes/python-interpreter.ts';
+import { runPlan } from '../support/sandboxed-python.ts';
 
 /** Each attempt prints one JSON line: its name and whether it worked, with what it got. */
 const ATTACKS = String.raw`
@@ -57,15 +58,10 @@ interface Attempt {
   error?: string;
 }
 
-function runInSandbox(
-  sandbox: OsSandbox,
-  own: { controlDir: string; user: SandboxUser },
-  python: { executable: string; prefix: string },
-  args: string[],
-): Promise<string> {
+function runInSandbox(sandbox: OsSandbox, own: { controlDir: string; user: SandboxUser }, python: PythonInterpreter, args: string[]): Promise<string> {
   return runPlan(
     sandbox.plan(python.executable, ['-c', ATTACKS, ...args], {
-      readOnly: [python.prefix],
+      readOnly: python.roots,
       controlDir: own.controlDir,
       cwd: '/',
       env: { PATH: '/usr/bin:/bin' },
@@ -104,7 +100,7 @@ describe('the OS sandbox holds when the language layers have fallen', () => {
 
   it("keeps the platform's files, processes, port and other tenants out of reach", async () => {
     // Prepare
-    const python = await interpreter();
+    const python = await probePython('python3');
     const user = sandbox.user('tenant-a');
     const own = await sandbox.makeControlDir(user);
 
@@ -152,7 +148,7 @@ describe('the OS sandbox holds when the language layers have fallen', () => {
 
   it("shows code that lives under the host's /tmp above the sandbox's private /tmp", async () => {
     // Prepare: a checkout under /tmp, as CI clones can be
-    const python = await interpreter();
+    const python = await probePython('python3');
     const code = await mkdtemp(join(tmpdir(), 'sandbox-code-'));
     await chmod(code, 0o755);
     await writeFile(join(code, 'hello.py'), 'print("hello from " + __file__)\n', { mode: 0o644 });
@@ -161,7 +157,7 @@ describe('the OS sandbox holds when the language layers have fallen', () => {
 
     // Act
     const plan = sandbox.plan(python.executable, ['hello.py'], {
-      readOnly: [python.prefix, code],
+      readOnly: [...python.roots, code],
       controlDir: own.hostPath,
       cwd: code,
       env: { PATH: '/usr/bin:/bin' },
@@ -266,13 +262,13 @@ describe.skipIf(process.getuid?.() !== 0)('the OS sandbox gives each tenant its 
 
   it("leaves another tenant's sandbox free to start threads while one tenant holds all it may", async () => {
     // Prepare
-    const python = await interpreter();
+    const python = await probePython('python3');
     const start = async (tenantId: string) => {
       const user = sandbox.user(tenantId);
       const own = await sandbox.makeControlDir(user);
       const child = spawnPlan(
         sandbox.plan(python.executable, ['-c', THREAD_HOARDER], {
-          readOnly: [python.prefix],
+          readOnly: python.roots,
           controlDir: own.hostPath,
           cwd: '/',
           env: { PATH: '/usr/bin:/bin' },

@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_SANDBOX_NICE, prepareOsSandbox, type OsSandbox } from '../../functions/runtimes/os-sandbox.ts';
 import { createUser, startTestPlatform, type TestPlatform } from '../support/local-platform.ts';
 import { descendantProcesses } from '../support/processes.ts';
-import { interpreter, runPlan } from '../support/sandboxed-python.ts';
+import { probePython } from '../../functions/runtimes/python-interpreter.ts';
+import { runPlan } from '../support/sandboxed-python.ts';
 
 /** Each attempt to take the priority back prints whether it worked; then what the process ends up with. */
 const RAISE_PRIORITY = String.raw`
@@ -62,11 +63,11 @@ function autogroupNiceOf(pid: number): number {
 async function raiseFromInside(
   sandbox: OsSandbox,
 ): Promise<Record<string, { ok: boolean }> & { priority: number; stat_nice: number; autogroup: string | null }> {
-  const python = await interpreter();
+  const python = await probePython('python3');
   const user = sandbox.user('tenant-priority');
   const own = await sandbox.makeControlDir(user);
   const plan = sandbox.plan(python.executable, ['-c', RAISE_PRIORITY], {
-    readOnly: [python.prefix],
+    readOnly: python.roots,
     controlDir: own.hostPath,
     cwd: '/',
     env: { PATH: '/usr/bin:/bin' },

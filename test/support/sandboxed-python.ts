@@ -2,22 +2,7 @@
  * Running Python directly in an OS sandbox (functions/runtimes/os-sandbox.ts), without a runtime:
  * what the sandbox tests use to see what the operating system allows, whatever the language layers say.
  */
-import { spawn } from 'node:child_process';
 import { spawnPlan, type SpawnPlan } from '../../functions/runtimes/os-sandbox.ts';
-
-/** The real interpreter (pyenv's `python3` is a shell script, which a sandbox cannot follow). */
-export function interpreter(): Promise<{ executable: string; prefix: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('python3', ['-c', 'import json, sys; print(json.dumps([sys.executable, sys.base_prefix]))'], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('close', () => {
-      const [executable, prefix] = JSON.parse(out) as [string, string];
-      resolve({ executable, prefix });
-    });
-  });
-}
 
 /** Runs a planned process to its end: its stdout, or a rejection with its exit code and stderr. */
 export function runPlan(plan: SpawnPlan): Promise<string> {
