@@ -65,9 +65,9 @@ export async function startTestPlatform(
     mcpEgressAllowHosts?: string[];
     /**
      * Runtime servers and voice session processes kept started ahead of need (the platform's
-     * RUNTIME_SPARES and VOICE_SPARES). None unless given: a spare costs about 1.5 s of CPU at
-     * every start (a sandboxed Python that imports the runtime), which a file that runs no user
-     * code paid for nothing; a file that runs some starts its runtime on first use instead. The
+     * RUNTIME_SPARES and VOICE_SPARES). None unless given: the two cost about 2.4 s of CPU at
+     * every start (1.5 s of it in the sandboxed Pythons that import the runtime), which a file
+     * that runs no user code paid for nothing; a file that runs some starts its runtime on first use instead. The
      * spares' own behaviour is tested on the compute adapter (compute-local.test.ts), and the
      * benches pass the platform's defaults (`DEFAULT_SPARES` of lib/local/platform.ts) to measure
      * it as `npm start` runs it.
