@@ -107,6 +107,11 @@ export interface LocalPlatformOptions {
    * this process does. @default forked here, from stores-process.ts compiled on first use (stores.ts)
    */
   readonly storesProcess?: ChildProcess;
+  /**
+   * Given the stores' process at close, idle and alive, instead of ending it, for another start's
+   * `storesProcess` (the test harness; startLocalStores). @default the process ends with the platform
+   */
+  readonly keepStoresProcess?: (child: ChildProcess) => void;
 }
 
 export interface RunningPlatform {
@@ -165,7 +170,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     checkAreas(served);
     // The stores' process takes a few hundred ms to answer: it starts first, creating the tables
     // and buckets that are missing, and this process listens and prepares the ports meanwhile.
-    const storesStarting = startLocalStores(dataDir, localStoresLayout(served), options.storesProcess);
+    const storesStarting = startLocalStores(dataDir, localStoresLayout(served), options.storesProcess, options.keepStoresProcess);
     // Awaited below or by the clean-up; a failure to start must not surface as an unhandled rejection first.
     storesStarting.catch(() => undefined);
     cleanup.push(async () => (await storesStarting).close());

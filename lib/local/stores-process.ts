@@ -7,7 +7,10 @@
  * buckets to create when missing and the credentials of this start; this process answers `ready`
  * with its ports once they exist,
  * forwards each s3rver notification as `s3-event`, answers `flush` with `flushed` (so the parent
- * knows every notification sent before has arrived), and on `close` stops both servers and exits.
+ * knows every notification sent before has arrived), and on `close` stops both servers and exits;
+ * on `release` it stops them and answers `released`, then waits for another `start` (a caller that
+ * starts many platforms in one process, the test harness, keeps it: loading its modules is most of
+ * what a start of this process costs).
  * It exits as well when the parent goes away, so a crashed platform leaves no servers behind.
  *
  * Neither stand-in checks credentials (dynalite accepts any signature, s3rver any V4 signature and
@@ -44,12 +47,14 @@ export type StoresRequest =
       readonly credentials: StoreCredentials;
     }
   | { readonly type: 'flush'; readonly id: number }
+  | { readonly type: 'release' }
   | { readonly type: 'close' };
 
 export type StoresMessage =
   | { readonly type: 'ready'; readonly dynamoPort: number; readonly s3Port: number }
   | { readonly type: 's3-event'; readonly event: unknown }
   | { readonly type: 'flushed'; readonly id: number }
+  | { readonly type: 'released' }
   | { readonly type: 'failed'; readonly message: string };
 
 function send(message: StoresMessage): void {
@@ -93,6 +98,9 @@ async function start({ dataDir, tables, buckets, credentials }: Extract<StoresRe
     await s3.close();
     await new Promise<void>((resolve) => dynamo.close(() => resolve()));
     await rm(socketDir, { recursive: true, force: true });
+    // The account is s3rver's module state, which outlives the servers: a released process must
+    // not accept the last start's key at its next one.
+    S3rverAccount.DUMMY_ACCOUNT.revokeAccessKey(credentials.accessKeyId);
   };
 }
 
@@ -474,6 +482,14 @@ process.on('message', (request: StoresRequest) => {
     );
   } else if (request.type === 'flush') {
     send({ type: 'flushed', id: request.id });
+  } else if (request.type === 'release') {
+    const stopping = stop;
+    stop = null;
+    // A process that could not stop its servers cleanly is not fit for another start.
+    void (stopping?.() ?? Promise.resolve()).then(
+      () => send({ type: 'released' }),
+      () => process.exit(1),
+    );
   } else {
     void (stop?.() ?? Promise.resolve()).finally(() => process.exit(0));
   }

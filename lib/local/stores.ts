@@ -84,15 +84,29 @@ async function storesProcessEntry(): Promise<string> {
   return file;
 }
 
+/** Forks the stores' process from its sources (compiled on first use), ready for `startLocalStores`. */
+export async function forkLocalStoresProcess(): Promise<ChildProcess> {
+  return forkStoresProcess(await storesProcessEntry());
+}
+
 /**
  * Starts dynalite and s3rver in a process of their own (stores-process.ts) behind free loopback
  * ports that accept only requests signed by `credentials` (made here, per start), persisting
  * under `dataDir`: off the platform's event loop, still started and stopped with it.
  * Resolves once the layout's tables and buckets exist (that process creates those missing).
- * `forked` is that process when the caller forked it ahead (forkStoresProcess, the built start).
+ * `forked` is that process when the caller forked it ahead (forkStoresProcess, the built start) or
+ * kept it from an earlier start. `keep`: close stops the servers and hands the process, idle and
+ * alive, to `keep` for another start instead of ending it (the test harness: loading the stores'
+ * modules is most of what a start of that process costs); a process that exits or fails to stop
+ * cleanly is never handed over.
  */
-export async function startLocalStores(dataDir: string, layout: StoresLayout, forked?: ChildProcess): Promise<LocalStores> {
-  const child = forked ?? forkStoresProcess(await storesProcessEntry());
+export async function startLocalStores(
+  dataDir: string,
+  layout: StoresLayout,
+  forked?: ChildProcess,
+  keep?: (child: ChildProcess) => void,
+): Promise<LocalStores> {
+  const child = forked ?? (await forkLocalStoresProcess());
   const credentials: StoreCredentials = {
     accessKeyId: `LOCAL${randomBytes(8).toString('hex').toUpperCase()}`,
     secretAccessKey: randomBytes(32).toString('base64url'),
@@ -103,25 +117,36 @@ export async function startLocalStores(dataDir: string, layout: StoresLayout, fo
   const listeners = new Set<(event: unknown) => void>();
   const flushes = new Map<number, () => void>();
   let nextFlush = 0;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let onExit = (): void => undefined;
+  const exited = new Promise<void>((resolve) => (onExit = resolve));
+  // A kept process may have died while it waited for this start.
+  if (child.exitCode !== null || child.signalCode !== null) onExit();
+  else child.once('exit', onExit);
+  let onReady = (_message: { dynamoPort: number; s3Port: number }): void => undefined;
+  let onFailure = (_error: Error): void => undefined;
   const ready = new Promise<{ dynamoPort: number; s3Port: number }>((resolve, reject) => {
-    child.once('error', reject);
-    void exited.then(() => reject(new Error('The local stores process exited before it was ready.')));
-    child.on('message', (message: StoresMessage) => {
-      if (message.type === 'ready') resolve(message);
-      else if (message.type === 'failed') reject(new Error(`The local stores could not start: ${message.message}`));
-      else if (message.type === 's3-event') for (const listener of listeners) listener(message.event);
-      else if (message.type === 'flushed') flushes.get(message.id)?.();
-    });
+    onReady = resolve;
+    onFailure = reject;
   });
-  child.send({
-    type: 'start',
-    dataDir,
-    tables: tableInputs(layout),
-    buckets: layout.buckets.map((bucket) => `${layout.prefix}${bucket.name}`),
-    // Over IPC only: not in the process's arguments or environment, which other processes can read.
-    credentials,
-  } satisfies StoresRequest);
+  const onMessage = (message: StoresMessage) => {
+    if (message.type === 'ready') onReady(message);
+    else if (message.type === 'failed') onFailure(new Error(`The local stores could not start: ${message.message}`));
+    else if (message.type === 's3-event') for (const listener of listeners) listener(message.event);
+    else if (message.type === 'flushed') flushes.get(message.id)?.();
+  };
+  child.once('error', onFailure);
+  child.on('message', onMessage);
+  void exited.then(() => onFailure(new Error('The local stores process exited before it was ready.')));
+  if (child.connected) {
+    child.send({
+      type: 'start',
+      dataDir,
+      tables: tableInputs(layout),
+      buckets: layout.buckets.map((bucket) => `${layout.prefix}${bucket.name}`),
+      // Over IPC only: not in the process's arguments or environment, which other processes can read.
+      credentials,
+    } satisfies StoresRequest);
+  }
   const { dynamoPort, s3Port } = await ready.catch((error: unknown) => {
     child.kill();
     throw error;
@@ -130,6 +155,22 @@ export async function startLocalStores(dataDir: string, layout: StoresLayout, fo
   // platform reports; it must not keep the platform's process alive on its own either.
   child.unref();
   child.channel?.unref();
+
+  /** Stops the servers and waits for `released`: true when the process is idle and fit for another start. */
+  const release = async (): Promise<boolean> => {
+    let onReleased = (_message: StoresMessage): void => undefined;
+    const released = new Promise<boolean>((resolve) => {
+      onReleased = (message) => void (message.type === 'released' && resolve(true));
+      void exited.then(() => resolve(false));
+    });
+    child.on('message', onReleased);
+    child.send({ type: 'release' } satisfies StoresRequest);
+    const stuck = setTimeout(() => child.kill('SIGKILL'), CLOSE_GRACE_MS);
+    const fit = await released;
+    clearTimeout(stuck);
+    child.off('message', onReleased);
+    return fit;
+  };
 
   return {
     dynamoEndpoint: `http://127.0.0.1:${dynamoPort}`,
@@ -151,6 +192,14 @@ export async function startLocalStores(dataDir: string, layout: StoresLayout, fo
       });
     },
     async close() {
+      if (keep !== undefined && child.connected && (await release())) {
+        // This start's listeners leave with it: the next start's messages are not this one's.
+        child.off('message', onMessage);
+        child.off('error', onFailure);
+        child.off('exit', onExit);
+        keep(child);
+        return;
+      }
       if (child.connected) child.send({ type: 'close' } satisfies StoresRequest);
       // Both servers close in milliseconds; one that hangs must not hang the platform's stop.
       const stuck = setTimeout(() => child.kill('SIGKILL'), CLOSE_GRACE_MS);

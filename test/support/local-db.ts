@@ -6,6 +6,7 @@ import { tables } from '../../lib/manifest/tables.ts';
 import { startLocalStores } from '../../lib/local/stores.ts';
 import { TASK_TABLE } from '../../functions/adapters/task-queue/local.ts';
 import { SCHEDULE_TABLE } from '../../functions/adapters/schedules/local.ts';
+import { keepStoresProcess, takeStoresProcess } from './stores-pool.ts';
 
 export interface LocalDb {
   readonly db: Db;
@@ -19,7 +20,12 @@ export interface LocalDb {
 export async function startLocalDb(): Promise<LocalDb> {
   const dataDir = await mkdtemp(join(tmpdir(), 'store-test-'));
   // The local task queue's and schedules' tables as well, for their own tests.
-  const stores = await startLocalStores(dataDir, { prefix: 'test-', tables: [...tables, TASK_TABLE, SCHEDULE_TABLE], buckets: [] });
+  const stores = await startLocalStores(
+    dataDir,
+    { prefix: 'test-', tables: [...tables, TASK_TABLE, SCHEDULE_TABLE], buckets: [] },
+    await takeStoresProcess(),
+    keepStoresProcess,
+  );
   const db = createDb({
     AWS_REGION: 'us-east-1',
     TABLE_PREFIX: 'test-',

@@ -6,6 +6,7 @@ import type { IdentityVerifier } from '../../functions/core/auth/credentials.ts'
 import type { SecretReader } from '../../functions/core/secret-reader.ts';
 import type { ImportHandlerModule } from '../../lib/local/handlers.ts';
 import { ADMIN_TOKEN_FILE, startLocalPlatform, type LocalPlatformOptions, type RunningPlatform } from '../../lib/local/platform.ts';
+import { keepStoresProcess, takeStoresProcess } from './stores-pool.ts';
 
 export interface ApiResponse<T = any> {
   readonly status: number;
@@ -108,6 +109,8 @@ export async function startTestPlatform(
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
     ...(options.areas ? { areas: options.areas } : {}),
     ...(options.importHandlerModule ? { importHandlerModule: options.importHandlerModule } : {}),
+    storesProcess: await takeStoresProcess(),
+    keepStoresProcess,
   });
   const adminToken = (await readFile(join(dataDir, ADMIN_TOKEN_FILE), 'utf8')).trim();
   return {
