@@ -487,6 +487,9 @@ export function createVoiceBridge(ports: Ports, log: Logger, settings: BridgeSet
           if (this.channel === 'browser') this.sendJson({ type: 'tool', name: event.name });
           return;
         case 'error':
+          // Once the platform is ending the session it kills the process: the caller has been sent
+          // the reason (endWith), and the kill's own report is not the agent's error.
+          if (this.state === 'ending' || this.state === 'closed') return;
           this.error ??= { code: event.code, message: event.message };
           if (this.channel === 'browser') this.sendJson({ type: 'error', code: event.code, message: event.message });
           return;

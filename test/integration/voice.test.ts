@@ -787,15 +787,19 @@ describe('voice session limits', () => {
     expect(client.received.binary).toEqual([]);
   });
 
-  it('ends a session at its maximum length with SESSION_LIMIT', async () => {
-    // Act: the caller keeps talking, past the 3 s limit
-    const client = await session();
+  it('ends a session at its maximum length with SESSION_LIMIT, and with no other error', async () => {
+    // Act: the caller keeps talking, past the 3 s limit. The limit counts from the session's open,
+    // its start included: not waiting for `ready` keeps the test true on a machine where the agent
+    // takes longer than the limit to start (it then ends starting, as it should).
+    const client = await Client.connect(`${voiceUrl}/ws/${agentId}?token=${user.token}`);
     const talking = setInterval(() => client.send(pcm(0, 320)), 200);
     const closed = await client.closed;
     clearInterval(talking);
 
-    // Assess
-    expect(client.received.json.find((f) => f.type === 'error')).toMatchObject({ code: 'SESSION_LIMIT' });
+    // Assess: the kill that ends the agent's process is the platform's, not a crash to report
+    expect(client.received.json.filter((f) => f.type === 'error')).toEqual([
+      { type: 'error', code: 'SESSION_LIMIT', message: 'a voice session lasts at most 3 s' },
+    ]);
     expect(client.received.json.find((f) => f.type === 'session_end')).toBeDefined();
     expect(closed.code).toBe(1000);
   });
