@@ -6,7 +6,6 @@
  * permissions only where declared: the consumer reads its area's queues, the declaring area's
  * functions send to that area's queues only, and no other function may touch SQS at all.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +13,7 @@ import { App, type CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CFN_LINT_MISSING, cfnLint, HAS_CFN_LINT } from '../support/cfn-lint.ts';
 import { REPO_ROOT } from '../../lib/cloud/function-entries.ts';
 import { PlatformStack } from '../../lib/cloud/platform-stack.ts';
 import { defineArea } from '../../lib/manifest/define.ts';
@@ -229,20 +229,18 @@ describe('storage events in the cloud', () => {
   });
 });
 
-const hasCfnLint = spawnSync('cfn-lint', ['--version']).status === 0;
-
 describe('the template with queues and storage events', () => {
-  it.skipIf(!hasCfnLint)(hasCfnLint ? 'passes cfn-lint without errors' : 'passes cfn-lint (SKIPPED: cfn-lint is not on PATH)', () => {
+  it.skipIf(!HAS_CFN_LINT)(HAS_CFN_LINT ? 'passes cfn-lint without errors' : `passes cfn-lint (${CFN_LINT_MISSING})`, () => {
     // Prepare
     const { template } = withSample();
     const dir = mkdtempSync(join(tmpdir(), 'async-lint-'));
     const file = join(dir, 'main.template.json');
     writeFileSync(file, JSON.stringify(template));
 
-    // Act: W3005 (DependsOn already implied) is CDK's, as in limits-and-lint.test.ts
-    const run = spawnSync('cfn-lint', ['--format', 'json', '--ignore-checks', 'W3005', '--', file], { encoding: 'utf8' });
+    // Act
+    const run = cfnLint([file]);
     rmSync(dir, { recursive: true, force: true });
-    const findings = JSON.parse(run.stdout || '[]') as { Level: string; Rule: { Id: string }; Message: string }[];
+    const findings = run.findings;
 
     // Assess
     expect(run.error).toBeUndefined();

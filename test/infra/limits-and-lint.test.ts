@@ -1,9 +1,9 @@
-import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CFN_LINT_MISSING, cfnLint, HAS_CFN_LINT } from '../support/cfn-lint.ts';
 
 import { PlatformStack } from '../../lib/cloud/platform-stack.ts';
 import type { RouteSpec } from '../../lib/manifest/types.ts';
@@ -122,29 +122,17 @@ describe('stack limits', () => {
   });
 });
 
-function cfnLintAvailable(): boolean {
-  const probe = spawnSync('cfn-lint', ['--version'], { encoding: 'utf8' });
-  return probe.error === undefined && probe.status === 0;
-}
-
-/**
- * Ignored: W3005 (DependsOn already implied by a GetAtt). CDK adds those to every function for its
- * role and default policy; they are harmless and not ours to change.
- */
-const IGNORED_RULES = ['W3005'];
-const hasCfnLint = cfnLintAvailable();
-
 describe('cfn-lint', () => {
-  it.skipIf(!hasCfnLint)(
-    hasCfnLint ? 'finds no errors in any synthesized template' : 'finds no errors (SKIPPED: cfn-lint is not on PATH; pip install cfn-lint to run it)',
+  it.skipIf(!HAS_CFN_LINT)(
+    HAS_CFN_LINT ? 'finds no errors in any synthesized template' : `finds no errors (${CFN_LINT_MISSING})`,
     () => {
       // Prepare
       const { outdir } = synthPlatform();
       const files = readdirSync(outdir).filter((f) => f.endsWith('.template.json'));
 
       // Act
-      const run = spawnSync('cfn-lint', ['--format', 'json', '--ignore-checks', ...IGNORED_RULES, '--', ...files], { cwd: outdir, encoding: 'utf8' });
-      const findings = JSON.parse(run.stdout || '[]') as { Level: string; Rule: { Id: string }; Message: string; Filename: string }[];
+      const run = cfnLint(files, outdir);
+      const findings = run.findings;
 
       // Assess: exit status bits are 2 errors, 4 warnings, 8 informational; anything else is a crash.
       expect(run.error).toBeUndefined();

@@ -1,10 +1,10 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CFN_LINT_MISSING, cfnLint, HAS_CFN_LINT } from '../support/cfn-lint.ts';
 import { parseConfig } from '../../functions/core/config.ts';
 import { providerSettings } from '../../functions/oauth/oauth.providers.ts';
 
@@ -284,23 +284,17 @@ describe('oauthProviders validation', () => {
   });
 });
 
-function cfnLintAvailable(): boolean {
-  const probe = spawnSync('cfn-lint', ['--version'], { encoding: 'utf8' });
-  return probe.error === undefined && probe.status === 0;
-}
-const hasCfnLint = cfnLintAvailable();
-
 describe('cfn-lint with OAuth providers', () => {
-  it.skipIf(!hasCfnLint)(
-    hasCfnLint ? 'finds no errors in the main template' : 'finds no errors (SKIPPED: cfn-lint is not on PATH; pip install cfn-lint to run it)',
+  it.skipIf(!HAS_CFN_LINT)(
+    HAS_CFN_LINT ? 'finds no errors in the main template' : `finds no errors (${CFN_LINT_MISSING})`,
     () => {
       // Prepare
       const { outdir } = synthConfigured();
       const main = readdirSync(outdir).filter((f) => f.endsWith('.template.json') && !f.includes('.nested.'));
 
-      // Act: W3005 is CDK's DependsOn beside a GetAtt, ignored as in limits-and-lint.test.ts.
-      const run = spawnSync('cfn-lint', ['--format', 'json', '--ignore-checks', 'W3005', '--', ...main], { cwd: outdir, encoding: 'utf8' });
-      const findings = JSON.parse(run.stdout || '[]') as { Level: string; Rule: { Id: string }; Message: string }[];
+      // Act
+      const run = cfnLint(main, outdir);
+      const findings = run.findings;
 
       // Assess
       expect(main).toEqual(['oauth-test.template.json']);

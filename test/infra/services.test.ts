@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CFN_LINT_MISSING, cfnLint, HAS_CFN_LINT } from '../support/cfn-lint.ts';
 import { REPO_ROOT } from '../../lib/cloud/function-entries.ts';
 import { PlatformStack } from '../../lib/cloud/platform-stack.ts';
 import { SERVICE_BASE_IMAGE } from '../../lib/cloud/service-image.ts';
@@ -306,25 +307,16 @@ describe('services', () => {
   });
 });
 
-function cfnLintAvailable(): boolean {
-  const probe = spawnSync('cfn-lint', ['--version'], { encoding: 'utf8' });
-  return probe.error === undefined && probe.status === 0;
-}
-const hasCfnLint = cfnLintAvailable();
-
 describe('cfn-lint', () => {
-  it.skipIf(!hasCfnLint)(
-    hasCfnLint ? 'finds no errors in the template with a service' : 'finds no errors (SKIPPED: cfn-lint is not on PATH; pip install cfn-lint to run it)',
+  it.skipIf(!HAS_CFN_LINT)(
+    HAS_CFN_LINT ? 'finds no errors in the template with a service' : `finds no errors (${CFN_LINT_MISSING})`,
     () => {
       // Prepare
       synthWithService();
 
-      // Act: W3005 (DependsOn already implied) is CDK's, as in limits-and-lint.test.ts
-      const run = spawnSync('cfn-lint', ['--format', 'json', '--ignore-checks', 'W3005', '--', 'service-test.template.json'], {
-        cwd: outdir,
-        encoding: 'utf8',
-      });
-      const findings = JSON.parse(run.stdout || '[]') as { Level: string; Rule: { Id: string }; Message: string }[];
+      // Act
+      const run = cfnLint(['service-test.template.json'], outdir);
+      const findings = run.findings;
 
       // Assess: exit status bits are 2 errors, 4 warnings, 8 informational; anything else is a crash.
       expect(run.error).toBeUndefined();
