@@ -161,7 +161,7 @@ if (frameworksOnly) {
 }
 
 // The whole suite is long: say so up front (the figure measured on 2 cores, README Development).
-if (whole) console.log('Running every test: about 20 minutes on 2 cores (vitest and the Python suite side by side, then the framework tier).\n');
+if (whole) console.log('Running every test: about 13 minutes on 2 cores (vitest and the Python suite side by side, then the framework tier).\n');
 // The runtime supports several Python versions; PYTHON_INTERPRETERS (comma-separated) runs its suite under each.
 const interpreters = (process.env['PYTHON_INTERPRETERS'] ?? 'python3')
   .split(',')
