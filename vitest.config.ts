@@ -17,6 +17,10 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 300_000,
     execArgv: ['--openssl-legacy-provider'],
+    // Transformed modules kept on disk between runs, keyed by each file's content (in
+    // node_modules/.experimental-vitest-cache, so `npm ci` clears it): every run transformed the same
+    // few hundred TypeScript files again, once per project (decision 0050).
+    experimental: { fsModuleCache: true },
     // Versions are pinned in the lock file; the SDK's notice that future releases need Node 22 is noise here.
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
     // The framework tier (test/frameworks, real Strands named by STRANDS_PYTHON) is a project of its
