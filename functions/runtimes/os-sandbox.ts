@@ -422,7 +422,7 @@ function controlDir(hostPath: string, insidePath: string): ControlDir {
 }
 
 /** `name` as an absolute path found on the platform's PATH (bubblewrap runs with an empty environment), or null. */
-function findOnPath(name: string): string | null {
+export function findOnPath(name: string): string | null {
   if (name.includes('/')) return existsSync(name) ? name : null;
   for (const dir of (process.env['PATH'] ?? '/usr/bin:/bin').split(':')) {
     if (dir && existsSync(join(dir, name))) return join(dir, name);

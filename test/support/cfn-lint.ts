@@ -1,20 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { findOnPath } from '../../functions/runtimes/os-sandbox.ts';
 
 /**
  * Whether `cfn-lint` is on PATH: looked up, not run (`cfn-lint --version` loads every resource
  * schema, 2 s of CPU, and four files asked). `.ci/run` installs it and stops when it is missing, so
  * CI never skips these checks.
  */
-export const HAS_CFN_LINT = (process.env['PATH'] ?? '').split(delimiter).some((dir) => {
-  try {
-    accessSync(join(dir, 'cfn-lint'), constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-});
+export const HAS_CFN_LINT = findOnPath('cfn-lint') !== null;
 
 /** The reason a skipped cfn-lint test gives in its name. */
 export const CFN_LINT_MISSING = 'SKIPPED: cfn-lint is not on PATH; pip install cfn-lint to run it';
