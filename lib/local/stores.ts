@@ -156,6 +156,16 @@ export async function startLocalStores(
   child.unref();
   child.channel?.unref();
 
+  /** Waits for `outcome`; both servers stop in milliseconds, so a process that takes longer is killed (it must not hang the platform's stop). */
+  const withinGrace = async <T>(outcome: Promise<T>): Promise<T> => {
+    const stuck = setTimeout(() => child.kill('SIGKILL'), CLOSE_GRACE_MS);
+    try {
+      return await outcome;
+    } finally {
+      clearTimeout(stuck);
+    }
+  };
+
   /** Stops the servers and waits for `released`: true when the process is idle and fit for another start. */
   const release = async (): Promise<boolean> => {
     let onReleased = (_message: StoresMessage): void => undefined;
@@ -165,9 +175,7 @@ export async function startLocalStores(
     });
     child.on('message', onReleased);
     child.send({ type: 'release' } satisfies StoresRequest);
-    const stuck = setTimeout(() => child.kill('SIGKILL'), CLOSE_GRACE_MS);
-    const fit = await released;
-    clearTimeout(stuck);
+    const fit = await withinGrace(released);
     child.off('message', onReleased);
     return fit;
   };
@@ -201,10 +209,7 @@ export async function startLocalStores(
         return;
       }
       if (child.connected) child.send({ type: 'close' } satisfies StoresRequest);
-      // Both servers close in milliseconds; one that hangs must not hang the platform's stop.
-      const stuck = setTimeout(() => child.kill('SIGKILL'), CLOSE_GRACE_MS);
-      await exited;
-      clearTimeout(stuck);
+      await withinGrace(exited);
     },
   };
 }
